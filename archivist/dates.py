@@ -1,0 +1,213 @@
+"""Dates: where a document's date comes from, and how precise it is.
+
+Every date is stored as a calendar date plus a precision (``month``, ``day`` or
+``second``). Dates without a zone are taken as UTC: the archive stores and
+compares everything in UTC.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+MONTH = "month"
+DAY = "day"
+SECOND = "second"
+
+_MONTH_NAMES = {
+    name.lower(): number
+    for number in range(1, 13)
+    for name in (calendar.month_name[number], calendar.month_abbr[number])
+}
+_MONTH_NAMES["sept"] = 9
+
+DAY_FOLDER_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+MONTH_FOLDER_RE = re.compile(r"^(\d{4})-(\d{2})$")
+_YEAR_RE = re.compile(r"^(\d{4})$")
+_TWO_DIGITS_RE = re.compile(r"^(\d{1,2})$")
+
+# Full dates inside a file name, most specific first. A time part may follow.
+_NAME_PATTERNS = [
+    # 2025-06-24_10-17-43_slug, 2026-01-23_17-24-15Z-slug, 2025-06-24T10:17:43
+    re.compile(
+        r"(?<!\d)(\d{4})-(\d{2})-(\d{2})[_T ](\d{2})[-:](\d{2})[-:](\d{2})(Z?)(?!\d)"
+    ),
+    # 20251201_172952
+    re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})[_-](\d{2})(\d{2})(\d{2})()(?!\d)"),
+    re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)"),
+    re.compile(r"(?<!\d)(\d{4})_(\d{2})_(\d{2})(?!\d)"),
+    re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?!\d)"),
+]
+# Names that only make sense with a year or month from the folders around them.
+_PREFIX_MONTH_DAY_RE = re.compile(r"^[A-Za-z]+[-_](\d{1,2})[-_](\d{1,2})$")  # CG-02-28
+_PREFIX_MONTH_RE = re.compile(r"^[A-Za-z]+[-_](\d{1,2})$")  # CG-07
+_MONTHNAME_DAY_RE = re.compile(r"^([A-Za-z]+)[-_ ]?(\d{1,2})$")  # jan-31, september-23
+
+
+@dataclass(frozen=True)
+class DocDate:
+    """A date with its precision; ``value`` is a UTC datetime at the period start."""
+
+    value: dt.datetime
+    precision: str
+
+    @property
+    def month(self) -> str:
+        return self.value.strftime("%Y-%m")
+
+    @property
+    def day(self) -> str | None:
+        return None if self.precision == MONTH else self.value.strftime("%Y-%m-%d")
+
+    @property
+    def date(self) -> str:
+        return self.month if self.precision == MONTH else self.value.strftime("%Y-%m-%d")
+
+    @property
+    def created_at(self) -> str:
+        return self.value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    @property
+    def timestamp(self) -> float:
+        return self.value.timestamp()
+
+    def columns(self) -> dict[str, Any]:
+        return {
+            "date": self.date,
+            "date_precision": self.precision,
+            "month": self.month,
+            "day": self.day,
+            "created_at": self.created_at,
+            "timestamp": self.timestamp,
+        }
+
+
+NO_DATE_COLUMNS: dict[str, Any] = {
+    "date": None,
+    "date_precision": None,
+    "month": None,
+    "day": None,
+    "created_at": None,
+    "timestamp": None,
+}
+
+
+def _make(year: int, month: int, day: int = 1, *rest: int, precision: str) -> DocDate | None:
+    if not 1970 <= year <= 2200:
+        return None
+    try:
+        value = dt.datetime(year, month, day, *rest, tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+    return DocDate(value, precision)
+
+
+def from_value(value: Any) -> DocDate | None:
+    """A date from front matter or a record field: date, datetime, ISO text or unix time."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return DocDate(aware.astimezone(dt.timezone.utc).replace(microsecond=0), SECOND)
+    if isinstance(value, dt.date):
+        return _make(value.year, value.month, value.day, precision=DAY)
+    if isinstance(value, (int, float)):
+        seconds = value / 1000 if value > 1e11 else value  # milliseconds are common too
+        try:
+            return DocDate(dt.datetime.fromtimestamp(int(seconds), dt.timezone.utc), SECOND)
+        except (OverflowError, OSError, ValueError):
+            return None
+    text = str(value).strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return from_value(float(text))
+    if match := MONTH_FOLDER_RE.match(text):
+        return _make(int(match[1]), int(match[2]), precision=MONTH)
+    if match := DAY_FOLDER_RE.match(text):
+        return _make(int(match[1]), int(match[2]), int(match[3]), precision=DAY)
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return from_value(parsed)
+
+
+def from_folders(folders: list[str]) -> DocDate | None:
+    """The deepest date folder: ``YYYY-MM-DD``, ``YYYY-MM``, ``YYYY/MM`` or ``YYYY/MM/DD``."""
+    found: DocDate | None = None
+    for index, name in enumerate(folders):
+        if match := DAY_FOLDER_RE.match(name):
+            found = _make(int(match[1]), int(match[2]), int(match[3]), precision=DAY) or found
+        elif match := MONTH_FOLDER_RE.match(name):
+            found = _make(int(match[1]), int(match[2]), precision=MONTH) or found
+        elif _YEAR_RE.match(name) and index + 1 < len(folders):
+            month = _TWO_DIGITS_RE.match(folders[index + 1])
+            if not month:
+                continue
+            day = _TWO_DIGITS_RE.match(folders[index + 2]) if index + 2 < len(folders) else None
+            if day:
+                found = _make(int(name), int(month[1]), int(day[1]), precision=DAY) or found
+            else:
+                found = _make(int(name), int(month[1]), precision=MONTH) or found
+    return found
+
+
+def from_name(name: str) -> DocDate | None:
+    """A full date written in a file name (a time part may follow)."""
+    for pattern in _NAME_PATTERNS:
+        for match in pattern.finditer(name):
+            numbers = [int(part) for part in match.groups()[:6] if part and part != "Z"]
+            precision = SECOND if len(numbers) == 6 else DAY
+            found = _make(*numbers, precision=precision)
+            if found:
+                return found
+    return None
+
+
+def _year_context(folders: list[str]) -> int | None:
+    for name in reversed(folders):
+        if _YEAR_RE.match(name):
+            return int(name)
+    return None
+
+
+def _refine(folder_date: DocDate | None, folders: list[str], stem: str) -> DocDate | None:
+    """Day names that need their folder: ``2023-01/jan-31.md``, ``2023/CG-02-28.md``."""
+    if folder_date is not None and folder_date.precision == MONTH:
+        match = _MONTHNAME_DAY_RE.match(stem)
+        if match and match[1].lower() in _MONTH_NAMES:
+            month = _MONTH_NAMES[match[1].lower()]
+            if month == folder_date.value.month:
+                return _make(folder_date.value.year, month, int(match[2]), precision=DAY)
+        return None
+    if folder_date is None and (year := _year_context(folders)) is not None:
+        if match := _PREFIX_MONTH_DAY_RE.match(stem):
+            return _make(year, int(match[1]), int(match[2]), precision=DAY)
+        if match := _PREFIX_MONTH_RE.match(stem):
+            return _make(year, int(match[1]), precision=MONTH)
+    return None
+
+
+def from_path(relative_path: str) -> DocDate | None:
+    """The date a path says: its date folders first, then its file name."""
+    parts = relative_path.split("/")
+    folders, name = parts[:-1], parts[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    folder_date = from_folders(folders)
+    name_date = from_name(stem)
+    if folder_date is None:
+        return name_date or _refine(None, folders, stem)
+    if name_date is not None and name_date.date.startswith(folder_date.date):
+        return name_date  # same period, more precise
+    return _refine(folder_date, folders, stem) or folder_date
+
+
+def from_front_matter(meta: dict[str, Any]) -> DocDate | None:
+    for key in ("date", "created", "created_at"):
+        if key in meta:
+            found = from_value(meta[key])
+            if found:
+                return found
+    return None

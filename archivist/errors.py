@@ -1,0 +1,45 @@
+"""The one error contract shared by the CLI, the JSON API and MCP (SPEC §5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CODES = frozenset(
+    {
+        "INVALID_QUERY",
+        "INVALID_DATE_RANGE",
+        "INVALID_DATE",
+        "INVALID_COMMAND_FILTER",
+        "INVALID_ENTITY_TYPE",
+        "INVALID_SEARCH_SYNTAX",
+        "INVALID_PARAMETER",
+        "PATH_NOT_FOUND",
+        "DOCUMENT_NOT_FOUND",
+        "DIRECTORY_NOT_FOUND",
+    }
+)
+
+
+class ArchivistError(Exception):
+    """A user-facing error: what was wrong, why, and what to try."""
+
+    def __init__(self, code: str, problem: str, why: str = "", hint: str = "") -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        self.code = code
+        self.problem = problem
+        self.why = why
+        self.hint = hint
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        lines = [f"❌ {self.problem}"]
+        if self.why:
+            lines.append(f"ℹ️ {self.why}")
+        if self.hint:
+            lines.append(f"💡 {self.hint}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"success": False, "error": self.message, "code": self.code}

@@ -1,0 +1,125 @@
+"""The archive's schema, created and upgraded by numbered migrations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils import Migrations
+
+migrations = Migrations("archivist")
+
+DOCUMENTS_SQL = """
+CREATE TABLE documents (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    type TEXT,
+    title TEXT,
+    path TEXT NOT NULL,
+    name TEXT,
+    source TEXT NOT NULL,
+    line INTEGER,
+    external_id TEXT,
+    product_id INTEGER,
+    date TEXT,
+    date_precision TEXT,
+    month TEXT,
+    day TEXT,
+    created_at TEXT,
+    timestamp REAL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    body TEXT NOT NULL DEFAULT '',
+    content_hash TEXT NOT NULL,
+    extra TEXT NOT NULL DEFAULT '{}',
+    indexed_at TEXT NOT NULL
+);
+CREATE INDEX documents_kind_date ON documents (kind, date);
+CREATE INDEX documents_kind_month ON documents (kind, month);
+CREATE INDEX documents_kind_type ON documents (kind, type);
+CREATE INDEX documents_source ON documents (source);
+CREATE INDEX documents_timestamp ON documents (timestamp);
+"""
+
+FILES_SQL = """
+CREATE TABLE sources (
+    path TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    indexed_at TEXT NOT NULL
+);
+CREATE TABLE files (
+    path TEXT PRIMARY KEY,
+    source TEXT,
+    size INTEGER,
+    mtime_ns INTEGER,
+    status TEXT NOT NULL,
+    reason TEXT
+);
+CREATE INDEX files_source ON files (source);
+CREATE INDEX files_status ON files (status);
+CREATE TABLE archive_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT
+);
+CREATE TABLE index_runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    indexed INTEGER NOT NULL,
+    unchanged INTEGER NOT NULL,
+    removed INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    degraded INTEGER NOT NULL
+);
+CREATE VIEW index_problems AS
+    SELECT path, status, reason FROM files WHERE status != 'indexed' ORDER BY path;
+"""
+
+# Substring search over reports (seed 001): a trigram index that holds reports only.
+REPORTS_TRIGRAM_SQL = """
+CREATE VIRTUAL TABLE reports_trigram USING fts5(
+    body, content='documents', content_rowid='id', tokenize='trigram'
+);
+CREATE TRIGGER reports_trigram_ai AFTER INSERT ON documents WHEN new.kind = 'report' BEGIN
+    INSERT INTO reports_trigram (rowid, body) VALUES (new.id, new.body);
+END;
+CREATE TRIGGER reports_trigram_ad AFTER DELETE ON documents WHEN old.kind = 'report' BEGIN
+    INSERT INTO reports_trigram (reports_trigram, rowid, body) VALUES ('delete', old.id, old.body);
+END;
+CREATE TRIGGER reports_trigram_au AFTER UPDATE ON documents BEGIN
+    INSERT INTO reports_trigram (reports_trigram, rowid, body)
+        SELECT 'delete', old.id, old.body WHERE old.kind = 'report';
+    INSERT INTO reports_trigram (rowid, body)
+        SELECT new.id, new.body WHERE new.kind = 'report';
+END;
+"""
+
+
+@migrations()
+def m001_documents(db: sqlite_utils.Database) -> None:
+    db.executescript(DOCUMENTS_SQL)
+    db.table("documents").enable_fts(
+        ["title", "body"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True
+    )
+
+
+@migrations()
+def m002_files_and_runs(db: sqlite_utils.Database) -> None:
+    db.executescript(FILES_SQL)
+
+
+@migrations()
+def m003_reports_trigram(db: sqlite_utils.Database) -> None:
+    db.executescript(REPORTS_TRIGRAM_SQL)
+
+
+def open_archive(path: Path) -> sqlite_utils.Database:
+    """Open (creating if needed) an archive and bring its schema up to date."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite_utils.Database(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    migrations.apply(db)
+    return db

@@ -1,0 +1,105 @@
+"""SQL functions the canned queries call; registered on every connection."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from typing import Any
+
+_TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
+_PUNCTUATION_ONLY_RE = re.compile(r"^\W+$")
+
+
+def fts_query(query: str | None, mode: str | None = "all") -> str:
+    """An FTS5 MATCH expression. ``all``/``any``: escaped terms ANDed/ORed; ``raw``: as given.
+
+    An empty query becomes ``""``, which matches nothing instead of failing.
+    """
+    query = (query or "").strip()
+    if mode == "raw":
+        return query or '""'
+    terms = []
+    for match in _TERM_RE.finditer(query):
+        term = match[1] if match[1] is not None else match[2]
+        if term and not _PUNCTUATION_ONLY_RE.match(term):
+            terms.append('"' + term.replace('"', '""') + '"')
+    if not terms:
+        return '""'
+    return (" OR " if mode == "any" else " ").join(terms)
+
+
+def phrase(query: str | None) -> str:
+    """The whole query as one quoted FTS5 phrase (substring search in a trigram index)."""
+    text = (query or "").strip()
+    return '"' + text.replace('"', '""') + '"' if text else '""'
+
+
+def fold(text: str | None) -> str | None:
+    return None if text is None else text.casefold()
+
+
+def count_matches(body: str | None, query: str | None) -> int:
+    """Case-insensitive count of non-overlapping occurrences of the query in the body."""
+    needle = (query or "").strip().casefold()
+    if not body or not needle:
+        return 0
+    return body.casefold().count(needle)
+
+
+def excerpt(body: str | None, query: str | None, radius: int | None = 100) -> str:
+    """About ``radius`` characters either side of the first match, ``...`` where cut."""
+    if not body:
+        return ""
+    radius = int(radius or 100)
+    needle = (query or "").strip().casefold()
+    position = body.casefold().find(needle) if needle else -1
+    if position < 0:
+        position, length = 0, 0
+    else:
+        length = len(needle)
+    start = max(0, position - radius)
+    end = min(len(body), position + length + radius)
+    text = " ".join(body[start:end].split())
+    return ("..." if start > 0 else "") + text + ("..." if end < len(body) else "")
+
+
+def clamp_limit(value: Any, default: int, maximum: int) -> int:
+    """A LIMIT value: the default when blank, within 1..maximum otherwise."""
+    try:
+        number = int(str(value).strip()) if str(value or "").strip() else default
+    except ValueError:
+        number = default
+    return max(1, min(maximum, number))
+
+
+def file_url(absolute_path: str | None) -> str | None:
+    if not absolute_path:
+        return None
+    return "file://" + urllib.parse.quote(absolute_path)
+
+
+def make_report_link(base_url: str | None):
+    def report_link(command: str | None, name: str | None, absolute_path: str | None) -> str | None:
+        if base_url and command and name:
+            return f"{base_url.rstrip('/')}/{urllib.parse.quote(command)}/{urllib.parse.quote(name)}"
+        return file_url(absolute_path)
+
+    return report_link
+
+
+def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
+    """Register every function on a sqlite3 connection."""
+    settings = settings or {}
+    functions = {
+        ("archivist_fts", 1): lambda q: fts_query(q, "all"),
+        ("archivist_fts", 2): fts_query,
+        ("archivist_phrase", 1): phrase,
+        ("archivist_fold", 1): fold,
+        ("archivist_count", 2): count_matches,
+        ("archivist_excerpt", 3): excerpt,
+        ("archivist_limit", 3): clamp_limit,
+        ("archivist_file_url", 1): file_url,
+        ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
+    }
+    for (name, arity), function in functions.items():
+        conn.create_function(name, arity, function, deterministic=True)

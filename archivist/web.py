@@ -1,0 +1,85 @@
+"""Datasette integration: parameter checks in front of the canned queries, and the app itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qsl
+
+from datasette.app import Datasette
+from datasette.database import Database
+
+from . import validation
+from .errors import ArchivistError
+from .workspace import CONFIG_DIR, DATABASE_NAME
+
+ASGIApp = Callable[..., Awaitable[None]]
+
+
+def _route(path: str) -> tuple[str, str, str] | None:
+    """(database, query, format) when the path is one of our canned queries."""
+    parts = path.strip("/").split("/")
+    if len(parts) != 2:
+        return None
+    database, name = parts
+    name, _, extension = name.partition(".")
+    if name not in validation.QUERIES:
+        return None
+    return database, name, extension or "html"
+
+
+def _executor(datasette: Datasette, database: str) -> validation.Execute:
+    async def execute(name: str, params: dict[str, str]) -> list[dict[str, Any]]:
+        query = await datasette.get_canned_query(database, name, None)
+        results = await datasette.get_database(database).execute(query["sql"], params)
+        return [dict(row) for row in results.rows]
+
+    return execute
+
+
+async def _send(send: Callable, status: int, content_type: str, body: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [[b"content-type", content_type.encode()]],
+        }
+    )
+    await send({"type": "http.response.body", "body": body.encode("utf-8")})
+
+
+def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
+    """An ASGI wrapper: canned queries with bad parameters answer 400 with the SPEC §5 body."""
+
+    def wrap(app: ASGIApp) -> ASGIApp:
+        async def checked(scope: dict, receive: Callable, send: Callable) -> None:
+            route = _route(scope.get("path", "")) if scope.get("type") == "http" else None
+            if route is None or route[0] not in datasette.databases:
+                return await app(scope, receive, send)
+            database, name, extension = route
+            raw = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8"), keep_blank_values=True))
+            params = {k: v for k, v in raw.items() if not k.startswith("_")}
+            if extension == "html" and not params:
+                return await app(scope, receive, send)  # the empty form
+            try:
+                await validation.prepare(name, params, _executor(datasette, database), strict=False)
+            except ArchivistError as error:
+                if extension == "html":
+                    page = await datasette.render_template(
+                        "error.html", {"ok": False, "error": error.message, "status": 400, "title": "Invalid input"}
+                    )
+                    return await _send(send, 400, "text/html; charset=utf-8", page)
+                return await _send(send, 400, "application/json; charset=utf-8", json.dumps(error.to_dict()))
+            return await app(scope, receive, send)
+
+        return checked
+
+    return wrap
+
+
+def make_datasette(db_path: Path, **settings: Any) -> Datasette:
+    """This repository's Datasette (metadata, plugins, templates) serving one archive as ``archive``."""
+    datasette = Datasette(config_dir=CONFIG_DIR, settings=settings or None)
+    datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
+    return datasette
