@@ -267,7 +267,7 @@ def _type_from_slug(slug: str) -> str | None:
     words = re.split(r"[-_\s.]+", slug.lower())
     for word in words:
         for known in CONVERSATION_TYPES:
-            if word == known or (word.startswith(known) and word[len(known):] in {"ing", "ed", "s", "ning"}):
+            if word == known or (word.startswith(known) and word[len(known):] in {"s", "ed", "ing", "ging", "ning", "er", "ers"}):
                 return known
     return None
 

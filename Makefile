@@ -1,0 +1,29 @@
+# Two entry points for a fresh machine: `make serve` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+WORKSPACE ?= sample-workspace
+PORT ?= 8001
+
+.PHONY: install serve test bench
+
+# torch comes first and pinned: 2.13.0 is the CPU build; any other resolution
+# would pull gigabytes of CUDA packages.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+serve: install
+	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --port $(PORT)
+
+test: install
+	HF_HUB_OFFLINE=1 $(BIN)/pytest
+
+bench: install
+	$(BIN)/python bench/index_eval.py
+	$(BIN)/python bench/search_speed.py

@@ -1,0 +1,176 @@
+"""The ``archivist`` command line."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import click
+
+from . import indexer
+from .errors import ArchivistError
+from .queries import Archive
+from .workspace import archive_path
+
+_MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+workspace_argument = click.argument(
+    "workspace", type=click.Path(file_okay=False, path_type=Path)
+)
+db_option = click.option(
+    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="Archive file (default: WORKSPACE/.archivist/archive.db).",
+)
+reports_option = click.option(
+    "--reports-dir", default="reports", show_default=True,
+    help="Folder of the workspace that holds reports/<command>/*.md.",
+)
+
+
+def fail(error: ArchivistError) -> None:
+    click.echo(f"{error.message}\n[{error.code}]", err=True)
+    sys.exit(1)
+
+
+def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]]:
+    def wrap(items: Iterable[Any]) -> Iterable[Any]:
+        items = list(items)
+        with click.progressbar(
+            items, label=label, file=sys.stderr, show_pos=True, show_eta=True,
+            item_show_func=lambda s: s.path[-40:] if s else None,
+        ) as bar:
+            yield from bar
+
+    return wrap
+
+
+def run_index(workspace: Path, db_path: Path | None, reports_dir: str) -> indexer.Summary:
+    try:
+        summary = indexer.index_workspace(workspace, db_path, reports_dir, progress=_progress("Indexing"))
+    except ArchivistError as error:
+        fail(error)
+    click.echo(f"{workspace}: {summary.line()}")
+    return summary
+
+
+@click.group()
+@click.version_option(package_name="archivist")
+def cli() -> None:
+    """Archivist: one searchable SQLite archive of your AI conversations, reports, memories and records."""
+
+
+@cli.command()
+@workspace_argument
+@db_option
+@reports_option
+@click.option("--show-problems", is_flag=True, help="List every skipped or degraded file with its reason.")
+def index(workspace: Path, db_path: Path | None, reports_dir: str, show_problems: bool) -> None:
+    """Index WORKSPACE into its archive (incremental, one transaction)."""
+    summary = run_index(workspace, db_path, reports_dir)
+    if show_problems:
+        for problem in summary.problems:
+            click.echo(f"  {problem.status}: {problem.path}: {problem.reason}")
+
+
+@cli.command()
+@workspace_argument
+@db_option
+@reports_option
+@click.option("-h", "--host", default="127.0.0.1", show_default=True)
+@click.option("-p", "--port", default=8001, show_default=True, type=int)
+@click.option("--no-index", is_flag=True, help="Serve the archive as it is, without indexing first.")
+def serve(workspace: Path, db_path: Path | None, reports_dir: str, host: str, port: int, no_index: bool) -> None:
+    """Index WORKSPACE, then serve its archive in Datasette."""
+    import uvicorn
+
+    from .web import make_datasette
+
+    if not no_index:
+        run_index(workspace, db_path, reports_dir)
+    db_path = db_path or archive_path(workspace)
+    if not db_path.exists():
+        fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."))
+    datasette = make_datasette(db_path)
+    click.echo(f"Serving {workspace} at http://{host}:{port}/", err=False)
+    sys.stdout.flush()
+    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
+
+
+def _print_conversations(rows: list[dict[str, Any]]) -> None:
+    for number, row in enumerate(rows, start=1):
+        facts = " · ".join(str(v) for v in (row["type"], row["date"]) if v)
+        click.echo(click.style(f"{number}. {row['conversation']}", bold=True) + (f"  [{facts}]" if facts else ""))
+        click.echo(f"   {row['path']}")
+        excerpt = " ".join((row.get("excerpt") or "").split())
+        click.echo("   " + _MARK_RE.sub(lambda m: click.style(m[1], fg="yellow", bold=True), excerpt))
+
+
+def _print_reports(rows: list[dict[str, Any]]) -> None:
+    for number, row in enumerate(rows, start=1):
+        when = (row["date"] or "undated")[:10]
+        click.echo(click.style(f"{number}. {row['report_name']}", bold=True) + f"  [{row['command_name']} · {when} · {row['match_count']} matches]")
+        click.echo(f"   {row['excerpt']}")
+        click.echo(f"   {row['link']}")
+
+
+@cli.command()
+@workspace_argument
+@click.argument("query")
+@db_option
+@click.option("--date-range", default="", help="YYYY-MM (a whole month) or YYYY-MM-DD (one day).")
+@click.option("--type", "conversation_type", default="", help="Conversation type, e.g. debug, plan, brainstorm.")
+@click.option("--limit", default="", help="Maximum results, 1 to 100 (default 20).")
+@click.option("--reports", is_flag=True, help="Search analysis reports (search_reports) instead of conversations.")
+@click.option("--command", "command_filter", default="", help="With --reports: only this command's reports.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def search(
+    workspace: Path, query: str, db_path: Path | None, date_range: str, conversation_type: str,
+    limit: str, reports: bool, command_filter: str, as_json: bool,
+) -> None:
+    """Search WORKSPACE's conversations (or, with --reports, its reports) for QUERY."""
+    if reports:
+        name, params = "search_reports", {"query": query, "command_filter": command_filter, "max_results": limit}
+    else:
+        name = "search_workspace"
+        params = {"query": query, "date_range": date_range, "conversation_type": conversation_type, "limit": limit}
+    try:
+        with Archive(db_path or archive_path(workspace)) as archive:
+            rows = archive.run(name, params)
+    except ArchivistError as error:
+        fail(error)
+    if as_json:
+        click.echo(json.dumps({"results": rows}, indent=2, ensure_ascii=False))
+    elif not rows:
+        click.echo("No results.", err=True)
+    else:
+        (_print_reports if reports else _print_conversations)(rows)
+
+
+@cli.command()
+@workspace_argument
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(workspace: Path, db_path: Path | None, as_json: bool) -> None:
+    """Show what WORKSPACE's archive holds."""
+    import sqlite_utils
+
+    path = db_path or archive_path(workspace)
+    if not path.exists():
+        fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {path}", "The workspace has not been indexed yet.", f"Run: archivist index {workspace}"))
+    db = sqlite_utils.Database(path)
+    kinds = dict(db.execute("SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind").fetchall())
+    problems = dict(db.execute("SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status").fetchall())
+    last = db.execute("SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1").fetchone()
+    report = {"db_path": str(path), "documents": kinds, "problems": problems, "last_indexed_at": last[0] if last else None}
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"Archive: {path}")
+    click.echo(f"Last indexed: {report['last_indexed_at']}")
+    for kind, count in kinds.items():
+        click.echo(f"  {kind}: {count}")
+    for state, count in problems.items():
+        click.echo(f"  {state} files: {count}")

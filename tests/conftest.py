@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from archivist.indexer import index_workspace
+from archivist.queries import Archive
+from archivist.web import make_datasette
+from archivist.workspace import archive_path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample-workspace"
+EVAL = ROOT.parent / "shared" / "eval"
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
+    for relative, content in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def make_workspace(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    def make(files: dict[str, str | bytes]) -> Path:
+        return write_files(tmp_path / "workspace", files)
+
+    return make
+
+
+@pytest.fixture
+def sample_workspace(tmp_path: Path) -> Path:
+    """A private copy of the bundled sample workspace, indexed."""
+    workspace = tmp_path / "sample"
+    shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
+    index_workspace(workspace)
+    return workspace
+
+
+@pytest.fixture
+def sample_archive(sample_workspace: Path):
+    with Archive.for_workspace(sample_workspace) as archive:
+        yield archive
+
+
+@pytest.fixture
+def sample_datasette(sample_workspace: Path):
+    return make_datasette(archive_path(sample_workspace))

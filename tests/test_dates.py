@@ -1,0 +1,80 @@
+import datetime as dt
+
+import pytest
+
+from archivist import dates
+
+
+@pytest.mark.parametrize(
+    "path, expected_date, precision",
+    [
+        ("conversations/2025-11-10/001-x/conversation.md", "2025-11-10", "day"),
+        ("conversations/2025-11/001-x/conversation.md", "2025-11", "month"),
+        ("notes/meetings/2025/11/standup.md", "2025-11", "month"),
+        ("notes/2025/11/03/standup.md", "2025-11-03", "day"),
+        ("thoughts/shared/research/2025-06-24_10-17-43_thoughts-auto-pull.md", "2025-06-24", "second"),
+        (".specstory/history/2026-01-23_17-24-15Z-look-at-the-gh.md", "2026-01-23", "second"),
+        ("meetings/2023-01/jan-31.md", "2023-01-31", "day"),
+        ("meetings/2025-09/september-23.md", "2025-09-23", "day"),
+        ("meetings/2023-01/toc.md", "2023-01", "month"),
+        ("main/2023/CG-02-28.md", "2023-02-28", "day"),
+        ("stack/2021/sg-11-1.md", "2021-11-01", "day"),
+        ("main/2017/CG-07.md", "2017-07", "month"),
+        ("main/2026/WG-2026-07-22.md", "2026-07-22", "day"),
+        ("reports/cmd/Zoom_Speech_SDK_日志分析报告_20251120_decode_response_v6.md", "2025-11-20", "day"),
+        ("reports/cmd/proxy_报告_20251201_172952_v1.md", "2025-12-01", "second"),
+        ("reports/cmd/2025-11-28-proxy-pac-review.md", "2025-11-28", "day"),
+        ("reports/cmd/cluster_health_2025_11_15.md", "2025-11-15", "day"),
+    ],
+)
+def test_dates_come_from_folders_and_file_names_with_their_precision(path, expected_date, precision):
+    found = dates.from_path(path)
+    assert found is not None
+    assert (found.date, found.precision) == (expected_date, precision)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["reports/cmd/baseline-notes.md", "notes/ideas.txt", "reports/cmd/build_12345678_v2.md", "x/2025-13-40.md"],
+)
+def test_paths_without_a_real_date_have_none(path):
+    assert dates.from_path(path) is None
+
+
+def test_a_day_folder_wins_over_a_conflicting_file_name_date():
+    found = dates.from_path("conversations/2025-11-10/2024-01-01-notes.md")
+    assert (found.date, found.precision) == ("2025-11-10", "day")
+
+
+def test_a_file_name_time_refines_its_own_day_folder():
+    found = dates.from_path("conversations/2025-11-10/2025-11-10_14-30-00_chat.md")
+    assert (found.created_at, found.precision) == ("2025-11-10T14:30:00Z", "second")
+
+
+@pytest.mark.parametrize(
+    "value, created_at, precision",
+    [
+        ("2025-11-10T09:15:00Z", "2025-11-10T09:15:00Z", "second"),
+        ("2025-11-10T11:15:00+02:00", "2025-11-10T09:15:00Z", "second"),
+        (1763800000, "2025-11-22T08:26:40Z", "second"),
+        (1763800000000, "2025-11-22T08:26:40Z", "second"),
+        ("1763800000", "2025-11-22T08:26:40Z", "second"),
+        (dt.date(2025, 11, 20), "2025-11-20T00:00:00Z", "day"),
+        ("2025-11-20", "2025-11-20T00:00:00Z", "day"),
+        ("2025-11", "2025-11-01T00:00:00Z", "month"),
+    ],
+)
+def test_values_from_front_matter_and_records_are_utc(value, created_at, precision):
+    found = dates.from_value(value)
+    assert (found.created_at, found.precision) == (created_at, precision)
+
+
+@pytest.mark.parametrize("value", [None, "", "soon", "2025-02-30", True])
+def test_values_that_are_not_dates_give_none(value):
+    assert dates.from_value(value) is None
+
+
+def test_a_month_date_has_no_day():
+    found = dates.from_value("2025-11")
+    assert found.columns()["day"] is None
+    assert found.columns()["month"] == "2025-11"

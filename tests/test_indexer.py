@@ -1,0 +1,217 @@
+"""Incremental, transactional indexing, and files that are not what they claim."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from archivist import indexer, ingest
+from archivist.indexer import index_workspace
+from archivist.workspace import archive_path
+
+BASE = {
+    "conversations/2025-11-10/001-auth/conversation.md": "# Auth\n\nJWT tokens expire.\n",
+    "conversations/2025-11-11/002-k8s/conversation.md": "# K8s\n\nPods crash.\n",
+    "notes/a.md": "# A\n\nalpha\n",
+}
+
+
+def rows(workspace, sql="select path, title from documents order by path"):
+    return sqlite_utils.Database(archive_path(workspace)).execute(sql).fetchall()
+
+
+def problems(workspace):
+    return dict(
+        (path, (status, reason))
+        for path, status, reason in rows(workspace, "select path, status, reason from index_problems")
+    )
+
+
+def test_a_second_run_reads_nothing_and_changes_nothing(make_workspace):
+    workspace = make_workspace(BASE)
+    first = index_workspace(workspace)
+    ids = rows(workspace, "select id, key, indexed_at from documents order by id")
+    second = index_workspace(workspace)
+    assert (first.indexed, first.unchanged) == (3, 0)
+    assert (second.indexed, second.unchanged, second.removed) == (0, 3, 0)
+    assert rows(workspace, "select id, key, indexed_at from documents order by id") == ids
+
+
+def test_a_touched_but_identical_file_is_unchanged(make_workspace):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    path = workspace / "notes/a.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    summary = index_workspace(workspace)
+    assert (summary.indexed, summary.unchanged) == (0, 3)
+
+
+def test_a_changed_file_is_reindexed_and_keeps_its_id(make_workspace):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    before = dict(rows(workspace, "select path, id from documents"))
+    (workspace / "notes/a.md").write_text("# A changed\n\nbeta\n", encoding="utf-8")
+    summary = index_workspace(workspace)
+    assert (summary.indexed, summary.unchanged) == (1, 2)
+    assert dict(rows(workspace, "select path, id from documents")) == before
+    assert rows(workspace, "select title from documents where path = 'notes/a.md'") == [("A changed",)]
+    hits = rows(workspace, "select rowid from documents_fts where documents_fts match 'beta'")
+    assert hits == [(before["notes/a.md"],)]
+    assert rows(workspace, "select rowid from documents_fts where documents_fts match 'alpha'") == []
+
+
+def test_a_deleted_file_leaves_no_rows(make_workspace):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    (workspace / "notes/a.md").unlink()
+    summary = index_workspace(workspace)
+    assert summary.removed == 1
+    assert [p for p, _ in rows(workspace)] == [
+        "conversations/2025-11-10/001-auth",
+        "conversations/2025-11-11/002-k8s",
+    ]
+    assert rows(workspace, "select count(*) from files where path = 'notes/a.md'") == [(0,)]
+    assert rows(workspace, "select rowid from documents_fts where documents_fts match 'alpha'") == []
+
+
+def test_a_renamed_conversation_folder_moves_its_row(make_workspace):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    (workspace / "conversations/2025-11-12").mkdir()
+    (workspace / "conversations/2025-11-11/002-k8s").rename(workspace / "conversations/2025-11-12/002-k8s")
+    summary = index_workspace(workspace)
+    assert (summary.indexed, summary.removed) == (1, 1)
+    assert rows(workspace, "select path, date from documents where title = 'K8s'") == [
+        ("conversations/2025-11-12/002-k8s", "2025-11-12")
+    ]
+    assert rows(workspace, "select count(*) from files where path like 'conversations/2025-11-11/%'") == [(0,)]
+
+
+def test_a_file_added_to_a_conversation_reindexes_that_conversation(make_workspace):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    (workspace / "conversations/2025-11-10/001-auth/02-more.md").write_text("refresh rotation", encoding="utf-8")
+    summary = index_workspace(workspace)
+    assert summary.indexed == 1
+    assert rows(workspace, "select count(*) from documents_fts where documents_fts match 'rotation'") == [(1,)]
+
+
+def test_a_removed_memory_line_removes_only_that_memory(make_workspace):
+    workspace = make_workspace(
+        {"memories/m.jsonl": '{"content": "one", "content_hash": "h1"}\n{"content": "two", "content_hash": "h2"}\n'}
+    )
+    index_workspace(workspace)
+    ids = dict(rows(workspace, "select external_id, id from documents"))
+    (workspace / "memories/m.jsonl").write_text('{"content": "two", "content_hash": "h2"}\n', encoding="utf-8")
+    index_workspace(workspace)
+    assert dict(rows(workspace, "select external_id, id from documents")) == {"h2": ids["h2"]}
+
+
+def test_bad_files_are_recorded_with_their_reason_and_never_crash(make_workspace, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret", encoding="utf-8")
+    workspace = make_workspace(
+        {
+            "notes/binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary",
+            "notes/latin1.md": "caf\xe9 au lait".encode("latin-1"),
+            "notes/empty.md": "",
+            "notes/huge.md": "word " * (ingest.MAX_FILE_BYTES // 5 + 1000),
+            "notes/picture.png": b"\x89PNG",
+            "notes/good.md": "# Good\n",
+            "memories/broken.jsonl": '{"content": "fine", "content_hash": "ok"}\nnot json\n',
+        }
+    )
+    (workspace / "notes/escape.md").symlink_to(outside)
+    (workspace / "notes/dangling.md").symlink_to(tmp_path / "missing.md")
+    summary = index_workspace(workspace)
+    assert problems(workspace) == {
+        "memories/broken.jsonl": ("degraded", "line 2: invalid JSON (Expecting value); line skipped"),
+        "notes/binary.md": ("skipped", "binary file"),
+        "notes/dangling.md": ("skipped", "broken symlink"),
+        "notes/empty.md": ("skipped", "empty file"),
+        "notes/escape.md": ("skipped", "symlink points outside the workspace"),
+        "notes/huge.md": ("degraded", "larger than 2 MiB: only the first 2 MiB are indexed"),
+        "notes/latin1.md": ("degraded", "not valid UTF-8: decoded with replacement characters"),
+        "notes/picture.png": ("skipped", "unsupported file type (.png)"),
+    }
+    assert (summary.skipped, summary.degraded) == (5, 3)
+    titles = {p for p, _ in rows(workspace)}
+    assert titles == {"memories/broken.jsonl", "notes/good.md", "notes/huge.md", "notes/latin1.md"}
+    assert rows(workspace, "select body from documents where path = 'notes/latin1.md'") == [("caf\ufffd au lait",)]
+    assert len(rows(workspace, "select body from documents where path = 'notes/huge.md'")[0][0]) <= ingest.MAX_FILE_BYTES
+    # Problems stay recorded on a no-op run, and go away when the file is fixed.
+    index_workspace(workspace)
+    assert len(problems(workspace)) == 8
+    (workspace / "notes/empty.md").write_text("# Now with content\n", encoding="utf-8")
+    index_workspace(workspace)
+    assert "notes/empty.md" not in problems(workspace)
+
+
+def test_the_archive_and_other_tool_folders_are_not_indexed(make_workspace):
+    workspace = make_workspace({**BASE, ".git/HEAD.md": "x", "node_modules/pkg/readme.md": "x"})
+    index_workspace(workspace)
+    assert len(rows(workspace)) == 3
+    assert rows(workspace, "select count(*) from files where path like '.archivist/%'") == [(0,)]
+
+
+def test_a_missing_workspace_is_a_clear_error(tmp_path):
+    from archivist.errors import ArchivistError
+
+    with pytest.raises(ArchivistError) as error:
+        index_workspace(tmp_path / "nope")
+    assert error.value.code == "DIRECTORY_NOT_FOUND"
+
+
+def test_a_failure_mid_run_leaves_the_previous_archive_intact(make_workspace, monkeypatch):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    before = rows(workspace, "select * from documents order by id")
+    (workspace / "notes/a.md").write_text("# Changed\n", encoding="utf-8")
+    (workspace / "notes/b.md").write_text("# New\n", encoding="utf-8")
+    real_parse = ingest.parse
+
+    def parse_then_die(root, source):
+        if source.path == "notes/b.md":
+            raise KeyboardInterrupt  # what an interrupted run looks like from inside
+        return real_parse(root, source)
+
+    monkeypatch.setattr(indexer.ingest, "parse", parse_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        index_workspace(workspace)
+    assert rows(workspace, "select * from documents order by id") == before
+    monkeypatch.setattr(indexer.ingest, "parse", real_parse)
+    assert index_workspace(workspace).indexed == 2
+
+
+def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
+    workspace = tmp_path / "big"
+    for n in range(3000):
+        path = workspace / f"conversations/2025-11-{n % 28 + 1:02d}/{n:04d}-chat/conversation.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# Chat {n}\n\nkubernetes proxy authentication {n}\n", encoding="utf-8")
+    (workspace / "notes").mkdir()
+    (workspace / "notes/first.md").write_text("# First\n", encoding="utf-8")
+    index_workspace(workspace, reports_dir="reports")
+    db_file = archive_path(workspace)
+    # Make every conversation change, then kill the re-index while it writes.
+    for path in workspace.glob("conversations/*/*/conversation.md"):
+        path.write_text(path.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
+    before = rows(workspace, "select count(*), sum(length(body)) from documents")
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from archivist.cli import cli; cli()", "index", str(workspace)],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+    )
+    # Wait until the progress bar has started (the transaction is open), then kill -9.
+    process.stderr.read(len("Indexing"))
+    wal = Path(str(db_file) + "-wal")
+    while process.poll() is None and not (wal.exists() and wal.stat().st_size > 1_000_000):
+        pass
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert rows(workspace, "pragma integrity_check") == [("ok",)]
+    assert rows(workspace, "select count(*), sum(length(body)) from documents") == before
+    assert index_workspace(workspace).indexed == 3000

@@ -1,0 +1,108 @@
+"""Each layout of SPEC §1 becomes the right documents."""
+
+import json
+
+import sqlite_utils
+
+from archivist.indexer import index_workspace
+from archivist.workspace import archive_path
+
+LAYOUTS = {
+    "conversations/2025-11/001-old-conversation/conversation.md": "# Old layout\n\nA month-only conversation.\n",
+    "conversations/2025-11-10/001-brainstorm-feature/01-user.md": "# Brainstorm a feature\n\nUser asks.\n",
+    "conversations/2025-11-10/001-brainstorm-feature/02-assistant.md": "Assistant answers.\n",
+    "conversations/2025-11-12/quick-question.md": "# Quick question\n\nOne file.\n",
+    "brainstorm/2025-11-17/001-new-idea/conversation.md": "# New idea\n\nA typed folder.\n",
+    "debug/2025-12/001-crash/conversation.md": "# Crash\n\nTyped, month only.\n",
+    "reports/analyze_log/report_20251120_v6.md": "# Report\n\ndecode response\n",
+    "reports/analyze_log/undated.md": "# Undated report\n",
+    "memories/m.jsonl": json.dumps(
+        {"content": "Use WAL mode", "tags": ["sqlite", "Ops"], "memory_type": "decision", "created_at": 1763800000, "content_hash": "hash1"}
+    )
+    + "\n",
+    "memories/notes/choice.md": "---\ntitle: A choice\ndate: 2025-11-20\ntags: [decision]\nmemory_type: decision\n---\nWe chose SQLite.\n",
+    "records/tracker.jsonl": json.dumps(
+        {"entity_type": "feature", "entity_id": 12345, "title": "Borders", "body": "b", "product_id": 598, "timestamp": None}
+    )
+    + "\n",
+    "records/tests.csv": 'entity_type,entity_id,title,body,product_id,timestamp\ntest,7,"Cycle, one",body,601,2025-11-03T14:00:00Z\n',
+    "notes/handbook.md": "---\ntitle: Handbook\ntype: handbook\ntags: onboarding, ops\ndate: 2025-09-15\n---\n# Ignored heading\n",
+    "notes/ideas.txt": "ideas without a date\n",
+}
+
+
+def documents(workspace):
+    db = sqlite_utils.Database(archive_path(workspace))
+    keyed = {}
+    for row in db["documents"].rows:
+        many_per_file = row["path"].endswith((".jsonl", ".csv"))
+        keyed[row["path"] + ("#" + row["external_id"] if many_per_file else "")] = row
+    return keyed
+
+
+def test_every_layout_becomes_the_right_kind_type_and_date(make_workspace):
+    workspace = make_workspace(LAYOUTS)
+    index_workspace(workspace)
+    docs = documents(workspace)
+    summary = {
+        path: (d["kind"], d["type"], d["date"], d["date_precision"]) for path, d in docs.items()
+    }
+    assert summary == {
+        "conversations/2025-11/001-old-conversation": ("conversation", None, "2025-11", "month"),
+        "conversations/2025-11-10/001-brainstorm-feature": ("conversation", "brainstorm", "2025-11-10", "day"),
+        "conversations/2025-11-12/quick-question.md": ("conversation", None, "2025-11-12", "day"),
+        "brainstorm/2025-11-17/001-new-idea": ("conversation", "brainstorm", "2025-11-17", "day"),
+        "debug/2025-12/001-crash": ("conversation", "debug", "2025-12", "month"),
+        "reports/analyze_log/report_20251120_v6.md": ("report", "analyze_log", "2025-11-20", "day"),
+        "reports/analyze_log/undated.md": ("report", "analyze_log", None, None),
+        "memories/m.jsonl#hash1": ("memory", "decision", "2025-11-22", "second"),
+        "memories/notes/choice.md": ("memory", "decision", "2025-11-20", "day"),
+        "records/tracker.jsonl#12345": ("record", "feature", None, None),
+        "records/tests.csv#7": ("record", "test", "2025-11-03", "second"),
+        "notes/handbook.md": ("note", "handbook", "2025-09-15", "day"),
+        "notes/ideas.txt": ("note", None, None, None),
+    }
+
+
+def test_a_conversation_folder_is_one_document_holding_all_its_files(make_workspace):
+    workspace = make_workspace(LAYOUTS)
+    index_workspace(workspace)
+    doc = documents(workspace)["conversations/2025-11-10/001-brainstorm-feature"]
+    assert doc["title"] == "Brainstorm a feature"
+    assert "User asks." in doc["body"] and "Assistant answers." in doc["body"]
+    assert json.loads(doc["extra"])["files"] == [
+        "conversations/2025-11-10/001-brainstorm-feature/01-user.md",
+        "conversations/2025-11-10/001-brainstorm-feature/02-assistant.md",
+    ]
+
+
+def test_front_matter_sets_title_tags_and_type(make_workspace):
+    workspace = make_workspace(LAYOUTS)
+    index_workspace(workspace)
+    doc = documents(workspace)["notes/handbook.md"]
+    assert (doc["title"], json.loads(doc["tags"]), doc["type"]) == ("Handbook", ["onboarding", "ops"], "handbook")
+
+
+def test_memories_and_records_keep_their_fields(make_workspace):
+    workspace = make_workspace(LAYOUTS)
+    index_workspace(workspace)
+    docs = documents(workspace)
+    memory = docs["memories/m.jsonl#hash1"]
+    assert (memory["body"], json.loads(memory["tags"]), memory["created_at"]) == (
+        "Use WAL mode", ["sqlite", "ops"], "2025-11-22T08:26:40Z")
+    record = docs["records/tracker.jsonl#12345"]
+    assert (record["title"], record["product_id"], record["timestamp"]) == ("Borders", 598, None)
+    assert docs["records/tests.csv#7"]["title"] == "Cycle, one"
+
+
+def test_a_slug_word_gives_the_conversation_type(make_workspace):
+    workspace = make_workspace({"conversations/2025-11-10/003-debugging-auth/c.md": "x y"})
+    index_workspace(workspace)
+    assert documents(workspace)["conversations/2025-11-10/003-debugging-auth"]["type"] == "debug"
+
+
+def test_the_sample_workspace_has_every_kind(sample_workspace):
+    db = sqlite_utils.Database(archive_path(sample_workspace))
+    kinds = dict(db.execute("select kind, count(*) from documents group by kind").fetchall())
+    assert set(kinds) == {"conversation", "report", "memory", "record", "note"}
+    assert db.execute("select count(*) from files where status != 'indexed'").fetchone()[0] == 0
