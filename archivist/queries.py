@@ -6,7 +6,6 @@ an archive with the same SQL functions the Datasette plugin registers.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from pathlib import Path
 from typing import Any
@@ -75,17 +74,11 @@ class Archive:
         cursor = self.conn.execute(sql_for(name), params)
         return [dict(row) for row in cursor.fetchall()]
 
-    async def _execute(self, name: str, params: dict[str, str]) -> list[dict[str, Any]]:
-        return self.execute(name, params)
-
-    async def run_async(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        sql_for(name)
-        prepared = await validation.prepare(name, params or {}, self._execute)
-        return self.execute(name, prepared)
-
     def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Validate the parameters, then run the canned query: the rows, or an ArchivistError."""
-        return asyncio.run(self.run_async(name, params))
+        sql_for(name)
+        prepared = validation.prepare(name, params or {}, self.execute)
+        return self.execute(name, prepared)
 
     def close(self) -> None:
         self.conn.close()

@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from .errors import ArchivistError
 
-Execute = Callable[[str, dict[str, str]], Awaitable[list[dict[str, Any]]]]
-Check = Callable[[dict[str, str], Execute], Awaitable[None]]
+Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
+Check = Callable[[dict[str, str], Execute], None]
 
 _DATE_RANGE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _COMMAND_RE = re.compile(r"^\w[\w.\- ]*$")
@@ -130,8 +130,8 @@ def workspace_path(value: str) -> str:
     return value
 
 
-async def _command_exists(command: str, execute: Execute) -> None:
-    commands = [row["command_name"] for row in await execute("list_commands", {})]
+def _command_exists(command: str, execute: Execute) -> None:
+    commands = [row["command_name"] for row in execute("list_commands", {})]
     if command not in commands:
         raise ArchivistError(
             "DIRECTORY_NOT_FOUND",
@@ -141,17 +141,17 @@ async def _command_exists(command: str, execute: Execute) -> None:
         )
 
 
-async def _filter_command_exists(params: dict[str, str], execute: Execute) -> None:
+def _filter_command_exists(params: dict[str, str], execute: Execute) -> None:
     if params["command_filter"]:
-        await _command_exists(params["command_filter"], execute)
+        _command_exists(params["command_filter"], execute)
 
 
-async def _listed_command_exists(params: dict[str, str], execute: Execute) -> None:
-    await _command_exists(params["command"], execute)
+def _listed_command_exists(params: dict[str, str], execute: Execute) -> None:
+    _command_exists(params["command"], execute)
 
 
-async def _report_exists(params: dict[str, str], execute: Execute) -> None:
-    if not await execute("get_report", params):
+def _report_exists(params: dict[str, str], execute: Execute) -> None:
+    if not execute("get_report", params):
         raise ArchivistError(
             "PATH_NOT_FOUND",
             f"Report not found: {params['path']}",
@@ -192,7 +192,7 @@ QUERIES: dict[str, QuerySpec] = {
 }
 
 
-async def prepare(name: str, raw: dict[str, Any], execute: Execute, strict: bool = True) -> dict[str, str]:
+def prepare(name: str, raw: dict[str, Any], execute: Execute, strict: bool = True) -> dict[str, str]:
     """Validated text parameters for canned query ``name``, or an ArchivistError."""
     spec = QUERIES[name]
     if strict:
@@ -206,5 +206,5 @@ async def prepare(name: str, raw: dict[str, Any], execute: Execute, strict: bool
             )
     params = {key: validate(text(raw.get(key))) for key, validate in spec.params.items()}
     for check in spec.checks:
-        await check(params, execute)
+        check(params, execute)
     return params

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -12,6 +13,8 @@ from datasette.database import Database
 
 from . import validation
 from .errors import ArchivistError
+from . import queries
+from .queries import sql_for
 from .workspace import CONFIG_DIR, DATABASE_NAME
 
 ASGIApp = Callable[..., Awaitable[None]]
@@ -29,13 +32,15 @@ def _route(path: str) -> tuple[str, str, str] | None:
     return database, name, extension or "html"
 
 
-def _executor(datasette: Datasette, database: str) -> validation.Execute:
-    async def execute(name: str, params: dict[str, str]) -> list[dict[str, Any]]:
-        query = await datasette.get_canned_query(database, name, None)
-        results = await datasette.get_database(database).execute(query["sql"], params)
-        return [dict(row) for row in results.rows]
+def _prepare_on(conn: Any, name: str, params: dict[str, str]) -> dict[str, str]:
+    """Validate on one of Datasette's own connections (checks may look things up)."""
 
-    return execute
+    def execute(query: str, values: dict[str, str]) -> list[dict[str, Any]]:
+        cursor = conn.execute(sql_for(query), values)
+        columns = [column[0] for column in cursor.description]
+        return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+    return validation.prepare(name, params, execute, strict=False)
 
 
 async def _send(send: Callable, status: int, content_type: str, body: str) -> None:
@@ -63,7 +68,7 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
             if extension == "html" and not params:
                 return await app(scope, receive, send)  # the empty form
             try:
-                await validation.prepare(name, params, _executor(datasette, database), strict=False)
+                await datasette.get_database(database).execute_fn(lambda conn: _prepare_on(conn, name, params))
             except ArchivistError as error:
                 if extension == "html":
                     page = await datasette.render_template(
@@ -78,8 +83,15 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
     return wrap
 
 
-def make_datasette(db_path: Path, **settings: Any) -> Datasette:
-    """This repository's Datasette (metadata, plugins, templates) serving one archive as ``archive``."""
-    datasette = Datasette(config_dir=CONFIG_DIR, settings=settings or None)
+def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:
+    """This repository's Datasette (metadata, plugins, templates) serving one archive as ``archive``.
+
+    ``plugin_settings`` overrides the ``archivist`` plugin block of metadata.yml.
+    """
+    metadata = None
+    if plugin_settings:
+        metadata = copy.deepcopy(queries.metadata())
+        metadata.setdefault("plugins", {})["archivist"] = {**queries.plugin_settings(), **plugin_settings}
+    datasette = Datasette(config_dir=CONFIG_DIR, metadata=metadata)
     datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
     return datasette
