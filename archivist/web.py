@@ -71,6 +71,7 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
                 await datasette.get_database(database).execute_fn(lambda conn: _prepare_on(conn, name, params))
             except ArchivistError as error:
                 if extension == "html":
+                    await datasette.invoke_startup()
                     page = await datasette.render_template(
                         "error.html", {"ok": False, "error": error.message, "status": 400, "title": "Invalid input"}
                     )

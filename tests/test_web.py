@@ -1,0 +1,115 @@
+"""The Datasette app on the sample workspace: browsable, faceted, every canned query a page and JSON."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from archivist.queries import canned_queries
+
+EXAMPLES = {
+    "search_workspace": "query=authentication&date_range=2025-11",
+    "search_reports": "query=proxy+timeout",
+    "list_commands": "",
+    "list_command_reports": "command=k8s-cluster-health",
+    "get_report": "path=reports/k8s-cluster-health/baseline-notes.md",
+    "search_commands": "query=proxy",
+}
+
+
+def test_every_canned_query_has_an_example():
+    assert set(EXAMPLES) == set(canned_queries())
+
+
+async def test_documents_are_browsable_with_kind_type_month_and_tag_facets(sample_datasette):
+    response = await sample_datasette.client.get("/archive/documents.json?_size=0")
+    facets = response.json()["facet_results"]
+    assert set(facets) == {"kind", "type", "month", "tags"}
+    kinds = {item["value"]: item["count"] for item in facets["kind"]["results"]}
+    assert kinds == {"conversation": 13, "memory": 13, "record": 18, "note": 5, "report": 6}
+    tags = {item["value"] for item in facets["tags"]["results"]}
+    assert {"auth", "kubernetes", "decision"} <= tags
+    months = {item["value"] for item in facets["month"]["results"]}
+    assert {"2025-10", "2025-11", "2025-12"} <= months
+
+
+async def test_the_documents_page_renders_with_facets(sample_datasette):
+    response = await sample_datasette.client.get("/archive/documents?kind=conversation")
+    assert response.status_code == 200
+    assert "13 rows where kind = &#34;conversation&#34;" in response.text
+    assert 'class="facet-info' in response.text
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+async def test_each_canned_query_is_a_page_and_json(sample_datasette, name):
+    query_string = EXAMPLES[name]
+    page = await sample_datasette.client.get(f"/archive/{name}?{query_string}")
+    assert page.status_code == 200
+    assert canned_queries()[name]["title"] in page.text
+    data = await sample_datasette.client.get(f"/archive/{name}.json?{query_string}&_shape=array")
+    assert data.status_code == 200
+    assert len(data.json()) >= 1
+
+
+async def test_an_empty_form_is_shown_without_an_error(sample_datasette):
+    response = await sample_datasette.client.get("/archive/search_workspace")
+    assert response.status_code == 200
+    assert 'name="date_range"' in response.text
+
+
+async def test_a_bad_parameter_on_a_page_is_a_400_page_with_the_message(sample_datasette):
+    response = await sample_datasette.client.get("/archive/search_workspace?query=auth&date_range=nov")
+    assert response.status_code == 400
+    assert "Invalid date_range" in response.text and "YYYY-MM-DD" in response.text
+
+
+async def test_sql_errors_never_reach_a_user_through_canned_queries(sample_datasette):
+    for query in ['"', "NEAR(", "a OR", "*", "(((", "x' --"]:
+        response = await sample_datasette.client.get(
+            "/archive/search_workspace.json", params={"query": query, "_shape": "array"}
+        )
+        assert response.status_code in (200, 400), query
+        if response.status_code == 400:
+            assert response.json()["code"] == "INVALID_QUERY", query
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, seconds: float = 30) -> None:
+    """The server binds just after printing its URL: poll until it accepts."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on port {port}")
+
+
+def test_archivist_serve_indexes_prints_the_url_and_serves(sample_workspace):
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(sample_workspace), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        lines = [process.stdout.readline(), process.stdout.readline()]
+        assert "indexed" in lines[0]
+        url = lines[1].strip().rsplit(" ", 1)[-1]
+        assert url == f"http://127.0.0.1:{port}/"
+        wait_for_port(port)
+        with urllib.request.urlopen(url + "archive/search_workspace.json?query=kubernetes&_shape=array") as response:
+            body = json.loads(response.read())
+        assert body and body[0]["path"].startswith(("conversations/", "debug/", "plan/", "brainstorm/"))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
