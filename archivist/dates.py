@@ -26,6 +26,7 @@ _MONTH_NAMES["sept"] = 9
 
 DAY_FOLDER_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 MONTH_FOLDER_RE = re.compile(r"^(\d{4})-(\d{2})$")
+_ISO_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}")
 _YEAR_RE = re.compile(r"^(\d{4})$")
 _TWO_DIGITS_RE = re.compile(r"^(\d{1,2})$")
 
@@ -41,8 +42,10 @@ _NAME_PATTERNS = [
     re.compile(r"(?<!\d)(\d{4})_(\d{2})_(\d{2})(?!\d)"),
     re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?!\d)"),
 ]
+_NAME_MONTH_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})(?!-?\d)")  # CG-2026-08
 # Names that only make sense with a year or month from the folders around them.
-_PREFIX_MONTH_DAY_RE = re.compile(r"^[A-Za-z]+[-_](\d{1,2})[-_](\d{1,2})$")  # CG-02-28
+# CG-02-28, CG-03-20v21 (a two-day meeting), CG-04-02-Subtyping
+_PREFIX_MONTH_DAY_RE = re.compile(r"^[A-Za-z]+[-_](\d{1,2})[-_](\d{1,2})(?:v\d{1,2})?(?:[-_][A-Za-z].*)?$")
 _PREFIX_MONTH_RE = re.compile(r"^[A-Za-z]+[-_](\d{1,2})$")  # CG-07
 _MONTHNAME_DAY_RE = re.compile(r"^([A-Za-z]+)[-_ ]?(\d{1,2})$")  # jan-31, september-23
 
@@ -130,8 +133,19 @@ def from_value(value: Any) -> DocDate | None:
     try:
         parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
+        parsed = _parse_with_zone_name(text)
+    return from_value(parsed) if parsed else None
+
+
+def _parse_with_zone_name(text: str) -> dt.datetime | None:
+    """Front matter such as ``2025-06-24 12:22:31 PDT``: an ISO date with a zone name."""
+    if not _ISO_PREFIX_RE.match(text):
         return None
-    return from_value(parsed)
+    import dateparser  # slow to import: only for the rare dates that need it
+
+    return dateparser.parse(
+        text, languages=["en"], settings={"RETURN_AS_TIMEZONE_AWARE": True, "TO_TIMEZONE": "UTC", "DATE_ORDER": "YMD"}
+    )
 
 
 def from_folders(folders: list[str]) -> DocDate | None:
@@ -163,6 +177,10 @@ def from_name(name: str) -> DocDate | None:
             found = _make(*numbers, precision=precision)
             if found:
                 return found
+    for match in _NAME_MONTH_RE.finditer(name):
+        found = _make(int(match[1]), int(match[2]), precision=MONTH)
+        if found:
+            return found
     return None
 
 

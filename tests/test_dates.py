@@ -78,3 +78,22 @@ def test_a_month_date_has_no_day():
     found = dates.from_value("2025-11")
     assert found.columns()["day"] is None
     assert found.columns()["month"] == "2025-11"
+
+
+@pytest.mark.parametrize(
+    "path, expected_date, precision",
+    [
+        ("main/2018/CG-03-20v21.md", "2018-03-20", "day"),
+        ("main/2020/CG-04-02-Subtyping.md", "2020-04-02", "day"),
+        ("main/2026/CG-2026-08.md", "2026-08", "month"),
+        ("main/2017/WG-12-06-process.md", "2017-12-06", "day"),
+    ],
+)
+def test_meeting_names_with_suffixes_keep_their_dates(path, expected_date, precision):
+    found = dates.from_path(path)
+    assert (found.date, found.precision) == (expected_date, precision)
+
+
+def test_a_front_matter_date_with_a_zone_name_is_converted_to_utc():
+    found = dates.from_value("2025-06-24 12:22:31 PDT")
+    assert (found.created_at, found.precision) == ("2025-06-24T19:22:31Z", "second")
