@@ -272,6 +272,30 @@ def _type_from_slug(slug: str) -> str | None:
     return None
 
 
+def filter_tokens(document: dict[str, Any]) -> str:
+    """Words for the FTS ``filter_tokens`` column, so a MATCH can filter as it searches.
+
+    ``k<kind>``, ``t<hex of type>``, ``m<YYYYMM>``, ``d<YYYYMMDD>`` (only for dates
+    known to the day), ``p<product_id>``, ``g<hex of tag>``; and type and date
+    tokens again prefixed with ``k<kind>``, because one rare token is much
+    cheaper to intersect than a rare one and the very common kind token. Hex keeps
+    any type or tag a single exact token; SQL builds the same with ``hex()``.
+    """
+    kind = f"k{document['kind']}"
+    scoped = []
+    if document.get("type"):
+        scoped.append("t" + str(document["type"]).encode("utf-8").hex())
+    if document.get("month"):
+        scoped.append("m" + document["month"].replace("-", ""))
+    if document.get("day"):
+        scoped.append("d" + document["day"].replace("-", ""))
+    tokens = [kind, *scoped, *(kind + token for token in scoped)]
+    if document.get("product_id") is not None:
+        tokens.append(f"p{document['product_id']}")
+    tokens.extend("g" + tag.encode("utf-8").hex() for tag in document.get("tags") or [])
+    return " ".join(tokens)
+
+
 # --- parsing -----------------------------------------------------------------
 
 
@@ -294,6 +318,7 @@ def parse(root: Path, source: Source) -> Parsed:
     for document in documents:
         document.setdefault("source", source.path)
         document.setdefault("kind", source.kind)
+        document["filter_tokens"] = filter_tokens(document)
         document.setdefault("content_hash", sha256(document.get("body") or ""))
         document["tags"] = json.dumps(document.get("tags") or [])
         document["extra"] = json.dumps(document.get("extra") or {}, default=str, ensure_ascii=False)

@@ -32,6 +32,7 @@ CREATE TABLE documents (
     body TEXT NOT NULL DEFAULT '',
     content_hash TEXT NOT NULL,
     extra TEXT NOT NULL DEFAULT '{}',
+    filter_tokens TEXT NOT NULL DEFAULT '',
     indexed_at TEXT NOT NULL
 );
 CREATE INDEX documents_kind_date ON documents (kind, date);
@@ -100,8 +101,10 @@ END;
 @migrations()
 def m001_documents(db: sqlite_utils.Database) -> None:
     db.executescript(DOCUMENTS_SQL)
+    # filter_tokens lets the FTS engine itself apply kind/type/date filters
+    # (see ingest.filter_tokens): matches are narrowed before any ranking.
     db.table("documents").enable_fts(
-        ["title", "body"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True
+        ["title", "body", "filter_tokens"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True
     )
 
 
