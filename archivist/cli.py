@@ -84,9 +84,11 @@ def index(workspace: Path, db_path: Path | None, reports_dir: str, show_problems
 @click.option("--no-index", is_flag=True, help="Serve the archive as it is, without indexing first.")
 def serve(workspace: Path, db_path: Path | None, reports_dir: str, host: str, port: int, no_index: bool) -> None:
     """Index WORKSPACE, then serve its archive in Datasette."""
+    import asyncio
+
     import uvicorn
 
-    from .web import make_datasette
+    from .web import make_datasette, start
 
     if not no_index:
         run_index(workspace, db_path, reports_dir)
@@ -94,6 +96,7 @@ def serve(workspace: Path, db_path: Path | None, reports_dir: str, host: str, po
     if not db_path.exists():
         fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."))
     datasette = make_datasette(db_path)
+    asyncio.run(start(datasette))
     click.echo(f"Serving {workspace} at http://{host}:{port}/", err=False)
     sys.stdout.flush()
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")

@@ -96,3 +96,16 @@ def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None)
     datasette = Datasette(config_dir=CONFIG_DIR, metadata=metadata)
     datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
     return datasette
+
+
+async def start(datasette: Datasette) -> Datasette:
+    """Run Datasette's startup and build its internal catalog before the first request.
+
+    datasette-enrichments starts a background task on the first request that reads
+    every database's tables; if Datasette is creating its ``_internal`` tables at
+    that moment, the request fails with "database table is locked". Building the
+    catalog first removes the race.
+    """
+    await datasette.invoke_startup()
+    await datasette.refresh_schemas()
+    return datasette

@@ -8,7 +8,7 @@ import pytest
 
 from archivist.indexer import index_workspace
 from archivist.queries import Archive
-from archivist.web import make_datasette
+from archivist.web import make_datasette, start
 from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +50,11 @@ def sample_archive(sample_workspace: Path):
         yield archive
 
 
+async def started_datasette(db_path: Path, plugin_settings: dict | None = None):
+    """The app as `archivist serve` runs it: started before its first request."""
+    return await start(make_datasette(db_path, plugin_settings))
+
+
 @pytest.fixture
-def sample_datasette(sample_workspace: Path):
-    return make_datasette(archive_path(sample_workspace))
+async def sample_datasette(sample_workspace: Path):
+    return await started_datasette(archive_path(sample_workspace))

@@ -7,8 +7,8 @@ import pytest
 from archivist.errors import ArchivistError
 from archivist.indexer import index_workspace
 from archivist.queries import Archive
-from archivist.web import make_datasette
 from archivist.workspace import archive_path
+from conftest import started_datasette
 
 ZOOM = "Zoom_Speech_SDK_日志分析报告_20251120_decode_response_v6.md"
 PROXY = "proxy-slow-meeting-analysis-command_报告_20251201_172952_v1.md"
@@ -122,7 +122,7 @@ def test_links_use_the_configured_base_url(workspace):
 
 
 async def test_links_use_the_plugin_setting_in_datasette(workspace):
-    datasette = make_datasette(archive_path(workspace), {"report_link_base_url": "https://r.example"})
+    datasette = await started_datasette(archive_path(workspace), {"report_link_base_url": "https://r.example"})
     response = await datasette.client.get("/archive/search_reports.json?query=one+proxy&_shape=array")
     assert response.json()[0]["link"] == "https://r.example/proxy-slow-meeting-analysis-command/review_2025_11_28.md"
 
@@ -160,7 +160,7 @@ def test_search_commands_matches_names_and_contents(archive):
 
 
 async def test_every_report_query_answers_as_a_page_and_as_json(workspace):
-    datasette = make_datasette(archive_path(workspace))
+    datasette = await started_datasette(archive_path(workspace))
     urls = [
         "/archive/search_reports?query=proxy",
         "/archive/list_commands",

@@ -5,8 +5,8 @@ import pytest
 from archivist.errors import ArchivistError
 from archivist.indexer import index_workspace
 from archivist.queries import Archive, canned_queries
-from archivist.web import make_datasette
 from archivist.workspace import archive_path
+from conftest import started_datasette
 
 SEED_000 = {
     # Scenario "Filter by specific day"
@@ -135,7 +135,7 @@ def test_the_description_states_both_formats():
 
 
 async def test_datasette_json_gives_the_same_rows(seed_workspace, archive):
-    datasette = make_datasette(archive_path(seed_workspace))
+    datasette = await started_datasette(archive_path(seed_workspace))
     response = await datasette.client.get(
         "/archive/search_workspace.json?query=feature&date_range=2025-11&_shape=array"
     )
@@ -144,7 +144,7 @@ async def test_datasette_json_gives_the_same_rows(seed_workspace, archive):
 
 
 async def test_datasette_json_answers_400_with_the_error_body(seed_workspace):
-    datasette = make_datasette(archive_path(seed_workspace))
+    datasette = await started_datasette(archive_path(seed_workspace))
     response = await datasette.client.get("/archive/search_workspace.json?query=test&date_range=2025-11-1")
     assert response.status_code == 400
     body = response.json()
