@@ -141,6 +141,16 @@ def _command_exists(command: str, execute: Execute) -> None:
         )
 
 
+def _reports_exist(params: dict[str, str], execute: Execute) -> None:
+    if not execute("list_commands", {}):
+        raise ArchivistError(
+            "DIRECTORY_NOT_FOUND",
+            "No reports in this workspace",
+            "Reports are markdown files in reports/<command_name>/ (or the folder given by --reports-dir).",
+            "Add reports there and run: archivist index WORKSPACE",
+        )
+
+
 def _filter_command_exists(params: dict[str, str], execute: Execute) -> None:
     if params["command_filter"]:
         _command_exists(params["command_filter"], execute)
@@ -181,14 +191,16 @@ QUERIES: dict[str, QuerySpec] = {
             "command_filter": command_name("command_filter", required=False),
             "max_results": bounded_int("max_results", 1, 100),
         },
-        (_filter_command_exists,),
+        (_reports_exist, _filter_command_exists),
     ),
     "list_commands": QuerySpec({}),
     "list_command_reports": QuerySpec(
         {"command": command_name("command", required=True)}, (_listed_command_exists,)
     ),
     "get_report": QuerySpec({"path": workspace_path}, (_report_exists,)),
-    "search_commands": QuerySpec({"query": lambda v: require_query(v, "search_commands", "proxy")}),
+    "search_commands": QuerySpec(
+        {"query": lambda v: require_query(v, "search_commands", "proxy")}, (_reports_exist,)
+    ),
 }
 
 

@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl
 
 from datasette.app import Datasette
 from datasette.database import Database
+from markupsafe import Markup, escape
 
 from . import validation
 from .errors import ArchivistError
@@ -82,6 +83,14 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
         return checked
 
     return wrap
+
+
+def highlighted(value: Any) -> Markup | None:
+    """An excerpt's ``<mark>`` highlights as HTML, everything else escaped."""
+    if not isinstance(value, str) or "<mark>" not in value:
+        return None
+    escaped = str(escape(value))
+    return Markup(escaped.replace("&lt;mark&gt;", "<mark>").replace("&lt;/mark&gt;", "</mark>"))
 
 
 def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:

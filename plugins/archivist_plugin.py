@@ -15,3 +15,11 @@ def prepare_connection(conn, datasette):
 def asgi_wrapper(datasette):
     """Check canned-query parameters before Datasette runs the SQL."""
     return web.check_parameters(datasette)
+
+
+@hookimpl
+def render_cell(value, column):
+    """Show search highlights in excerpts."""
+    if column == "excerpt":
+        return web.highlighted(value)
+    return None

@@ -178,3 +178,14 @@ async def test_every_report_query_answers_as_a_page_and_as_json(workspace):
     assert error.json()["code"] == "INVALID_COMMAND_FILTER"
     page = await datasette.client.get("/archive/get_report?path=../../etc/passwd")
     assert page.status_code == 400 and "Path not found" in page.text
+
+
+def test_a_workspace_without_reports_says_so(make_workspace):
+    workspace = make_workspace({"notes/a.md": "proxy timeout"})
+    index_workspace(workspace)
+    with Archive.for_workspace(workspace) as archive:
+        for name in ("search_reports", "search_commands"):
+            with pytest.raises(ArchivistError) as error:
+                archive.run(name, {"query": "proxy"})
+            assert error.value.code == "DIRECTORY_NOT_FOUND"
+            assert "reports/<command_name>/" in error.value.message

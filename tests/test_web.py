@@ -113,3 +113,11 @@ def test_archivist_serve_indexes_prints_the_url_and_serves(sample_workspace):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+async def test_excerpt_highlights_render_as_marks_and_nothing_else_as_html(sample_datasette):
+    response = await sample_datasette.client.get("/archive/search_workspace?query=kubernetes")
+    assert "<mark>Kubernetes</mark>" in response.text or "<mark>kubernetes</mark>" in response.text
+    from archivist.web import highlighted
+
+    assert highlighted("<script>x</script> <mark>a</mark>") == "&lt;script&gt;x&lt;/script&gt; <mark>a</mark>"
