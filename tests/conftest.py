@@ -35,6 +35,20 @@ def make_workspace(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
     return make
 
 
+@pytest.fixture(scope="module")
+def workspace(request, tmp_path_factory) -> Path:
+    """The test module's FILES, written and indexed once for all of its tests."""
+    root = write_files(tmp_path_factory.mktemp(request.module.__name__), request.module.FILES)
+    index_workspace(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def archive(workspace: Path):
+    with Archive.for_workspace(workspace) as archive:
+        yield archive
+
+
 @pytest.fixture
 def sample_workspace(tmp_path: Path) -> Path:
     """A private copy of the bundled sample workspace, indexed."""

@@ -12,7 +12,7 @@ from conftest import started_datasette
 
 ZOOM = "Zoom_Speech_SDK_日志分析报告_20251120_decode_response_v6.md"
 PROXY = "proxy-slow-meeting-analysis-command_报告_20251201_172952_v1.md"
-REPORTS = {
+FILES = {
     f"reports/analyze_zoom_speech_sdk_log/{ZOOM}": (
         "# 日志分析\n\nWe are analyzing decode response timing. Token validation shows the decode "
         "response arrives late. Decode Response again.\n"
@@ -27,21 +27,6 @@ REPORTS = {
     "reports/k8s/health_20251115.md": "# Health\n\na proxy timeout in ingress; decode response unrelated\n",
     "conversations/2025-11-10/001-x/c.md": "proxy timeout in a conversation is not a report",
 }
-
-
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory):
-    from conftest import write_files
-
-    workspace = write_files(tmp_path_factory.mktemp("seed001"), REPORTS)
-    index_workspace(workspace)
-    return workspace
-
-
-@pytest.fixture(scope="module")
-def archive(workspace):
-    with Archive.for_workspace(workspace) as archive:
-        yield archive
 
 
 def test_search_all_reports_ranks_by_match_count_then_newer_date(archive, workspace):

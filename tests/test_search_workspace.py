@@ -3,12 +3,11 @@
 import pytest
 
 from archivist.errors import ArchivistError
-from archivist.indexer import index_workspace
-from archivist.queries import Archive, canned_queries
+from archivist.queries import canned_queries
 from archivist.workspace import archive_path
 from conftest import started_datasette
 
-SEED_000 = {
+FILES = {  # seed 000's scenarios
     # Scenario "Filter by specific day"
     "conversations/2025-11-10/001-brainstorm-feature/conversation.md": "# Brainstorm\n\nA test of the feature idea: authentication.\n",
     "conversations/2025-11-10/002-debug-auth/conversation.md": "# Debug auth\n\nauthentication test failing\n",
@@ -25,21 +24,6 @@ SEED_000 = {
     "reports/cmd/report_20251110.md": "# Report\n\nauthentication feature test\n",
     "notes/n.md": "# Note\n\nauthentication feature test\n",
 }
-
-
-@pytest.fixture(scope="module")
-def seed_workspace(tmp_path_factory):
-    from conftest import write_files
-
-    workspace = write_files(tmp_path_factory.mktemp("seed000"), SEED_000)
-    index_workspace(workspace)
-    return workspace
-
-
-@pytest.fixture(scope="module")
-def archive(seed_workspace):
-    with Archive.for_workspace(seed_workspace) as archive:
-        yield archive
 
 
 def paths(rows):
@@ -134,8 +118,8 @@ def test_the_description_states_both_formats():
     assert "YYYY-MM-DD (that day only)" in description
 
 
-async def test_datasette_json_gives_the_same_rows(seed_workspace, archive):
-    datasette = await started_datasette(archive_path(seed_workspace))
+async def test_datasette_json_gives_the_same_rows(workspace, archive):
+    datasette = await started_datasette(archive_path(workspace))
     response = await datasette.client.get(
         "/archive/search_workspace.json?query=feature&date_range=2025-11&_shape=array"
     )
@@ -143,8 +127,8 @@ async def test_datasette_json_gives_the_same_rows(seed_workspace, archive):
     assert response.json() == archive.run("search_workspace", {"query": "feature", "date_range": "2025-11"})
 
 
-async def test_datasette_json_answers_400_with_the_error_body(seed_workspace):
-    datasette = await started_datasette(archive_path(seed_workspace))
+async def test_datasette_json_answers_400_with_the_error_body(workspace):
+    datasette = await started_datasette(archive_path(workspace))
     response = await datasette.client.get("/archive/search_workspace.json?query=test&date_range=2025-11-1")
     assert response.status_code == 400
     body = response.json()
