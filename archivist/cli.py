@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -25,8 +26,8 @@ db_option = click.option(
     help="Archive file (default: WORKSPACE/.archivist/archive.db).",
 )
 reports_option = click.option(
-    "--reports-dir", default="reports", show_default=True,
-    help="Folder of the workspace that holds reports/<command>/*.md.",
+    "--reports-dir", default=None,
+    help="Folder of the workspace holding <command>/*.md reports (default: as last indexed, else 'reports').",
 )
 
 
@@ -47,7 +48,49 @@ def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]]:
     return wrap
 
 
-def run_index(workspace: Path, db_path: Path | None, reports_dir: str) -> indexer.Summary:
+class EmbedProgress:
+    """A progress bar over documents, showing chunks embedded and their rate."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.started = time.perf_counter()
+
+    def __call__(self, total: int) -> Callable[[int, int], None]:
+        self.started = time.perf_counter()
+        self.bar = click.progressbar(
+            length=total, label="Embedding", file=sys.stderr, show_eta=True, show_pos=True,
+            item_show_func=lambda text: text,
+        )
+        self.bar.__enter__()
+        return self.tick
+
+    def tick(self, documents: int, chunks: int) -> None:
+        rate = chunks / max(time.perf_counter() - self.started, 1e-9)
+        self.bar.update(documents, current_item=f"{chunks} chunks, {rate:.1f}/s")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
+    from . import embeddings
+
+    progress = EmbedProgress()
+    try:
+        result = embeddings.embed_workspace(workspace, path, db_path, progress)
+    except ArchivistError as error:
+        fail(error)
+    finally:
+        progress.close()
+    click.echo(
+        f"{workspace}: {result.embedded} documents embedded, {result.skipped} unchanged, "
+        f"{result.chunks_embedded} chunks sent to the model, {result.chunks_reused} reused "
+        f"({result.seconds:.1f}s)"
+    )
+
+
+def run_index(workspace: Path, db_path: Path | None, reports_dir: str | None) -> indexer.Summary:
     try:
         summary = indexer.index_workspace(workspace, db_path, reports_dir, progress=_progress("Indexing"))
     except ArchivistError as error:
@@ -67,12 +110,27 @@ def cli() -> None:
 @db_option
 @reports_option
 @click.option("--show-problems", is_flag=True, help="List every skipped or degraded file with its reason.")
-def index(workspace: Path, db_path: Path | None, reports_dir: str, show_problems: bool) -> None:
+@click.option("--embed", is_flag=True, help="Also embed new and changed documents.")
+def index(workspace: Path, db_path: Path | None, reports_dir: str | None, show_problems: bool, embed: bool) -> None:
     """Index WORKSPACE into its archive (incremental, one transaction)."""
     summary = run_index(workspace, db_path, reports_dir)
     if show_problems:
         for problem in summary.problems:
             click.echo(f"  {problem.status}: {problem.path}: {problem.reason}")
+    if embed:
+        run_embed(workspace, None, db_path)
+
+
+@cli.command()
+@workspace_argument
+@click.argument("path", required=False)
+@db_option
+def embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
+    """Embed WORKSPACE's new and changed documents (only those under PATH, if given).
+
+    Unchanged chunks never reach the model; an interrupted run resumes where it stopped.
+    """
+    run_embed(workspace, path, db_path)
 
 
 @cli.command()
@@ -82,7 +140,7 @@ def index(workspace: Path, db_path: Path | None, reports_dir: str, show_problems
 @click.option("-h", "--host", default="127.0.0.1", show_default=True)
 @click.option("-p", "--port", default=8001, show_default=True, type=int)
 @click.option("--no-index", is_flag=True, help="Serve the archive as it is, without indexing first.")
-def serve(workspace: Path, db_path: Path | None, reports_dir: str, host: str, port: int, no_index: bool) -> None:
+def serve(workspace: Path, db_path: Path | None, reports_dir: str | None, host: str, port: int, no_index: bool) -> None:
     """Index WORKSPACE, then serve its archive in Datasette."""
     import asyncio
 

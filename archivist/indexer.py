@@ -23,6 +23,7 @@ DELETE_SOURCE_SQL = "DELETE FROM sources WHERE path = :source"
 DELETE_SOURCE_FILES_SQL = "DELETE FROM files WHERE source = :source"
 DELETE_FILE_SQL = "DELETE FROM files WHERE path = :path"
 DELETE_PROBLEM_FILES_SQL = "DELETE FROM files WHERE source IS NULL"
+REPORTS_DIR_SQL = "SELECT value FROM archive_meta WHERE key = 'reports_dir'"
 
 Progress = Callable[[str], None]
 
@@ -64,10 +65,13 @@ def _now() -> str:
 def index_workspace(
     workspace: Path,
     db_path: Path | None = None,
-    reports_dir: str = "reports",
+    reports_dir: str | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
 ) -> Summary:
-    """Bring the archive up to date with the workspace, in one transaction."""
+    """Bring the archive up to date with the workspace, in one transaction.
+
+    ``reports_dir`` defaults to the one the archive was last indexed with, else ``reports``.
+    """
     workspace = Path(workspace)
     if not workspace.is_dir():
         raise ArchivistError(
@@ -79,10 +83,11 @@ def index_workspace(
     db_path = Path(db_path) if db_path else archive_path(workspace)
     started = time.perf_counter()
     started_at = _now()
-    files, walk_problems = ingest.walk(workspace, exclude={db_path})
-    sources, type_problems = ingest.group_sources(files, reports_dir)
     db = schema.open_archive(db_path)
     try:
+        reports_dir = reports_dir or _stored_reports_dir(db) or "reports"
+        files, walk_problems = ingest.walk(workspace, exclude={db_path})
+        sources, type_problems = ingest.group_sources(files, reports_dir)
         with db.atomic():
             summary = _apply(db, workspace, sources, walk_problems + type_problems, progress)
             summary.seconds = time.perf_counter() - started
@@ -90,6 +95,11 @@ def index_workspace(
     finally:
         db.close()
     return summary
+
+
+def _stored_reports_dir(db: sqlite_utils.Database) -> str | None:
+    row = db.execute(REPORTS_DIR_SQL).fetchone()
+    return row[0] if row else None
 
 
 def _apply(

@@ -118,6 +118,37 @@ def m003_reports_trigram(db: sqlite_utils.Database) -> None:
     db.executescript(REPORTS_TRIGRAM_SQL)
 
 
+CHUNKS_SQL = """
+CREATE TABLE chunks (
+    id TEXT PRIMARY KEY,
+    document_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    content_hash BLOB NOT NULL
+);
+CREATE INDEX chunks_document ON chunks (document_id);
+"""
+
+# The llm library's collections: one vector per chunk, and one per document
+# (the normalised mean of its chunks), so that `llm similar` works on the archive.
+CHUNKS_COLLECTION = "archivist_chunks"
+DOCUMENTS_COLLECTION = "archivist_documents"
+
+
+@migrations()
+def m004_embeddings(db: sqlite_utils.Database) -> None:
+    from llm.embeddings_migrations import embeddings_migrations
+
+    from .embedding_model import MODEL_ID
+
+    embeddings_migrations.apply(db)
+    db.executescript(CHUNKS_SQL)
+    for name in (CHUNKS_COLLECTION, DOCUMENTS_COLLECTION):
+        if not db.execute("SELECT 1 FROM collections WHERE name = ?", [name]).fetchone():
+            db.table("collections").insert({"name": name, "model": MODEL_ID})
+
+
 def open_archive(path: Path) -> sqlite_utils.Database:
     """Open (creating if needed) an archive and bring its schema up to date."""
     path.parent.mkdir(parents=True, exist_ok=True)

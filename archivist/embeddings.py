@@ -1,0 +1,272 @@
+"""Embedding an archive: incremental by content hash, resumable, memory flat in corpus size.
+
+Documents are compared by a signature (title, body hash, model, chunker); only
+changed documents are chunked again, and only chunks whose text is new reach the
+model (a chunk whose hash is already stored is copied). Work is committed every
+batch, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import llm
+import sqlite_utils
+
+from . import chunking, schema
+from .embedding_model import MODEL_ID
+from .errors import ArchivistError
+
+DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
+EMBEDDED_SIGNATURES_SQL = "SELECT id, content_hash FROM embeddings WHERE collection_id = :collection"
+DOCUMENT_BODIES_SQL = "SELECT id, title, body FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"
+CHUNK_VECTORS_BY_HASH_SQL = """
+SELECT content_hash, embedding FROM embeddings
+WHERE collection_id = :collection AND content_hash IN (SELECT unhex(value) FROM json_each(:hashes))
+"""
+OLD_CHUNKS_SQL = "SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(:ids))"
+DELETE_EMBEDDING_SQL = "DELETE FROM embeddings WHERE collection_id = :collection AND id = :id"
+DELETE_CHUNKS_SQL = "DELETE FROM chunks WHERE document_id IN (SELECT value FROM json_each(:ids))"
+ORPHAN_CHUNKS_SQL = "SELECT id FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)"
+ORPHAN_DOCUMENT_VECTORS_SQL = """
+SELECT id FROM embeddings WHERE collection_id = :collection
+AND CAST(id AS INTEGER) NOT IN (SELECT id FROM documents)
+"""
+COLLECTION_ID_SQL = "SELECT id FROM collections WHERE name = :name"
+
+BATCH_CHUNKS = 64  # texts per model call, and per commit
+
+
+@dataclass
+class Result:
+    embedded: int = 0  # documents (re-)embedded in this run
+    skipped: int = 0  # documents already up to date
+    chunks_embedded: int = 0  # texts sent to the model
+    chunks_reused: int = 0  # chunks whose vector was already stored
+    seconds: float = 0.0
+    total_files: int = 0
+    removed: int = 0
+
+    def to_dict(self, with_total_files: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"success": True, "embedded": self.embedded, "skipped": self.skipped}
+        if with_total_files:
+            out["total_files"] = self.total_files
+        return out
+
+
+@dataclass
+class _Pending:
+    id: int
+    signature: bytes
+    path: str = ""
+    title: str = ""
+    chunks: list[chunking.Chunk] = field(default_factory=list)
+    hashes: list[bytes] = field(default_factory=list)
+
+
+def signature(title: str | None, content_hash: str) -> bytes:
+    text = f"{MODEL_ID}\x00{chunking.VERSION}\x00{title or ''}\x00{content_hash}"
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def chunk_hash(text: str) -> bytes:
+    return llm.Collection.content_hash(text)  # the hash llm itself stores
+
+
+def _collection(db: sqlite_utils.Database, name: str) -> int:
+    return db.execute(COLLECTION_ID_SQL, {"name": name}).fetchone()[0]
+
+
+def in_scope(path: str, scope: str | None) -> bool:
+    if not scope:
+        return True
+    scope = scope.strip("/")
+    # a folder holds documents; a file may be part of a conversation folder
+    return path == scope or path.startswith(scope + "/") or scope.startswith(path + "/")
+
+
+def plan(db: sqlite_utils.Database, scope: str | None = None) -> tuple[list[_Pending], int]:
+    """Documents in scope whose vectors are missing or stale, and how many are up to date."""
+    documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
+    embedded = dict(db.execute(EMBEDDED_SIGNATURES_SQL, {"collection": documents_collection}).fetchall())
+    pending, up_to_date = [], 0
+    for doc_id, title, content_hash, path in db.execute(DOCUMENT_SIGNATURES_SQL).fetchall():
+        if not in_scope(path, scope):
+            continue
+        wanted = signature(title, content_hash)
+        if embedded.get(str(doc_id)) == wanted:
+            up_to_date += 1
+        else:
+            pending.append(_Pending(doc_id, wanted, path, title or ""))
+    return pending, up_to_date
+
+
+def _json(values: Iterable[Any]) -> str:
+    return json.dumps(list(values))
+
+
+def _chunked(db: sqlite_utils.Database, batch: list[_Pending]) -> list[_Pending]:
+    by_id = {p.id: p for p in batch}
+    ids = _json([p.id for p in batch])
+    for doc_id, title, body in db.execute(DOCUMENT_BODIES_SQL, {"ids": ids}).fetchall():
+        pending = by_id[doc_id]
+        pending.chunks = chunking.chunk(body or "", title)
+        pending.hashes = [chunk_hash(c.text) for c in pending.chunks]
+    return batch
+
+
+def _document_batches(pending: list[_Pending], db: sqlite_utils.Database) -> Iterator[list[_Pending]]:
+    """Groups of documents holding about BATCH_CHUNKS chunks, bodies read one group at a time."""
+    group: list[_Pending] = []
+    for start in range(0, len(pending), 16):
+        for item in _chunked(db, pending[start:start + 16]):
+            group.append(item)
+            if sum(len(p.chunks) for p in group) >= BATCH_CHUNKS:
+                yield group
+                group = []
+    if group:
+        yield group
+
+
+def _mean(vectors: list[list[float]]) -> list[float]:
+    if not vectors:
+        return []
+    total = [sum(values) for values in zip(*vectors)]
+    norm = sum(v * v for v in total) ** 0.5 or 1.0
+    return [v / norm for v in total]
+
+
+def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.EmbeddingModel, result: Result) -> None:
+    chunks_collection = _collection(db, schema.CHUNKS_COLLECTION)
+    documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
+    wanted = {h for p in group for h in p.hashes}
+    known = dict(
+        db.execute(CHUNK_VECTORS_BY_HASH_SQL, {"collection": chunks_collection, "hashes": _json(h.hex() for h in wanted)}).fetchall()
+    )
+    texts = {}
+    for item in group:
+        for piece, digest in zip(item.chunks, item.hashes):
+            if digest not in known:
+                texts.setdefault(digest, piece.text)
+    if texts:
+        for digest, vector in zip(texts, model.embed_multi(list(texts.values()))):
+            known[digest] = llm.encode(vector)
+    result.chunks_embedded += len(texts)
+    result.chunks_reused += sum(len(p.hashes) for p in group) - len(texts)
+    now = int(time.time())
+    ids = _json(p.id for p in group)
+    with db.atomic():
+        for (old_id,) in db.execute(OLD_CHUNKS_SQL, {"ids": ids}).fetchall():
+            db.execute(DELETE_EMBEDDING_SQL, {"collection": chunks_collection, "id": old_id})
+        db.execute(DELETE_CHUNKS_SQL, {"ids": ids})
+        chunk_rows, vector_rows = [], []
+        for item in group:
+            for piece, digest in zip(item.chunks, item.hashes):
+                chunk_id = f"{item.id}-{piece.seq}"
+                chunk_rows.append({"id": chunk_id, "document_id": item.id, "seq": piece.seq, "start": piece.start, "end": piece.end, "content_hash": digest})
+                vector_rows.append(_vector_row(chunks_collection, chunk_id, known[digest], digest, {"document_id": item.id, "seq": piece.seq, "path": item.path}, now))
+            mean = _mean([llm.decode(known[d]) for d in item.hashes])
+            if mean:
+                vector_rows.append(_vector_row(documents_collection, str(item.id), llm.encode(mean), item.signature, {"title": item.title, "path": item.path, "chunks": len(item.chunks)}, now))
+            else:
+                db.execute(DELETE_EMBEDDING_SQL, {"collection": documents_collection, "id": str(item.id)})
+        db.table("chunks").insert_all(chunk_rows)
+        db.table("embeddings").insert_all(vector_rows, replace=True)
+    result.embedded += len(group)
+
+
+def _vector_row(collection: int, id: str, blob: bytes, digest: bytes, metadata: dict[str, Any], now: int) -> dict[str, Any]:
+    return {
+        "collection_id": collection,
+        "id": id,
+        "embedding": blob,
+        "content": None,
+        "content_blob": None,
+        "content_hash": digest,
+        "metadata": json.dumps(metadata),
+        "updated": now,
+    }
+
+
+def remove_orphans(db: sqlite_utils.Database) -> int:
+    """Vectors of documents that are no longer in the archive."""
+    chunks_collection = _collection(db, schema.CHUNKS_COLLECTION)
+    documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
+    removed = 0
+    with db.atomic():
+        for (chunk_id,) in db.execute(ORPHAN_CHUNKS_SQL).fetchall():
+            db.execute(DELETE_EMBEDDING_SQL, {"collection": chunks_collection, "id": chunk_id})
+            db.execute("DELETE FROM chunks WHERE id = :id", {"id": chunk_id})
+        for (doc_id,) in db.execute(ORPHAN_DOCUMENT_VECTORS_SQL, {"collection": documents_collection}).fetchall():
+            db.execute(DELETE_EMBEDDING_SQL, {"collection": documents_collection, "id": doc_id})
+            removed += 1
+    return removed
+
+
+def embed_archive(
+    db_path: Path,
+    scope: str | None = None,
+    progress: Callable[[int], Callable[[int, int], None]] | None = None,
+) -> Result:
+    """Embed what is new or changed in an archive (optionally only under ``scope``)."""
+    started = time.perf_counter()
+    db = schema.open_archive(Path(db_path))
+    try:
+        result = Result(removed=remove_orphans(db))
+        pending, result.skipped = plan(db, scope)
+        result.total_files = len(pending) + result.skipped
+        tick = progress(len(pending)) if progress else None
+        model = llm.get_embedding_model(MODEL_ID) if pending else None
+        for group in _document_batches(pending, db):
+            _store(db, group, model, result)
+            if tick:
+                tick(len(group), result.chunks_embedded)
+    finally:
+        db.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def resolve_scope(workspace: Path, path: str | None) -> str | None:
+    """A caller's path as a path inside the workspace, or PATH_NOT_FOUND."""
+    if not path:
+        return None
+    root = Path(workspace).resolve()
+    candidate = Path(path)
+    target = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    if not target.is_relative_to(root):
+        raise ArchivistError(
+            "PATH_NOT_FOUND",
+            f"Path is outside the workspace: {path}",
+            "Only documents inside the workspace can be embedded.",
+            "Give a path relative to the workspace, e.g. conversations/2025-11-10/001-topic",
+        )
+    if not target.exists():
+        raise ArchivistError(
+            "PATH_NOT_FOUND",
+            f"Path not found: {path}",
+            "No file or folder with that path exists in the workspace.",
+            "Give a path relative to the workspace, e.g. conversations/2025-11-10/001-topic",
+        )
+    return target.relative_to(root).as_posix() if target != root else None
+
+
+def embed_workspace(
+    workspace: Path,
+    path: str | None = None,
+    db_path: Path | None = None,
+    progress: Callable[[int], Callable[[int, int], None]] | None = None,
+) -> Result:
+    """Index the workspace, then embed its new and changed documents (under ``path`` if given)."""
+    from .indexer import index_workspace
+    from .workspace import archive_path
+
+    scope = resolve_scope(workspace, path)
+    db_path = Path(db_path) if db_path else archive_path(workspace)
+    index_workspace(workspace, db_path)
+    return embed_archive(db_path, scope, progress)
