@@ -8,6 +8,7 @@ to embed (importing sentence-transformers alone takes seconds), once per process
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any, Iterable, Iterator
@@ -49,6 +50,15 @@ def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
         texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
     )
     return [vector.tolist() for vector in vectors]
+
+
+@functools.lru_cache(maxsize=512)
+def query_vector(text: str) -> bytes | None:
+    """A search query as a stored-format vector (llm's float32 blob); None for no text."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    return llm.encode(encode([text])[0])
 
 
 class MiniLM(llm.EmbeddingModel):

@@ -8,7 +8,6 @@ batch, so a killed run resumes where it stopped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -18,12 +17,14 @@ from typing import Any, Callable, Iterable, Iterator
 import llm
 import sqlite_utils
 
-from . import chunking, schema
+from . import chunking, schema, vectors
 from .embedding_model import MODEL_ID
 from .errors import ArchivistError
 
 DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
-EMBEDDED_SIGNATURES_SQL = "SELECT id, content_hash FROM embeddings WHERE collection_id = :collection"
+EMBEDDED_SIGNATURES_SQL = (
+    "SELECT id, content_hash, metadata ->> 'model', metadata ->> 'chunker' FROM embeddings WHERE collection_id = :collection"
+)
 DOCUMENT_BODIES_SQL = "SELECT id, title, body FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"
 CHUNK_VECTORS_BY_HASH_SQL = """
 SELECT content_hash, embedding FROM embeddings
@@ -69,9 +70,12 @@ class _Pending:
     hashes: list[bytes] = field(default_factory=list)
 
 
-def signature(title: str | None, content_hash: str) -> bytes:
-    text = f"{MODEL_ID}\x00{chunking.VERSION}\x00{title or ''}\x00{content_hash}"
-    return hashlib.sha256(text.encode("utf-8")).digest()
+def signature(content_hash: str) -> bytes:
+    """What a document vector records of its source: the document's content hash (title and body)."""
+    return bytes.fromhex(content_hash)
+
+
+VECTOR_METADATA = {"model": MODEL_ID, "chunker": chunking.VERSION}
 
 
 def chunk_hash(text: str) -> bytes:
@@ -93,12 +97,17 @@ def in_scope(path: str, scope: str | None) -> bool:
 def plan(db: sqlite_utils.Database, scope: str | None = None) -> tuple[list[_Pending], int]:
     """Documents in scope whose vectors are missing or stale, and how many are up to date."""
     documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
-    embedded = dict(db.execute(EMBEDDED_SIGNATURES_SQL, {"collection": documents_collection}).fetchall())
+    current = (VECTOR_METADATA["model"], VECTOR_METADATA["chunker"])
+    embedded = {
+        id_: digest
+        for id_, digest, model, chunker in db.execute(EMBEDDED_SIGNATURES_SQL, {"collection": documents_collection})
+        if (model, chunker) == current
+    }
     pending, up_to_date = [], 0
     for doc_id, title, content_hash, path in db.execute(DOCUMENT_SIGNATURES_SQL).fetchall():
         if not in_scope(path, scope):
             continue
-        wanted = signature(title, content_hash)
+        wanted = signature(content_hash)
         if embedded.get(str(doc_id)) == wanted:
             up_to_date += 1
         else:
@@ -172,11 +181,12 @@ def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.Embeddin
                 vector_rows.append(_vector_row(chunks_collection, chunk_id, known[digest], digest, {"document_id": item.id, "seq": piece.seq, "path": item.path}, now))
             mean = _mean([llm.decode(known[d]) for d in item.hashes])
             if mean:
-                vector_rows.append(_vector_row(documents_collection, str(item.id), llm.encode(mean), item.signature, {"title": item.title, "path": item.path, "chunks": len(item.chunks)}, now))
+                vector_rows.append(_vector_row(documents_collection, str(item.id), llm.encode(mean), item.signature, {"title": item.title, "path": item.path, "chunks": len(item.chunks), **VECTOR_METADATA}, now))
             else:
                 db.execute(DELETE_EMBEDDING_SQL, {"collection": documents_collection, "id": str(item.id)})
         db.table("chunks").insert_all(chunk_rows)
         db.table("embeddings").insert_all(vector_rows, replace=True)
+        vectors.bump_version(db, f"{time.time_ns()}")
     result.embedded += len(group)
 
 
@@ -205,6 +215,8 @@ def remove_orphans(db: sqlite_utils.Database) -> int:
         for (doc_id,) in db.execute(ORPHAN_DOCUMENT_VECTORS_SQL, {"collection": documents_collection}).fetchall():
             db.execute(DELETE_EMBEDDING_SQL, {"collection": documents_collection, "id": doc_id})
             removed += 1
+        if removed:
+            vectors.bump_version(db, f"{time.time_ns()}")
     return removed
 
 

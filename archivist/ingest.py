@@ -319,7 +319,7 @@ def parse(root: Path, source: Source) -> Parsed:
         document.setdefault("source", source.path)
         document.setdefault("kind", source.kind)
         document["filter_tokens"] = filter_tokens(document)
-        document.setdefault("content_hash", sha256(document.get("body") or ""))
+        document.setdefault("content_hash", sha256(f"{document.get('title') or ''}\x00{document.get('body') or ''}"))
         document["tags"] = json.dumps(document.get("tags") or [])
         document["extra"] = json.dumps(document.get("extra") or {}, default=str, ensure_ascii=False)
     return Parsed(documents, problems, content_hash)

@@ -87,9 +87,47 @@ def make_report_link(base_url: str | None):
     return report_link
 
 
+def database_file(conn: Any) -> str:
+    """The file behind a connection's main database ('' for an in-memory one)."""
+    for _seq, name, path in conn.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return path or ""
+    return ""
+
+
+def embed_query(text: str | None) -> bytes | None:
+    from .embedding_model import query_vector  # the model loads on the first query, not before
+
+    return query_vector(text or "")
+
+
+def make_nearest(db_file: str):
+    def nearest(query: bytes | None, collection: str, k: Any, allowed: str | None = None) -> str:
+        from . import vectors
+
+        return vectors.nearest(db_file, query, collection, int(k or 10), allowed)
+
+    return nearest
+
+
+def load_sqlite_vec(conn: Any) -> None:
+    """sqlite-vec's functions (vec_distance_cosine, …) for hand-written SQL; needs pysqlite3."""
+    import sqlite_vec
+
+    if not hasattr(conn, "enable_load_extension"):
+        return
+    conn.enable_load_extension(True)
+    try:
+        sqlite_vec.load(conn)
+    finally:
+        conn.enable_load_extension(False)
+
+
 def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
     """Register every function on a sqlite3 connection."""
     settings = settings or {}
+    load_sqlite_vec(conn)
+    nearest = make_nearest(database_file(conn))
     functions = {
         ("archivist_fts", 1): lambda q: fts_query(q, "all"),
         ("archivist_fts", 2): fts_query,
@@ -100,6 +138,10 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_limit", 3): clamp_limit,
         ("archivist_file_url", 1): file_url,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
+        ("archivist_embed", 1): embed_query,
+        ("archivist_nearest", 3): nearest,
+        ("archivist_nearest", 4): nearest,
     }
     for (name, arity), function in functions.items():
-        conn.create_function(name, arity, function, deterministic=True)
+        # archivist_nearest reads vectors that change between runs: not deterministic
+        conn.create_function(name, arity, function, deterministic=not name.startswith("archivist_nearest"))

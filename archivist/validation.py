@@ -170,6 +170,41 @@ def _report_exists(params: dict[str, str], execute: Execute) -> None:
         )
 
 
+def _document_exists(params: dict[str, str], execute: Execute) -> None:
+    if not execute("find_document", {"document": params["document"]}):
+        raise ArchivistError(
+            "DOCUMENT_NOT_FOUND",
+            f"Document not found: {params['document']}",
+            "No document in the archive has that id or path.",
+            "Use an id or path returned by a search, or run archivist index first.",
+        )
+
+
+def required_text(name: str, example: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not value:
+            raise ArchivistError(
+                "INVALID_PARAMETER", f"{name} is required", f"Give the {name} to look up.", f"Try {name}={example}"
+            )
+        return value
+
+    return check
+
+
+def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value and value not in choices:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                f"Unknown {name} '{value}'",
+                f"{name} is one of: {', '.join(choices)}.",
+                f"Try {name}={choices[0]}",
+            )
+        return value
+
+    return check
+
+
 @dataclass(frozen=True)
 class QuerySpec:
     params: dict[str, Callable[[str], str]]
@@ -198,6 +233,26 @@ QUERIES: dict[str, QuerySpec] = {
         {"command": command_name("command", required=True)}, (_listed_command_exists,)
     ),
     "get_report": QuerySpec({"path": workspace_path}, (_report_exists,)),
+    "search_semantic": QuerySpec(
+        {
+            "query": lambda v: require_query(v, "search_semantic", "authentication patterns"),
+            "conversation_type": conversation_type,
+            "date_range": date_range,
+            "limit": bounded_int("limit", 1, 100),
+        }
+    ),
+    "find_document": QuerySpec({"document": required_text("document", "42")}, (_document_exists,)),
+    "similar": QuerySpec(
+        {"document": required_text("document", "42"), "limit": bounded_int("limit", 1, 100)}, (_document_exists,)
+    ),
+    "embedding_status": QuerySpec({}),
+    "search_documents": QuerySpec(
+        {
+            "query": lambda v: require_query(v, "search_documents", "authentication"),
+            "mode": one_of("mode", ("hybrid", "keyword", "semantic")),
+            "limit": bounded_int("limit", 1, 100),
+        }
+    ),
     "search_commands": QuerySpec(
         {"query": lambda v: require_query(v, "search_commands", "proxy")}, (_reports_exist,)
     ),
