@@ -209,6 +209,10 @@ def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
 class QuerySpec:
     params: dict[str, Callable[[str], str]]
     checks: tuple[Check, ...] = field(default_factory=tuple)
+    embeds_query: bool = False  # its SQL embeds :query (unless mode is keyword)
+
+    def needs_model(self, params: dict[str, str]) -> bool:
+        return self.embeds_query and params.get("mode") != "keyword"
 
 
 QUERIES: dict[str, QuerySpec] = {
@@ -239,7 +243,8 @@ QUERIES: dict[str, QuerySpec] = {
             "conversation_type": conversation_type,
             "date_range": date_range,
             "limit": bounded_int("limit", 1, 100),
-        }
+        },
+        embeds_query=True,
     ),
     "find_document": QuerySpec({"document": required_text("document", "42")}, (_document_exists,)),
     "similar": QuerySpec(
@@ -251,7 +256,8 @@ QUERIES: dict[str, QuerySpec] = {
             "query": lambda v: require_query(v, "search_documents", "authentication"),
             "mode": one_of("mode", ("hybrid", "keyword", "semantic")),
             "limit": bounded_int("limit", 1, 100),
-        }
+        },
+        embeds_query=True,
     ),
     "search_commands": QuerySpec(
         {"query": lambda v: require_query(v, "search_commands", "proxy")}, (_reports_exist,)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from pathlib import Path
@@ -12,9 +13,8 @@ from datasette.app import Datasette
 from datasette.database import Database
 from markupsafe import Markup, escape
 
-from . import validation
+from . import queries, validation
 from .errors import ArchivistError
-from . import queries
 from .queries import sql_for
 from .workspace import CONFIG_DIR, DATABASE_NAME
 
@@ -69,7 +69,13 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
             if extension == "html" and not params:
                 return await app(scope, receive, send)  # the empty form
             try:
-                await datasette.get_database(database).execute_fn(lambda conn: _prepare_on(conn, name, params))
+                prepared = await datasette.get_database(database).execute_fn(lambda conn: _prepare_on(conn, name, params))
+                if validation.QUERIES[name].needs_model(prepared):
+                    # Embed the query outside SQL: loading the model can take longer than
+                    # Datasette's SQL time limit. The SQL function then finds it cached.
+                    from .embedding_model import query_vector
+
+                    await asyncio.to_thread(query_vector, prepared["query"])
             except ArchivistError as error:
                 if extension == "html":
                     await datasette.invoke_startup()

@@ -49,6 +49,25 @@ def archive(workspace: Path):
         yield archive
 
 
+@pytest.fixture(scope="session")
+def embedded_sample(tmp_path_factory) -> Path:
+    """The sample workspace indexed and embedded with the real model, once per session.
+
+    Read-only for the tests that use it: copy it (or use sample_workspace) to change things.
+    """
+    from archivist.embeddings import embed_workspace
+
+    workspace = tmp_path_factory.mktemp("embedded") / "sample"
+    shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
+    embed_workspace(workspace)
+    return workspace
+
+
+@pytest.fixture
+async def embedded_datasette(embedded_sample: Path):
+    return await started_datasette(archive_path(embedded_sample))
+
+
 @pytest.fixture
 def sample_workspace(tmp_path: Path) -> Path:
     """A private copy of the bundled sample workspace, indexed."""

@@ -18,6 +18,11 @@ EXAMPLES = {
     "list_command_reports": "command=k8s-cluster-health",
     "get_report": "path=reports/k8s-cluster-health/baseline-notes.md",
     "search_commands": "query=proxy",
+    "search_semantic": "query=authentication+patterns&conversation_type=debug",
+    "find_document": "document=conversations/2025-11-10/002-debug-auth",
+    "similar": "document=conversations/2025-11-10/002-debug-auth&limit=5",
+    "embedding_status": "",
+    "search_documents": "query=proxy+timeout&mode=hybrid",
 }
 
 
@@ -45,12 +50,12 @@ async def test_the_documents_page_renders_with_facets(sample_datasette):
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
-async def test_each_canned_query_is_a_page_and_json(sample_datasette, name):
+async def test_each_canned_query_is_a_page_and_json(embedded_datasette, name):
     query_string = EXAMPLES[name]
-    page = await sample_datasette.client.get(f"/archive/{name}?{query_string}")
+    page = await embedded_datasette.client.get(f"/archive/{name}?{query_string}")
     assert page.status_code == 200
     assert canned_queries()[name]["title"] in page.text
-    data = await sample_datasette.client.get(f"/archive/{name}.json?{query_string}&_shape=array")
+    data = await embedded_datasette.client.get(f"/archive/{name}.json?{query_string}&_shape=array")
     assert data.status_code == 200
     assert len(data.json()) >= 1
 
@@ -121,3 +126,21 @@ async def test_excerpt_highlights_render_as_marks_and_nothing_else_as_html(sampl
     from archivist.web import highlighted
 
     assert highlighted("<script>x</script> <mark>a</mark>") == "&lt;script&gt;x&lt;/script&gt; <mark>a</mark>"
+
+
+def test_a_fresh_server_answers_its_first_semantic_query_within_the_sql_time_limit(embedded_sample):
+    # The model loads on that first query (seconds), outside Datasette's 1 s SQL time limit.
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(embedded_sample), "--no-index", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port)
+        url = f"http://127.0.0.1:{port}/archive/search_semantic.json?query=authentication+patterns&_shape=array"
+        with urllib.request.urlopen(url, timeout=120) as response:
+            rows = json.loads(response.read())
+        assert rows and rows[0]["score"] > 0.3
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
