@@ -140,7 +140,10 @@ def embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 @click.option("-h", "--host", default="127.0.0.1", show_default=True)
 @click.option("-p", "--port", default=8001, show_default=True, type=int)
 @click.option("--no-index", is_flag=True, help="Serve the archive as it is, without indexing first.")
-def serve(workspace: Path, db_path: Path | None, reports_dir: str | None, host: str, port: int, no_index: bool) -> None:
+@click.option("--root", is_flag=True, help="Print a sign-in URL for the root user (needed to run enrichments).")
+def serve(
+    workspace: Path, db_path: Path | None, reports_dir: str | None, host: str, port: int, no_index: bool, root: bool
+) -> None:
     """Index WORKSPACE, then serve its archive in Datasette."""
     import asyncio
 
@@ -156,6 +159,8 @@ def serve(workspace: Path, db_path: Path | None, reports_dir: str | None, host: 
     datasette = make_datasette(db_path)
     asyncio.run(start(datasette))
     click.echo(f"Serving {workspace} at http://{host}:{port}/", err=False)
+    if root:
+        click.echo(f"Sign in as root: http://{host}:{port}/-/auth-token?token={datasette._root_token}")
     sys.stdout.flush()
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
 

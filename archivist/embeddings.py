@@ -94,7 +94,9 @@ def in_scope(path: str, scope: str | None) -> bool:
     return path == scope or path.startswith(scope + "/") or scope.startswith(path + "/")
 
 
-def plan(db: sqlite_utils.Database, scope: str | None = None) -> tuple[list[_Pending], int]:
+def plan(
+    db: sqlite_utils.Database, scope: str | None = None, only_ids: set[int] | None = None
+) -> tuple[list[_Pending], int]:
     """Documents in scope whose vectors are missing or stale, and how many are up to date."""
     documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
     current = (VECTOR_METADATA["model"], VECTOR_METADATA["chunker"])
@@ -105,7 +107,7 @@ def plan(db: sqlite_utils.Database, scope: str | None = None) -> tuple[list[_Pen
     }
     pending, up_to_date = [], 0
     for doc_id, title, content_hash, path in db.execute(DOCUMENT_SIGNATURES_SQL).fetchall():
-        if not in_scope(path, scope):
+        if not in_scope(path, scope) or (only_ids is not None and doc_id not in only_ids):
             continue
         wanted = signature(content_hash)
         if embedded.get(str(doc_id)) == wanted:
@@ -224,13 +226,14 @@ def embed_archive(
     db_path: Path,
     scope: str | None = None,
     progress: Callable[[int], Callable[[int, int], None]] | None = None,
+    only_ids: set[int] | None = None,
 ) -> Result:
-    """Embed what is new or changed in an archive (optionally only under ``scope``)."""
+    """Embed what is new or changed in an archive (only under ``scope``, or only ``only_ids``, if given)."""
     started = time.perf_counter()
     db = schema.open_archive(Path(db_path))
     try:
         result = Result(removed=remove_orphans(db))
-        pending, result.skipped = plan(db, scope)
+        pending, result.skipped = plan(db, scope, only_ids)
         result.total_files = len(pending) + result.skipped
         tick = progress(len(pending)) if progress else None
         model = llm.get_embedding_model(MODEL_ID) if pending else None

@@ -153,6 +153,7 @@ def open_archive(path: Path) -> sqlite_utils.Database:
     """Open (creating if needed) an archive and bring its schema up to date."""
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite_utils.Database(path)
+    db.execute("PRAGMA busy_timeout = 10000")  # Datasette (enrichment jobs) may be writing too
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     migrations.apply(db)

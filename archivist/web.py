@@ -99,6 +99,15 @@ def highlighted(value: Any) -> Markup | None:
     return Markup(escaped.replace("&lt;mark&gt;", "<mark>").replace("&lt;/mark&gt;", "</mark>"))
 
 
+async def similar_documents(datasette: Datasette, database: str, document_id: str, limit: int = 8) -> list[dict[str, Any]]:
+    """The ``similar`` canned query for one document, through Datasette's own JSON API."""
+    response = await datasette.client.get(
+        datasette.urls.path(f"/{database}/similar.json"),
+        params={"document": document_id, "limit": str(limit), "_shape": "array"},
+    )
+    return response.json() if response.status_code == 200 else []
+
+
 def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:
     """This repository's Datasette (metadata, plugins, templates) serving one archive as ``archive``.
 

@@ -23,3 +23,27 @@ def render_cell(value, column):
     if column == "excerpt":
         return web.highlighted(value)
     return None
+
+
+@hookimpl
+def extra_template_vars(view_name, table, database, request, datasette):
+    """A document's page lists its most similar documents."""
+    if view_name != "row" or table != "documents" or request is None:
+        return {}
+
+    async def inner():
+        document_id = request.url_vars.get("pks", "")
+        return {
+            "similar_documents": await web.similar_documents(datasette, database, document_id),
+            "document_id": document_id,
+        }
+
+    return inner
+
+
+@hookimpl
+def register_enrichments():
+    """Embed selected documents from the table UI (datasette-enrichments)."""
+    from archivist.enrichment import EmbedDocuments
+
+    return [EmbedDocuments()]

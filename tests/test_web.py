@@ -144,3 +144,17 @@ def test_a_fresh_server_answers_its_first_semantic_query_within_the_sql_time_lim
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+async def test_a_document_page_lists_its_most_similar_documents(embedded_datasette):
+    response = await embedded_datasette.client.get("/archive/documents/6")  # JWT authentication debugging
+    assert response.status_code == 200
+    section = response.text.split("<h2>Similar documents</h2>", 1)[1]
+    assert section.count('href="/archive/documents/') == 8
+    assert "OAuth2 authorization code flow" in section
+    assert 'href="/archive/similar?document=6&amp;limit=50"' in section
+
+
+async def test_a_document_without_an_embedding_says_how_to_get_one(sample_datasette):
+    response = await sample_datasette.client.get("/archive/documents/6")
+    assert "archivist embed WORKSPACE" in response.text
