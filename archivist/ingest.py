@@ -24,7 +24,9 @@ from . import dates
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 IGNORED_DIRS = {".archivist", ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__"}
-MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_FILE_BYTES = 2 * 1024 * 1024  # one document's text
+MAX_DATA_FILE_BYTES = 128 * 1024 * 1024  # a .jsonl or .csv file holds many documents
+DATA_SUFFIXES = {".jsonl", ".csv"}
 CONVERSATION_TYPES = (
     "brainstorm",
     "debug",
@@ -188,9 +190,10 @@ def group_sources(files: list[FileInfo], reports_dir: str = "reports") -> tuple[
 
 def read_text(root: Path, info: FileInfo, problems: list[Problem]) -> str | None:
     """The file's text, or None (with a problem recorded) when it has none to give."""
+    cap = MAX_DATA_FILE_BYTES if _suffix(info.path) in DATA_SUFFIXES else MAX_FILE_BYTES
     try:
         with open(root / info.path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+            raw = handle.read(cap + 1)
     except OSError as error:
         problems.append(Problem(info.path, "skipped", f"unreadable: {error.strerror or error}"))
         return None
@@ -200,8 +203,8 @@ def read_text(root: Path, info: FileInfo, problems: list[Problem]) -> str | None
     if b"\x00" in raw[:8192]:
         problems.append(Problem(info.path, "skipped", "binary file"))
         return None
-    truncated = len(raw) > MAX_FILE_BYTES
-    raw = raw[:MAX_FILE_BYTES]
+    truncated = len(raw) > cap
+    raw = raw[:cap]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -212,7 +215,7 @@ def read_text(root: Path, info: FileInfo, problems: list[Problem]) -> str | None
             problems.append(Problem(info.path, "degraded", "not valid UTF-8: decoded with replacement characters"))
     if truncated:
         problems.append(
-            Problem(info.path, "degraded", f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: only the first {MAX_FILE_BYTES // (1024 * 1024)} MiB are indexed")
+            Problem(info.path, "degraded", f"larger than {cap // 2**20} MiB: only the first {cap // 2**20} MiB are indexed")
         )
     return text.lstrip("\ufeff")
 

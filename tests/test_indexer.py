@@ -215,3 +215,12 @@ def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
     assert rows(workspace, "pragma integrity_check") == [("ok",)]
     assert rows(workspace, "select count(*), sum(length(body)) from documents") == before
     assert index_workspace(workspace).indexed == 3000
+
+
+def test_a_large_records_file_is_read_whole(make_workspace):
+    line = '{"entity_type": "bug", "entity_id": %d, "title": "Bug %d", "body": "%s"}\n'
+    text = "".join(line % (n, n, "x" * 500) for n in range(6000))  # about 3 MiB
+    assert len(text) > ingest.MAX_FILE_BYTES
+    workspace = make_workspace({"records/bugs.jsonl": text})
+    summary = index_workspace(workspace)
+    assert (summary.documents, summary.degraded) == (6000, 0)
