@@ -1,0 +1,149 @@
+"""Speed of the semantic layer: pipeline throughput, query latency at 100k chunks, no-op re-embedding.
+
+    python bench/semantic_speed.py [--chunks 100000] [--throughput-docs 150]
+
+1. Throughput: the same chunk texts through raw `model.encode` and through the
+   embedding pipeline (chunking, hashing, llm, SQLite writes), in one run; prints
+   the ratio (target >= 0.9).
+2. Latency: search_semantic and search_documents (hybrid) p50/p95 over an archive
+   of the synthetic workspace (bench/synth.py) holding --chunks chunk vectors, model
+   warm (each query is embedded inside the timing). Embedding 100k chunks takes over an hour on two cores, and query time does
+   not depend on what the vectors say, so these vectors are seeded random unit
+   vectors written in the pipeline's own format: timing only, not quality.
+3. Re-embedding the unchanged archive: texts sent to the model and seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synth import TOPICS, generate  # noqa: E402
+
+from archivist import chunking, embedding_model, embeddings, schema, vectors  # noqa: E402
+from archivist.indexer import index_workspace  # noqa: E402
+from archivist.queries import Archive  # noqa: E402
+from archivist.workspace import archive_path  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def throughput(documents: int) -> None:
+    workspace = OUT / "throughput"
+    shutil.rmtree(workspace, ignore_errors=True)
+    generate(workspace, documents, seed=7)
+    index_workspace(workspace)
+    db = schema.open_archive(archive_path(workspace))
+    texts = [
+        piece.text
+        for _id, title, body in db.execute("select id, title, body from documents order by id").fetchall()
+        for piece in chunking.chunk(body, title)
+    ]
+    db.close()
+    embedding_model.encode(texts[:8])  # warm: load the model before timing either side
+    started = time.perf_counter()
+    embedding_model.load().encode(texts, batch_size=embedding_model.BATCH_SIZE, normalize_embeddings=True)
+    raw = len(texts) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    result = embeddings.embed_archive(archive_path(workspace))
+    pipeline = result.chunks_embedded / (time.perf_counter() - started)
+    print(f"throughput on {len(texts)} chunks of {documents} documents:")
+    print(f"  raw model.encode  {raw:7.1f} chunks/s")
+    print(f"  embedding pipeline {pipeline:6.1f} chunks/s  ({result.chunks_embedded} sent to the model)")
+    print(f"  ratio {pipeline / raw:.2f} (target >= 0.9)")
+
+
+def synthetic_vectors(db_path: Path, chunks: int, seed: int = 42) -> int:
+    """Chunk rows and seeded random unit vectors for the first documents, up to ``chunks``."""
+    db = schema.open_archive(db_path)
+    chunk_collection = embeddings._collection(db, schema.CHUNKS_COLLECTION)
+    if db.execute("select count(*) from chunks").fetchone()[0] >= chunks:
+        db.close()
+        return chunks
+    rng = np.random.default_rng(seed)
+    rows, vector_rows, written = [], [], 0
+    for doc_id, title, body in db.execute("select id, title, body from documents order by id"):
+        for piece in chunking.chunk(body, title):
+            vector = rng.standard_normal(embedding_model.DIMENSIONS).astype("<f4")
+            vector /= np.linalg.norm(vector)
+            chunk_id = f"{doc_id}-{piece.seq}"
+            digest = embeddings.chunk_hash(piece.text)
+            rows.append({"id": chunk_id, "document_id": doc_id, "seq": piece.seq, "start": piece.start, "end": piece.end, "content_hash": digest})
+            vector_rows.append(embeddings._vector_row(chunk_collection, chunk_id, vector.tobytes(), digest, {"document_id": doc_id}, 0))
+            written += 1
+        if written >= chunks:
+            break
+    with db.atomic():
+        db.table("chunks").insert_all(rows, replace=True)
+        db.table("embeddings").insert_all(vector_rows, replace=True)
+        vectors.bump_version(db, f"synthetic-{written}")
+    db.close()
+    return written
+
+
+def latency(chunks: int, repeat: int) -> None:
+    workspace = OUT / "synth-100000-42"
+    generate(workspace, 100_000, 42)
+    index_workspace(workspace)
+    written = synthetic_vectors(archive_path(workspace), chunks)
+    rng = random.Random(3)
+    cases = [" ".join(rng.sample(TOPICS[rng.choice(list(TOPICS))], 2)) for _ in range(20)]
+    with Archive(archive_path(workspace)) as archive:
+        archive.run("search_semantic", {"query": cases[0]})  # model loaded, vector matrix cached
+        print(f"latency at {written} chunk vectors (synthetic, timing only), {len(cases)} queries x {repeat}:")
+        for label, name, extra, target in [
+            ("search_semantic", "search_semantic", {}, 30),
+            ("search_semantic, date_range month", "search_semantic", {"date_range": "2024-05"}, None),
+            ("search_documents hybrid", "search_documents", {"mode": "hybrid"}, 50),
+            ("search_documents keyword", "search_documents", {"mode": "keyword"}, None),
+        ]:
+            times = []
+            for query in cases:
+                for _ in range(repeat):
+                    embedding_model.query_vector.cache_clear()  # every call embeds its query
+                    started = time.perf_counter()
+                    archive.run(name, {"query": query, **extra})
+                    times.append((time.perf_counter() - started) * 1000)
+            p50 = statistics.median(times)
+            p95 = sorted(times)[int(0.95 * (len(times) - 1))]
+            goal = f"   target p50 <= {target} ms: {'met' if p50 <= target else 'NOT met'}" if target else ""
+            print(f"  {label:<36} p50 {p50:7.2f} ms   p95 {p95:7.2f} ms{goal}")
+
+
+def noop(chunks: int) -> None:
+    workspace = OUT / "synth-100000-42"
+    started = time.perf_counter()
+    pending, up_to_date = embeddings.plan(schema.open_archive(archive_path(workspace)))
+    seconds = time.perf_counter() - started
+    print(f"planning a re-embed of the 100k-document archive: {seconds:.2f}s")
+    sci = OUT / "eval-scifact"
+    if archive_path(sci).exists():
+        started = time.perf_counter()
+        result = embeddings.embed_archive(archive_path(sci))
+        chunks = schema.open_archive(archive_path(sci))["chunks"].count
+        print(f"re-embedding the unchanged SciFact archive ({chunks} chunks): {result.chunks_embedded} texts sent "
+              f"to the model, {time.perf_counter() - started:.2f}s (target 0 texts, <= 1 s for 10k chunks)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--throughput-docs", type=int, default=150)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    throughput(args.throughput_docs)
+    latency(args.chunks, args.repeat)
+    noop(args.chunks)
+
+
+if __name__ == "__main__":
+    main()
