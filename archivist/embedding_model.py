@@ -17,7 +17,9 @@ import llm
 
 MODEL_ID = "archivist-minilm-l6-v2"
 DIMENSIONS = 384
-BATCH_SIZE = 32
+BATCH_SIZE = 32  # texts per forward pass
+CALL_SIZE = 256  # texts per encode call: sentence-transformers sorts a call's texts by length, so
+# bigger calls pad less (llm would otherwise hand over BATCH_SIZE texts at a time)
 
 _lock = threading.Lock()
 _loaded: Any = None
@@ -46,9 +48,13 @@ def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
     """Unit-length vectors, so cosine similarity is a dot product."""
     if not texts:
         return []
-    vectors = load().encode(
-        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
+    import torch
+
+    model = load()
+    with torch.inference_mode():
+        vectors = model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
     return [vector.tolist() for vector in vectors]
 
 
@@ -58,12 +64,21 @@ def query_vector(text: str) -> bytes | None:
     text = (text or "").strip()
     if not text:
         return None
-    return llm.encode(encode([text])[0])
+    import torch
+
+    # One short text gains nothing from a second thread, and a second torch thread
+    # fights the BLAS threads of the vector search that follows it.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return llm.encode(encode([text])[0])
+    finally:
+        torch.set_num_threads(threads)
 
 
 class MiniLM(llm.EmbeddingModel):
     model_id = MODEL_ID
-    batch_size = BATCH_SIZE
+    batch_size = CALL_SIZE
 
     def embed_batch(self, items: Iterable[str | bytes]) -> Iterator[list[float]]:
         texts = [item.decode("utf-8", "replace") if isinstance(item, bytes) else item for item in items]

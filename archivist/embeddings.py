@@ -40,7 +40,7 @@ AND CAST(id AS INTEGER) NOT IN (SELECT id FROM documents)
 """
 COLLECTION_ID_SQL = "SELECT id FROM collections WHERE name = :name"
 
-BATCH_CHUNKS = 64  # texts per model call, and per commit
+BATCH_CHUNKS = 256  # chunks per model call, and per commit
 
 
 @dataclass

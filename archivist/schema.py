@@ -149,6 +149,19 @@ def m004_embeddings(db: sqlite_utils.Database) -> None:
             db.table("collections").insert({"name": name, "model": MODEL_ID})
 
 
+FILTER_INDEXES_SQL = """
+CREATE INDEX documents_month ON documents (month);
+CREATE INDEX documents_day ON documents (day);
+CREATE INDEX documents_type ON documents (type);
+"""
+
+
+@migrations()
+def m005_filter_indexes(db: sqlite_utils.Database) -> None:
+    """Filters that are not tied to one kind (semantic search's type and date filters)."""
+    db.executescript(FILTER_INDEXES_SQL)
+
+
 def open_archive(path: Path) -> sqlite_utils.Database:
     """Open (creating if needed) an archive and bring its schema up to date."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ changes the ``embeddings_version`` in ``archive_meta``.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3 as stdlib_sqlite3
 import threading
 from dataclasses import dataclass
@@ -72,11 +73,31 @@ def _current_version(db_path: str) -> str | None:
     return row[0] if row else None
 
 
+def _file_state(db_path: str) -> tuple:
+    """Cheap evidence that nothing was written: the database and WAL file sizes and times."""
+    state = []
+    for suffix in ("", "-wal"):
+        try:
+            stat = os.stat(db_path + suffix)
+            state.append((stat.st_size, stat.st_mtime_ns))
+        except OSError:
+            state.append(None)
+    return tuple(state)
+
+
+_seen_state: dict[str, tuple] = {}
+_seen_version: dict[str, str | None] = {}
+
+
 def matrix(db_path: str, collection: str) -> Matrix:
     """The collection's vectors, read once and re-read only after they change."""
     key = (db_path, collection)
-    version = _current_version(db_path)
+    state = _file_state(db_path)
     with _lock:
+        if _seen_state.get(db_path) != state:
+            _seen_version[db_path] = _current_version(db_path)
+            _seen_state[db_path] = state
+        version = _seen_version[db_path]
         cached = _cache.get(key)
         if cached is None or cached.version != version:
             cached = _cache[key] = _read(db_path, collection)

@@ -62,9 +62,10 @@ def queries(collection: str) -> dict[str, str]:
 
 
 def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
-    dcg = sum((2 ** relevant.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    """nDCG with linear gains, as trec_eval and BEIR (pytrec_eval) compute it."""
+    dcg = sum(relevant.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
     ideal = sorted(relevant.values(), reverse=True)[:k]
-    idcg = sum((2 ** grade - 1) / math.log2(i + 2) for i, grade in enumerate(ideal))
+    idcg = sum(grade / math.log2(i + 2) for i, grade in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
 
 
