@@ -239,3 +239,32 @@ def test_a_killed_embedding_run_resumes_with_nothing_lost(tmp_path):
     assert db.execute(count_sql).fetchone()[0] == 400
     assert db["chunks"].count == 400
     assert db.execute("select count(*) from embeddings where collection_id = 1").fetchone()[0] == 400
+
+
+def test_llm_similar_works_on_the_archive(embedded):
+    llm_cli = os.path.join(os.path.dirname(sys.executable), "llm")
+    db = str(archive_path(embedded))
+    with Archive.for_workspace(embedded) as archive:
+        jwt = archive.run("find_document", {"document": "conversations/2025-11-10/001-jwt-auth"})[0]["id"]
+    result = subprocess.run(
+        [llm_cli, "similar", "archivist_documents", str(jwt), "-d", db, "-n", "3"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    paths = {json.loads(line)["metadata"]["path"] for line in result.stdout.splitlines()}
+    assert paths <= AUTH and len(paths) == 3
+
+
+def test_the_cli_embeds_and_reports_counts(make_workspace):
+    from click.testing import CliRunner
+
+    from archivist.cli import cli
+
+    workspace = make_workspace(CONVERSATIONS)
+    first = CliRunner().invoke(cli, ["index", str(workspace), "--embed"])
+    assert first.exit_code == 0
+    assert "10 documents embedded, 0 unchanged, 10 chunks sent to the model, 0 reused" in first.stdout
+    again = CliRunner().invoke(cli, ["embed", str(workspace), "plan"])
+    assert "0 documents embedded, 1 unchanged, 0 chunks sent to the model" in again.stdout
+    missing = CliRunner().invoke(cli, ["embed", str(workspace), "nope"])
+    assert missing.exit_code == 1 and "[PATH_NOT_FOUND]" in missing.stderr
