@@ -12,6 +12,7 @@ import sqlite_utils
 from archivist import indexer, ingest
 from archivist.indexer import index_workspace
 from archivist.workspace import archive_path
+from conftest import write_files
 
 BASE = {
     "conversations/2025-11-10/001-auth/conversation.md": "# Auth\n\nJWT tokens expire.\n",
@@ -188,13 +189,11 @@ def test_a_failure_mid_run_leaves_the_previous_archive_intact(make_workspace, mo
 
 
 def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
-    workspace = tmp_path / "big"
-    for n in range(3000):
-        path = workspace / f"conversations/2025-11-{n % 28 + 1:02d}/{n:04d}-chat/conversation.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# Chat {n}\n\nkubernetes proxy authentication {n}\n", encoding="utf-8")
-    (workspace / "notes").mkdir()
-    (workspace / "notes/first.md").write_text("# First\n", encoding="utf-8")
+    chats = {
+        f"conversations/2025-11-{n % 28 + 1:02d}/{n:04d}-chat/conversation.md": f"# Chat {n}\n\nkubernetes {n}\n"
+        for n in range(3000)
+    }
+    workspace = write_files(tmp_path / "big", {**chats, "notes/first.md": "# First\n"})
     index_workspace(workspace, reports_dir="reports")
     db_file = archive_path(workspace)
     # Make every conversation change, then kill the re-index while it writes.

@@ -17,6 +17,7 @@ from archivist.errors import ArchivistError
 from archivist.indexer import index_workspace
 from archivist.queries import Archive
 from archivist.workspace import archive_path
+from conftest import write_files
 
 CONVERSATIONS = {
     "conversations/2025-11-10/001-jwt-auth/conversation.md": "# JWT authentication\n\nValidating JWT access tokens, signature checks, expiry and refresh tokens for user login.",
@@ -40,8 +41,6 @@ AUTH = {
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
-    from conftest import write_files
-
     workspace = write_files(tmp_path_factory.mktemp("seed003"), CONVERSATIONS)
     embeddings.embed_workspace(workspace)
     return workspace
@@ -209,11 +208,8 @@ def test_chunks_follow_headings_and_carry_offsets():
 
 
 def test_a_killed_embedding_run_resumes_with_nothing_lost(tmp_path):
-    workspace = tmp_path / "many"
-    for n in range(400):
-        path = workspace / f"notes/note-{n:03d}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# Note {n}\n\nNote number {n} is about topic {n % 17} and nothing else.", encoding="utf-8")
+    notes = {f"notes/note-{n:03d}.md": f"# Note {n}\n\nNote number {n} is about topic {n % 17}." for n in range(400)}
+    workspace = write_files(tmp_path / "many", notes)
     index_workspace(workspace)
     db_file = archive_path(workspace)
     process = subprocess.Popen(
