@@ -40,10 +40,6 @@ def load() -> Any:
         return _loaded
 
 
-def is_loaded() -> bool:
-    return _loaded is not None
-
-
 def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
     """Unit-length vectors, so cosine similarity is a dot product."""
     if not texts:

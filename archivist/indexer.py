@@ -25,7 +25,6 @@ DELETE_FILE_SQL = "DELETE FROM files WHERE path = :path"
 DELETE_PROBLEM_FILES_SQL = "DELETE FROM files WHERE source IS NULL"
 REPORTS_DIR_SQL = "SELECT value FROM archive_meta WHERE key = 'reports_dir'"
 
-Progress = Callable[[str], None]
 
 
 @dataclass
@@ -45,17 +44,6 @@ class Summary:
             f"{self.skipped} skipped, {self.degraded} degraded "
             f"({self.documents} documents, {self.seconds:.2f}s)"
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "indexed": self.indexed,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "skipped": self.skipped,
-            "degraded": self.degraded,
-            "documents": self.documents,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def _now() -> str:

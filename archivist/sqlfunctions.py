@@ -34,10 +34,6 @@ def phrase(query: str | None) -> str:
     return '"' + text.replace('"', '""') + '"' if text else '""'
 
 
-def fold(text: str | None) -> str | None:
-    return None if text is None else text.casefold()
-
-
 def count_matches(body: str | None, query: str | None) -> int:
     """Case-insensitive count of non-overlapping occurrences of the query in the body."""
     needle = (query or "").strip().casefold()
@@ -132,11 +128,9 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_fts", 1): lambda q: fts_query(q, "all"),
         ("archivist_fts", 2): fts_query,
         ("archivist_phrase", 1): phrase,
-        ("archivist_fold", 1): fold,
         ("archivist_count", 2): count_matches,
         ("archivist_excerpt", 3): excerpt,
         ("archivist_limit", 3): clamp_limit,
-        ("archivist_file_url", 1): file_url,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
         ("archivist_embed", 1): embed_query,
         ("archivist_nearest", 3): nearest,
