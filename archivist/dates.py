@@ -229,3 +229,59 @@ def from_front_matter(meta: dict[str, Any]) -> DocDate | None:
             if found:
                 return found
     return None
+
+
+# --- dates people type into a search ---------------------------------------
+
+_ISO_LIKE_RE = re.compile(r"^\d{4}(-\d{1,2}){0,2}([T ].*)?$")
+
+
+def _day_bound(day: dt.date, end: bool) -> dt.datetime:
+    time = dt.time(23, 59, 59) if end else dt.time(0, 0, 0)
+    return dt.datetime.combine(day, time, tzinfo=dt.timezone.utc)
+
+
+def parse_bound(text: str, end: bool = False, now: dt.datetime | None = None) -> dt.datetime | None:
+    """A start_date or end_date as a UTC instant; ValueError when it is not a date.
+
+    The timezone rule: everything is UTC. ISO datetimes are exact (no zone means UTC);
+    a date, a month (``YYYY-MM``) or a year stands for its first instant as a start
+    and its last second as an end; natural language ("yesterday", "last week",
+    "3 days ago") resolves relative to now in UTC, to the whole day it names.
+    """
+    text = (text or "").strip()
+    if not text:
+        return None
+    if _ISO_LIKE_RE.match(text):
+        return _parse_iso_bound(text, end)
+    import dateparser  # slow to import: only for natural language
+
+    now = now or dt.datetime.now(dt.timezone.utc)
+    parsed = dateparser.parse(
+        text,
+        languages=["en"],
+        settings={
+            "RELATIVE_BASE": now.astimezone(dt.timezone.utc).replace(tzinfo=None),
+            "TIMEZONE": "UTC",
+            "TO_TIMEZONE": "UTC",
+            "RETURN_AS_TIMEZONE_AWARE": True,
+            "PREFER_DATES_FROM": "past",
+        },
+    )
+    if parsed is None:
+        raise ValueError(f"not a date: {text!r}")
+    return _day_bound(parsed.date(), end)
+
+
+def _parse_iso_bound(text: str, end: bool) -> dt.datetime:
+    if re.fullmatch(r"\d{4}", text):
+        return _day_bound(dt.date(int(text), 12, 31) if end else dt.date(int(text), 1, 1), end)
+    if match := re.fullmatch(r"(\d{4})-(\d{1,2})", text):
+        year, month = int(match[1]), int(match[2])
+        last = calendar.monthrange(year, month)[1] if 1 <= month <= 12 else 0
+        return _day_bound(dt.date(year, month, last if end else 1), end)
+    if re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", text):
+        year, month, day = (int(part) for part in text.split("-"))
+        return _day_bound(dt.date(year, month, day), end)
+    parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return parsed.replace(tzinfo=dt.timezone.utc) if parsed.tzinfo is None else parsed.astimezone(dt.timezone.utc)

@@ -97,3 +97,36 @@ def test_meeting_names_with_suffixes_keep_their_dates(path, expected_date, preci
 def test_a_front_matter_date_with_a_zone_name_is_converted_to_utc():
     found = dates.from_value("2025-06-24 12:22:31 PDT")
     assert (found.created_at, found.precision) == ("2025-06-24T19:22:31Z", "second")
+
+
+NOW = dt.datetime(2026, 11, 22, 10, 30, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "text, end, expected",
+    [
+        ("2024-01-15", False, "2024-01-15T00:00:00+00:00"),
+        ("2024-01-15", True, "2024-01-15T23:59:59+00:00"),
+        ("2024-01", False, "2024-01-01T00:00:00+00:00"),
+        ("2024-02", True, "2024-02-29T23:59:59+00:00"),
+        ("2024", True, "2024-12-31T23:59:59+00:00"),
+        ("2024-01-15T10:00:00", False, "2024-01-15T10:00:00+00:00"),
+        ("2024-01-15T10:00:00+02:00", False, "2024-01-15T08:00:00+00:00"),
+        ("yesterday", False, "2026-11-21T00:00:00+00:00"),
+        ("today", True, "2026-11-22T23:59:59+00:00"),
+        ("last week", False, "2026-11-15T00:00:00+00:00"),
+        ("3 days ago", False, "2026-11-19T00:00:00+00:00"),
+    ],
+)
+def test_search_dates_resolve_to_utc_instants(text, end, expected):
+    assert dates.parse_bound(text, end=end, now=NOW).isoformat() == expected
+
+
+@pytest.mark.parametrize("text", ["garbage", "2025-13-01", "2025-13", "2025-02-30", "2025-1-1x"])
+def test_search_dates_that_are_not_dates_raise(text):
+    with pytest.raises(ValueError):
+        dates.parse_bound(text, now=NOW)
+
+
+def test_an_empty_search_date_is_no_bound():
+    assert dates.parse_bound("  ") is None
