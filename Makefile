@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 serve: install
-	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --port $(PORT)
+	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT)
 
 test: install
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
@@ -27,3 +27,6 @@ test: install
 bench: install
 	$(BIN)/python bench/index_eval.py
 	$(BIN)/python bench/search_speed.py
+	$(BIN)/python bench/vector_speed.py
+	$(BIN)/python bench/semantic_speed.py
+	$(BIN)/python bench/retrieval_quality.py --collection scifact

@@ -141,8 +141,10 @@ def embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 @click.option("-p", "--port", default=8001, show_default=True, type=int)
 @click.option("--no-index", is_flag=True, help="Serve the archive as it is, without indexing first.")
 @click.option("--root", is_flag=True, help="Print a sign-in URL for the root user (needed to run enrichments).")
+@click.option("--embed", is_flag=True, help="Also embed new and changed documents before serving.")
 def serve(
-    workspace: Path, db_path: Path | None, reports_dir: str | None, host: str, port: int, no_index: bool, root: bool
+    workspace: Path, db_path: Path | None, reports_dir: str | None, host: str, port: int, no_index: bool,
+    root: bool, embed: bool,
 ) -> None:
     """Index WORKSPACE, then serve its archive in Datasette."""
     import asyncio
@@ -153,6 +155,8 @@ def serve(
 
     if not no_index:
         run_index(workspace, db_path, reports_dir)
+        if embed:
+            run_embed(workspace, None, db_path)
     db_path = db_path or archive_path(workspace)
     if not db_path.exists():
         fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."))

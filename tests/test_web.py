@@ -100,20 +100,24 @@ def wait_for_port(port: int, seconds: float = 30) -> None:
     raise TimeoutError(f"nothing listening on port {port}")
 
 
-def test_archivist_serve_indexes_prints_the_url_and_serves(sample_workspace):
+def test_archivist_serve_indexes_embeds_prints_the_url_and_serves(sample_workspace):
+    # what `make serve` runs
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(sample_workspace), "--port", str(port)],
+        [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(sample_workspace), "--embed", "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     try:
-        lines = [process.stdout.readline(), process.stdout.readline()]
-        assert "indexed" in lines[0]
-        url = lines[1].strip().rsplit(" ", 1)[-1]
+        lines = [process.stdout.readline() for _ in range(3)]
+        assert "0 indexed, 28 unchanged" in lines[0]  # the fixture indexed it already
+        assert "55 documents embedded" in lines[1]
+        url = lines[2].strip().rsplit(" ", 1)[-1]
         assert url == f"http://127.0.0.1:{port}/"
         wait_for_port(port)
         with urllib.request.urlopen(url + "archive/search_workspace.json?query=kubernetes&_shape=array") as response:
             body = json.loads(response.read())
+        with urllib.request.urlopen(url + "archive/similar.json?document=6&_shape=array") as response:
+            assert len(json.loads(response.read())) == 10
         assert body and body[0]["path"].startswith(("conversations/", "debug/", "plan/", "brainstorm/"))
     finally:
         process.terminate()
