@@ -16,6 +16,9 @@ from .errors import ArchivistError
 from .queries import Archive
 from .workspace import archive_path
 
+KINDS_SQL = "SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind"
+PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status"
+LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
 
 workspace_argument = click.argument(
@@ -231,9 +234,9 @@ def status(workspace: Path, db_path: Path | None, as_json: bool) -> None:
     if not path.exists():
         fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {path}", "The workspace has not been indexed yet.", f"Run: archivist index {workspace}"))
     db = sqlite_utils.Database(path)
-    kinds = dict(db.execute("SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind").fetchall())
-    problems = dict(db.execute("SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status").fetchall())
-    last = db.execute("SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1").fetchone()
+    kinds = dict(db.execute(KINDS_SQL).fetchall())
+    problems = dict(db.execute(PROBLEM_COUNTS_SQL).fetchall())
+    last = db.execute(LAST_RUN_SQL).fetchone()
     report = {"db_path": str(path), "documents": kinds, "problems": problems, "last_indexed_at": last[0] if last else None}
     if as_json:
         click.echo(json.dumps(report, indent=2))

@@ -33,6 +33,7 @@ WHERE collection_id = :collection AND content_hash IN (SELECT unhex(value) FROM 
 OLD_CHUNKS_SQL = "SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(:ids))"
 DELETE_EMBEDDING_SQL = "DELETE FROM embeddings WHERE collection_id = :collection AND id = :id"
 DELETE_CHUNKS_SQL = "DELETE FROM chunks WHERE document_id IN (SELECT value FROM json_each(:ids))"
+DELETE_CHUNK_SQL = "DELETE FROM chunks WHERE id = :id"
 ORPHAN_CHUNKS_SQL = "SELECT id FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)"
 ORPHAN_DOCUMENT_VECTORS_SQL = """
 SELECT id FROM embeddings WHERE collection_id = :collection
@@ -213,7 +214,7 @@ def remove_orphans(db: sqlite_utils.Database) -> int:
     with db.atomic():
         for (chunk_id,) in db.execute(ORPHAN_CHUNKS_SQL).fetchall():
             db.execute(DELETE_EMBEDDING_SQL, {"collection": chunks_collection, "id": chunk_id})
-            db.execute("DELETE FROM chunks WHERE id = :id", {"id": chunk_id})
+            db.execute(DELETE_CHUNK_SQL, {"id": chunk_id})
         for (doc_id,) in db.execute(ORPHAN_DOCUMENT_VECTORS_SQL, {"collection": documents_collection}).fetchall():
             db.execute(DELETE_EMBEDDING_SQL, {"collection": documents_collection, "id": doc_id})
             removed += 1

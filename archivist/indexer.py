@@ -23,6 +23,8 @@ DELETE_SOURCE_SQL = "DELETE FROM sources WHERE path = :source"
 DELETE_SOURCE_FILES_SQL = "DELETE FROM files WHERE source = :source"
 DELETE_FILE_SQL = "DELETE FROM files WHERE path = :path"
 DELETE_PROBLEM_FILES_SQL = "DELETE FROM files WHERE source IS NULL"
+STATUS_COUNTS_SQL = "SELECT status, count(*) FROM files GROUP BY status"
+PROBLEMS_SQL = "SELECT path, status, reason FROM index_problems"
 REPORTS_DIR_SQL = "SELECT value FROM archive_meta WHERE key = 'reports_dir'"
 
 
@@ -199,10 +201,10 @@ def _store_problems(db: sqlite_utils.Database, problems: list[ingest.Problem], s
             files.update(problem.path, {"status": problem.status, "reason": problem.reason})
         else:
             files.insert({"path": problem.path, "source": None, "status": problem.status, "reason": problem.reason})
-    counts = dict(db.execute("SELECT status, count(*) FROM files GROUP BY status").fetchall())
+    counts = dict(db.execute(STATUS_COUNTS_SQL).fetchall())
     summary.skipped = counts.get("skipped", 0)
     summary.degraded = counts.get("degraded", 0)
-    summary.problems = [ingest.Problem(*row) for row in db.execute("SELECT path, status, reason FROM index_problems")]
+    summary.problems = [ingest.Problem(*row) for row in db.execute(PROBLEMS_SQL)]
 
 
 def _record_run(db: sqlite_utils.Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str) -> None:

@@ -132,6 +132,7 @@ CREATE INDEX chunks_document ON chunks (document_id);
 
 # The llm library's collections: one vector per chunk, and one per document
 # (the normalised mean of its chunks), so that `llm similar` works on the archive.
+COLLECTION_EXISTS_SQL = "SELECT 1 FROM collections WHERE name = :name"
 CHUNKS_COLLECTION = "archivist_chunks"
 DOCUMENTS_COLLECTION = "archivist_documents"
 
@@ -145,7 +146,7 @@ def m004_embeddings(db: sqlite_utils.Database) -> None:
     embeddings_migrations.apply(db)
     db.executescript(CHUNKS_SQL)
     for name in (CHUNKS_COLLECTION, DOCUMENTS_COLLECTION):
-        if not db.execute("SELECT 1 FROM collections WHERE name = ?", [name]).fetchone():
+        if not db.execute(COLLECTION_EXISTS_SQL, {"name": name}).fetchone():
             db.table("collections").insert({"name": name, "model": MODEL_ID})
 
 

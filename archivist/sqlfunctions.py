@@ -6,6 +6,7 @@ import re
 import urllib.parse
 from typing import Any
 
+DATABASE_LIST_SQL = "PRAGMA database_list"
 _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
 _PUNCTUATION_ONLY_RE = re.compile(r"^\W+$")
 
@@ -85,7 +86,7 @@ def make_report_link(base_url: str | None):
 
 def database_file(conn: Any) -> str:
     """The file behind a connection's main database ('' for an in-memory one)."""
-    for _seq, name, path in conn.execute("PRAGMA database_list").fetchall():
+    for _seq, name, path in conn.execute(DATABASE_LIST_SQL).fetchall():
         if name == "main":
             return path or ""
     return ""
