@@ -61,8 +61,8 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
     def wrap(app: ASGIApp) -> ASGIApp:
         async def checked(scope: dict, receive: Callable, send: Callable) -> None:
             route = _route(scope.get("path", "")) if scope.get("type") == "http" else None
-            if route is None or route[0] not in datasette.databases:
-                return await app(scope, receive, send)
+            if route is None or route[0] != DATABASE_NAME or DATABASE_NAME not in datasette.databases:
+                return await app(scope, receive, send)  # not one of the archive's canned queries
             database, name, extension = route
             raw = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8"), keep_blank_values=True))
             params = {k: v for k, v in raw.items() if not k.startswith("_")}
