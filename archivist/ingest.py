@@ -328,7 +328,7 @@ def parse(root: Path, source: Source) -> Parsed:
     return Parsed(documents, problems, content_hash)
 
 
-def _markdown_doc(path: str, text: str, fallback_title: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _markdown_doc(text: str, fallback_title: str) -> tuple[dict[str, Any], dict[str, Any]]:
     meta, body = split_front_matter(text)
     title = meta.get("title") or first_heading(body) or fallback_title
     return meta, {"title": str(title).strip(), "body": body.strip(), "tags": normalize_tags(meta.get("tags"))}
@@ -372,7 +372,7 @@ def _parse_report(source: Source, texts: list[tuple[FileInfo, str]], problems: l
     name = info.path.rsplit("/", 1)[-1]
     depth = len(source.reports_dir.strip("/").split("/"))
     command = info.path.split("/")[depth]
-    meta, fields = _markdown_doc(info.path, text, humanize(name))
+    meta, fields = _markdown_doc(text, humanize(name))
     document = {
         "key": f"report:{info.path}",
         "path": info.path,
@@ -387,7 +387,7 @@ def _parse_report(source: Source, texts: list[tuple[FileInfo, str]], problems: l
 def _parse_note(source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]) -> list[dict[str, Any]]:
     info, text = texts[0]
     name = info.path.rsplit("/", 1)[-1]
-    meta, fields = _markdown_doc(info.path, text, humanize(name))
+    meta, fields = _markdown_doc(text, humanize(name))
     document = {
         "key": f"note:{info.path}",
         "path": info.path,
