@@ -285,3 +285,46 @@ def _parse_iso_bound(text: str, end: bool) -> dt.datetime:
         return _day_bound(dt.date(year, month, day), end)
     parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     return parsed.replace(tzinfo=dt.timezone.utc) if parsed.tzinfo is None else parsed.astimezone(dt.timezone.utc)
+
+
+_END_OF_DAY = dt.time(23, 59, 59)
+
+
+def period_words(start: dt.datetime, end: dt.datetime) -> tuple[list[str], list[str]]:
+    """The FTS filter words for the documents dated within ``start`` .. ``end`` (UTC).
+
+    A document matches when its whole date lies inside: a day-precision date when
+    its whole day does, a month-only date when its whole month does. Whole years,
+    then whole months, then days are covered by the fewest ``y``/``m``/``d`` words.
+    Days that the bounds cut (a bound with a time of day) are returned as
+    ``edge_days`` too: their words are included, and the caller drops those
+    documents on them whose exact time is outside the bounds.
+    """
+    if start > end:
+        return [], []
+    edge_days = []
+    first_day = start.date()
+    if start.time() != dt.time(0, 0, 0):
+        edge_days.append(first_day)
+        first_day += dt.timedelta(days=1)
+    last_day = end.date()
+    if end.time() < _END_OF_DAY:
+        if last_day not in edge_days:
+            edge_days.append(last_day)
+        last_day -= dt.timedelta(days=1)
+    words = []
+    day = first_day
+    while day <= last_day:
+        year_end = dt.date(day.year, 12, 31)
+        month_end = dt.date(day.year, day.month, calendar.monthrange(day.year, day.month)[1])
+        if (day.month, day.day) == (1, 1) and year_end <= last_day:
+            words.append(f"y{day.year}")
+            day = year_end + dt.timedelta(days=1)
+        elif day.day == 1 and month_end <= last_day:
+            words.append(f"m{day:%Y%m}")
+            day = month_end + dt.timedelta(days=1)
+        else:
+            words.append(f"d{day:%Y%m%d}")
+            day += dt.timedelta(days=1)
+    words.extend(f"d{day:%Y%m%d}" for day in edge_days)
+    return words, [day.isoformat() for day in edge_days]

@@ -278,21 +278,26 @@ def _type_from_slug(slug: str) -> str | None:
 def filter_tokens(document: dict[str, Any]) -> str:
     """Words for the FTS ``filter_tokens`` column, so a MATCH can filter as it searches.
 
-    ``k<kind>``, ``t<hex of type>``, ``m<YYYYMM>``, ``d<YYYYMMDD>`` (only for dates
-    known to the day), ``p<product_id>``, ``g<hex of tag>``; and type and date
-    tokens again prefixed with ``k<kind>``, because one rare token is much
-    cheaper to intersect than a rare one and the very common kind token. Hex keeps
-    any type or tag a single exact token; SQL builds the same with ``hex()``.
+    Every combination of a prefix (none, ``k<kind>``, ``t<hex of type>``, both) and
+    a date (none, ``y<YYYY>``, ``m<YYYYMM>``, ``d<YYYYMMDD>`` for dates known to
+    the day) is one word, e.g. ``krecordt627567m202405`` for a bug of May 2024;
+    then ``p<product_id>`` and ``g<hex of tag>``. A filter on kind, type and date
+    is then one rare word instead of three common ones, which matters twice: the
+    FTS engine intersects fewer and shorter lists, and BM25 counts the documents
+    of every word in a query, filters included. Hex keeps any type or tag a single
+    exact word; SQL builds the same with ``hex()``.
     """
     kind = f"k{document['kind']}"
-    scoped = []
+    prefixes = [kind]
     if document.get("type"):
-        scoped.append("t" + str(document["type"]).encode("utf-8").hex())
+        typed = "t" + str(document["type"]).encode("utf-8").hex()
+        prefixes += [typed, kind + typed]
+    dates_ = [""]
     if document.get("month"):
-        scoped.append("m" + document["month"].replace("-", ""))
+        dates_ += ["y" + document["month"][:4], "m" + document["month"].replace("-", "")]
     if document.get("day"):
-        scoped.append("d" + document["day"].replace("-", ""))
-    tokens = [kind, *scoped, *(kind + token for token in scoped)]
+        dates_.append("d" + document["day"].replace("-", ""))
+    tokens = [prefix + date for prefix in ["", *prefixes] for date in dates_ if prefix + date]
     if document.get("product_id") is not None:
         tokens.append(f"p{document['product_id']}")
     tokens.extend("g" + tag.encode("utf-8").hex() for tag in document.get("tags") or [])

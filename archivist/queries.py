@@ -7,6 +7,7 @@ an archive with the same SQL functions the Datasette plugin registers.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,11 @@ def connect(db_path: Path, settings: dict[str, Any] | None = None) -> Any:
     return conn
 
 
+def response_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A canned query that answers with one JSON ``response`` column (``search``), decoded."""
+    return json.loads(rows[0]["response"])
+
+
 class Archive:
     """One archive file, queried by canned-query name."""
 
@@ -79,6 +85,10 @@ class Archive:
         sql_for(name)
         prepared = validation.prepare(name, params or {}, self.execute)
         return self.execute(name, prepared)
+
+    def search(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The unified search (SPEC §3): the response the REST endpoint and MCP tool return."""
+        return response_of(self.run("search", params))
 
     def close(self) -> None:
         self.conn.close()

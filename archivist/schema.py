@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import sqlite_utils
@@ -161,6 +162,23 @@ CREATE INDEX documents_type ON documents (type);
 def m005_filter_indexes(db: sqlite_utils.Database) -> None:
     """Filters that are not tied to one kind (semantic search's type and date filters)."""
     db.executescript(FILTER_INDEXES_SQL)
+
+
+@migrations()
+def m006_filter_words(db: sqlite_utils.Database) -> None:
+    """Recompute every document's filter words: year words and kind/type/date combinations are new."""
+    from .ingest import filter_tokens
+
+    rows = db.execute("SELECT id, kind, type, month, day, product_id, tags FROM documents").fetchall()
+    for id_, kind, type_, month, day, product_id, tags in rows:
+        document = {"kind": kind, "type": type_, "month": month, "day": day, "product_id": product_id, "tags": json.loads(tags)}
+        db.execute("UPDATE documents SET filter_tokens = ? WHERE id = ?", [filter_tokens(document), id_])
+
+
+@migrations()
+def m007_path_index(db: sqlite_utils.Database) -> None:
+    """Documents are looked up by path (find_document, similar, search's similar mode)."""
+    db.execute("CREATE INDEX documents_path ON documents (path)")
 
 
 def open_archive(path: Path) -> sqlite_utils.Database:

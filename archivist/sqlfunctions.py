@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 import urllib.parse
 from typing import Any
+
+from . import dates
 
 DATABASE_LIST_SQL = "PRAGMA database_list"
 _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
@@ -67,6 +71,62 @@ def clamp_limit(value: Any, default: int, maximum: int) -> int:
     except ValueError:
         number = default
     return max(1, min(maximum, number))
+
+
+def items(value: Any) -> list[str]:
+    """A list parameter: comma-separated text (as in a URL) or a JSON array; blanks dropped."""
+    text = str(value or "").strip()
+    values: list[Any] = []
+    if text.startswith("["):
+        try:
+            parsed = json.loads(text)
+            values = parsed if isinstance(parsed, list) else [text]
+        except json.JSONDecodeError:
+            values = text.strip("[]").split(",")
+    elif text:
+        values = text.split(",")
+    unique: list[str] = []
+    for item in values:
+        item = str(item).strip().strip('"').strip()
+        if item and item not in unique:
+            unique.append(item)
+    return unique
+
+
+def list_json(value: Any, style: str | None = "") -> str:
+    """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` also drops a leading ``#``."""
+    found = items(value)
+    if style in ("lower", "tag"):
+        found = list(dict.fromkeys(item.lstrip("#" if style == "tag" else "").lower() for item in found))
+    return json.dumps([item for item in found if item])
+
+
+def time_bound(value: Any, end: Any = 0) -> float | None:
+    """A start_date / end_date as a unix time (dates.parse_bound: one UTC rule for every form)."""
+    bound = dates.parse_bound(str(value or ""), end=bool(end))
+    return None if bound is None else bound.timestamp()
+
+
+def _utc(timestamp: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc)
+
+
+def date_words(start: float | None, end: float | None, first: float | None, last: float | None) -> str | None:
+    """``{"words": [...], "edge_days": [...]}`` for a time filter (dates.period_words), or NULL without one.
+
+    ``first`` and ``last`` are the archive's oldest and newest document times: an
+    open bound stops at their years, so the words stay few.
+    """
+    if start is None and end is None:
+        return None
+    if first is None or last is None:
+        return json.dumps({"words": [], "edge_days": []})
+    low = dt.datetime(_utc(first).year, 1, 1, tzinfo=dt.timezone.utc)
+    high = dt.datetime(_utc(last).year, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc)
+    words, edge_days = dates.period_words(
+        low if start is None else max(low, _utc(start)), high if end is None else min(high, _utc(end))
+    )
+    return json.dumps({"words": words, "edge_days": edge_days})
 
 
 def file_url(absolute_path: str | None) -> str | None:
@@ -132,11 +192,17 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_count", 2): count_matches,
         ("archivist_excerpt", 3): excerpt,
         ("archivist_limit", 3): clamp_limit,
+        ("archivist_list", 1): list_json,
+        ("archivist_list", 2): list_json,
+        ("archivist_time", 2): time_bound,
+        ("archivist_date_words", 4): date_words,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
         ("archivist_embed", 1): embed_query,
         ("archivist_nearest", 3): nearest,
         ("archivist_nearest", 4): nearest,
     }
     for (name, arity), function in functions.items():
-        # archivist_nearest reads vectors that change between runs: not deterministic
-        conn.create_function(name, arity, function, deterministic=not name.startswith("archivist_nearest"))
+        # archivist_nearest reads vectors that change between runs, and archivist_time
+        # reads the clock for "yesterday": neither is deterministic
+        deterministic = name not in ("archivist_nearest", "archivist_time")
+        conn.create_function(name, arity, function, deterministic=deterministic)

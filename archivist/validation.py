@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from . import dates
 from .errors import ArchivistError
+from .sqlfunctions import items
 
 Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
 Check = Callable[[dict[str, str], Execute], None]
@@ -28,6 +30,8 @@ def text(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "1" if value else ""
+    if isinstance(value, (list, tuple)):
+        return ",".join(text(item) for item in value)  # lists travel comma-separated
     return str(value).strip()
 
 
@@ -71,7 +75,7 @@ def date_range(value: str) -> str:
     return value
 
 
-def bounded_int(name: str, low: int, high: int) -> Callable[[str], str]:
+def bounded_int(name: str, low: int, high: int, example: int | None = None) -> Callable[[str], str]:
     def check(value: str) -> str:
         if not value:
             return value
@@ -84,7 +88,7 @@ def bounded_int(name: str, low: int, high: int) -> Callable[[str], str]:
                 "INVALID_PARAMETER",
                 f"Invalid {name} '{value}'",
                 f"{name} must be a whole number from {low} to {high}.",
-                f"Try {name}={min(high, max(low, 10))}.",
+                f"Try {name}={example if example is not None else min(high, max(low, 10))}.",
             )
         return str(number)
 
@@ -205,14 +209,183 @@ def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
     return check
 
 
+# --- the unified search -------------------------------------------------------
+
+MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "faceted")
+MODES_NEEDING_QUERY = ("hybrid", "keyword", "semantic")
+KINDS = ("conversation", "report", "memory", "record", "note")
+ENTITY_TYPES = ("product", "feature", "test", "bug")
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def optional_query(value: str) -> str:
+    """A query may be left out, but one character is never a useful search."""
+    return require_query(value, "search", "authentication") if value else value
+
+
+def boolean(name: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value.lower() not in _TRUE + _FALSE:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                f"Invalid {name} '{value}'",
+                f"{name} is true or false.",
+                f"Try {name}=true",
+            )
+        return "true" if value.lower() in _TRUE else ""
+
+    return check
+
+
+def id_list(name: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        found = items(value)
+        bad = [item for item in found if not item.lstrip("-").isdigit()]
+        if bad:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                f"Invalid {name}: {', '.join(bad)}",
+                f"{name} are whole numbers, comma-separated.",
+                f"Try {name}=598,601",
+            )
+        return ",".join(str(int(item)) for item in found)
+
+    return check
+
+
+def text_list(value: str) -> str:
+    return ",".join(items(value))
+
+
+def date_bound(name: str, end: bool) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        try:
+            dates.parse_bound(value, end=end)
+        except (ValueError, OverflowError):
+            raise ArchivistError(
+                "INVALID_DATE",
+                f"Invalid {name} '{value}'",
+                "Dates are ISO (2024-01-31, 2024-01-31T09:00:00Z), a month (2024-01), a year (2024) "
+                "or plain English relative to today in UTC (yesterday, last week, 3 days ago).",
+                f"Try {name}='2024-01-01' or {name}='last week'",
+            ) from None
+        return value
+
+    return check
+
+
+def number(name: str, low: float, high: float) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not value:
+            return value
+        try:
+            found = float(value)
+        except ValueError:
+            found = None
+        if found is None or not low <= found <= high:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                f"Invalid {name} '{value}'",
+                f"{name} is a number from {low:g} to {high:g}.",
+                f"Try {name}=0.3",
+            )
+        return str(found)
+
+    return check
+
+
+def _search_inputs(params: dict[str, str], execute: Execute) -> None:
+    """What one parameter alone cannot say: what each mode needs, and bounds in order."""
+    mode = params["mode"] or "hybrid"
+    if mode in MODES_NEEDING_QUERY and not params["query"]:
+        raise ArchivistError(
+            "INVALID_QUERY",
+            "Search query cannot be empty",
+            f"mode={mode} ranks documents by a query: provide a search term of at least 2 characters.",
+            "Try: search(query='video mode'), or mode='faceted' (or 'recent') to list by filters alone",
+        )
+    if mode == "tag" and not params["tags"]:
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            "mode=tag needs tags",
+            "Tag mode lists the documents carrying the given tags, newest first.",
+            "Try: search(mode='tag', tags=['python', 'testing'])",
+        )
+    if mode == "similar":
+        if not params["document"]:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                "mode=similar needs a document",
+                "Similar mode finds the documents nearest in meaning to one document.",
+                "Try: search(mode='similar', document='42') with an id or path from a search",
+            )
+        _document_exists(params, execute)
+    if params["page_size"] and params["limit"] and params["page_size"] != params["limit"]:
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"page_size={params['page_size']} and limit={params['limit']} disagree",
+            "limit is another name for page_size: the number of results per page.",
+            "Give one of them.",
+        )
+    start, end = dates.parse_bound(params["start_date"]), dates.parse_bound(params["end_date"], end=True)
+    if start and end and start > end:
+        raise ArchivistError(
+            "INVALID_DATE",
+            f"start_date '{params['start_date']}' is after end_date '{params['end_date']}'",
+            f"The range starts {start:%Y-%m-%d %H:%M:%S} UTC and ends {end:%Y-%m-%d %H:%M:%S} UTC.",
+            "Swap them, or leave one out for an open range.",
+        )
+
+
+def _entities_known(params: dict[str, str], execute: Execute) -> None:
+    wanted = [item.lower() for item in items(params["entities"])]
+    if all(item in KINDS + ENTITY_TYPES for item in wanted):
+        return  # the usual values: no need to read the archive
+    present = [row["type"] for row in execute("document_counts", {}) if row["kind"] == "record" and row["type"]]
+    allowed = list(dict.fromkeys([*KINDS, *ENTITY_TYPES, *present]))
+    unknown = [item for item in wanted if item not in allowed]
+    if unknown:
+        raise ArchivistError(
+            "INVALID_ENTITY_TYPE",
+            f"Invalid entity type: {', '.join(repr(item) for item in unknown)}",
+            "Allowed values: " + ", ".join(allowed),
+            "Try: search(query='borders', entities=['feature', 'bug'])",
+        )
+
+
+def _raw_syntax(params: dict[str, str], execute: Execute) -> None:
+    if params["match_mode"] == "raw" and params["query"]:
+        _fts_syntax(params, execute)
+
+
+def _fts_syntax(params: dict[str, str], execute: Execute) -> None:
+    try:
+        execute("check_search_syntax", {"query": params["query"]})
+    except Exception as error:  # the FTS5 parser's error, whichever sqlite3 module raised it
+        # the query runs inside "(...)": an error at that ")" is an error at the end of the query
+        detail = str(error).removeprefix("fts5: ").replace('near ")"', "at the end of the query")
+        raise ArchivistError(
+            "INVALID_SEARCH_SYNTAX",
+            "Invalid search syntax",
+            f"The FTS5 query {params['query']!r} could not be parsed: {detail}.",
+            'Use simpler terms, "quoted phrases", prefix*, AND / OR / NOT, or match_mode=simple',
+        ) from None
+
+
+def _embeds_search(params: dict[str, str]) -> bool:
+    mode = params["mode"] or "hybrid"
+    return mode in ("hybrid", "semantic") or (mode in ("scan", "faceted") and bool(params["query"]))
+
+
 @dataclass(frozen=True)
 class QuerySpec:
     params: dict[str, Callable[[str], str]]
     checks: tuple[Check, ...] = field(default_factory=tuple)
-    embeds_query: bool = False  # its SQL embeds :query (unless mode is keyword)
+    embeds: Callable[[dict[str, str]], bool] | None = None  # when its SQL embeds :query
 
     def needs_model(self, params: dict[str, str]) -> bool:
-        return self.embeds_query and params.get("mode") != "keyword"
+        return self.embeds is not None and self.embeds(params)
 
 
 QUERIES: dict[str, QuerySpec] = {
@@ -244,23 +417,40 @@ QUERIES: dict[str, QuerySpec] = {
             "date_range": date_range,
             "limit": bounded_int("limit", 1, 100),
         },
-        embeds_query=True,
+        embeds=lambda params: True,
     ),
     "find_document": QuerySpec({"document": required_text("document", "42")}, (_document_exists,)),
     "similar": QuerySpec(
         {"document": required_text("document", "42"), "limit": bounded_int("limit", 1, 100)}, (_document_exists,)
     ),
     "embedding_status": QuerySpec({}),
-    "search_documents": QuerySpec(
-        {
-            "query": lambda v: require_query(v, "search_documents", "authentication"),
-            "mode": one_of("mode", ("hybrid", "keyword", "semantic")),
-            "limit": bounded_int("limit", 1, 100),
-        },
-        embeds_query=True,
-    ),
     "search_commands": QuerySpec(
         {"query": lambda v: require_query(v, "search_commands", "proxy")}, (_reports_exist,)
+    ),
+    "search": QuerySpec(
+        {
+            "query": optional_query,
+            "mode": one_of("mode", MODES),
+            "entities": text_list,
+            "types": text_list,
+            "tags": text_list,
+            "match_all": boolean("match_all"),
+            "start_date": date_bound("start_date", end=False),
+            "end_date": date_bound("end_date", end=True),
+            "product_ids": id_list("product_ids"),
+            "match_mode": one_of("match_mode", ("simple", "raw")),
+            "min_similarity": number("min_similarity", -1, 1),
+            "document": lambda value: value,
+            "page": bounded_int("page", 1, 10_000, example=1),
+            "page_size": bounded_int("page_size", 1, 100),
+            "limit": bounded_int("limit", 1, 100),
+        },
+        (_search_inputs, _entities_known, _raw_syntax),
+        embeds=_embeds_search,
+    ),
+    "document_counts": QuerySpec({}),
+    "check_search_syntax": QuerySpec(
+        {"query": lambda v: require_query(v, "check_search_syntax", "proxy NEAR(timeout)")}, (_fts_syntax,)
     ),
 }
 

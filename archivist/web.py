@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl
 
 from datasette.app import Datasette
 from datasette.database import Database
+from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
 from . import queries, validation
@@ -89,6 +90,43 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
         return checked
 
     return wrap
+
+
+def _search_error(code: str, problem: str, why: str, hint: str) -> Response:
+    return Response.json(ArchivistError(code, problem, why, hint).to_dict(), status=400)
+
+
+async def api_search(datasette: Datasette, request: Any) -> Response:
+    """GET /api/search: the ``search`` canned query's response, unwrapped (SPEC §4).
+
+    Lists may be comma-separated (``entities=feature,bug``) or repeated
+    (``entities=feature&entities=bug``). The query runs through Datasette's own
+    JSON API, so the parameter checks and the SQL are the ones every surface uses.
+    """
+    allowed = validation.QUERIES["search"].params
+    unknown = sorted(key for key in request.args if key not in allowed)
+    if unknown:
+        return _search_error(
+            "INVALID_PARAMETER",
+            f"Unknown parameter{'s' if len(unknown) > 1 else ''} for search: {', '.join(unknown)}",
+            f"search takes: {', '.join(allowed)}.",
+            "Remove the unknown parameter.",
+        )
+    params = {key: ",".join(request.args.getlist(key)) for key in request.args}
+    response = await datasette.client.get(
+        datasette.urls.path(f"/{DATABASE_NAME}/search.json"), params={**params, "_shape": "array"}
+    )
+    body = response.json()
+    if response.status_code == 200:
+        return Response.json(queries.response_of(body))
+    if isinstance(body, dict) and body.get("success") is False:
+        return Response.json(body, status=response.status_code)
+    return _search_error(
+        "INVALID_PARAMETER",
+        "The search could not run",
+        str(body.get("error") if isinstance(body, dict) else body),
+        "Narrow the search (a filter, a shorter date range) and try again.",
+    )
 
 
 def highlighted(value: Any) -> Markup | None:

@@ -5,7 +5,7 @@
 Loads ../shared/eval/<collection> (BEIR layout) into an archive under bench/out/
 (as one records file, read in place each run: indexing and embedding are
 incremental, so only the first run pays for them), then runs every judged query
-through `search_documents` in keyword, semantic and hybrid mode and prints
+through the `search` canned query in keyword, semantic and hybrid mode and prints
 nDCG@10 and Recall@100 for each.
 """
 
@@ -95,7 +95,7 @@ def main() -> None:
             ndcgs, recalls, times = [], [], []
             for query_id in judged:
                 began = time.perf_counter()
-                rows = archive.run("search_documents", {"query": texts[query_id], "mode": mode, "limit": 100})
+                rows = archive.search({"query": texts[query_id], "mode": mode, "page_size": 100})["results"]
                 times.append((time.perf_counter() - began) * 1000)
                 ranked = [external[row["id"]] for row in rows]
                 ndcgs.append(ndcg_at(ranked, qrels[query_id]))

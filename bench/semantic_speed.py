@@ -5,7 +5,7 @@
 1. Throughput: the same chunk texts through raw `model.encode` and through the
    embedding pipeline (chunking, hashing, llm, SQLite writes), in one run; prints
    the ratio (target >= 0.9).
-2. Latency: search_semantic and search_documents (hybrid) p50/p95 over an archive
+2. Latency: search_semantic and search (hybrid) p50/p95 over an archive
    of the synthetic workspace (bench/synth.py): 56,500 conversations make about 100k
    chunks (1.8 per conversation), every one with a vector; model warm (each query is
    embedded inside the timing). Embedding 100k chunks takes over an hour on two cores, and query time does
@@ -104,8 +104,8 @@ def latency(conversations: int, repeat: int) -> None:
         for label, name, extra, target in [
             ("search_semantic", "search_semantic", {}, 30),
             ("search_semantic, date_range month", "search_semantic", {"date_range": "2024-05"}, None),
-            ("search_documents hybrid", "search_documents", {"mode": "hybrid"}, 50),
-            ("search_documents keyword", "search_documents", {"mode": "keyword"}, None),
+            ("search hybrid", "search", {"mode": "hybrid"}, 50),
+            ("search keyword", "search", {"mode": "keyword"}, None),
         ]:
             times = []
             for query in cases:

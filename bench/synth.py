@@ -1,15 +1,21 @@
-"""A seeded generator of synthetic workspaces: N conversations across dates and types.
+"""A seeded generator of synthetic workspaces.
 
     python bench/synth.py OUT_DIR --conversations 100000 --seed 42
+    python bench/synth.py OUT_DIR --documents 1000000 --seed 42
 
-The same seed and N always give the same files. Layouts are mixed the way real
-workspaces are: old month folders, new day folders and typed folders.
+The same seed and N always give the same files. Conversations use the layouts
+real workspaces mix: old month folders, new day folders and typed folders.
+``--documents N`` writes a workspace of every kind: a tenth conversations, the
+rest agent memories (JSONL, tagged, typed, dated; a few undated) and tracker
+records (JSONL features, tests, bugs and products across 200 products;
+features and products carry no timestamp).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import random
 from pathlib import Path
 
@@ -29,6 +35,15 @@ FILLER = (
     "issue problem question answer idea plan next step today yesterday week team user"
 ).split()
 TYPES = ["brainstorm", "debug", "plan", "review", "research", "design"]
+MEMORY_TYPES = ["note"] * 5 + ["decision"] * 2 + ["task"] * 2 + ["reference", "observation"]
+GENERAL_TAGS = (
+    "python testing urgent infra security performance docs frontend backend database "
+    "release bug customer meeting idea followup blocked research ops mobile"
+).split()
+ENTITY_TYPES = ["feature"] * 30 + ["test"] * 30 + ["bug"] * 39 + ["product"]
+START = dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)
+SPAN_SECONDS = 3 * 365 * 86400
+LINES_PER_FILE = 50_000
 
 
 def paragraph(rng: random.Random, topic: list[str]) -> str:
@@ -57,11 +72,66 @@ def conversation(rng: random.Random, number: int) -> tuple[str, str]:
     return f"{folder}/conversation.md", body + "\n"
 
 
-def generate(out: Path, conversations: int, seed: int = 42) -> Path:
-    """Write the workspace (skipped when a complete one for the same seed and N is there)."""
+def memory(rng: random.Random, number: int) -> dict:
+    topic_name = rng.choice(list(TOPICS))
+    topic = TOPICS[topic_name]
+    tags = {topic_name, *rng.sample(GENERAL_TAGS, rng.randint(0, 3))}
+    if rng.random() < 0.5:
+        tags.add(rng.choice(topic))
+    created = START.timestamp() + rng.randrange(SPAN_SECONDS) if rng.random() > 0.02 else None
+    return {
+        "content": paragraph(rng, topic),
+        "content_hash": f"m{number:08d}",
+        "tags": sorted(tags),
+        "memory_type": rng.choice(MEMORY_TYPES),
+        "created_at": created,
+    }
+
+
+def record(rng: random.Random, number: int) -> dict:
+    topic = TOPICS[rng.choice(list(TOPICS))]
+    entity_type = rng.choice(ENTITY_TYPES)
+    dated = entity_type in {"test", "bug"}
+    timestamp = dt.datetime.fromtimestamp(START.timestamp() + rng.randrange(SPAN_SECONDS), dt.timezone.utc)
+    return {
+        "entity_type": entity_type,
+        "entity_id": 1_000_000 + number,
+        "product_id": int(rng.paretovariate(1.2)) % 200 + 1,
+        "title": " ".join(rng.sample(topic, 3)).capitalize(),
+        "body": paragraph(rng, topic),
+        "timestamp": timestamp.isoformat() if dated else None,
+    }
+
+
+def _write_lines(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+def generate_mixed(out: Path, documents: int, seed: int = 42) -> Path:
+    """A workspace of every kind: documents/10 conversations, then 2/3 memories and 1/3 records."""
     marker = out / ".synth"
-    signature = f"{conversations} {seed}\n"
+    signature = f"mixed {documents} {seed}\n"
     if marker.exists() and marker.read_text(encoding="utf-8") == signature:
+        return out
+    conversations = documents // 10
+    generate(out, conversations, seed, marker=False)
+    rng = random.Random(seed + 1)
+    rest = documents - conversations
+    memories = rest * 2 // 3
+    for kind, count, make in (("memories", memories, memory), ("records", rest - memories, record)):
+        for start in range(0, count, LINES_PER_FILE):
+            rows = [make(rng, number) for number in range(start, min(count, start + LINES_PER_FILE))]
+            _write_lines(out / kind / f"{kind}-{start // LINES_PER_FILE:04d}.jsonl", rows)
+    marker.write_text(signature, encoding="utf-8")
+    return out
+
+
+def generate(out: Path, conversations: int, seed: int = 42, marker: bool = True) -> Path:
+    """Write the workspace (skipped when a complete one for the same seed and N is there)."""
+    done = out / ".synth"
+    signature = f"{conversations} {seed}\n"
+    if marker and done.exists() and done.read_text(encoding="utf-8") == signature:
         return out
     rng = random.Random(seed)
     for number in range(conversations):
@@ -69,7 +139,8 @@ def generate(out: Path, conversations: int, seed: int = 42) -> Path:
         path = out / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    marker.write_text(signature, encoding="utf-8")
+    if marker:
+        done.write_text(signature, encoding="utf-8")
     return out
 
 
@@ -77,10 +148,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--conversations", type=int, default=100_000)
+    parser.add_argument("--documents", type=int, help="a workspace of every kind with this many documents")
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args()
-    generate(args.out, args.conversations, args.seed)
-    print(f"{args.conversations} conversations in {args.out}")
+    if args.documents:
+        generate_mixed(args.out, args.documents, args.seed)
+        print(f"{args.documents} documents of every kind in {args.out}")
+    else:
+        generate(args.out, args.conversations, args.seed)
+        print(f"{args.conversations} conversations in {args.out}")
 
 
 if __name__ == "__main__":

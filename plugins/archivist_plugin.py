@@ -18,6 +18,12 @@ def asgi_wrapper(datasette):
 
 
 @hookimpl
+def register_routes():
+    """GET /api/search: the unified search as plain JSON (SPEC §4)."""
+    return [(r"^/api/search$", web.api_search)]
+
+
+@hookimpl
 def render_cell(value, column):
     """Show search highlights in excerpts."""
     if column == "excerpt":

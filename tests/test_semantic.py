@@ -161,7 +161,7 @@ def test_search_semantic_without_embeddings_is_an_empty_success(make_workspace):
         assert archive.run("search_semantic", {"query": "anything at all"}) == []
         # keyword search works while nothing is embedded
         assert archive.run("search_workspace", {"query": "kubernetes"})
-        assert archive.run("search_documents", {"query": "kubernetes", "mode": "keyword"})
+        assert archive.search({"query": "kubernetes", "mode": "keyword"})["results"]
 
 
 def test_similar_finds_the_other_auth_conversations(archive):
@@ -190,9 +190,10 @@ def test_embedding_status_reports_coverage_and_recent_embeddings(archive, embedd
 
 
 def test_hybrid_fuses_keyword_and_semantic_rankings(archive):
-    keyword = archive.run("search_documents", {"query": "tokens", "mode": "keyword"})
-    semantic = archive.run("search_documents", {"query": "tokens", "mode": "semantic"})
-    hybrid = archive.run("search_documents", {"query": "tokens", "mode": "hybrid"})
+    keyword, semantic, hybrid = (
+        archive.search({"query": "tokens", "mode": mode, "page_size": 100})["results"]
+        for mode in ("keyword", "semantic", "hybrid")
+    )
     assert {r["id"] for r in hybrid} == {r["id"] for r in keyword} | {r["id"] for r in semantic}
     both = {r["id"] for r in keyword} & {r["id"] for r in semantic}
     assert hybrid[0]["id"] in both

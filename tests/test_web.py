@@ -22,7 +22,9 @@ EXAMPLES = {
     "find_document": "document=conversations/2025-11-10/002-debug-auth",
     "similar": "document=conversations/2025-11-10/002-debug-auth&limit=5",
     "embedding_status": "",
-    "search_documents": "query=proxy+timeout&mode=hybrid",
+    "search": "query=proxy+timeout&entities=conversation,memory&start_date=2025-10",
+    "document_counts": "",
+    "check_search_syntax": "query=proxy+NEAR(timeout)",
 }
 
 
