@@ -137,6 +137,17 @@ def highlighted(value: Any) -> Markup | None:
     return Markup(escaped.replace("&lt;mark&gt;", "<mark>").replace("&lt;/mark&gt;", "</mark>"))
 
 
+def pretty_json(value: Any) -> Markup | None:
+    """A JSON document (the search response) indented in a ``<pre>``, escaped."""
+    if not isinstance(value, str) or not value.startswith("{"):
+        return None
+    try:
+        document = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return Markup('<pre class="archivist-json">') + escape(json.dumps(document, indent=2, ensure_ascii=False)) + Markup("</pre>")
+
+
 async def similar_documents(datasette: Datasette, database: str, document_id: str, limit: int = 8) -> list[dict[str, Any]]:
     """The ``similar`` canned query for one document, through Datasette's own JSON API."""
     response = await datasette.client.get(

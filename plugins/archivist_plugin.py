@@ -25,9 +25,11 @@ def register_routes():
 
 @hookimpl
 def render_cell(value, column):
-    """Show search highlights in excerpts."""
+    """Show search highlights in excerpts, and the search response as indented JSON."""
     if column == "excerpt":
         return web.highlighted(value)
+    if column == "response":
+        return web.pretty_json(value)
     return None
 
 

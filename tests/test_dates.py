@@ -1,4 +1,5 @@
 import datetime as dt
+import json
 
 import pytest
 
@@ -130,3 +131,36 @@ def test_search_dates_that_are_not_dates_raise(text):
 
 def test_an_empty_search_date_is_no_bound():
     assert dates.parse_bound("  ") is None
+
+
+def _utc(*parts: int) -> dt.datetime:
+    return dt.datetime(*parts, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "start, end, words, edge_days",
+    [
+        # whole years, then whole months, then days: the fewest words
+        (_utc(2023, 1, 1), _utc(2024, 12, 31, 23, 59, 59), ["y2023", "y2024"], []),
+        (_utc(2024, 5, 30), _utc(2024, 8, 1, 23, 59, 59), ["d20240530", "d20240531", "m202406", "m202407", "d20240801"], []),
+        (_utc(2024, 12, 1), _utc(2026, 2, 28, 23, 59, 59), ["m202412", "y2025", "m202601", "m202602"], []),
+        (_utc(2024, 6, 1), _utc(2024, 6, 1, 23, 59, 59), ["d20240601"], []),
+        # a bound with a time of day cuts its day: the day's word stays, and the day is an edge
+        (_utc(2024, 6, 1, 12), _utc(2024, 6, 2, 23, 59, 59), ["d20240602", "d20240601"], ["2024-06-01"]),
+        (_utc(2024, 6, 1, 9), _utc(2024, 6, 1, 17), ["d20240601"], ["2024-06-01"]),
+        (_utc(2024, 6, 2), _utc(2024, 6, 1, 23, 59, 59), [], []),
+    ],
+)
+def test_time_filters_become_the_fewest_period_words(start, end, words, edge_days):
+    assert dates.period_words(start, end) == (words, edge_days)
+
+
+def test_open_time_filters_stop_at_the_archive_years():
+    from archivist.sqlfunctions import date_words
+
+    first, last = _utc(2023, 3, 5).timestamp(), _utc(2025, 7, 1).timestamp()
+    spec = json.loads(date_words(_utc(2024, 1, 1).timestamp(), None, first, last))
+    assert spec == {"words": ["y2024", "y2025"], "edge_days": []}
+    assert json.loads(date_words(None, _utc(2023, 12, 31, 23, 59, 59).timestamp(), first, last))["words"] == ["y2023"]
+    assert date_words(None, None, first, last) is None  # no time filter at all
+    assert json.loads(date_words(_utc(2024, 1, 1).timestamp(), None, None, None)) == {"words": [], "edge_days": []}

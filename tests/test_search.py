@@ -215,6 +215,8 @@ def test_seed_004_entities_and_product_filters(archive):
     result = archive.search({"query": "borders", "mode": "keyword", "entities": "feature,bug"})
     assert {r["entity_type"] for r in result["results"]} == {"feature", "bug"}
     assert set(ids(result)) == {"12345", "2342289", "2342290", "777"}
+    as_json = archive.search({"query": "borders", "mode": "keyword", "entities": '["Feature", "bug"]'})
+    assert as_json["results"] == result["results"]
     scoped = archive.search({"query": "borders", "mode": "keyword", "product_ids": "598,601"})
     assert {r["product_id"] for r in scoped["results"]} == {598, 601}
     assert "2342290" not in ids(scoped)  # product 700
@@ -413,3 +415,13 @@ async def test_rest_search_returns_exactly_what_the_search_returns(archive, work
     # the canned query itself answers with the same response, one JSON row
     canned = await datasette.client.get("/archive/search.json?query=borders&entities=feature,bug&_shape=array")
     assert json.loads(canned.json()[0]["response"]) == archive.search({"query": "borders", "entities": "feature,bug"})
+
+
+async def test_the_search_page_shows_the_response_as_indented_json(workspace):
+    datasette = await started_datasette(archive_path(workspace))
+    page = await datasette.client.get("/archive/search?query=borders&mode=keyword&entities=bug")
+    assert page.status_code == 200
+    assert '<pre class="archivist-json">' in page.text
+    assert "&#34;entity_type&#34;: &#34;bug&#34;" in page.text or "&quot;entity_type&quot;: &quot;bug&quot;" in page.text
+    bad = await datasette.client.get("/archive/search?query=borders&entities=epic")
+    assert bad.status_code == 400 and "Invalid entity type" in bad.text
