@@ -181,6 +181,37 @@ def m007_path_index(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX documents_path ON documents (path)")
 
 
+# Filter words again, keyed by time: a contentless FTS table whose rowid orders documents
+# newest first (then by id), so "every document matching these filters, newest first"
+# reads the index backwards and stops after the rows it needs, with no join and no sort.
+# Undated documents are keyed by id alone and so come last. Ids must stay below 2^26.
+TIME_KEY = "(CASE WHEN {row}.timestamp IS NULL THEN {row}.id ELSE (CAST({row}.timestamp AS INTEGER) + 1) * 67108864 + {row}.id END)"
+FILTERS_BY_TIME_SQL = f"""
+CREATE VIRTUAL TABLE filters_by_time USING fts5(
+    filter_tokens, content='', detail=none, columnsize=0, tokenize='unicode61'
+);
+CREATE TRIGGER filters_by_time_ai AFTER INSERT ON documents BEGIN
+    INSERT INTO filters_by_time (rowid, filter_tokens) VALUES ({TIME_KEY.format(row="new")}, new.filter_tokens);
+END;
+CREATE TRIGGER filters_by_time_ad AFTER DELETE ON documents BEGIN
+    INSERT INTO filters_by_time (filters_by_time, rowid, filter_tokens)
+        VALUES ('delete', {TIME_KEY.format(row="old")}, old.filter_tokens);
+END;
+CREATE TRIGGER filters_by_time_au AFTER UPDATE ON documents BEGIN
+    INSERT INTO filters_by_time (filters_by_time, rowid, filter_tokens)
+        VALUES ('delete', {TIME_KEY.format(row="old")}, old.filter_tokens);
+    INSERT INTO filters_by_time (rowid, filter_tokens) VALUES ({TIME_KEY.format(row="new")}, new.filter_tokens);
+END;
+INSERT INTO filters_by_time (rowid, filter_tokens)
+    SELECT {TIME_KEY.format(row="documents")}, filter_tokens FROM documents;
+"""
+
+
+@migrations()
+def m008_filters_by_time(db: sqlite_utils.Database) -> None:
+    db.executescript(FILTERS_BY_TIME_SQL)
+
+
 def open_archive(path: Path) -> sqlite_utils.Database:
     """Open (creating if needed) an archive and bring its schema up to date."""
     path.parent.mkdir(parents=True, exist_ok=True)

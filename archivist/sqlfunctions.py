@@ -13,12 +13,18 @@ from . import dates
 DATABASE_LIST_SQL = "PRAGMA database_list"
 _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
 _PUNCTUATION_ONLY_RE = re.compile(r"^\W+$")
+# terms that could be a filter word: a letter and digits, or a kind word
+_FILTER_WORD_RE = re.compile(r"^[ktymdpg]\w*\d|^k(conversation|report|memory|record|note)", re.IGNORECASE)
 
 
 def fts_query(query: str | None, mode: str | None = "all") -> str:
     """An FTS5 MATCH expression. ``all``/``any``: escaped terms ANDed/ORed; ``raw``: as given.
 
-    An empty query becomes ``""``, which matches nothing instead of failing.
+    Terms search every column without a column filter (a column filter makes the
+    FTS engine read positions, and BM25 counts documents per term: it costs), except
+    terms shaped like the filter words of ``ingest.filter_tokens`` (``p95``,
+    ``y2024``, ``kmemory``), which are kept to the title and body. An empty query
+    becomes ``""``, which matches nothing instead of failing.
     """
     query = (query or "").strip()
     if mode == "raw":
@@ -27,7 +33,8 @@ def fts_query(query: str | None, mode: str | None = "all") -> str:
     for match in _TERM_RE.finditer(query):
         term = match[1] if match[1] is not None else match[2]
         if term and not _PUNCTUATION_ONLY_RE.match(term):
-            terms.append('"' + term.replace('"', '""') + '"')
+            quoted = '"' + term.replace('"', '""') + '"'
+            terms.append("{title body} : " + quoted if _FILTER_WORD_RE.search(term) else quoted)
     if not terms:
         return '""'
     return (" OR " if mode == "any" else " ").join(terms)

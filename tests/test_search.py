@@ -425,3 +425,10 @@ async def test_the_search_page_shows_the_response_as_indented_json(workspace):
     assert "&#34;entity_type&#34;: &#34;bug&#34;" in page.text or "&quot;entity_type&quot;: &quot;bug&quot;" in page.text
     bad = await datasette.client.get("/archive/search?query=borders&entities=epic")
     assert bad.status_code == 400 and "Invalid entity type" in bad.text
+
+
+def test_words_shaped_like_filter_words_only_match_text(archive):
+    # documents of product 598 carry the filter word p598, memories kmemory, June 2024 y2024
+    for query in ("p598", "kmemory", "y2024", "m202406 p598"):
+        assert archive.search({"query": query, "mode": "keyword"})["total"] == 0, query
+    assert archive.search({"query": "p598", "mode": "keyword", "match_mode": "raw"})["total"] == 0
