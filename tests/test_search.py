@@ -328,6 +328,8 @@ def test_hybrid_is_the_default_and_finds_by_meaning(archive, embedded):
     semantic = archive.search({"query": "picture frame outlines", "mode": "semantic", "entities": "feature"})
     assert {r["entity_type"] for r in semantic["results"]} == {"feature"}
     assert ids(semantic)[0] == "12345"
+    # found by meaning, not by words: the excerpt is the best passage, without highlights
+    assert all("<mark>" not in r["excerpt"] and r["excerpt"] for r in semantic["results"])
     similarities = [r["score"] for r in semantic["results"]]
     assert similarities == sorted(similarities, reverse=True)
     threshold = (similarities[0] + similarities[-1]) / 2
