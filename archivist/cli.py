@@ -172,6 +172,50 @@ def serve(
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
 
 
+@cli.command()
+@workspace_argument
+@db_option
+@click.option("--http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
+@click.option("-p", "--port", default=8765, show_default=True, type=int, help="With --http: the port (on 127.0.0.1).")
+def mcp(workspace: Path, db_path: Path | None, http: bool, port: int) -> None:
+    """Serve WORKSPACE's archive to MCP clients (stdio by default).
+
+    With --http, requests must come for 127.0.0.1 or localhost (DNS rebinding
+    protection) and, when ARCHIVIST_MCP_TOKEN is set, carry it as a bearer token.
+    Nothing but protocol is written to stdout.
+    """
+    import os
+
+    from .mcp_tools import create_server
+
+    db_path = db_path or archive_path(workspace)
+    if not db_path.exists():
+        fail(ArchivistError(
+            "DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "The workspace has not been indexed yet.",
+            f"Run: archivist index {workspace}",
+        ))
+    server = create_server(db_path)
+    if not http:
+        server.run("stdio")
+        return
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from .mcp_tools import bearer_token_required
+
+    local = [f"127.0.0.1:{port}", f"localhost:{port}"]
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        host="127.0.0.1",
+        transport_security=TransportSecuritySettings(
+            allowed_hosts=local, allowed_origins=[f"http://{host}" for host in local]
+        ),
+    )
+    token = os.environ.get("ARCHIVIST_MCP_TOKEN")
+    click.echo(f"MCP (streamable HTTP) for {workspace} at http://127.0.0.1:{port}/mcp", err=True)
+    uvicorn.run(bearer_token_required(app, token) if token else app, host="127.0.0.1", port=port, log_level="warning")
+
+
 def _print_conversations(rows: list[dict[str, Any]]) -> None:
     for number, row in enumerate(rows, start=1):
         facts = " · ".join(str(v) for v in (row["type"], row["date"]) if v)

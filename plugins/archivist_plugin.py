@@ -50,6 +50,19 @@ def extra_template_vars(view_name, table, database, request, datasette):
 
 
 @hookimpl
+def register_mcp_tools(datasette, mcp):
+    """Archivist's MCP tools at /-/mcp too, beside datasette-mcp's read-only SQL tools."""
+    from archivist.mcp_tools import register_tools, Workspaces
+    from archivist.workspace import DATABASE_NAME
+
+    def archive():  # looked up per call: datasette-mcp builds its server before the archive is added
+        database = datasette.databases.get(DATABASE_NAME)
+        return database.path if database is not None and database.path else "/nonexistent/archive.db"
+
+    register_tools(mcp, Workspaces(archive))
+
+
+@hookimpl
 def register_enrichments():
     """Embed selected documents from the table UI (datasette-enrichments)."""
     from archivist.enrichment import EmbedDocuments
