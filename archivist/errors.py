@@ -16,6 +16,9 @@ CODES = frozenset(
         "PATH_NOT_FOUND",
         "DOCUMENT_NOT_FOUND",
         "DIRECTORY_NOT_FOUND",
+        # beyond SPEC §5: the HTTP transport's bearer token, and a failure that is not the caller's
+        "UNAUTHORIZED",
+        "INTERNAL_ERROR",
     }
 )
 

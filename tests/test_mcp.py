@@ -1,0 +1,225 @@
+"""The MCP bridge (SPEC §4-§5) through the MCP SDK's own client: stdio, HTTP, and /-/mcp."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from archivist.workspace import archive_path
+from conftest import started_datasette
+
+ARCHIVIST = str(Path(sys.executable).parent / "archivist")
+TOOLS = {
+    "search_workspace", "search_reports", "list_command_reports", "get_report", "search_commands", "search",
+    "search_semantic", "get_similar", "embed_document", "embed_workspace", "get_embedding_status",
+}
+
+
+def stdio(workspace: Path) -> StdioServerParameters:
+    env = {key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG")}
+    return StdioServerParameters(command=ARCHIVIST, args=["mcp", str(workspace)], env={**env, "HF_HUB_OFFLINE": "1"})
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(port: int, process: subprocess.Popen) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        assert process.poll() is None, process.stderr.read() if process.stderr else "exited"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("server did not start")
+
+
+@pytest.fixture
+def http_server(embedded_sample: Path):
+    def start(extra_env: dict[str, str] | None = None) -> str:
+        port = free_port()
+        process = subprocess.Popen(
+            [ARCHIVIST, "mcp", str(embedded_sample), "--http", "--port", str(port)],
+            env={**os.environ, "HF_HUB_OFFLINE": "1", **(extra_env or {})},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        processes.append(process)
+        wait_for(port, process)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    processes: list[subprocess.Popen] = []
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def test_stdio_lists_every_tool_with_described_inputs(embedded_sample):
+    async with Client(stdio(embedded_sample)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    date_range = tools["search_workspace"].input_schema["properties"]["date_range"]["description"]
+    assert "YYYY-MM" in date_range and "YYYY-MM-DD" in date_range and "matches all days within that month" in date_range
+    for tool in tools.values():
+        assert tool.description
+        for name, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), (tool.name, name)
+        assert "workspace_path" in tool.input_schema["properties"]
+    read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == TOOLS - {"embed_document", "embed_workspace"}
+
+
+async def test_every_tool_answers_and_every_error_is_the_spec_body(embedded_sample):
+    calls = {
+        "search_workspace": ({"query": "authentication", "date_range": "2025-11"}, {"query": "auth", "date_range": "nov"}, "INVALID_DATE_RANGE"),
+        "search_reports": ({"query": "proxy timeout"}, {"query": "proxy", "command_filter": "../x"}, "INVALID_COMMAND_FILTER"),
+        "list_command_reports": ({"command": "k8s-cluster-health"}, {"command": "nope"}, "DIRECTORY_NOT_FOUND"),
+        "get_report": ({"path": "reports/k8s-cluster-health/baseline-notes.md"}, {"path": "../../etc/passwd"}, "PATH_NOT_FOUND"),
+        "search_commands": ({"query": "proxy"}, {"query": ""}, "INVALID_QUERY"),
+        "search": ({"query": "borders", "entities": ["feature", "bug"]}, {"query": "borders", "entities": ["epic"]}, "INVALID_ENTITY_TYPE"),
+        "search_semantic": ({"query": "authentication patterns"}, {"query": "x"}, "INVALID_QUERY"),
+        "get_similar": ({"document": "conversations/2025-11-10/002-debug-auth"}, {"document": "nope.md"}, "DOCUMENT_NOT_FOUND"),
+        "embed_document": ({"path": "conversations"}, {"path": "../outside"}, "PATH_NOT_FOUND"),
+        "embed_workspace": ({}, {"workspace_path": "/no/such/folder"}, "DIRECTORY_NOT_FOUND"),
+        "get_embedding_status": ({}, {"workspace_path": "/no/such/folder"}, "DIRECTORY_NOT_FOUND"),
+    }
+    assert set(calls) == TOOLS
+    async with Client(stdio(embedded_sample)) as client:
+        for name, (good, bad, code) in calls.items():
+            result = await client.call_tool(name, good)
+            assert not result.is_error, (name, result.content)
+            assert result.structured_content and json.loads(result.content[0].text) == result.structured_content
+            failed = await client.call_tool(name, bad)
+            assert failed.is_error, name
+            assert failed.structured_content["success"] is False
+            assert failed.structured_content["code"] == code, (name, failed.structured_content)
+            assert failed.structured_content["error"].startswith("❌")
+        raw = await client.call_tool("search", {"query": "borders AND", "match_mode": "raw", "mode": "keyword"})
+        assert raw.is_error and raw.structured_content["code"] == "INVALID_SEARCH_SYNTAX"
+        embedded = await client.call_tool("embed_document", {"path": "conversations"})
+        assert embedded.structured_content["success"] is True and embedded.structured_content["embedded"] == 0
+        assert embedded.structured_content["total_files"] > 0
+
+
+async def test_results_equal_the_canned_queries_through_datasette(embedded_sample):
+    datasette = await started_datasette(archive_path(embedded_sample))
+    cases = [
+        ("search_workspace", {"query": "authentication", "date_range": "2025-11"}, "search_workspace"),
+        ("search_reports", {"query": "proxy timeout"}, "search_reports"),
+        ("list_command_reports", {"command": "k8s-cluster-health"}, "list_command_reports"),
+        ("search_commands", {"query": "proxy"}, "search_commands"),
+        ("search_semantic", {"query": "authentication patterns", "limit": 5}, "search_semantic"),
+        ("get_similar", {"document": "conversations/2025-11-10/002-debug-auth", "limit": 3}, "similar"),
+    ]
+    async with Client(stdio(embedded_sample)) as client:
+        for tool, arguments, query in cases:
+            result = await client.call_tool(tool, arguments)
+            response = await datasette.client.get(f"/archive/{query}.json", params={**arguments, "_shape": "array"})
+            assert result.structured_content["results"] == response.json(), tool
+        report = await client.call_tool("get_report", {"path": "reports/k8s-cluster-health/baseline-notes.md"})
+        (row,) = (await datasette.client.get("/archive/get_report.json?path=reports/k8s-cluster-health/baseline-notes.md&_shape=array")).json()
+        assert report.structured_content == {"success": True, **row}
+        status = await client.call_tool("get_embedding_status", {})
+        (row,) = (await datasette.client.get("/archive/embedding_status.json?_shape=array")).json()
+        assert status.structured_content == {"success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"])}
+        for arguments in ({"query": "borders", "entities": ["feature", "bug"]}, {"mode": "faceted", "tags": ["kubernetes"], "start_date": "2025-10"}):
+            search = await client.call_tool("search", arguments)
+            rest = await datasette.client.get(
+                "/api/search", params={k: ",".join(v) if isinstance(v, list) else v for k, v in arguments.items()}
+            )
+            assert search.structured_content == rest.json()
+
+
+async def test_workspace_path_opens_another_workspace(embedded_sample, make_workspace):
+    from archivist.indexer import index_workspace
+
+    other = make_workspace({"conversations/2025-01-02/001-debug-printer/conversation.md": "# Printer jam\n\nThe printer jams on duplex.\n"})
+    index_workspace(other)
+    async with Client(stdio(embedded_sample)) as client:
+        here = await client.call_tool("search_workspace", {"query": "printer"})
+        there = await client.call_tool("search_workspace", {"query": "printer", "workspace_path": str(other)})
+    assert here.structured_content["num_results"] == 0
+    assert [r["path"] for r in there.structured_content["results"]] == ["conversations/2025-01-02/001-debug-printer"]
+
+
+def test_stdout_carries_only_protocol(embedded_sample):
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    process = subprocess.run(
+        [ARCHIVIST, "mcp", str(embedded_sample)], input=json.dumps(request) + "\n", capture_output=True, text=True,
+        timeout=60, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    lines = [line for line in process.stdout.splitlines() if line.strip()]
+    assert lines and all(json.loads(line)["jsonrpc"] == "2.0" for line in lines)
+    assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "archivist"
+
+
+async def test_http_transport_serves_the_same_tools(http_server):
+    url = http_server()
+    async with Client(url) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        result = await client.call_tool("search", {"query": "borders", "mode": "keyword"})
+    assert tools == TOOLS
+    assert result.structured_content["total"] >= 1
+
+
+def test_http_transport_rejects_foreign_hosts_and_origins(http_server):
+    url = http_server()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    rebinding = httpx.post(url, json=body, headers={**headers, "host": "evil.example"})
+    assert rebinding.status_code in (400, 403, 421)
+    foreign = httpx.post(url, json=body, headers={**headers, "origin": "http://evil.example"})
+    assert foreign.status_code in (400, 403)
+
+
+async def test_http_bearer_token_from_the_environment(http_server):
+    url = http_server({"ARCHIVIST_MCP_TOKEN": "s3cret"})
+    refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert refused.status_code == 401 and refused.json()["code"] == "UNAUTHORIZED"
+    async with httpx.AsyncClient(headers={"Authorization": "Bearer s3cret"}) as http:
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            tools = await client.list_tools()
+    assert {tool.name for tool in tools.tools} == TOOLS
+
+
+def test_serve_offers_the_tools_at_dash_mcp_beside_read_only_sql(embedded_sample):
+    import asyncio
+
+    port = free_port()
+    process = subprocess.Popen(
+        [ARCHIVIST, "serve", str(embedded_sample), "--no-index", "--port", str(port)],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for(port, process)
+
+        async def check() -> None:
+            async with Client(f"http://127.0.0.1:{port}/-/mcp") as client:
+                tools = {tool.name for tool in (await client.list_tools()).tools}
+                assert TOOLS | {"execute_sql", "list_databases"} <= tools
+                found = await client.call_tool("search", {"query": "borders", "mode": "keyword"})
+                assert found.structured_content["total"] >= 1
+                write = await client.call_tool("execute_sql", {"database": "archive", "sql": "delete from documents"})
+                assert write.is_error
+
+        asyncio.run(check())
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
