@@ -18,10 +18,16 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The official MCP clients the tests drive the server with (inspector CLI, conformance).
+CLIENTS := mcp-clients/node_modules/.installed
+$(CLIENTS): mcp-clients/package.json mcp-clients/package-lock.json
+	cd mcp-clients && npm ci --no-audit --no-fund --loglevel=error
+	touch $(CLIENTS)
+
 serve: install
 	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT)
 
-test: install
+test: install $(CLIENTS)
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
 bench: install
@@ -30,3 +36,5 @@ bench: install
 	$(BIN)/python bench/vector_speed.py
 	$(BIN)/python bench/semantic_speed.py
 	$(BIN)/python bench/retrieval_quality.py --collection scifact
+	$(BIN)/python bench/faceted_speed.py
+	$(BIN)/python bench/mcp_startup.py

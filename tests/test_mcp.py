@@ -39,7 +39,7 @@ def free_port() -> int:
 def wait_for(port: int, process: subprocess.Popen) -> None:
     deadline = time.time() + 60
     while time.time() < deadline:
-        assert process.poll() is None, process.stderr.read() if process.stderr else "exited"
+        assert process.poll() is None, f"exited with {process.returncode}"
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
@@ -52,10 +52,10 @@ def wait_for(port: int, process: subprocess.Popen) -> None:
 def http_server(embedded_sample: Path):
     def start(extra_env: dict[str, str] | None = None) -> str:
         port = free_port()
-        process = subprocess.Popen(
+        process = subprocess.Popen(  # logs go nowhere: an unread pipe would fill and stall the server
             [ARCHIVIST, "mcp", str(embedded_sample), "--http", "--port", str(port)],
             env={**os.environ, "HF_HUB_OFFLINE": "1", **(extra_env or {})},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
         )
         processes.append(process)
         wait_for(port, process)
@@ -64,7 +64,7 @@ def http_server(embedded_sample: Path):
     processes: list[subprocess.Popen] = []
     yield start
     for process in processes:
-        process.terminate()
+        process.kill()
         process.wait(timeout=10)
 
 
@@ -205,7 +205,7 @@ def test_serve_offers_the_tools_at_dash_mcp_beside_read_only_sql(embedded_sample
     port = free_port()
     process = subprocess.Popen(
         [ARCHIVIST, "serve", str(embedded_sample), "--no-index", "--port", str(port)],
-        env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
     )
     try:
         wait_for(port, process)
@@ -221,5 +221,5 @@ def test_serve_offers_the_tools_at_dash_mcp_beside_read_only_sql(embedded_sample
 
         asyncio.run(check())
     finally:
-        process.terminate()
+        process.kill()
         process.wait(timeout=10)
