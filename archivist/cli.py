@@ -7,14 +7,15 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import click
 
-from . import indexer
 from .errors import ArchivistError
-from .queries import Archive
 from .workspace import archive_path
+
+if TYPE_CHECKING:
+    from .indexer import Summary
 
 KINDS_SQL = "SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind"
 PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status"
@@ -93,7 +94,9 @@ def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
     )
 
 
-def run_index(workspace: Path, db_path: Path | None, reports_dir: str | None) -> indexer.Summary:
+def run_index(workspace: Path, db_path: Path | None, reports_dir: str | None) -> Summary:
+    from . import indexer  # imported when used: `archivist mcp` starts faster without it
+
     try:
         summary = indexer.index_workspace(workspace, db_path, reports_dir, progress=_progress("Indexing"))
     except ArchivistError as error:
@@ -186,22 +189,23 @@ def mcp(workspace: Path, db_path: Path | None, http: bool, port: int) -> None:
     """
     import os
 
-    from .mcp_tools import create_server
-
     db_path = db_path or archive_path(workspace)
     if not db_path.exists():
         fail(ArchivistError(
             "DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "The workspace has not been indexed yet.",
             f"Run: archivist index {workspace}",
         ))
-    server = create_server(db_path)
     if not http:
-        server.run("stdio")
+        from .mcp_stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
+
+        serve_stdio(db_path)
         return
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from .mcp_tools import bearer_token_required
+    from .mcp_tools import bearer_token_required, create_server
+
+    server = create_server(db_path)
 
     local = [f"127.0.0.1:{port}", f"localhost:{port}"]
     app = server.streamable_http_app(
@@ -254,6 +258,8 @@ def search(
         name = "search_workspace"
         params = {"query": query, "date_range": date_range, "conversation_type": conversation_type, "limit": limit}
     try:
+        from .queries import Archive
+
         with Archive(db_path or archive_path(workspace)) as archive:
             rows = archive.run(name, params)
     except ArchivistError as error:

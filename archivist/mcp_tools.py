@@ -267,13 +267,9 @@ def bearer_token_required(app: Callable, token: str) -> Callable:
 
 
 def create_server(default_archive: Path) -> MCPServer:
-    server = MCPServer(
-        "archivist",
-        instructions=(
-            "Search a workspace of AI conversations, analysis reports, agent memories and tracker records. "
-            "Start with search (every kind, with filters) or search_workspace (conversations)."
-        ),
-    )
+    from .mcp_stdio import INSTRUCTIONS, NAME
+
+    server = MCPServer(NAME, instructions=INSTRUCTIONS)
     register_tools(server, Workspaces(default_archive))
     return server
 

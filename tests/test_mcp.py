@@ -223,3 +223,33 @@ def test_serve_offers_the_tools_at_dash_mcp_beside_read_only_sql(embedded_sample
     finally:
         process.kill()
         process.wait(timeout=10)
+
+
+def _exchange(workspace: Path, *messages: dict) -> list[dict]:
+    """Send the messages, keep stdin open, and read one answer per request."""
+    process = subprocess.Popen(
+        [ARCHIVIST, "mcp", str(workspace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    try:
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        process.stdin.flush()
+        return [json.loads(process.stdout.readline()) for m in messages if "id" in m]
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2024-11-05", "1999-01-01"])
+def test_the_early_initialize_answer_is_the_sdks_own(embedded_sample, version):
+    """stdio answers initialize before the SDK loads; the SDK's answer must be the same."""
+    initialize = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    early = _exchange(embedded_sample, initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                      {"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
+    assert [m["id"] for m in early] == [7, 8]  # one answer to initialize, then the SDK's tools/list
+    assert early[0]["result"]["protocolVersion"] == (version if version != "1999-01-01" else "2025-11-25")
+    assert len(early[1]["result"]["tools"]) == len(TOOLS)
+    # a first line that is not initialize goes to the SDK, which then answers initialize itself
+    late = _exchange(embedded_sample, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, initialize)
+    assert late[-1] == early[0]
