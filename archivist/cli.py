@@ -198,14 +198,14 @@ def mcp(workspace: Path, db_path: Path | None, http: bool, port: int) -> None:
     if not http:
         from .mcp_stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
 
-        serve_stdio(db_path)
+        serve_stdio(db_path, workspace.resolve())
         return
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from .mcp_tools import bearer_token_required, create_server
 
-    server = create_server(db_path)
+    server = create_server(db_path, workspace.resolve())
 
     local = [f"127.0.0.1:{port}", f"localhost:{port}"]
     app = server.streamable_http_app(

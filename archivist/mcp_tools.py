@@ -40,9 +40,10 @@ Listing = list[str] | str | None
 class Workspaces:
     """Archives opened on demand: the server's own, or another indexed workspace's."""
 
-    def __init__(self, default_archive: Path | Callable[[], Path]) -> None:
+    def __init__(self, default_archive: Path | Callable[[], Path], default_workspace: Path | None = None) -> None:
         # a callable when the archive is only known later (Datasette adds its database after its plugins load)
         self._default = default_archive
+        self._default_workspace = default_workspace
         self._open: dict[Path, Archive] = {}
         self._lock = threading.Lock()
 
@@ -50,9 +51,16 @@ class Workspaces:
     def default_archive(self) -> Path:
         return Path(self._default() if callable(self._default) else self._default)
 
+    def embedding_target(self, workspace_path: str | None) -> tuple[Path, Path]:
+        """(workspace, archive) for the embedding API."""
+        if workspace_path:
+            folder = self.workspace(workspace_path)
+            return folder, archive_path(folder)
+        return self.workspace(None), self.default_archive
+
     def workspace(self, workspace_path: str | None) -> Path:
         if not workspace_path:
-            return self.default_archive.parent.parent
+            return self._default_workspace or self.default_archive.parent.parent
         folder = Path(workspace_path).expanduser()
         if not folder.is_dir():
             raise ArchivistError(
@@ -219,7 +227,11 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
         """Embed the new or changed documents under one path; unchanged ones are skipped."""
         from .embeddings import embed_workspace
 
-        return answer(lambda: embed_workspace(workspaces.workspace(workspace_path), path).to_dict(with_total_files=True))
+        def work() -> dict[str, Any]:
+            workspace, db_path = workspaces.embedding_target(workspace_path)
+            return embed_workspace(workspace, path, db_path).to_dict(with_total_files=True)
+
+        return answer(work)
 
     @server.tool(annotations=WRITES_ARCHIVE)
     def embed_workspace(
@@ -228,7 +240,11 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
         """Embed every new or changed document of the workspace; unchanged ones are skipped."""
         from .embeddings import embed_workspace as embed
 
-        return answer(lambda: embed(workspaces.workspace(workspace_path)).to_dict())
+        def work() -> dict[str, Any]:
+            workspace, db_path = workspaces.embedding_target(workspace_path)
+            return embed(workspace, None, db_path).to_dict()
+
+        return answer(work)
 
     @server.tool(annotations=READ_ONLY)
     def get_embedding_status(
@@ -266,10 +282,10 @@ def bearer_token_required(app: Callable, token: str) -> Callable:
     return checked
 
 
-def create_server(default_archive: Path) -> MCPServer:
+def create_server(default_archive: Path, workspace: Path | None = None) -> MCPServer:
     from .mcp_stdio import INSTRUCTIONS, NAME
 
     server = MCPServer(NAME, instructions=INSTRUCTIONS)
-    register_tools(server, Workspaces(default_archive))
+    register_tools(server, Workspaces(default_archive, workspace))
     return server
 
