@@ -16,6 +16,7 @@ from typing import Annotated, Any, Callable
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from .errors import ArchivistError
 from .queries import Archive
@@ -35,6 +36,56 @@ WORKSPACE_PATH = (
 )
 
 Listing = list[str] | str | None
+
+
+# Output schemas. Fields are not required: a failed call's structured content is the SPEC §5
+# body ({"success": false, "error", "code"}) and clients check it against the same schema.
+class Outcome(TypedDict, total=False):
+    success: bool
+    error: str
+    code: str
+
+
+class Rows(Outcome, total=False):
+    num_results: int
+    results: list[dict[str, Any]]
+
+
+class Report(Outcome, total=False):
+    report_name: str
+    command_name: str
+    date: str | None
+    title: str | None
+    path: str
+    content: str
+
+
+class SearchResponse(Outcome, total=False):
+    query: str
+    mode: str
+    total: int
+    page: int
+    page_size: int
+    total_pages: int
+    has_more: bool
+    results: list[dict[str, Any]]
+    facets: dict[str, Any]
+    filters: dict[str, Any]
+
+
+class Embedded(Outcome, total=False):
+    embedded: int
+    skipped: int
+    total_files: int
+
+
+class EmbeddingStatus(Outcome, total=False):
+    total_chunks: int
+    num_documents: int
+    pending: int
+    db_path: str
+    model: str | None
+    recent_embeddings: list[dict[str, Any]]
 
 
 class Workspaces:
@@ -126,7 +177,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
         conversation_type: Annotated[str, Field(description="Only conversations of this type: brainstorm, debug, plan, review, research, design, ...")] = "",
         limit: Annotated[int | None, Field(description="Most results to return, 1-100 (default 20).")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Rows]:
         """Full-text search over conversations, ranked by BM25, optionally within a month or a day."""
         params = {"query": query, "date_range": date_range, "conversation_type": conversation_type, "limit": limit}
         return rows("search_workspace", params, workspace_path)
@@ -137,7 +188,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
         command_filter: Annotated[str, Field(description="Only reports of this command (a folder name under reports/).")] = "",
         max_results: Annotated[int | None, Field(description="Most results to return, 1-100 (default 10).")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Rows]:
         """Search analysis reports: ranked by number of matches, then newer first; excerpt, date, link and path."""
         params = {"query": query, "command_filter": command_filter, "max_results": max_results}
         return rows("search_reports", params, workspace_path)
@@ -146,7 +197,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     def list_command_reports(
         command: Annotated[str, Field(description="A command name, as search_commands or search_reports return it.")],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Rows]:
         """Every report of one command, newest first."""
         return rows("list_command_reports", {"command": command}, workspace_path)
 
@@ -154,7 +205,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     def get_report(
         path: Annotated[str, Field(description="The report's path, as search_reports returns it (absolute) or relative to the workspace.")],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Report]:
         """The full text of one report."""
 
         def work() -> dict[str, Any]:
@@ -167,7 +218,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     def search_commands(
         query: Annotated[str, Field(description="Text to find in command names and their reports.")],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Rows]:
         """Commands whose name or whose reports contain the query."""
         return rows("search_commands", {"query": query}, workspace_path)
 
@@ -189,7 +240,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
         page_size: Annotated[int | None, Field(description="Results per page, 1-100 (default 10).")] = None,
         limit: Annotated[int | None, Field(description="Another name for page_size.")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, SearchResponse]:
         """Search everything (conversations, reports, memories, records, notes) with facets, dates and pagination."""
         params = {
             "query": query, "mode": mode, "entities": entities, "types": types, "tags": tags, "match_all": match_all,
@@ -205,7 +256,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
         date_range: Annotated[str, Field(description=DATE_RANGE)] = "",
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Rows]:
         """Semantic search (all-MiniLM-L6-v2 embeddings): documents by cosine similarity, with their best passage."""
         params = {"query": query, "conversation_type": conversation_type, "date_range": date_range, "limit": limit}
         return rows("search_semantic", params, workspace_path)
@@ -215,7 +266,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
         document: Annotated[str, Field(description="A document id or path (relative to the workspace, or absolute).")],
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Rows]:
         """The documents most similar in meaning to one document, excluding itself, with scores."""
         return rows("similar", {"document": document, "limit": limit}, workspace_path)
 
@@ -223,7 +274,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     def embed_document(
         path: Annotated[str, Field(description="A file or folder inside the workspace (relative, or absolute).")],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Embedded]:
         """Embed the new or changed documents under one path; unchanged ones are skipped."""
         from .embeddings import embed_workspace
 
@@ -236,7 +287,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     @server.tool(annotations=WRITES_ARCHIVE)
     def embed_workspace(
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Embedded]:
         """Embed every new or changed document of the workspace; unchanged ones are skipped."""
         from .embeddings import embed_workspace as embed
 
@@ -249,7 +300,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     @server.tool(annotations=READ_ONLY)
     def get_embedding_status(
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, EmbeddingStatus]:
         """Embedding coverage: total_chunks, num_documents, pending, db_path, model, recent embeddings."""
 
         def work() -> dict[str, Any]:

@@ -76,6 +76,7 @@ async def test_stdio_lists_every_tool_with_described_inputs(embedded_sample):
     assert "YYYY-MM" in date_range and "YYYY-MM-DD" in date_range and "matches all days within that month" in date_range
     for tool in tools.values():
         assert tool.description
+        assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
         for name, schema in tool.input_schema["properties"].items():
             assert schema.get("description"), (tool.name, name)
         assert "workspace_path" in tool.input_schema["properties"]
