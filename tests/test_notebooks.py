@@ -25,3 +25,5 @@ def test_notebook_executes_without_errors(path: Path, tmp_path, monkeypatch):
     )
     assert "INVALID_DATE_RANGE" in outputs
     assert "Debugging intermittent JWT authentication failures" in outputs
+    assert "Borders & Corners on Media & Frames" in outputs  # the unified search
+    assert "by month: {" in outputs
