@@ -101,11 +101,15 @@ def items(value: Any) -> list[str]:
 
 
 def list_json(value: Any, style: str | None = "") -> str:
-    """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` also drops a leading ``#``."""
+    """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` normalizes as ingest does."""
     found = items(value)
-    if style in ("lower", "tag"):
-        found = list(dict.fromkeys(item.lstrip("#" if style == "tag" else "").lower() for item in found))
-    return json.dumps([item for item in found if item])
+    if style == "tag":
+        from .ingest import normalize_tags  # the same rule that stored the tags
+
+        found = normalize_tags(found)
+    elif style == "lower":
+        found = list(dict.fromkeys(item.lower() for item in found))
+    return json.dumps(found)
 
 
 def time_bound(value: Any, end: Any = 0) -> float | None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from search_speed import percentile  # noqa: E402
 from synth import GENERAL_TAGS, MEMORY_TYPES, TOPICS, generate_mixed  # noqa: E402
 
 from archivist.indexer import index_workspace  # noqa: E402
@@ -54,11 +55,6 @@ def families(seed: int, count: int = 20) -> dict[str, tuple[str, list[dict]]]:
         "filter-only, newest first (one kind, broad)": ("none set; shown for scale", broad),
         "tags AND over three tags, newest first": ("p50 <= 20 ms", tags),
     }
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def plan_lines(archive: Archive, params: dict) -> list[str]:
