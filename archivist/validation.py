@@ -449,6 +449,8 @@ QUERIES: dict[str, QuerySpec] = {
         embeds=_embeds_search,
     ),
     "document_counts": QuerySpec({}),
+    "get_document": QuerySpec({"document": required_text("document", "42")}, (_document_exists,)),
+    "activity": QuerySpec({"by": one_of("by", ("month", "day")), "kind": one_of("kind", KINDS)}),
     "check_search_syntax": QuerySpec(
         {"query": lambda v: require_query(v, "check_search_syntax", "proxy NEAR(timeout)")}, (_fts_syntax,)
     ),

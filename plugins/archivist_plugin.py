@@ -19,8 +19,25 @@ def asgi_wrapper(datasette):
 
 @hookimpl
 def register_routes():
-    """GET /api/search: the unified search as plain JSON (SPEC §4)."""
-    return [(r"^/api/search$", web.api_search)]
+    """The exploration pages, and GET /api/search: the unified search as plain JSON (SPEC §4)."""
+    from archivist import ui
+
+    return [
+        (r"^/$", ui.home_page),
+        (r"^/search$", ui.search_page),
+        (r"^/document/(?P<id>[^/]+)$", ui.document_page),
+        (r"^/document/(?P<id>[^/]+)/source$", ui.document_source),
+        (r"^/api/search$", web.api_search),
+    ]
+
+
+@hookimpl
+def menu_links(datasette):
+    """Datasette's own pages link back to the search and home pages."""
+    return [
+        {"href": datasette.urls.path("/search"), "label": "Search the archive"},
+        {"href": datasette.urls.path("/"), "label": "Archive at a glance"},
+    ]
 
 
 @hookimpl

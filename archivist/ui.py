@@ -1,0 +1,503 @@
+"""The exploration pages: home, search and document pages.
+
+Every page is rendered on the server from canned queries, run through Datasette's
+own JSON API (the parameter checks and the SQL every other surface uses), so the
+pages work without JavaScript. The search page takes the parameters of
+``GET /api/search`` unchanged: each state of the page is a URL, and the same
+query string gives the JSON at ``/api/search``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from datasette.app import Datasette
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+from . import queries, validation
+from .web import highlighted
+from .workspace import DATABASE_NAME
+
+SEARCH_PARAMS = tuple(validation.QUERIES["search"].params)
+PAGE_MODES = ("hybrid", "keyword", "semantic")
+FACET_WINDOW = 200  # the search response counts its facets over this many results
+_WORD_RE = re.compile(r"[A-Za-z]{4,}")
+
+
+class QueryFailed(Exception):
+    """A canned query answered with an error: its status, code and message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+    @property
+    def lines(self) -> list[str]:
+        return self.message.splitlines()
+
+
+async def canned(datasette: Datasette, name: str, params: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The rows of a canned query, through Datasette's JSON API; QueryFailed on an error."""
+    return await _json(datasette, f"/{DATABASE_NAME}/{name}.json", params)
+
+
+async def table_rows(datasette: Datasette, table: str, params: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Rows of a table or view of the archive, through Datasette's table API."""
+    return await _json(datasette, f"/{DATABASE_NAME}/{table}.json", params)
+
+
+async def _json(datasette: Datasette, path: str, params: dict[str, str] | None) -> list[dict[str, Any]]:
+    response = await datasette.client.get(datasette.urls.path(path), params={**(params or {}), "_shape": "array"})
+    body = response.json()
+    if response.status_code == 200:
+        return body
+    if isinstance(body, dict) and body.get("success") is False:
+        raise QueryFailed(response.status_code, body.get("code", ""), body.get("error", ""))
+    error = body.get("error") if isinstance(body, dict) else body
+    raise QueryFailed(response.status_code, "INTERNAL_ERROR", f"❌ The query could not run\nℹ️ {error}")
+
+
+async def search(datasette: Datasette, params: dict[str, str]) -> dict[str, Any]:
+    """The ``search`` canned query's response, decoded."""
+    return queries.response_of(await canned(datasette, "search", params))
+
+
+# --- markdown -------------------------------------------------------------------
+
+
+@functools.cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    # html=False: raw HTML in a document is shown as text, never run; markdown-it also
+    # refuses javascript:, vbscript: and file: links.
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"])
+
+
+def render_markdown(text: str) -> Markup:
+    """A document body as sanitized HTML: markdown rendered, raw HTML escaped."""
+    return Markup(_markdown().render(text or ""))
+
+
+# --- URLs -------------------------------------------------------------------------
+
+
+def search_params(args: Any) -> dict[str, str]:
+    """The search parameters of a request: lists comma-joined, empty values dropped."""
+    params = {}
+    for key in args:
+        value = ",".join(v.strip() for v in args.getlist(key) if v.strip())
+        if value:
+            params[key] = value
+    return params
+
+
+def split(value: str | None) -> list[str]:
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+class SearchState:
+    """The search page's parameters, and the URLs of every state one click away."""
+
+    def __init__(self, datasette: Datasette, params: dict[str, str]) -> None:
+        self.datasette = datasette
+        self.params = params
+
+    def query_string(self, **changes: str | None) -> str:
+        """This state's parameters with some changed (None or '' removes one); back to page 1."""
+        params = {key: value for key, value in self.params.items() if key != "page"}
+        params.update(changes)
+        ordered = [(key, params[key]) for key in SEARCH_PARAMS if params.get(key)]
+        return "?" + urlencode(ordered) if ordered else ""
+
+    def url(self, **changes: str | None) -> str:
+        return self.datasette.urls.path("/search") + self.query_string(**changes)
+
+    def page_url(self, page: int) -> str:
+        params = dict(self.params, page=str(page) if page > 1 else "")
+        return SearchState(self.datasette, params).url(page=params["page"])
+
+    def dates(self) -> tuple[str, str]:
+        return self.params.get("start_date", ""), self.params.get("end_date", "")
+
+    def period(self) -> str | None:
+        """The month or day the date filter is exactly, when it is one."""
+        start, end = self.dates()
+        return start if start and start == end and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", start) else None
+
+    def toggle(self, key: str, value: str, extra: dict[str, str | None] | None = None) -> tuple[str, bool]:
+        """(URL, selected): a facet value narrows to it; a selected one is removed."""
+        current = split(self.params.get(key))
+        if value in current:
+            return self.url(**{key: ",".join(item for item in current if item != value)}), True
+        return self.url(**{key: value}, **(extra or {})), False
+
+
+def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products: dict[str, str]) -> list[dict[str, Any]]:
+    """The facet sidebar: groups of (label, count, URL, selected), in the order they narrow."""
+    groups = []
+
+    def group(name: str, label: str, items: list[dict[str, Any]]) -> None:
+        if items:
+            groups.append({"name": name, "label": label, "items": items})
+
+    def single(key: str, counts: dict[str, int], labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        items = []
+        for value, count in counts.items():
+            href, selected = state.toggle(key, value)
+            items.append({"value": value, "label": (labels or {}).get(value, value), "count": count, "href": href, "selected": selected})
+        return items
+
+    group("kind", "Kind", single("entities", facets.get("kind") or {}))
+    group("type", "Type", single("types", facets.get("type") or {}))
+    period = state.period()
+    dates = []
+    if period is None or len(period) == 4:
+        for month, count in sorted((facets.get("month") or {}).items(), reverse=True):
+            dates.append({"value": month, "label": month, "count": count, "href": state.url(start_date=month, end_date=month), "selected": False})
+        group("month", "Month", dates)
+    else:
+        month = period[:7]
+        whole = period == month  # selected: a click removes the date filter
+        href = state.url(start_date=None, end_date=None) if whole else state.url(start_date=month, end_date=month)
+        dates.append({"value": month, "label": f"All of {month}", "count": None, "href": href, "selected": whole})
+        for day, count in sorted((facets.get("day") or {}).items(), reverse=True):
+            if day.startswith(month):
+                selected = period == day
+                href = state.url(start_date=month, end_date=month) if selected else state.url(start_date=day, end_date=day)
+                dates.append({"value": day, "label": day, "count": count, "href": href, "selected": selected})
+        group("day", "Day", dates)
+    tags = []
+    for tag, count in (facets.get("tags") or {}).items():
+        current = split(state.params.get("tags"))
+        if tag in current:
+            href, selected = state.url(tags=",".join(t for t in current if t != tag)), True
+        else:  # another tag narrows: every selected tag must be present
+            href, selected = state.url(tags=",".join([*current, tag]), match_all="true" if current else None), False
+        tags.append({"value": tag, "label": tag, "count": count, "href": href, "selected": selected})
+    group("tags", "Tags", tags)
+    group("product", "Product", single("product_ids", facets.get("product_id") or {}, products))
+    return groups
+
+
+def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[str, str]]:
+    """Each filter in force, with the URL that removes it."""
+    chips = []
+    for key, label in (("entities", "kind"), ("types", "type"), ("tags", "tag"), ("product_ids", "product")):
+        values = split(state.params.get(key))
+        for value in values:
+            rest = ",".join(v for v in values if v != value)
+            text = products.get(value, value) if key == "product_ids" else value
+            chips.append({"label": f"{label}: {text}", "href": state.url(**{key: rest})})
+    start, end = state.dates()
+    if start or end:
+        period = state.period()
+        text = period or f"{start or '…'} → {end or '…'}"
+        chips.append({"label": f"date: {text}", "href": state.url(start_date=None, end_date=None)})
+    if state.params.get("document"):
+        chips.append({"label": f"similar to: {state.params['document']}", "href": state.url(document=None, mode=None)})
+    return chips
+
+
+def timeline(state: SearchState, facets: dict[str, dict[str, int]]) -> dict[str, Any] | None:
+    """Matches per month, or per day when they fall in one month: bars that narrow on click."""
+    months = facets.get("month") or {}
+    days = facets.get("day") or {}
+    period = state.period()
+    by_day = (period is not None and len(period) >= 7) or (len(months) == 1 and days)
+    counts = dict(sorted((days if by_day else months).items()))
+    if by_day and period:
+        counts = {day: n for day, n in counts.items() if day.startswith(period[:7])}
+    if not counts:
+        return None
+    highest = max(counts.values())
+    bars = [
+        {
+            "period": period_value,
+            "count": count,
+            "height": max(4, round(100 * count / highest)),
+            "href": state.url(start_date=period_value, end_date=period_value),
+            "selected": period_value == period,
+        }
+        for period_value, count in counts.items()
+    ]
+    return {"unit": "day" if by_day else "month", "bars": bars, "highest": highest}
+
+
+def pages(state: SearchState, page: int, total_pages: int) -> list[dict[str, Any]]:
+    """Page links around the current page: first, last, and two either side."""
+    wanted = sorted({1, total_pages, *range(max(1, page - 2), min(total_pages, page + 2) + 1)})
+    links, previous = [], 0
+    for number in wanted:
+        if number - previous > 1:
+            links.append({"gap": True})
+        links.append({"number": number, "href": state.page_url(number), "current": number == page})
+        previous = number
+    return links
+
+
+async def product_names(datasette: Datasette) -> dict[str, str]:
+    """Product ids to the titles of their product records."""
+    found = await search(datasette, {"mode": "recent", "entities": "product", "page_size": "100"})
+    return {str(item["entity_id"]): item["title"] for item in found["results"] if item.get("entity_id")}
+
+
+# --- pages ----------------------------------------------------------------------------
+
+
+async def _render(datasette: Datasette, request: Any, template: str, context: dict[str, Any], status: int = 200) -> Response:
+    html = await datasette.render_template(template, {"nav": _nav(datasette), **context}, request=request)
+    return Response.html(html, status=status)
+
+
+def _nav(datasette: Datasette) -> list[dict[str, str]]:
+    path = datasette.urls.path
+    return [
+        {"label": "Home", "href": path("/")},
+        {"label": "Search", "href": path("/search")},
+        {"label": "Documents", "href": path(f"/{DATABASE_NAME}/documents")},
+        {"label": "Saved queries", "href": path("/") + "#saved-queries"},
+        {"label": "SQL", "href": path(f"/{DATABASE_NAME}")},
+    ]
+
+
+async def search_page(datasette: Datasette, request: Any) -> Response:
+    """GET /search: query box, modes, facets, timeline, results and pages."""
+    params = search_params(request.args)
+    state = SearchState(datasette, params)
+    context: dict[str, Any] = {"state": state, "params": params, "modes": PAGE_MODES, "mode": params.get("mode", "hybrid")}
+    # without words the page lists newest first, whatever ranking is chosen for words
+    wanted = dict(params, mode="recent") if not params.get("query") and context["mode"] in PAGE_MODES else params
+    try:
+        response = await search(datasette, wanted)
+        products = await product_names(datasette) if (response["facets"].get("product_id") or params.get("product_ids")) else {}
+    except QueryFailed as failure:
+        return await _render(datasette, request, "archivist_search.html", {**context, "failure": failure}, status=failure.status)
+    for result in response["results"]:
+        result["excerpt_html"] = highlighted(result.get("excerpt")) or result.get("excerpt") or ""
+        result["href"] = document_url(datasette, result["id"])
+    context.update(
+        response=response,
+        facet_groups=facet_groups(state, response["facets"], products),
+        filters=active_filters(state, products),
+        timeline=timeline(state, response["facets"]),
+        pages=pages(state, response["page"], response["total_pages"]) if response["total_pages"] > 1 else [],
+        previous_url=state.page_url(response["page"] - 1) if response["page"] > 1 else None,
+        next_url=state.page_url(response["page"] + 1) if response["has_more"] else None,
+        partial_facets=response["total"] > FACET_WINDOW,
+        mode_urls={mode: state.url(mode=None if mode == "hybrid" else mode) for mode in PAGE_MODES},
+        api_url=datasette.urls.path("/api/search") + SearchState(datasette, wanted).query_string(page=params.get("page")),
+        canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search") + SearchState(datasette, wanted).query_string(page=params.get("page")),
+    )
+    return await _render(datasette, request, "archivist_search.html", context)
+
+
+def document_url(datasette: Datasette, document_id: Any) -> str:
+    return datasette.urls.path(f"/document/{document_id}")
+
+
+async def _document(datasette: Datasette, document_id: str) -> dict[str, Any]:
+    rows = await canned(datasette, "get_document", {"document": document_id})
+    return rows[0]
+
+
+async def _more(datasette: Datasette, document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Lists of nearby documents: the same day (or month), the same command or product."""
+    sections = []
+
+    async def section(title: str, params: dict[str, str], link: str | None = None) -> None:
+        found = await search(datasette, {"mode": "recent", "page_size": "7", **params})
+        items = [item for item in found["results"] if item["id"] != document["id"]][:6]
+        for item in items:
+            item["href"] = document_url(datasette, item["id"])
+        state = SearchState(datasette, {"mode": "recent", **params})
+        if items:
+            sections.append({"title": title, "items": items, "total": found["total"] - 1, "href": state.url(), "query_link": link})
+
+    period = document.get("day") or document.get("month")
+    if period:
+        await section(f"More from {period}", {"start_date": period, "end_date": period})
+    if document["kind"] == "report" and document.get("type"):
+        command = document["type"]
+        link = datasette.urls.path(f"/{DATABASE_NAME}/list_command_reports") + "?" + urlencode({"command": command})
+        await section(f"More from the command {command}", {"entities": "report", "types": command}, link)
+    elif document["kind"] == "record" and document.get("product_id") is not None:
+        name = document.get("product") or str(document["product_id"])
+        await section(f"More for the product {name}", {"product_ids": str(document["product_id"])})
+    elif document.get("type"):
+        await section(f"More {document['type']} {document['kind']}s", {"entities": document["kind"], "types": document["type"]})
+    return sections
+
+
+async def document_page(datasette: Datasette, request: Any) -> Response:
+    """GET /document/{id}: the document rendered, its metadata, similar and nearby documents."""
+    document_id = request.url_vars["id"]
+    try:
+        document = await _document(datasette, document_id)
+    except QueryFailed as failure:
+        status = 404 if failure.code == "DOCUMENT_NOT_FOUND" else failure.status
+        return await _render(datasette, request, "archivist_document.html", {"failure": failure}, status=status)
+    document["tags"] = json.loads(document["tags"] or "[]")
+    extra = json.loads(document.pop("extra") or "{}")
+    similar = await canned(datasette, "similar", {"document": str(document["id"]), "limit": "8"}) if document["embedded"] else []
+    for item in similar:
+        item["href"] = document_url(datasette, item["id"])
+    source = datasette.urls.path(f"/document/{document['id']}/source")
+    files = [{"path": path, "href": f"{source}?{urlencode({'file': path})}"} for path in extra.get("files") or []]
+    if not files:
+        files = [{"path": document["path"], "href": source}]
+    context = {
+        "document": document,
+        "body_html": render_markdown(document["body"]),
+        "files": files,
+        "similar": similar,
+        "more": await _more(datasette, document),
+        "tag_urls": {tag: SearchState(datasette, {}).url(tags=tag) for tag in document["tags"]},
+        "similar_url": SearchState(datasette, {"mode": "similar", "document": str(document["id"])}).url(),
+        "row_url": datasette.urls.row(DATABASE_NAME, "documents", str(document["id"])),
+        "json_url": datasette.urls.path(f"/{DATABASE_NAME}/get_document.json") + "?" + urlencode({"document": document["id"]}),
+    }
+    return await _render(datasette, request, "archivist_document.html", context)
+
+
+def _plain(text: str, status: int = 200) -> Response:
+    return Response.text(text, status=status, headers={"X-Content-Type-Options": "nosniff"})
+
+
+async def document_source(datasette: Datasette, request: Any) -> Response:
+    """GET /document/{id}/source[?file=…]: the file a document came from, as plain text.
+
+    Only a document's own files are served: its path, or one of the files of a
+    conversation folder; never anything else of the machine.
+    """
+    try:
+        document = await _document(datasette, request.url_vars["id"])
+    except QueryFailed as failure:
+        return _plain(failure.message, status=404 if failure.code == "DOCUMENT_NOT_FOUND" else failure.status)
+    root = document["file"][: -len(document["path"])].rstrip("/")
+    files = json.loads(document["extra"] or "{}").get("files") or [document["path"]]
+    wanted = request.args.get("file") or (files[0] if len(files) == 1 else "")
+    if wanted not in files:
+        listing = "\n".join(files)
+        return _plain(f"❌ Choose one of this document's files with ?file=\n{listing}", status=400)
+    path = Path(root, wanted).resolve()
+    if not path.is_relative_to(Path(root).resolve()) or not path.is_file():
+        return _plain(f"❌ The file is no longer there: {wanted}\n💡 Run archivist index to bring the archive up to date.", status=404)
+    return _plain(path.read_text(encoding="utf-8", errors="replace"))
+
+
+def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
+    """Example parameters for every canned query, taken from the archive's own documents.
+
+    A query whose example needs something the archive lacks (no reports) gets None.
+    """
+    conversation = next((d for d in recent if d["kind"] == "conversation"), None)
+    report = next((d for d in recent if d["kind"] == "report"), None)
+    any_document = conversation or (recent[0] if recent else None)
+
+    def word(text: str | None, fallback: str = "") -> str:
+        found = _WORD_RE.findall(text or "")
+        return max(found, key=len).lower() if found else fallback
+
+    topic = word(conversation and conversation["title"]) or word(any_document and any_document["title"])
+    month = (conversation or {}).get("date", "")[:7]
+    command = report and report["entity_type"]
+    return {
+        "search": {"query": topic, "start_date": month} if topic and month else {"query": topic} if topic else {},
+        "search_workspace": {"query": topic, "date_range": month} if conversation and topic else None,
+        "search_semantic": {"query": conversation["title"]} if conversation else None,
+        "search_reports": {"query": word(report["title"], word(report["excerpt"]))} if report else None,
+        "list_commands": {},
+        "list_command_reports": {"command": command} if report else None,
+        "get_report": {"path": report["path"]} if report else None,
+        "search_commands": {"query": word(command, command)} if report else None,
+        "find_document": {"document": any_document["path"]} if any_document else None,
+        "get_document": {"document": str(any_document["id"])} if any_document else None,
+        "similar": {"document": str(any_document["id"]), "limit": "5"} if any_document else None,
+        "embedding_status": {},
+        "document_counts": {},
+        "activity": {"by": "month"},
+        "check_search_syntax": {"query": f"{topic}*"} if topic else None,
+    }
+
+
+def first_sentence(text: str) -> str:
+    """A description's first sentence, its line breaks undone."""
+    paragraph = " ".join(text.split("\n\n")[0].split())
+    end = paragraph.find(". ")
+    return paragraph[: end + 1] if end >= 0 else paragraph
+
+
+def saved_queries(datasette: Datasette, recent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every canned query: its title, description and an example URL (page and JSON)."""
+    found = examples(recent)
+    listed = []
+    for name, query in queries.canned_queries().items():
+        params = found.get(name)
+        base = datasette.urls.path(f"/{DATABASE_NAME}/{name}")
+        suffix = "?" + urlencode(params) if params else ""
+        listed.append(
+            {
+                "name": name,
+                "title": query.get("title", name),
+                "summary": first_sentence(query.get("description") or ""),
+                "params": query.get("params") or [],
+                "example": urlencode(params) if params else "",
+                "href": base + suffix if params is not None else base,
+                "json": base + ".json" + suffix if params is not None else None,
+            }
+        )
+    return listed
+
+
+async def home_page(datasette: Datasette, request: Any) -> Response:
+    """GET /: the workspace at a glance."""
+    counts = await canned(datasette, "document_counts")
+    kinds: dict[str, dict[str, Any]] = {}
+    for row in counts:
+        kind = kinds.setdefault(row["kind"], {"kind": row["kind"], "documents": 0, "types": [], "href": SearchState(datasette, {}).url(entities=row["kind"])})
+        kind["documents"] += row["documents"]
+        kind["types"].append(
+            {"type": row["type"], "documents": row["documents"], "href": SearchState(datasette, {}).url(entities=row["kind"], types=row["type"]) if row["type"] else None}
+        )
+    total = sum(kind["documents"] for kind in kinds.values())
+    recent = (await search(datasette, {"mode": "recent", "page_size": "100"}))["results"]
+    for item in recent:
+        item["href"] = document_url(datasette, item["id"])
+    activity: dict[str, dict[str, Any]] = {}
+    for row in await canned(datasette, "activity", {"by": "month"}):
+        month = activity.setdefault(row["period"], {"period": row["period"], "documents": 0, "kinds": {}})
+        month["documents"] += row["documents"]
+        month["kinds"][row["kind"]] = row["documents"]
+    highest = max((month["documents"] for month in activity.values()), default=0)
+    months = [
+        {**month, "height": max(4, round(100 * month["documents"] / highest)), "href": SearchState(datasette, {}).url(start_date=month["period"], end_date=month["period"])}
+        for month in activity.values()
+    ]
+    embedding = (await canned(datasette, "embedding_status"))[0]
+    embedding["recent_embeddings"] = json.loads(embedding.get("recent_embeddings") or "[]")
+    embedded = embedding["num_documents"]
+    problems = await table_rows(datasette, "index_problems", {"_size": "100"})
+    runs = await table_rows(datasette, "index_runs", {"_sort_desc": "id", "_size": "1"})
+    context = {
+        "kinds": sorted(kinds.values(), key=lambda kind: -kind["documents"]),
+        "total": total,
+        "recent": recent[:10],
+        "months": months,
+        "embedding": embedding,
+        "coverage": round(100 * embedded / total) if total else 0,
+        "problems": problems,
+        "problems_url": datasette.urls.table(DATABASE_NAME, "index_problems"),
+        "last_run": runs[0] if runs else None,
+        "saved_queries": saved_queries(datasette, recent),
+        "search_url": datasette.urls.path("/search"),
+    }
+    return await _render(datasette, request, "archivist_home.html", context)
