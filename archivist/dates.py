@@ -266,6 +266,8 @@ def parse_bound(text: str, end: bool = False, now: dt.datetime | None = None) ->
             "TO_TIMEZONE": "UTC",
             "RETURN_AS_TIMEZONE_AWARE": True,
             "PREFER_DATES_FROM": "past",
+            # "december 2025" starts on the 1st and ends on the 31st, not on today's day
+            "PREFER_DAY_OF_MONTH": "last" if end else "first",
         },
     )
     if parsed is None:

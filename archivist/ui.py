@@ -21,7 +21,7 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup
 
 from . import queries, validation
-from .web import highlighted
+from .web import highlighted, unknown_search_parameters
 from .workspace import DATABASE_NAME
 
 SEARCH_PARAMS = tuple(validation.QUERIES["search"].params)
@@ -274,6 +274,10 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     params = search_params(request.args)
     state = SearchState(datasette, params)
     context: dict[str, Any] = {"state": state, "params": params, "modes": PAGE_MODES, "mode": params.get("mode", "hybrid")}
+    unknown = unknown_search_parameters(params)
+    if unknown is not None:
+        failure = QueryFailed(400, unknown.code, unknown.message)
+        return await _render(datasette, request, "archivist_search.html", {**context, "failure": failure}, status=400)
     # without words the page lists newest first, whatever ranking is chosen for words
     wanted = dict(params, mode="recent") if not params.get("query") and context["mode"] in PAGE_MODES else params
     try:

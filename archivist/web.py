@@ -96,6 +96,20 @@ def _search_error(code: str, problem: str, why: str, hint: str) -> Response:
     return Response.json(ArchivistError(code, problem, why, hint).to_dict(), status=400)
 
 
+def unknown_search_parameters(keys: Any) -> ArchivistError | None:
+    """The error for parameters that ``search`` does not take, if any were given."""
+    allowed = validation.QUERIES["search"].params
+    unknown = sorted(key for key in keys if key not in allowed)
+    if not unknown:
+        return None
+    return ArchivistError(
+        "INVALID_PARAMETER",
+        f"Unknown parameter{'s' if len(unknown) > 1 else ''} for search: {', '.join(unknown)}",
+        f"search takes: {', '.join(allowed)}.",
+        "Remove the unknown parameter.",
+    )
+
+
 async def api_search(datasette: Datasette, request: Any) -> Response:
     """GET /api/search: the ``search`` canned query's response, unwrapped (SPEC §4).
 
@@ -103,15 +117,9 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
     (``entities=feature&entities=bug``). The query runs through Datasette's own
     JSON API, so the parameter checks and the SQL are the ones every surface uses.
     """
-    allowed = validation.QUERIES["search"].params
-    unknown = sorted(key for key in request.args if key not in allowed)
-    if unknown:
-        return _search_error(
-            "INVALID_PARAMETER",
-            f"Unknown parameter{'s' if len(unknown) > 1 else ''} for search: {', '.join(unknown)}",
-            f"search takes: {', '.join(allowed)}.",
-            "Remove the unknown parameter.",
-        )
+    unknown = unknown_search_parameters(request.args)
+    if unknown is not None:
+        return Response.json(unknown.to_dict(), status=400)
     params = {key: ",".join(request.args.getlist(key)) for key in request.args}
     response = await datasette.client.get(
         datasette.urls.path(f"/{DATABASE_NAME}/search.json"), params={**params, "_shape": "array"}

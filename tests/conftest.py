@@ -14,6 +14,7 @@ from archivist.workspace import archive_path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample-workspace"
 EVAL = ROOT.parent / "shared" / "eval"
+ARTIFACTS = ROOT / "tests" / "artifacts"  # screenshots and plots the tests keep (not committed)
 
 
 def write_files(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -117,6 +117,8 @@ NOW = dt.datetime(2026, 11, 22, 10, 30, tzinfo=dt.timezone.utc)
         ("today", True, "2026-11-22T23:59:59+00:00"),
         ("last week", False, "2026-11-15T00:00:00+00:00"),
         ("3 days ago", False, "2026-11-19T00:00:00+00:00"),
+        ("december 2025", False, "2025-12-01T00:00:00+00:00"),  # a named month: its first day
+        ("february 2024", True, "2024-02-29T23:59:59+00:00"),  # and its last
     ],
 )
 def test_search_dates_resolve_to_utc_instants(text, end, expected):
