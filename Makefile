@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 WORKSPACE ?= sample-workspace
 PORT ?= 8001
 
-.PHONY: install serve test bench
+.PHONY: install serve test bench browser
 
 # torch comes first and pinned: 2.13.0 is the CPU build; any other resolution
 # would pull gigabytes of CUDA packages.
@@ -24,10 +24,20 @@ $(CLIENTS): mcp-clients/package.json mcp-clients/package-lock.json
 	cd mcp-clients && npm ci --no-audit --no-fund --loglevel=error
 	touch $(CLIENTS)
 
+# Debian's Chromium and ChromeDriver for the browser tests, when they are missing
+# (Playwright drives /usr/bin/chromium; nothing downloads a browser).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		echo "Installing Debian's chromium and chromium-driver for the browser tests"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; \
+	fi
+
 serve: install
 	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT)
 
-test: install $(CLIENTS)
+test: install $(CLIENTS) browser
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
 bench: install
