@@ -121,11 +121,13 @@ def _apply(
             continue
         parsed = ingest.parse(workspace, source)
         problems.extend(parsed.problems)
+        skipped = {p.path for p in parsed.problems if p.status == "skipped"}
+        counted = not {info.path for info in source.files} <= skipped  # else it counts as skipped only
         if known_hashes.get(source.path) == parsed.content_hash:
-            summary.unchanged += 1  # touched, not changed
+            summary.unchanged += counted  # touched, not changed
         else:
             _store_documents(db, source, parsed.documents)
-            summary.indexed += 1
+            summary.indexed += counted
         _store_source(db, source, parsed)
     _store_problems(db, problems, summary)
     summary.documents = db.table("documents").count

@@ -16,7 +16,7 @@ def test_index_prints_a_one_line_summary_and_is_incremental(tmp_path):
     shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))  # as after `make serve`
     first = invoke("index", workspace)
     assert first.exit_code == 0
-    assert f"{workspace}: 28 indexed, 0 unchanged, 0 removed, 0 skipped, 0 degraded (55 documents" in first.stdout
+    assert f"{workspace}: 28 indexed, 0 unchanged, 0 removed, 2 skipped, 0 degraded (55 documents" in first.stdout
     second = invoke("index", workspace)
     assert "0 indexed, 28 unchanged, 0 removed" in second.stdout
 

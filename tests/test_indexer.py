@@ -140,13 +140,15 @@ def test_bad_files_are_recorded_with_their_reason_and_never_crash(make_workspace
         "notes/picture.png": ("skipped", "unsupported file type (.png)"),
     }
     assert (summary.skipped, summary.degraded) == (5, 3)
+    assert summary.indexed == 4  # each file counted once: a skipped file is not "indexed" too
     titles = {p for p, _ in rows(workspace)}
     assert titles == {"memories/broken.jsonl", "notes/good.md", "notes/huge.md", "notes/latin1.md"}
     assert rows(workspace, "select body from documents where path = 'notes/latin1.md'") == [("caf\ufffd au lait",)]
     assert len(rows(workspace, "select body from documents where path = 'notes/huge.md'")[0][0]) <= ingest.MAX_FILE_BYTES
     # Problems stay recorded on a no-op run, and go away when the file is fixed.
-    index_workspace(workspace)
+    again = index_workspace(workspace)
     assert len(problems(workspace)) == 8
+    assert (again.indexed, again.unchanged, again.skipped) == (0, 4, 5)
     (workspace / "notes/empty.md").write_text("# Now with content\n", encoding="utf-8")
     index_workspace(workspace)
     assert "notes/empty.md" not in problems(workspace)
