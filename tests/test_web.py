@@ -24,6 +24,8 @@ EXAMPLES = {
     "embedding_status": "",
     "search": "query=proxy+timeout&entities=conversation,memory&start_date=2025-10",
     "document_counts": "",
+    "get_document": "document=conversations/2025-11-10/002-debug-auth",
+    "activity": "by=day&kind=conversation",
     "check_search_syntax": "query=proxy+NEAR(timeout)",
 }
 
