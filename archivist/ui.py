@@ -463,45 +463,53 @@ def saved_queries(datasette: Datasette, recent: list[dict[str, Any]]) -> list[di
 
 
 async def home_page(datasette: Datasette, request: Any) -> Response:
-    """GET /: the workspace at a glance."""
-    counts = await canned(datasette, "document_counts")
+    """GET /: the workspace at a glance. A part whose query fails says so; the rest still shows."""
+    failures: dict[str, QueryFailed] = {}
+
+    async def attempt(part: str, call: Any, default: Any) -> Any:
+        try:
+            return await call
+        except QueryFailed as failure:
+            failures[part] = failure
+            return default
+
+    everything = SearchState(datasette, {})
     kinds: dict[str, dict[str, Any]] = {}
-    for row in counts:
-        kind = kinds.setdefault(row["kind"], {"kind": row["kind"], "documents": 0, "types": [], "href": SearchState(datasette, {}).url(entities=row["kind"])})
+    for row in await attempt("counts", canned(datasette, "document_counts"), []):
+        kind = kinds.setdefault(row["kind"], {"kind": row["kind"], "documents": 0, "types": [], "href": everything.url(entities=row["kind"])})
         kind["documents"] += row["documents"]
-        kind["types"].append(
-            {"type": row["type"], "documents": row["documents"], "href": SearchState(datasette, {}).url(entities=row["kind"], types=row["type"]) if row["type"] else None}
-        )
+        href = everything.url(entities=row["kind"], types=row["type"]) if row["type"] else None
+        kind["types"].append({"type": row["type"], "documents": row["documents"], "href": href})
     total = sum(kind["documents"] for kind in kinds.values())
-    recent = (await search(datasette, {"mode": "recent", "page_size": "100"}))["results"]
+    recent = (await attempt("recent", search(datasette, {"mode": "recent", "page_size": "100"}), {"results": []}))["results"]
     for item in recent:
         item["href"] = document_url(datasette, item["id"])
     activity: dict[str, dict[str, Any]] = {}
-    for row in await canned(datasette, "activity", {"by": "month"}):
+    for row in await attempt("activity", canned(datasette, "activity", {"by": "month"}), []):
         month = activity.setdefault(row["period"], {"period": row["period"], "documents": 0, "kinds": {}})
         month["documents"] += row["documents"]
         month["kinds"][row["kind"]] = row["documents"]
     highest = max((month["documents"] for month in activity.values()), default=0)
     months = [
-        {**month, "height": max(4, round(100 * month["documents"] / highest)), "href": SearchState(datasette, {}).url(start_date=month["period"], end_date=month["period"])}
+        {**month, "height": max(4, round(100 * month["documents"] / highest)), "href": everything.url(start_date=month["period"], end_date=month["period"])}
         for month in activity.values()
     ]
-    embedding = (await canned(datasette, "embedding_status"))[0]
-    embedding["recent_embeddings"] = json.loads(embedding.get("recent_embeddings") or "[]")
-    embedded = embedding["num_documents"]
-    problems = await table_rows(datasette, "index_problems", {"_size": "100"})
-    runs = await table_rows(datasette, "index_runs", {"_sort_desc": "id", "_size": "1"})
+    embedding = (await attempt("embeddings", canned(datasette, "embedding_status"), [None]))[0]
+    coverage = round(100 * embedding["num_documents"] / total) if embedding and total else 0
+    problems = await attempt("problems", table_rows(datasette, "index_problems", {"_size": "100"}), [])
+    runs = await attempt("runs", table_rows(datasette, "index_runs", {"_sort_desc": "id", "_size": "1"}), [])
     context = {
         "kinds": sorted(kinds.values(), key=lambda kind: -kind["documents"]),
         "total": total,
         "recent": recent[:10],
         "months": months,
         "embedding": embedding,
-        "coverage": round(100 * embedded / total) if total else 0,
+        "coverage": coverage,
         "problems": problems,
         "problems_url": datasette.urls.table(DATABASE_NAME, "index_problems"),
         "last_run": runs[0] if runs else None,
         "saved_queries": saved_queries(datasette, recent),
         "search_url": datasette.urls.path("/search"),
+        "failures": failures,
     }
     return await _render(datasette, request, "archivist_home.html", context)

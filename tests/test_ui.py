@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -334,3 +335,30 @@ async def test_the_documents_row_page_links_to_the_document_page(sample_datasett
 def test_the_sample_workspace_has_the_files_the_home_page_reports_as_skipped():
     assert (SAMPLE / "notes" / "todo.md").read_bytes() == b""
     assert (SAMPLE / "notes" / "whiteboard-photo.png").read_bytes().startswith(b"\x89PNG")
+
+
+# --- the queries behind the home page ---------------------------------------------------
+
+
+def test_activity_counts_dated_documents_per_month_or_day(sample_archive):
+    months = sample_archive.run("activity", {"by": "month"})
+    assert sum(row["documents"] for row in months) == 45  # 55 less 10 undated
+    assert {(row["period"], row["documents"]) for row in months if row["kind"] == "conversation"} == {
+        ("2025-10", 2), ("2025-11", 8), ("2025-12", 3),
+    }
+    days = sample_archive.run("activity", {"by": "day", "kind": "conversation"})
+    assert {row["kind"] for row in days} == {"conversation"}
+    assert sum(row["documents"] for row in days) == 9  # four conversations are dated by month only
+    assert ("2025-11-10", 2) in {(row["period"], row["documents"]) for row in days}
+
+
+def test_embedding_status_counts_changed_documents_as_pending(embedded_sample, tmp_path):
+    workspace = tmp_path / "sample"
+    shutil.copytree(embedded_sample, workspace)
+    note = workspace / "notes" / "ideas.txt"
+    note.write_text(note.read_text() + "\nOne more idea.\n")
+    (workspace / "notes" / "team-handbook.md").unlink()
+    index_workspace(workspace)
+    with Archive.for_workspace(workspace) as archive:
+        (status,) = archive.run("embedding_status")
+    assert (status["num_documents"], status["pending"]) == (55, 1)  # the vector of a removed note is kept until embed
