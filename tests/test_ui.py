@@ -229,6 +229,9 @@ async def test_pages_of_results(sample_datasette):
     assert params(link(second, "11")) == {"page_size": "5", "page": "11"}
     # a facet click starts again at page 1
     assert "page" not in params(facet(second, "kind")["memory"])
+    beyond = (await sample_datasette.client.get("/search?page_size=5&page=40")).text
+    assert "No results on page 40: there are 11 pages." in beyond
+    assert params(link(beyond, "Go to the last page")) == {"page_size": "5", "page": "11"}
 
 
 async def test_the_mode_switch(embedded_datasette):
