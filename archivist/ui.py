@@ -21,6 +21,7 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup
 
 from . import queries, validation
+from .sqlfunctions import items
 from .web import highlighted, unknown_search_parameters
 from .workspace import DATABASE_NAME
 
@@ -100,10 +101,6 @@ def search_params(args: Any) -> dict[str, str]:
     return params
 
 
-def split(value: str | None) -> list[str]:
-    return [item.strip() for item in (value or "").split(",") if item.strip()]
-
-
 class SearchState:
     """The search page's parameters, and the URLs of every state one click away."""
 
@@ -122,8 +119,7 @@ class SearchState:
         return self.datasette.urls.path("/search") + self.query_string(**changes)
 
     def page_url(self, page: int) -> str:
-        params = dict(self.params, page=str(page) if page > 1 else "")
-        return SearchState(self.datasette, params).url(page=params["page"])
+        return self.url(page=str(page) if page > 1 else None)
 
     def dates(self) -> tuple[str, str]:
         return self.params.get("start_date", ""), self.params.get("end_date", "")
@@ -133,12 +129,12 @@ class SearchState:
         start, end = self.dates()
         return start if start and start == end and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", start) else None
 
-    def toggle(self, key: str, value: str, extra: dict[str, str | None] | None = None) -> tuple[str, bool]:
+    def toggle(self, key: str, value: str) -> tuple[str, bool]:
         """(URL, selected): a facet value narrows to it; a selected one is removed."""
-        current = split(self.params.get(key))
+        current = items(self.params.get(key))
         if value in current:
             return self.url(**{key: ",".join(item for item in current if item != value)}), True
-        return self.url(**{key: value}, **(extra or {})), False
+        return self.url(**{key: value}), False
 
 
 def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products: dict[str, str]) -> list[dict[str, Any]]:
@@ -160,7 +156,7 @@ def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products
     group("type", "Type", single("types", facets.get("type") or {}))
     period = state.period()
     dates = []
-    if period is None or len(period) == 4:
+    if period is None:
         for month, count in sorted((facets.get("month") or {}).items(), reverse=True):
             dates.append({"value": month, "label": month, "count": count, "href": state.url(start_date=month, end_date=month), "selected": False})
         group("month", "Month", dates)
@@ -176,8 +172,8 @@ def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products
                 dates.append({"value": day, "label": day, "count": count, "href": href, "selected": selected})
         group("day", "Day", dates)
     tags = []
+    current = items(state.params.get("tags"))
     for tag, count in (facets.get("tags") or {}).items():
-        current = split(state.params.get("tags"))
         if tag in current:
             href, selected = state.url(tags=",".join(t for t in current if t != tag)), True
         else:  # another tag narrows: every selected tag must be present
@@ -192,7 +188,7 @@ def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[st
     """Each filter in force, with the URL that removes it."""
     chips = []
     for key, label in (("entities", "kind"), ("types", "type"), ("tags", "tag"), ("product_ids", "product")):
-        values = split(state.params.get(key))
+        values = items(state.params.get(key))
         for value in values:
             rest = ",".join(v for v in values if v != value)
             text = products.get(value, value) if key == "product_ids" else value
@@ -212,7 +208,7 @@ def timeline(state: SearchState, facets: dict[str, dict[str, int]]) -> dict[str,
     months = facets.get("month") or {}
     days = facets.get("day") or {}
     period = state.period()
-    by_day = (period is not None and len(period) >= 7) or (len(months) == 1 and days)
+    by_day = period is not None or (len(months) == 1 and bool(days))
     counts = dict(sorted((days if by_day else months).items()))
     if by_day and period:
         counts = {day: n for day, n in counts.items() if day.startswith(period[:7])}
@@ -319,12 +315,12 @@ async def _more(datasette: Datasette, document: dict[str, Any]) -> list[dict[str
 
     async def section(title: str, params: dict[str, str], link: str | None = None) -> None:
         found = await search(datasette, {"mode": "recent", "page_size": "7", **params})
-        items = [item for item in found["results"] if item["id"] != document["id"]][:6]
-        for item in items:
+        nearby = [item for item in found["results"] if item["id"] != document["id"]][:6]
+        for item in nearby:
             item["href"] = document_url(datasette, item["id"])
         state = SearchState(datasette, {"mode": "recent", **params})
-        if items:
-            sections.append({"title": title, "items": items, "total": found["total"] - 1, "href": state.url(), "query_link": link})
+        if nearby:
+            sections.append({"title": title, "items": nearby, "total": found["total"] - 1, "href": state.url(), "query_link": link})
 
     period = document.get("day") or document.get("month")
     if period:
@@ -412,13 +408,13 @@ def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
         return max(found, key=len).lower() if found else fallback
 
     topic = word(conversation and conversation["title"]) or word(any_document and any_document["title"])
-    month = (conversation or {}).get("date", "")[:7]
+    month = ((conversation or {}).get("date") or "")[:7]
     command = report and report["entity_type"]
     return {
-        "search": {"query": topic, "start_date": month} if topic and month else {"query": topic} if topic else {},
+        "search": ({"query": topic, "start_date": month} if month else {"query": topic}) if topic else {"mode": "recent"},
         "search_workspace": {"query": topic, "date_range": month} if conversation and topic else None,
         "search_semantic": {"query": conversation["title"]} if conversation else None,
-        "search_reports": {"query": word(report["title"], word(report["excerpt"]))} if report else None,
+        "search_reports": {"query": word(report["title"], word(report["excerpt"], command))} if report else None,
         "list_commands": {},
         "list_command_reports": {"command": command} if report else None,
         "get_report": {"path": report["path"]} if report else None,
@@ -481,9 +477,14 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
         href = everything.url(entities=row["kind"], types=row["type"]) if row["type"] else None
         kind["types"].append({"type": row["type"], "documents": row["documents"], "href": href})
     total = sum(kind["documents"] for kind in kinds.values())
-    recent = (await attempt("recent", search(datasette, {"mode": "recent", "page_size": "100"}), {"results": []}))["results"]
+    recent = (await attempt("recent", search(datasette, {"mode": "recent", "page_size": "10"}), {"results": []}))["results"]
     for item in recent:
         item["href"] = document_url(datasette, item["id"])
+    # the newest conversation and report give the saved queries their example parameters
+    newest = []
+    for kind in ("conversation", "report"):
+        found = await attempt("recent", search(datasette, {"mode": "recent", "entities": kind, "page_size": "1"}), {"results": []})
+        newest.extend(found["results"])
     activity: dict[str, dict[str, Any]] = {}
     for row in await attempt("activity", canned(datasette, "activity", {"by": "month"}), []):
         month = activity.setdefault(row["period"], {"period": row["period"], "documents": 0, "kinds": {}})
@@ -501,14 +502,14 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
     context = {
         "kinds": sorted(kinds.values(), key=lambda kind: -kind["documents"]),
         "total": total,
-        "recent": recent[:10],
+        "recent": recent,
         "months": months,
         "embedding": embedding,
         "coverage": coverage,
         "problems": problems,
         "problems_url": datasette.urls.table(DATABASE_NAME, "index_problems"),
         "last_run": runs[0] if runs else None,
-        "saved_queries": saved_queries(datasette, recent),
+        "saved_queries": saved_queries(datasette, newest + recent),
         "search_url": datasette.urls.path("/search"),
         "failures": failures,
     }

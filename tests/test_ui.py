@@ -113,6 +113,20 @@ async def test_the_home_page_works_on_an_empty_archive(make_workspace, tmp_path)
     assert (await datasette.client.get("/search")).status_code == 200
 
 
+async def test_saved_query_links_work_when_the_archive_lacks_what_an_example_needs(make_workspace):
+    # no conversations and no reports: those queries link to their empty forms
+    workspace = make_workspace({"memories/m.jsonl": '{"content": "Rotate the signing keys quarterly", "tags": ["ops"]}\n'})
+    index_workspace(workspace)
+    datasette = await started_datasette(archive_path(workspace))
+    page = (await datasette.client.get("/")).text
+    links = {name: html.unescape(href) for href, name in re.findall(r'<a href="([^"]+)" data-query="(\w+)">', page)}
+    assert set(links) == set(canned_queries())
+    assert links["list_command_reports"] == "/archive/list_command_reports"
+    assert params(links["search"]) == {"query": "quarterly"}  # its longest word; undated, so no month
+    for href in links.values():
+        assert (await datasette.client.get(href)).status_code == 200, href
+
+
 # --- search -----------------------------------------------------------------------------
 
 
