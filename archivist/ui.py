@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from . import queries, validation
 from .sqlfunctions import items
-from .web import highlighted, unknown_search_parameters
+from .web import highlighted, query_failure, unknown_search_parameters
 from .workspace import DATABASE_NAME
 
 SEARCH_PARAMS = tuple(validation.QUERIES["search"].params)
@@ -62,8 +62,8 @@ async def _json(datasette: Datasette, path: str, params: dict[str, str] | None) 
         return body
     if isinstance(body, dict) and body.get("success") is False:
         raise QueryFailed(response.status_code, body.get("code", ""), body.get("error", ""))
-    error = body.get("error") if isinstance(body, dict) else body
-    raise QueryFailed(response.status_code, "INTERNAL_ERROR", f"❌ The query could not run\nℹ️ {error}")
+    failure = query_failure(datasette, body)
+    raise QueryFailed(response.status_code, failure.code, failure.message)
 
 
 async def search(datasette: Datasette, params: dict[str, str]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
@@ -92,10 +93,6 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
     return wrap
 
 
-def _search_error(code: str, problem: str, why: str, hint: str) -> Response:
-    return Response.json(ArchivistError(code, problem, why, hint).to_dict(), status=400)
-
-
 def unknown_search_parameters(keys: Any) -> ArchivistError | None:
     """The error for parameters that ``search`` does not take, if any were given."""
     allowed = validation.QUERIES["search"].params
@@ -129,11 +126,28 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
         return Response.json(queries.response_of(body))
     if isinstance(body, dict) and body.get("success") is False:
         return Response.json(body, status=response.status_code)
-    return _search_error(
+    return Response.json(query_failure(datasette, body).to_dict(), status=400)
+
+
+def query_failure(datasette: Datasette, body: Any) -> ArchivistError:
+    """Datasette's own error for a canned query (its SQL time limit, say), in our terms.
+
+    Datasette's message is HTML with the SQL in it: neither reaches a user.
+    """
+    error = str(body.get("error") if isinstance(body, dict) else body)
+    if "took too long" in error:
+        limit = datasette.setting("sql_time_limit_ms")
+        return ArchivistError(
+            "INVALID_PARAMETER",
+            "The search took too long",
+            f"It ran past the app's SQL time limit ({limit} ms): ranking every match of very common words in a large archive can.",
+            "Narrow it (a filter, a shorter date range, rarer words) and try again.",
+        )
+    return ArchivistError(
         "INVALID_PARAMETER",
         "The search could not run",
-        str(body.get("error") if isinstance(body, dict) else body),
-        "Narrow the search (a filter, a shorter date range) and try again.",
+        re.sub(r"<[^>]+>|\s+", " ", error.split("<textarea", 1)[0]).strip(),
+        "Narrow it (a filter, a shorter date range, rarer words) and try again.",
     )
 
 

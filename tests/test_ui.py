@@ -379,3 +379,15 @@ def test_embedding_status_counts_changed_documents_as_pending(embedded_sample, t
     with Archive.for_workspace(workspace) as archive:
         (status,) = archive.run("embedding_status")
     assert (status["num_documents"], status["pending"]) == (55, 1)  # the vector of a removed note is kept until embed
+
+
+async def test_a_query_past_the_sql_time_limit_is_explained_without_its_sql(sample_datasette):
+    from archivist.web import query_failure
+
+    # a real interrupted query: Datasette answers with HTML that holds the SQL
+    slow = "with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000000) select count(*) from n"
+    response = await sample_datasette.client.get("/archive.json", params={"sql": slow, "_shape": "array"})
+    assert response.status_code == 400 and "took too long" in response.json()["error"]
+    failure = query_failure(sample_datasette, response.json())
+    assert failure.message.startswith("❌ The search took too long")
+    assert "(1000 ms)" in failure.message and "recursive" not in failure.message and "<" not in failure.message
