@@ -14,11 +14,11 @@ import json
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 from datasette.app import Datasette
 from datasette.utils.asgi import Response
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from . import queries, validation
 from .sqlfunctions import items
@@ -80,7 +80,16 @@ def _markdown() -> Any:
 
     # html=False: raw HTML in a document is shown as text, never run; markdown-it also
     # refuses javascript:, vbscript: and file: links.
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"])
+    renderer = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"])
+    renderer.add_render_rule("image", _image_as_link)
+    return renderer
+
+
+def _image_as_link(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+    """An image becomes a link to it: the page loads nothing from elsewhere."""
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env) or "image"
+    return f'<a class="archivist-image" href="{escape(token.attrGet("src") or "")}">[image: {escape(alt)}]</a>'
 
 
 def render_markdown(text: str) -> Markup:
@@ -269,7 +278,12 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     """GET /search: query box, modes, facets, timeline, results and pages."""
     params = search_params(request.args)
     state = SearchState(datasette, params)
-    context: dict[str, Any] = {"state": state, "params": params, "modes": PAGE_MODES, "mode": params.get("mode", "hybrid")}
+    mode = params.get("mode", "hybrid")
+    # the form ranks words by one of the page's modes; a list by another mode (recent,
+    # similar, ...) is left by a new search, which starts as hybrid
+    context: dict[str, Any] = {
+        "state": state, "params": params, "modes": PAGE_MODES, "mode": mode, "form_mode": mode if mode in PAGE_MODES else "hybrid",
+    }
     unknown = unknown_search_parameters(params)
     if unknown is not None:
         failure = QueryFailed(400, unknown.code, unknown.message)
@@ -293,7 +307,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         previous_url=state.page_url(response["page"] - 1) if response["page"] > 1 else None,
         next_url=state.page_url(response["page"] + 1) if response["has_more"] else None,
         partial_facets=response["total"] > FACET_WINDOW,
-        mode_urls={mode: state.url(mode=None if mode == "hybrid" else mode) for mode in PAGE_MODES},
+        mode_urls={mode: state.url(mode=None if mode == "hybrid" else mode, document=None) for mode in PAGE_MODES},
         api_url=datasette.urls.path("/api/search") + SearchState(datasette, wanted).query_string(page=params.get("page")),
         canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search") + SearchState(datasette, wanted).query_string(page=params.get("page")),
     )
@@ -318,9 +332,9 @@ async def _more(datasette: Datasette, document: dict[str, Any]) -> list[dict[str
         nearby = [item for item in found["results"] if item["id"] != document["id"]][:6]
         for item in nearby:
             item["href"] = document_url(datasette, item["id"])
-        state = SearchState(datasette, {"mode": "recent", **params})
-        if nearby:
-            sections.append({"title": title, "items": nearby, "total": found["total"] - 1, "href": state.url(), "query_link": link})
+        if nearby:  # the search page lists them, this document included, newest first
+            href = SearchState(datasette, params).url()
+            sections.append({"title": title, "items": nearby, "total": found["total"], "href": href, "query_link": link})
 
     period = document.get("day") or document.get("month")
     if period:
@@ -339,15 +353,24 @@ async def _more(datasette: Datasette, document: dict[str, Any]) -> list[dict[str
 
 async def document_page(datasette: Datasette, request: Any) -> Response:
     """GET /document/{id}: the document rendered, its metadata, similar and nearby documents."""
-    document_id = request.url_vars["id"]
     try:
-        document = await _document(datasette, document_id)
+        document = await _document(datasette, unquote(request.url_vars["id"]))
     except QueryFailed as failure:
         status = 404 if failure.code == "DOCUMENT_NOT_FOUND" else failure.status
         return await _render(datasette, request, "archivist_document.html", {"failure": failure}, status=status)
     document["tags"] = json.loads(document["tags"] or "[]")
     extra = json.loads(document.pop("extra") or "{}")
-    similar = await canned(datasette, "similar", {"document": str(document["id"]), "limit": "8"}) if document["embedded"] else []
+    failures: dict[str, QueryFailed] = {}  # a part that fails says so; the document still shows
+    similar, more = [], []
+    try:
+        if document["embedded"]:
+            similar = await canned(datasette, "similar", {"document": str(document["id"]), "limit": "8"})
+    except QueryFailed as failure:
+        failures["similar"] = failure
+    try:
+        more = await _more(datasette, document)
+    except QueryFailed as failure:
+        failures["more"] = failure
     for item in similar:
         item["href"] = document_url(datasette, item["id"])
     source = datasette.urls.path(f"/document/{document['id']}/source")
@@ -359,7 +382,8 @@ async def document_page(datasette: Datasette, request: Any) -> Response:
         "body_html": render_markdown(document["body"]),
         "files": files,
         "similar": similar,
-        "more": await _more(datasette, document),
+        "more": more,
+        "failures": failures,
         "tag_urls": {tag: SearchState(datasette, {}).url(tags=tag) for tag in document["tags"]},
         "similar_url": SearchState(datasette, {"mode": "similar", "document": str(document["id"])}).url(),
         "row_url": datasette.urls.row(DATABASE_NAME, "documents", str(document["id"])),
@@ -379,7 +403,7 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
     conversation folder; never anything else of the machine.
     """
     try:
-        document = await _document(datasette, request.url_vars["id"])
+        document = await _document(datasette, unquote(request.url_vars["id"]))
     except QueryFailed as failure:
         return _plain(failure.message, status=404 if failure.code == "DOCUMENT_NOT_FOUND" else failure.status)
     root = document["file"][: -len(document["path"])].rstrip("/")
@@ -496,7 +520,9 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
         for month in activity.values()
     ]
     embedding = (await attempt("embeddings", canned(datasette, "embedding_status"), [None]))[0]
-    coverage = round(100 * embedding["num_documents"] / total) if embedding and total else 0
+    # embedded as they are now: num_documents also counts vectors kept for removed documents
+    embedded = total - embedding["pending"] if embedding else 0
+    coverage = round(100 * embedded / total) if total else 0
     problems = await attempt("problems", table_rows(datasette, "index_problems", {"_size": "100"}), [])
     runs = await attempt("runs", table_rows(datasette, "index_runs", {"_sort_desc": "id", "_size": "1"}), [])
     context = {
@@ -506,6 +532,7 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
         "months": months,
         "embedding": embedding,
         "coverage": coverage,
+        "embedded": embedded,
         "problems": problems,
         "problems_url": datasette.urls.table(DATABASE_NAME, "index_problems"),
         "last_run": runs[0] if runs else None,

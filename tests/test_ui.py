@@ -123,6 +123,7 @@ async def test_saved_query_links_work_when_the_archive_lacks_what_an_example_nee
     assert set(links) == set(canned_queries())
     assert links["list_command_reports"] == "/archive/list_command_reports"
     assert params(links["search"]) == {"query": "quarterly"}  # its longest word; undated, so no month
+    assert "<time>undated</time>" in page  # the recent list
     for href in links.values():
         assert (await datasette.client.get(href)).status_code == 200, href
 
@@ -248,6 +249,17 @@ async def test_pages_of_results(sample_datasette):
     assert params(link(beyond, "Go to the last page")) == {"page_size": "5", "page": "11"}
 
 
+async def test_a_new_search_from_a_list_by_another_mode_ranks_words(sample_datasette):
+    page = (await sample_datasette.client.get("/search?mode=recent&start_date=2025-11&end_date=2025-11")).text
+    form = page.split('class="archivist-search-form"', 1)[1].split("</form>", 1)[0]
+    assert '<input type="radio" name="mode" value="hybrid" checked>' in form
+    assert 'name="mode" value="recent"' not in form  # a submit sends one mode
+    assert '<input type="hidden" name="start_date"' not in form and 'name="start_date" value="2025-11"' in form
+    similar = (await sample_datasette.client.get("/search?mode=similar&document=6")).text
+    assert params(link(similar, "Clear all filters")) == {}
+    assert params(link(similar, "keyword")) == {"mode": "keyword"}  # the document goes with the similar mode
+
+
 async def test_the_mode_switch(embedded_datasette):
     page = (await embedded_datasette.client.get("/search?query=authentication+patterns&mode=semantic")).text
     assert '<input type="radio" name="mode" value="semantic" checked>' in page
@@ -289,7 +301,7 @@ async def test_a_document_page_shows_raw_html_as_text(make_workspace):
     workspace = make_workspace(
         {
             "notes/evil.md": "# Evil\n\n<script>alert('x')</script>\n\n<img src=x onerror=alert(1)>\n\n"
-            "[click me](javascript:alert(1)) and [fine](https://example.com)\n",
+            "[click me](javascript:alert(1)) and [fine](https://example.com)\n\n![pixel](https://tracker.example/p.png)\n",
         }
     )
     index_workspace(workspace)
@@ -300,6 +312,8 @@ async def test_a_document_page_shows_raw_html_as_text(make_workspace):
     assert "&lt;script&gt;" in body and "&lt;img src=x onerror=alert(1)&gt;" in body  # shown, as text
     assert 'href="javascript' not in body
     assert '<a href="https://example.com">fine</a>' in body
+    # an image is a link to it, not loaded by the page
+    assert '<a class="archivist-image" href="https://tracker.example/p.png">[image: pixel]</a>' in body
 
 
 async def test_a_document_serves_only_its_own_files(sample_datasette, sample_workspace):
@@ -313,6 +327,8 @@ async def test_a_document_serves_only_its_own_files(sample_datasette, sample_wor
         response = await sample_datasette.client.get(link(page, f"conversations/2025-11-10/001-brainstorm-feature/{name}"))
         assert response.status_code == 200 and response.text
     assert (await sample_datasette.client.get(f"/document/{brainstorm}/source")).status_code == 400  # which file?
+    by_path = await sample_datasette.client.get("/document/notes%2Fideas.txt")  # an id or a path
+    assert by_path.status_code == 200 and "<h1>Ideas</h1>" in by_path.text
     missing = await sample_datasette.client.get("/document/99999")
     assert missing.status_code == 404 and "Document not found" in missing.text
     assert (await sample_datasette.client.get("/document/99999/source")).status_code == 404
@@ -330,6 +346,11 @@ async def test_a_document_page_lists_similar_and_nearby_documents(embedded_datas
     # the same day, and the same type of conversation
     assert "<h2>More from 2025-11-10</h2>" in page and 'Brainstorm: &#34;Recent workspaces&#34; panel' in page
     assert "<h2>More debug conversations</h2>" in page
+    # "All N" links the search that lists them, this document among them
+    all_day = html.unescape(re.search(r'<a href="([^"]+)">All (\d+)</a>', page)[1])
+    day = await api(embedded_datasette, all_day)
+    assert params(all_day) == {"start_date": "2025-11-10", "end_date": "2025-11-10"}
+    assert f">All {day['total']}</a>" in page and jwt in [item["id"] for item in day["results"]]
     report = document_id(embedded_sample, "reports/k8s-cluster-health/cluster_health_2025_11_15.md")
     report_page = (await embedded_datasette.client.get(f"/document/{report}")).text
     assert "<h2>More from the command k8s-cluster-health</h2>" in report_page
@@ -369,7 +390,7 @@ def test_activity_counts_dated_documents_per_month_or_day(sample_archive):
     assert ("2025-11-10", 2) in {(row["period"], row["documents"]) for row in days}
 
 
-def test_embedding_status_counts_changed_documents_as_pending(embedded_sample, tmp_path):
+async def test_embedding_status_counts_changed_documents_as_pending(embedded_sample, tmp_path):
     workspace = tmp_path / "sample"
     shutil.copytree(embedded_sample, workspace)
     note = workspace / "notes" / "ideas.txt"
@@ -379,6 +400,10 @@ def test_embedding_status_counts_changed_documents_as_pending(embedded_sample, t
     with Archive.for_workspace(workspace) as archive:
         (status,) = archive.run("embedding_status")
     assert (status["num_documents"], status["pending"]) == (55, 1)  # the vector of a removed note is kept until embed
+    # the home page counts what is embedded as it is now: 53 of 54
+    datasette = await started_datasette(archive_path(workspace))
+    page = (await datasette.client.get("/")).text
+    assert "<strong>98%</strong> of documents embedded" in page and "53 of 54" in page
 
 
 async def test_a_query_past_the_sql_time_limit_is_explained_without_its_sql(sample_datasette):
