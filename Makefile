@@ -48,3 +48,4 @@ bench: install
 	$(BIN)/python bench/retrieval_quality.py --collection scifact
 	$(BIN)/python bench/faceted_speed.py
 	$(BIN)/python bench/mcp_startup.py
+	$(BIN)/python bench/page_speed.py
