@@ -7,14 +7,12 @@ Screenshots of each step are kept in tests/artifacts/browser/.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ARTIFACTS
-from test_web import _free_port, wait_for_port
+from test_web import serving
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; nothing here downloads a browser
 SHOTS = ARTIFACTS / "browser"
@@ -24,17 +22,8 @@ SHOTS = ARTIFACTS / "browser"
 def server(embedded_sample, tmp_path_factory):
     workspace = tmp_path_factory.mktemp("browser") / "sample"
     shutil.copytree(embedded_sample, workspace)
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(workspace), "--no-index", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with serving(workspace) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
