@@ -212,29 +212,36 @@ def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[st
     return chips
 
 
+def bars(state: SearchState, counts: dict[str, int], titles: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Bars of a timeline, in period order: each links to the search narrowed to its period."""
+    highest = max(counts.values(), default=0)
+    selected = state.period()
+    return [
+        {
+            "period": period,
+            "count": count,
+            "label": period[5:] if len(period) == 10 else period,  # days by month and day
+            "title": (titles or {}).get(period) or f"{period}: {count}",
+            "height": max(4, round(100 * count / highest)),
+            "href": state.url(start_date=period, end_date=period),
+            "selected": period == selected,
+        }
+        for period, count in sorted(counts.items())
+    ]
+
+
 def timeline(state: SearchState, facets: dict[str, dict[str, int]]) -> dict[str, Any] | None:
     """Matches per month, or per day when they fall in one month: bars that narrow on click."""
     months = facets.get("month") or {}
     days = facets.get("day") or {}
     period = state.period()
     by_day = period is not None or (len(months) == 1 and bool(days))
-    counts = dict(sorted((days if by_day else months).items()))
+    counts = days if by_day else months
     if by_day and period:
         counts = {day: n for day, n in counts.items() if day.startswith(period[:7])}
     if not counts:
         return None
-    highest = max(counts.values())
-    bars = [
-        {
-            "period": period_value,
-            "count": count,
-            "height": max(4, round(100 * count / highest)),
-            "href": state.url(start_date=period_value, end_date=period_value),
-            "selected": period_value == period,
-        }
-        for period_value, count in counts.items()
-    ]
-    return {"unit": "day" if by_day else "month", "bars": bars, "highest": highest}
+    return {"unit": "day" if by_day else "month", "bars": bars(state, counts)}
 
 
 def pages(state: SearchState, page: int, total_pages: int) -> list[dict[str, Any]]:
@@ -514,11 +521,11 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
         month = activity.setdefault(row["period"], {"period": row["period"], "documents": 0, "kinds": {}})
         month["documents"] += row["documents"]
         month["kinds"][row["kind"]] = row["documents"]
-    highest = max((month["documents"] for month in activity.values()), default=0)
-    months = [
-        {**month, "height": max(4, round(100 * month["documents"] / highest)), "href": everything.url(start_date=month["period"], end_date=month["period"])}
-        for month in activity.values()
-    ]
+    titles = {
+        period: f"{period}: " + ", ".join(f"{n} {kind}" for kind, n in month["kinds"].items())
+        for period, month in activity.items()
+    }
+    months = bars(everything, {period: month["documents"] for period, month in activity.items()}, titles)
     embedding = (await attempt("embeddings", canned(datasette, "embedding_status"), [None]))[0]
     # embedded as they are now: num_documents also counts vectors kept for removed documents
     embedded = total - embedding["pending"] if embedding else 0
