@@ -7,7 +7,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn
 
 import click
 
@@ -29,15 +29,40 @@ db_option = click.option(
     "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
     help="Archive file (default: WORKSPACE/.archivist/archive.db).",
 )
+allow_workspace_option = click.option(
+    "--allow-workspace", "allowed_workspaces", multiple=True, envvar="ARCHIVIST_ALLOW_WORKSPACES",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Another indexed workspace that MCP callers may select with workspace_path (repeatable; "
+    "ARCHIVIST_ALLOW_WORKSPACES lists them separated by ':'). No other folder is ever read.",
+)
+allow_host_option = click.option(
+    "--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+    help="A host name (besides localhost and 127.0.0.1) that requests may be addressed to, and pages served from (repeatable).",
+)
 reports_option = click.option(
     "--reports-dir", default=None,
     help="Folder of the workspace holding <command>/*.md reports (default: as last indexed, else 'reports').",
 )
 
 
-def fail(error: ArchivistError) -> None:
+def fail(error: ArchivistError) -> NoReturn:
     click.echo(f"{error.message}\n[{error.code}]", err=True)
     sys.exit(1)
+
+
+def checked_workspaces(folders: Iterable[Path]) -> list[Path]:
+    """The operator's allowed workspaces, each an existing folder (it may be indexed later)."""
+    from .workspace import resolve_folder
+
+    found = []
+    for folder in folders:
+        resolved = resolve_folder(str(folder))
+        if resolved is None:
+            fail(ArchivistError("DIRECTORY_NOT_FOUND", f"Workspace not found: {folder}", "--allow-workspace takes existing folders."))
+        if not archive_path(resolved).exists():
+            click.echo(f"Note: {resolved} is allowed but not indexed yet (run: archivist index {resolved})", err=True)
+        found.append(resolved)
+    return found
 
 
 def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]]:
@@ -148,15 +173,23 @@ def embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 @click.option("--no-index", is_flag=True, help="Serve the archive as it is, without indexing first.")
 @click.option("--root", is_flag=True, help="Print a sign-in URL for the root user (needed to run enrichments).")
 @click.option("--embed", is_flag=True, help="Also embed new and changed documents before serving.")
+@allow_workspace_option
+@allow_host_option
 def serve(
     workspace: Path, db_path: Path | None, reports_dir: str | None, host: str, port: int, no_index: bool,
-    root: bool, embed: bool,
+    root: bool, embed: bool, allowed_workspaces: tuple[Path, ...], allowed_hosts: tuple[str, ...],
 ) -> None:
-    """Index WORKSPACE, then serve its archive in Datasette."""
+    """Index WORKSPACE, then serve its archive in Datasette.
+
+    Bound to loopback (the default), it answers only requests addressed to localhost or
+    127.0.0.1 and from its own pages (--allow-host adds names). With ARCHIVIST_TOKEN set,
+    every request must carry the token; the printed URL signs a browser in.
+    """
     import asyncio
 
     import uvicorn
 
+    from .guard import Guard, token_from_environment
     from .web import make_datasette, start
 
     if not no_index:
@@ -166,9 +199,13 @@ def serve(
     db_path = db_path or archive_path(workspace)
     if not db_path.exists():
         fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."))
-    datasette = make_datasette(db_path)
+    allowed = checked_workspaces(allowed_workspaces)
+    token = token_from_environment()
+    settings = {"workspace": str(workspace.resolve()), "allowed_workspaces": [str(folder) for folder in allowed]}
+    datasette = make_datasette(db_path, settings, Guard.of(allowed_hosts, token))
     asyncio.run(start(datasette))
-    click.echo(f"Serving {workspace} at http://{host}:{port}/", err=False)
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    click.echo(f"Serving {workspace} at {url}" + (f"?token={token}" if token else ""), err=False)
     if root:
         click.echo(f"Sign in as root: http://{host}:{port}/-/auth-token?token={datasette._root_token}")
     sys.stdout.flush()
@@ -180,44 +217,48 @@ def serve(
 @db_option
 @click.option("--http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
 @click.option("-p", "--port", default=8765, show_default=True, type=int, help="With --http: the port (on 127.0.0.1).")
-def mcp(workspace: Path, db_path: Path | None, http: bool, port: int) -> None:
+@allow_workspace_option
+@allow_host_option
+@click.option("--conformance-fixtures", is_flag=True, hidden=True, help="Add the MCP conformance suite's fixture tool.")
+def mcp(
+    workspace: Path, db_path: Path | None, http: bool, port: int, allowed_workspaces: tuple[Path, ...],
+    allowed_hosts: tuple[str, ...], conformance_fixtures: bool,
+) -> None:
     """Serve WORKSPACE's archive to MCP clients (stdio by default).
 
+    Tools read WORKSPACE and the workspaces given with --allow-workspace, nothing else.
     With --http, requests must come for 127.0.0.1 or localhost (DNS rebinding
-    protection) and, when ARCHIVIST_MCP_TOKEN is set, carry it as a bearer token.
-    Nothing but protocol is written to stdout.
+    protection; --allow-host adds names) and, when ARCHIVIST_TOKEN is set, carry it
+    as a bearer token. Nothing but protocol is written to stdout.
     """
-    import os
-
     db_path = db_path or archive_path(workspace)
     if not db_path.exists():
         fail(ArchivistError(
             "DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "The workspace has not been indexed yet.",
             f"Run: archivist index {workspace}",
         ))
+    allowed = checked_workspaces(allowed_workspaces)
     if not http:
         from .mcp_stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
 
-        serve_stdio(db_path, workspace.resolve())
+        serve_stdio(db_path, workspace.resolve(), allowed, conformance_fixtures)
         return
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from .mcp_tools import bearer_token_required, create_server
+    from .guard import guarded, token_from_environment
+    from .mcp_tools import create_server
 
-    server = create_server(db_path, workspace.resolve())
-
-    local = [f"127.0.0.1:{port}", f"localhost:{port}"]
+    server = create_server(db_path, workspace.resolve(), allowed, conformance_fixtures)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host="127.0.0.1",
-        transport_security=TransportSecuritySettings(
-            allowed_hosts=local, allowed_origins=[f"http://{host}" for host in local]
-        ),
+        # the guard below checks Host, Origin and the token, as it does for archivist serve
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    token = os.environ.get("ARCHIVIST_MCP_TOKEN")
     click.echo(f"MCP (streamable HTTP) for {workspace} at http://127.0.0.1:{port}/mcp", err=True)
-    uvicorn.run(bearer_token_required(app, token) if token else app, host="127.0.0.1", port=port, log_level="warning")
+    app = guarded(app, allowed_hosts, token_from_environment())
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
 def _print_conversations(rows: list[dict[str, Any]]) -> None:

@@ -16,8 +16,9 @@ CODES = frozenset(
         "PATH_NOT_FOUND",
         "DOCUMENT_NOT_FOUND",
         "DIRECTORY_NOT_FOUND",
-        # beyond SPEC §5: the HTTP transport's bearer token, and a failure that is not the caller's
+        # beyond SPEC §5: the HTTP token, a foreign Host or Origin, and a failure that is not the caller's
         "UNAUTHORIZED",
+        "FORBIDDEN",
         "INTERNAL_ERROR",
     }
 )
@@ -46,3 +47,18 @@ class ArchivistError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         return {"success": False, "error": self.message, "code": self.code}
+
+
+def took_too_long(limit_ms: int | float) -> ArchivistError:
+    """A query stopped at the time limit (the web's SQL limit, every MCP call's limit)."""
+    return ArchivistError(
+        "INVALID_PARAMETER",
+        "The search took too long",
+        f"It ran past the time limit of {limit_ms:g} ms: ranking every match of very common words "
+        "in a large archive can.",
+        "Narrow it (a filter, a shorter date range, rarer words) and try again.",
+    )
+
+
+def cancelled() -> ArchivistError:
+    return ArchivistError("INVALID_PARAMETER", "The call was cancelled", "Its caller stopped waiting for it.")

@@ -117,7 +117,7 @@ class _WithoutSecondAnswer(io.TextIOBase):
         self._out.flush()
 
 
-def serve(db_path: Path, workspace: Path | None = None) -> None:
+def serve(db_path: Path, workspace: Path | None = None, allowed: list[Path] | None = None, test_fixtures: bool = False) -> None:
     """Serve the archive's tools over this process's stdin and stdout."""
     protocol_out = io.TextIOWrapper(os.fdopen(os.dup(1), "wb"), encoding="utf-8", write_through=True)
     os.dup2(2, 1)  # from here on, anything printed goes to stderr
@@ -133,7 +133,7 @@ def serve(db_path: Path, workspace: Path | None = None) -> None:
 
     from .mcp_tools import create_server
 
-    server = create_server(db_path, workspace)
+    server = create_server(db_path, workspace, allowed or [], test_fixtures)
 
     async def run() -> None:
         async with stdio_server(

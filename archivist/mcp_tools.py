@@ -9,18 +9,29 @@ arguments through the one validation layer, so every error is the SPEC §5 body.
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Iterable
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from typing_extensions import TypedDict
 
+from . import errors
 from .errors import ArchivistError
-from .queries import Archive
-from .workspace import archive_path
+from .queries import TIME_LIMIT_MS, Archive
+from .validation import MAX_QUERY_CHARS, MAX_QUERY_WORDS
+from .workspace import archive_path, resolve_folder
+
+logger = logging.getLogger(__name__)
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITES_ARCHIVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -31,9 +42,11 @@ DATE_RANGE = (
     "Examples: '2025-11' or '2025-11-10'. Empty: all dates."
 )
 WORKSPACE_PATH = (
-    "Workspace folder to search instead of the server's own (it must have been indexed with "
-    "`archivist index`). Default: the server's workspace."
+    "Another workspace to search instead of the server's own: one of those the server's operator allowed "
+    "(--allow-workspace), indexed with `archivist index`. Default: the server's workspace."
 )
+QUERY_LIMITS = f"At least 2 characters; at most {MAX_QUERY_WORDS} words and {MAX_QUERY_CHARS} characters."
+EMBED_WAIT_SECONDS = 45.0  # below the 60 s that common MCP clients wait for an answer
 
 Listing = list[str] | str | None
 
@@ -89,52 +102,83 @@ class EmbeddingStatus(Outcome, total=False):
 
 
 class Workspaces:
-    """Archives opened on demand: the server's own, or another indexed workspace's."""
+    """The workspaces a server may read: the one it serves and those its operator allowed, nothing else.
 
-    def __init__(self, default_archive: Path | Callable[[], Path], default_workspace: Path | None = None) -> None:
-        # a callable when the archive is only known later (Datasette adds its database after its plugins load)
+    A caller's ``workspace_path`` selects among them. Any other folder, existing or
+    not, is refused with the same answer, and no call ever creates an archive:
+    an allowed workspace must have been indexed by its operator.
+    """
+
+    def __init__(
+        self,
+        default_archive: Path | Callable[[], Path],
+        default_workspace: Path | None = None,
+        allowed: Iterable[Path] | Callable[[], Iterable[Path]] = (),
+        time_limit_ms: int | None = TIME_LIMIT_MS,
+    ) -> None:
+        # callables when they are only known later (Datasette adds its database after its plugins load)
         self._default = default_archive
         self._default_workspace = default_workspace
+        self._allowed = allowed
+        self.time_limit_ms = time_limit_ms
         self._open: dict[Path, Archive] = {}
         self._lock = threading.Lock()
+        self.jobs = EmbedJobs()
 
     @property
     def default_archive(self) -> Path:
         return Path(self._default() if callable(self._default) else self._default)
 
-    def embedding_target(self, workspace_path: str | None) -> tuple[Path, Path]:
-        """(workspace, archive) for the embedding API."""
-        if workspace_path:
-            folder = self.workspace(workspace_path)
-            return folder, archive_path(folder)
-        return self.workspace(None), self.default_archive
+    @property
+    def default_workspace(self) -> Path:
+        return (self._default_workspace or self.default_archive.parent.parent).resolve()
+
+    def allowed(self) -> list[Path]:
+        extra = self._allowed() if callable(self._allowed) else self._allowed
+        return list(dict.fromkeys([self.default_workspace, *(Path(folder).resolve() for folder in extra)]))
 
     def workspace(self, workspace_path: str | None) -> Path:
+        """The allowed workspace a caller named (the server's own when none), or DIRECTORY_NOT_FOUND."""
         if not workspace_path:
-            return self._default_workspace or self.default_archive.parent.parent
-        folder = Path(workspace_path).expanduser()
-        if not folder.is_dir():
+            return self.default_workspace
+        allowed = self.allowed()
+        folder = resolve_folder(workspace_path)  # whether a folder is there is not said: only if it is allowed
+        if folder is None or folder not in allowed:
+            shown = workspace_path if len(workspace_path) <= 120 else workspace_path[:117] + "..."
             raise ArchivistError(
                 "DIRECTORY_NOT_FOUND",
-                f"Workspace not found: {workspace_path}",
-                "workspace_path must be an existing folder.",
-                "Leave workspace_path out to use the server's workspace.",
+                f"Not an allowed workspace: {shown!r}",
+                "This server reads only the workspaces its operator allowed: " + ", ".join(map(str, allowed)) + ".",
+                "Leave workspace_path out for the server's workspace, or ask the operator to start the server "
+                "with --allow-workspace FOLDER.",
             )
-        return folder.resolve()
+        return folder
+
+    def _indexed(self, workspace_path: str | None) -> tuple[Path, Path]:
+        """(workspace, archive) of an allowed workspace whose archive exists."""
+        if not workspace_path:
+            folder, path = self.default_workspace, self.default_archive.resolve()
+        else:
+            folder = self.workspace(workspace_path)
+            path = archive_path(folder)
+        if not path.exists():
+            raise ArchivistError(
+                "DIRECTORY_NOT_FOUND",
+                f"No archive for workspace {folder}",
+                "The workspace has not been indexed yet, and a tool call never creates an archive.",
+                f"Run: archivist index {folder}",
+            )
+        return folder, path
+
+    def embedding_target(self, workspace_path: str | None) -> tuple[Path, Path]:
+        """(workspace, archive) for the embedding API."""
+        return self._indexed(workspace_path)
 
     def archive(self, workspace_path: str | None) -> Archive:
-        path = self.default_archive if not workspace_path else archive_path(self.workspace(workspace_path))
-        path = path.resolve()
+        _folder, path = self._indexed(workspace_path)
         with self._lock:
             if path not in self._open:
-                if not path.exists():
-                    raise ArchivistError(
-                        "DIRECTORY_NOT_FOUND",
-                        f"No archive for workspace {workspace_path or path.parent.parent}",
-                        "The workspace has not been indexed yet.",
-                        "Run: archivist index WORKSPACE",
-                    )
-                self._open[path] = Archive(path)
+                self._open[path] = Archive(path, time_limit_ms=self.time_limit_ms)
             return self._open[path]
 
 
@@ -149,14 +193,27 @@ def _error(error: ArchivistError) -> CallToolResult:
     )
 
 
-def answer(work: Callable[[], dict[str, Any]]) -> CallToolResult:
-    """The tool's structured result, or its SPEC §5 error; never an exception."""
+def internal_error() -> ArchivistError:
+    return ArchivistError("INTERNAL_ERROR", "The tool failed", "An unexpected error; the server's log has the details.", "Report this.")
+
+
+async def answer(work: Callable[[threading.Event], dict[str, Any]]) -> CallToolResult:
+    """The tool's structured result, or its SPEC §5 error; never an exception.
+
+    The work runs in a worker thread, so a slow call never delays the others. When
+    the caller cancels or goes away, the flag it is given is raised and the query
+    running for it stops at its next progress check.
+    """
+    cancel = threading.Event()
     try:
-        return _result(work())
+        return _result(await anyio.to_thread.run_sync(work, cancel, abandon_on_cancel=True))
     except ArchivistError as error:
         return _error(error)
-    except Exception as error:  # a bug must still reach the client as a tool error
-        return _error(ArchivistError("INTERNAL_ERROR", "The tool failed", f"{type(error).__name__}: {error}", "Report this."))
+    except Exception:  # a bug must still reach the client as a tool error, without its details
+        logger.exception("An Archivist tool failed")
+        return _error(internal_error())
+    finally:
+        cancel.set()
 
 
 def rows_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -164,15 +221,206 @@ def rows_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"success": True, "num_results": len(rows), "results": rows}
 
 
-def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
-    """Register every Archivist tool on an MCP server."""
+def _kind(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
-    def rows(name: str, params: dict[str, Any], workspace_path: str | None) -> CallToolResult:
-        return answer(lambda: rows_payload(workspaces.archive(workspace_path).run(name, params)))
+
+def invalid_arguments(tool: str, error: ValidationError) -> ArchivistError:
+    """The SDK's schema check, in SPEC §5 terms: which arguments, what they must be (never their values)."""
+    problems = []
+    for item in error.errors():
+        name = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problems.append(f"{name}: {item['msg'].lower()} (got {_kind(item.get('input'))})")
+    return ArchivistError(
+        "INVALID_PARAMETER",
+        f"Invalid arguments for {tool}",
+        "; ".join(dict.fromkeys(problems)) + ".",
+        "Send each argument with the type its input schema gives (tools/list).",
+    )
+
+
+def apply_error_contract(server: MCPServer) -> None:
+    """Every tools/call answer follows SPEC §5, also when the SDK rejects the call before a tool runs.
+
+    Wrong JSON types, unknown arguments and unknown tools become INVALID_PARAMETER
+    tool errors with the SPEC body; anything unexpected is INTERNAL_ERROR without
+    its details. Works on any MCPServer, datasette-mcp's included.
+    """
+    call_tool = server.call_tool
+    known: dict[str, set[str]] = {}
+
+    async def checked_call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if not known:
+            known.update({tool.name: set((tool.input_schema or {}).get("properties") or {}) for tool in await server.list_tools()})
+        if name not in known:
+            return _error(ArchivistError(
+                "INVALID_PARAMETER", f"Unknown tool: {name[:100]!r}", "Tools: " + ", ".join(sorted(known)) + ".",
+                "Call tools/list to see each tool's arguments.",
+            ))
+        unknown = sorted(str(key)[:100] for key in arguments if key not in known[name])
+        if unknown:
+            return _error(ArchivistError(
+                "INVALID_PARAMETER",
+                f"Unknown argument{'s' if len(unknown) > 1 else ''} for {name}: {', '.join(unknown)}",
+                f"{name} takes: {', '.join(sorted(known[name])) or 'no arguments'}.",
+                "Remove the unknown argument.",
+            ))
+        try:
+            return await call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            logger.exception("Tool %r failed", name)
+            return _error(internal_error())
+        except ToolError as error:
+            if isinstance(error.__cause__, ValidationError):
+                return _error(invalid_arguments(name, error.__cause__))
+            return _error(ArchivistError("INVALID_PARAMETER", str(error)[:2000]))
+
+    server.call_tool = checked_call_tool  # type: ignore[method-assign]
+
+
+class Progress:
+    """MCP progress notifications for work running in a worker thread (no-ops without a progress token)."""
+
+    def __init__(self, context: Context | None) -> None:
+        self._context = context
+
+    def __call__(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        if self._context is None:
+            return
+        try:
+            anyio.from_thread.run(self._context.report_progress, done, total, message)
+        except Exception:  # a client gone away must not stop the work
+            logger.debug("progress notification not sent", exc_info=True)
+
+
+class JobStopped(Exception):
+    """Raised between two batches when an embedding job is asked to stop."""
+
+
+@dataclass
+class EmbedJob:
+    """One embedding run of a workspace, as get_embedding_status reports it."""
+
+    workspace: str
+    path: str | None
+    state: str = "running"  # running, done, stopped, failed
+    documents_total: int = 0
+    documents_done: int = 0
+    chunks_embedded: int = 0
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+    listeners: list[Progress] = field(default_factory=list, repr=False)
+
+    def status(self) -> dict[str, Any]:
+        def iso(seconds: float | None) -> str | None:
+            return None if seconds is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+        return {
+            "state": self.state, "workspace": self.workspace, "path": self.path,
+            "documents_total": self.documents_total, "documents_done": self.documents_done,
+            "chunks_embedded": self.chunks_embedded, "started_at": iso(self.started_at),
+            "finished_at": iso(self.finished_at), "error": self.error,
+        }
+
+
+class EmbedJobs:
+    """Embedding runs in their own threads, one at a time per archive (one writer).
+
+    A call waits for its job up to a bound and sends progress while it waits; a job
+    that outlasts the wait goes on in the background and get_embedding_status shows it.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: dict[Path, EmbedJob] = {}
+        self._lock = threading.Lock()
+
+    def latest(self, db_path: Path) -> EmbedJob | None:
+        with self._lock:
+            return self._jobs.get(db_path)
+
+    def start(self, workspace: Path, path: str | None, db_path: Path) -> EmbedJob:
+        """The running job of this archive, or a new one."""
+        from .embeddings import resolve_scope
+
+        resolve_scope(workspace, path)  # a bad path fails the call now, not the job later
+        with self._lock:
+            job = self._jobs.get(db_path)
+            if job is not None and job.state == "running":
+                return job
+            job = self._jobs[db_path] = EmbedJob(str(workspace), path)
+        threading.Thread(target=self._run, args=(job, workspace, db_path), name="archivist-embed", daemon=True).start()
+        return job
+
+    def _run(self, job: EmbedJob, workspace: Path, db_path: Path) -> None:
+        from .embeddings import embed_workspace
+
+        def progress(total: int) -> Callable[[int, int], None]:
+            job.documents_total = total
+            self._tell(job, f"{total} documents to embed")
+
+            def tick(documents: int, chunks: int) -> None:
+                job.documents_done += documents
+                job.chunks_embedded = chunks
+                self._tell(job, f"{job.documents_done} of {total} documents, {chunks} chunks")
+                if job.stop.is_set():
+                    raise JobStopped
+
+            return tick
+
+        try:
+            result = embed_workspace(workspace, job.path, db_path, progress)
+            job.result, job.state = result.to_dict(with_total_files=job.path is not None), "done"
+        except JobStopped:
+            job.state = "stopped"  # what was embedded stays: the next run resumes from there
+        except ArchivistError as error:
+            job.state, job.error = "failed", error.to_dict()
+        except Exception:
+            logger.exception("Embedding job failed")
+            job.state, job.error = "failed", internal_error().to_dict()
+        finally:
+            job.finished_at = time.time()
+            job.finished.set()
+
+    @staticmethod
+    def _tell(job: EmbedJob, message: str) -> None:
+        for listener in list(job.listeners):
+            listener(job.documents_done, job.documents_total or None, message)
+
+    def wait(self, job: EmbedJob, seconds: float, progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+        """The job's result when it ends within ``seconds``; else where it stands (it goes on)."""
+        job.listeners.append(progress)
+        try:
+            deadline = time.monotonic() + seconds
+            while not job.finished.wait(0.2):
+                if cancel.is_set():  # the caller cancelled a call it was waiting on: stop the job too
+                    job.stop.set()
+                    raise errors.cancelled()
+                if time.monotonic() > deadline:
+                    return {"success": True, "embedded": job.documents_done, "skipped": 0, "running": True, "job": job.status()}
+        finally:
+            job.listeners.remove(progress)
+        if job.error is not None:
+            raise ArchivistError(job.error["code"], job.error["error"].removeprefix("❌ ").split("\n")[0])
+        if job.result is None:
+            raise ArchivistError("INVALID_PARAMETER", "The embedding job was stopped", "Run the tool again to resume it.")
+        return {"success": True, **job.result}
+
+
+def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: bool = False) -> None:
+    """Register every Archivist tool on an MCP server (and the conformance suite's fixture tool if asked)."""
+    apply_error_contract(server)
+
+    async def rows(name: str, params: dict[str, Any], workspace_path: str | None) -> CallToolResult:
+        return await answer(lambda cancel: rows_payload(workspaces.archive(workspace_path).run(name, params, cancel)))
 
     @server.tool(annotations=READ_ONLY)
-    def search_workspace(
-        query: Annotated[str, Field(description="Words to find in conversations (every word must match). At least 2 characters.")],
+    async def search_workspace(
+        query: Annotated[str, Field(description="Words to find in conversations (every word must match). " + QUERY_LIMITS)],
         date_range: Annotated[str, Field(description=DATE_RANGE)] = "",
         conversation_type: Annotated[str, Field(description="Only conversations of this type: brainstorm, debug, plan, review, research, design, ...")] = "",
         limit: Annotated[int | None, Field(description="Most results to return, 1-100 (default 20).")] = None,
@@ -180,65 +428,71 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     ) -> Annotated[CallToolResult, Rows]:
         """Full-text search over conversations, ranked by BM25, optionally within a month or a day."""
         params = {"query": query, "date_range": date_range, "conversation_type": conversation_type, "limit": limit}
-        return rows("search_workspace", params, workspace_path)
+        return await rows("search_workspace", params, workspace_path)
 
     @server.tool(annotations=READ_ONLY)
-    def search_reports(
-        query: Annotated[str, Field(description="Text to find in analysis reports (case-insensitive substring).")],
+    async def search_reports(
+        query: Annotated[str, Field(description="Text to find in analysis reports (case-insensitive substring). " + QUERY_LIMITS)],
         command_filter: Annotated[str, Field(description="Only reports of this command (a folder name under reports/).")] = "",
         max_results: Annotated[int | None, Field(description="Most results to return, 1-100 (default 10).")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Rows]:
         """Search analysis reports: ranked by number of matches, then newer first; excerpt, date, link and path."""
         params = {"query": query, "command_filter": command_filter, "max_results": max_results}
-        return rows("search_reports", params, workspace_path)
+        return await rows("search_reports", params, workspace_path)
 
     @server.tool(annotations=READ_ONLY)
-    def list_command_reports(
+    async def list_command_reports(
         command: Annotated[str, Field(description="A command name, as search_commands or search_reports return it.")],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Rows]:
         """Every report of one command, newest first."""
-        return rows("list_command_reports", {"command": command}, workspace_path)
+        return await rows("list_command_reports", {"command": command}, workspace_path)
 
     @server.tool(annotations=READ_ONLY)
-    def get_report(
+    async def get_report(
         path: Annotated[str, Field(description="The report's path, as search_reports returns it (absolute) or relative to the workspace.")],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Report]:
         """The full text of one report."""
 
-        def work() -> dict[str, Any]:
-            (row,) = workspaces.archive(workspace_path).run("get_report", {"path": path})
+        def work(cancel: threading.Event) -> dict[str, Any]:
+            (row,) = workspaces.archive(workspace_path).run("get_report", {"path": path}, cancel)
             return {"success": True, **row}
 
-        return answer(work)
+        return await answer(work)
 
     @server.tool(annotations=READ_ONLY)
-    def search_commands(
-        query: Annotated[str, Field(description="Text to find in command names and their reports.")],
+    async def search_commands(
+        query: Annotated[str, Field(description="Text to find in command names and their reports. " + QUERY_LIMITS)],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Rows]:
         """Commands whose name or whose reports contain the query."""
-        return rows("search_commands", {"query": query}, workspace_path)
+        return await rows("search_commands", {"query": query}, workspace_path)
 
     @server.tool(annotations=READ_ONLY)
-    def search(
-        query: Annotated[str, Field(description="Search words (optional in faceted, recent, tag, scan and similar modes). At least 2 characters.")] = "",
+    async def search(
+        query: Annotated[str, Field(description="Search words (optional in faceted, recent, tag, scan and similar modes). " + QUERY_LIMITS)] = "",
         mode: Annotated[str, Field(description="hybrid (default), keyword, semantic, similar, tag, recent, scan or faceted.")] = "hybrid",
         entities: Annotated[Listing, Field(description="Kinds (conversation, report, memory, record, note) or record entity types (product, feature, test, bug).")] = None,
         types: Annotated[Listing, Field(description="Memory types (note, decision, task, ...), entity types, conversation types or report commands.")] = None,
         tags: Annotated[Listing, Field(description="Tags: any of them, or all with match_all.")] = None,
         match_all: Annotated[bool, Field(description="True: every tag must be present. False (default): any tag.")] = False,
-        start_date: Annotated[str, Field(description="From this date (UTC): ISO date or datetime, YYYY-MM, YYYY, or natural language such as 'last week' or 'yesterday'.")] = "",
-        end_date: Annotated[str, Field(description="Until this date (UTC), same forms as start_date, e.g. 'today'.")] = "",
-        product_ids: Annotated[list[int] | str | None, Field(description="Only records of these products.")] = None,
+        start_date: Annotated[str, Field(description="From this date: ISO date or datetime, YYYY-MM, YYYY, or natural language such as 'last week' or 'yesterday'. A plain date is the calendar day as the documents were written.")] = "",
+        end_date: Annotated[str, Field(description="Until this date, same forms as start_date, e.g. 'today'.")] = "",
+        product_ids: Annotated[list[int] | str | None, Field(description="Only records of these products (positive whole numbers).")] = None,
         match_mode: Annotated[str, Field(description="simple (default: plain words) or raw (FTS5 syntax: \"phrases\", prefix*, AND, OR, NOT).")] = "simple",
-        min_similarity: Annotated[float | None, Field(description="Drop semantic candidates below this cosine similarity.")] = None,
+        min_similarity: Annotated[float | None, Field(description="Drop semantic candidates below this cosine similarity (default: a floor calibrated so that unrelated text matches nothing).")] = None,
         document: Annotated[str, Field(description="mode=similar: the document (id or path) to find neighbours of.")] = "",
         page: Annotated[int | None, Field(description="Page number, from 1.")] = None,
         page_size: Annotated[int | None, Field(description="Results per page, 1-100 (default 10).")] = None,
         limit: Annotated[int | None, Field(description="Another name for page_size.")] = None,
+        kinds: Annotated[Listing, Field(description="Another name for entities.")] = None,
+        memory_type: Annotated[Listing, Field(description="Another name for types (the memory service's).")] = None,
+        k: Annotated[int | None, Field(description="Another name for page_size (the memory service's).")] = None,
+        source_path: Annotated[str, Field(description="Another name for document.")] = "",
+        output: Annotated[str, Field(description="'full' (the only output; mode='scan' gives short previews).")] = "full",
+        encoding_context: Annotated[dict[str, Any] | None, Field(description="Accepted from the memory service's callers; it has no effect here.")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search everything (conversations, reports, memories, records, notes) with facets, dates and pagination."""
@@ -246,12 +500,14 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
             "query": query, "mode": mode, "entities": entities, "types": types, "tags": tags, "match_all": match_all,
             "start_date": start_date, "end_date": end_date, "product_ids": product_ids, "match_mode": match_mode,
             "min_similarity": min_similarity, "document": document, "page": page, "page_size": page_size, "limit": limit,
+            "kinds": kinds, "memory_type": memory_type, "k": k, "source_path": source_path, "output": output,
+            "encoding_context": None,
         }
-        return answer(lambda: workspaces.archive(workspace_path).search(params))
+        return await answer(lambda cancel: workspaces.archive(workspace_path).search(params, cancel))
 
     @server.tool(annotations=READ_ONLY)
-    def search_semantic(
-        query: Annotated[str, Field(description="What to find, in plain words: documents nearest in meaning.")],
+    async def search_semantic(
+        query: Annotated[str, Field(description="What to find, in plain words: documents nearest in meaning. " + QUERY_LIMITS)],
         conversation_type: Annotated[str, Field(description="Only documents of this type.")] = "",
         date_range: Annotated[str, Field(description=DATE_RANGE)] = "",
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
@@ -259,84 +515,90 @@ def register_tools(server: MCPServer, workspaces: Workspaces) -> None:
     ) -> Annotated[CallToolResult, Rows]:
         """Semantic search (all-MiniLM-L6-v2 embeddings): documents by cosine similarity, with their best passage."""
         params = {"query": query, "conversation_type": conversation_type, "date_range": date_range, "limit": limit}
-        return rows("search_semantic", params, workspace_path)
+        return await rows("search_semantic", params, workspace_path)
 
     @server.tool(annotations=READ_ONLY)
-    def get_similar(
-        document: Annotated[str, Field(description="A document id or path (relative to the workspace, or absolute).")],
+    async def get_similar(
+        source_path: Annotated[str, Field(description="The document: a path (relative to the workspace, or absolute) or a document id.")] = "",
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
+        document: Annotated[str, Field(description="Another name for source_path.")] = "",
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Rows]:
         """The documents most similar in meaning to one document, excluding itself, with scores."""
-        return rows("similar", {"document": document, "limit": limit}, workspace_path)
+
+        params = {"source_path": source_path, "document": document, "limit": limit}
+        return await rows("similar", params, workspace_path)
 
     @server.tool(annotations=WRITES_ARCHIVE)
-    def embed_document(
+    async def embed_document(
         path: Annotated[str, Field(description="A file or folder inside the workspace (relative, or absolute).")],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Embedded]:
-        """Embed the new or changed documents under one path; unchanged ones are skipped."""
-        from .embeddings import embed_workspace
+        """Embed the new or changed documents under one path; unchanged ones are skipped. Sends progress."""
 
-        def work() -> dict[str, Any]:
+        def work(cancel: threading.Event) -> dict[str, Any]:
+            if not path:
+                raise ArchivistError("PATH_NOT_FOUND", "A path is required", "embed_document embeds the documents under one path.", "Try path='conversations/2025-11-10', or call embed_workspace.")
             workspace, db_path = workspaces.embedding_target(workspace_path)
-            return embed_workspace(workspace, path, db_path).to_dict(with_total_files=True)
+            job = workspaces.jobs.start(workspace, path, db_path)
+            return workspaces.jobs.wait(job, EMBED_WAIT_SECONDS, Progress(ctx), cancel)
 
-        return answer(work)
+        return await answer(work)
 
     @server.tool(annotations=WRITES_ARCHIVE)
-    def embed_workspace(
+    async def embed_workspace(
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
+        background: Annotated[bool, Field(description=f"True: start the job and answer at once. False (default): wait up to {EMBED_WAIT_SECONDS:g} s, with progress; a longer job goes on in the background. get_embedding_status shows a job's state.")] = False,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Embedded]:
-        """Embed every new or changed document of the workspace; unchanged ones are skipped."""
-        from .embeddings import embed_workspace as embed
+        """Embed every new or changed document of the workspace; unchanged ones are skipped. Sends progress."""
 
-        def work() -> dict[str, Any]:
+        def work(cancel: threading.Event) -> dict[str, Any]:
             workspace, db_path = workspaces.embedding_target(workspace_path)
-            return embed(workspace, None, db_path).to_dict()
+            job = workspaces.jobs.start(workspace, None, db_path)
+            return workspaces.jobs.wait(job, 0 if background else EMBED_WAIT_SECONDS, Progress(ctx), cancel)
 
-        return answer(work)
+        return await answer(work)
 
     @server.tool(annotations=READ_ONLY)
-    def get_embedding_status(
+    async def get_embedding_status(
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, EmbeddingStatus]:
-        """Embedding coverage: total_chunks, num_documents, pending, db_path, model, recent embeddings."""
+        """Embedding coverage: total_chunks, num_documents, pending, db_path, model, recent embeddings, and the latest job."""
 
-        def work() -> dict[str, Any]:
-            (row,) = workspaces.archive(workspace_path).run("embedding_status", {})
-            return {"success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"] or "[]")}
+        def work(cancel: threading.Event) -> dict[str, Any]:
+            _workspace, db_path = workspaces.embedding_target(workspace_path)
+            (row,) = workspaces.archive(workspace_path).run("embedding_status", {}, cancel)
+            job = workspaces.jobs.latest(db_path)
+            return {
+                "success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"] or "[]"),
+                "job": job.status() if job else None,
+            }
 
-        return answer(work)
+        return await answer(work)
 
+    if test_fixtures:
 
-def bearer_token_required(app: Callable, token: str) -> Callable:
-    """An ASGI wrapper: HTTP requests must carry ``Authorization: Bearer <token>``."""
-    expected = f"Bearer {token}".encode()
+        @server.tool(annotations=READ_ONLY)
+        async def test_tool_with_progress(ctx: Context | None = None) -> str:
+            """The conformance suite's progress fixture: three progress notifications through the embedding tools' path."""
 
-    async def checked(scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] == "http" and dict(scope.get("headers") or []).get(b"authorization") != expected:
-            body = json.dumps(
-                ArchivistError(
-                    "UNAUTHORIZED",
-                    "Missing or wrong bearer token",
-                    "This server was started with ARCHIVIST_MCP_TOKEN set.",
-                    "Send the header: Authorization: Bearer <token>",
-                ).to_dict()
-            ).encode()
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [[b"content-type", b"application/json"], [b"www-authenticate", b"Bearer"]]})
-            await send({"type": "http.response.body", "body": body})
-            return
-        await app(scope, receive, send)
+            def work(cancel: threading.Event) -> dict[str, Any]:
+                progress = Progress(ctx)
+                for step in range(3):
+                    progress(step, 3, f"step {step + 1} of 3")
+                return {"success": True}
 
-    return checked
+            result = await answer(work)
+            return result.content[0].text  # type: ignore[union-attr]
 
 
-def create_server(default_archive: Path, workspace: Path | None = None) -> MCPServer:
+def create_server(
+    default_archive: Path, workspace: Path | None = None, allowed: Iterable[Path] = (), test_fixtures: bool = False
+) -> MCPServer:
     from .mcp_stdio import INSTRUCTIONS, NAME
 
     server = MCPServer(NAME, instructions=INSTRUCTIONS)
-    register_tools(server, Workspaces(default_archive, workspace))
+    register_tools(server, Workspaces(default_archive, workspace, allowed), test_fixtures)
     return server
-

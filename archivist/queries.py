@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3 as stdlib_sqlite3
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from sqlite_utils.utils import sqlite3
 
-from . import sqlfunctions, validation
+from . import errors, sqlfunctions, validation
 from .errors import ArchivistError
 from .workspace import DATABASE_NAME, METADATA_PATH, archive_path
 
@@ -57,10 +61,34 @@ def response_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return json.loads(rows[0]["response"])
 
 
-class Archive:
-    """One archive file, queried by canned-query name."""
+# Every call's time limit, the web's (Datasette's sql_time_limit_ms) and MCP's alike.
+TIME_LIMIT_MS = 1000
+# How often (in SQLite virtual machine steps) a running query checks its time limit.
+PROGRESS_STEPS = 1000
 
-    def __init__(self, db_path: Path, settings: dict[str, Any] | None = None) -> None:
+
+@dataclass
+class Budget:
+    """How long one call may run, and the flag its caller raises when it stops waiting."""
+
+    deadline: float | None = None  # time.monotonic() value
+    cancel: threading.Event | None = None
+
+    def spent(self) -> bool:
+        return (self.cancel is not None and self.cancel.is_set()) or (
+            self.deadline is not None and time.monotonic() > self.deadline
+        )
+
+
+class Archive:
+    """One archive file, queried by canned-query name.
+
+    Each thread gets its own read-only connection (SQLite readers in WAL mode never
+    wait for each other), so concurrent callers never queue behind one connection.
+    With ``time_limit_ms`` every call stops there, as Datasette's SQL time limit does.
+    """
+
+    def __init__(self, db_path: Path, settings: dict[str, Any] | None = None, time_limit_ms: int | None = None) -> None:
         self.db_path = Path(db_path)
         if not self.db_path.exists():
             raise ArchivistError(
@@ -69,29 +97,76 @@ class Archive:
                 "The workspace has not been indexed yet.",
                 "Run: archivist index WORKSPACE",
             )
-        self.conn = connect(self.db_path, settings)
+        self.settings = settings
+        self.time_limit_ms = time_limit_ms
+        self._local = threading.local()
+        self._connections: list[Any] = []
+        self._lock = threading.Lock()
+        self.conn  # open (and check) the first one now
 
     @classmethod
-    def for_workspace(cls, workspace: Path) -> "Archive":
-        return cls(archive_path(workspace))
+    def for_workspace(cls, workspace: Path, time_limit_ms: int | None = None) -> "Archive":
+        return cls(archive_path(workspace), time_limit_ms=time_limit_ms)
+
+    @property
+    def conn(self) -> Any:
+        """This thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.db_path, self.settings)
+            conn.set_progress_handler(self._over_budget, PROGRESS_STEPS)
+            with self._lock:
+                self._connections.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def _over_budget(self) -> int:
+        budget = getattr(self._local, "budget", None)
+        return 1 if budget is not None and budget.spent() else 0
 
     def execute(self, name: str, params: dict[str, str]) -> list[dict[str, Any]]:
         """Run a canned query as written, with no validation (callers validate)."""
-        cursor = self.conn.execute(sql_for(name), params)
-        return [dict(row) for row in cursor.fetchall()]
+        budget = getattr(self._local, "budget", None)
+        try:
+            cursor = self.conn.execute(sql_for(name), params)
+            return [dict(row) for row in cursor.fetchall()]
+        except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError) as error:
+            if budget is None or "interrupted" not in str(error):
+                raise
+            if budget.cancel is not None and budget.cancel.is_set():
+                raise errors.cancelled() from None
+            raise errors.took_too_long(self.time_limit_ms or 0) from None
 
-    def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def run(self, name: str, params: dict[str, Any] | None = None, cancel: threading.Event | None = None) -> list[dict[str, Any]]:
         """Validate the parameters, then run the canned query: the rows, or an ArchivistError."""
         sql_for(name)
         prepared = validation.prepare(name, params or {}, self.execute)
-        return self.execute(name, prepared)
+        if validation.QUERIES[name].needs_model(prepared):
+            self._warm(prepared["query"])  # loading the model or the vectors is not the query's time
+        deadline = time.monotonic() + self.time_limit_ms / 1000 if self.time_limit_ms else None
+        self._local.budget = Budget(deadline, cancel)
+        try:
+            return self.execute(name, prepared)
+        finally:
+            self._local.budget = None
 
-    def search(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _warm(self, query: str) -> None:
+        from . import vectors
+        from .embedding_model import query_vector
+
+        query_vector(query)
+        vectors.warm(str(self.db_path.resolve()))
+
+    def search(self, params: dict[str, Any] | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
         """The unified search (SPEC §3): the response the REST endpoint and MCP tool return."""
-        return response_of(self.run("search", params))
+        return response_of(self.run("search", params, cancel))
 
     def close(self) -> None:
-        self.conn.close()
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._local = threading.local()
 
     def __enter__(self) -> "Archive":
         return self

@@ -19,6 +19,12 @@ from .sqlfunctions import items
 Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
 Check = Callable[[dict[str, str], Execute], None]
 
+# Work per request is bounded (SPEC §5): longer queries are INVALID_QUERY, longer values INVALID_PARAMETER.
+MAX_QUERY_WORDS = 64
+MAX_QUERY_CHARS = 2000
+MAX_VALUE_CHARS = 4096
+MAX_ID = 2**63 - 1
+
 _DATE_RANGE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _COMMAND_RE = re.compile(r"^\w[\w.\- ]*$")
 _TYPE_RE = re.compile(r"^[\w.\-]*$")
@@ -36,6 +42,14 @@ def text(value: Any) -> str:
 
 
 def require_query(value: str, tool: str, example: str) -> str:
+    words = len(value.split())
+    if len(value) > MAX_QUERY_CHARS or words > MAX_QUERY_WORDS:
+        raise ArchivistError(
+            "INVALID_QUERY",
+            f"Search query is too long ({words} words, {len(value)} characters)",
+            f"A query has at most {MAX_QUERY_WORDS} words and {MAX_QUERY_CHARS} characters.",
+            "Keep the few words that matter most, e.g. the error message's distinctive part.",
+        )
     if not value:
         raise ArchivistError(
             "INVALID_QUERY",
@@ -104,7 +118,7 @@ def command_name(name: str, required: bool) -> Callable[[str], str]:
                 "INVALID_COMMAND_FILTER",
                 f"Invalid {name} '{value}'" if value else f"{name} is required",
                 "A command is the plain name of a folder under reports/: letters, digits, '-', '_' and '.', no slashes.",
-                "Call list_commands to see the commands that have reports.",
+                "Call search_commands to see the commands that have reports.",
             )
         return value
 
@@ -241,12 +255,13 @@ def boolean(name: str) -> Callable[[str], str]:
 def id_list(name: str) -> Callable[[str], str]:
     def check(value: str) -> str:
         found = items(value)
-        bad = [item for item in found if not item.lstrip("-").isdigit()]
+        bad = [item for item in found if not (item.isascii() and item.isdigit() and 0 < int(item) <= MAX_ID)]
         if bad:
+            shown = ", ".join(item[:20] for item in bad[:5])
             raise ArchivistError(
                 "INVALID_PARAMETER",
-                f"Invalid {name}: {', '.join(bad)}",
-                f"{name} are whole numbers, comma-separated.",
+                f"Invalid {name}: {shown}",
+                f"{name} are positive whole numbers, comma-separated.",
                 f"Try {name}=598,601",
             )
         return ",".join(str(int(item)) for item in found)
@@ -383,6 +398,7 @@ class QuerySpec:
     params: dict[str, Callable[[str], str]]
     checks: tuple[Check, ...] = field(default_factory=tuple)
     embeds: Callable[[dict[str, str]], bool] | None = None  # when its SQL embeds :query
+    aliases: dict[str, str] = field(default_factory=dict)  # a seed's name for a parameter -> ours
 
     def needs_model(self, params: dict[str, str]) -> bool:
         return self.embeds is not None and self.embeds(params)
@@ -421,7 +437,9 @@ QUERIES: dict[str, QuerySpec] = {
     ),
     "find_document": QuerySpec({"document": required_text("document", "42")}, (_document_exists,)),
     "similar": QuerySpec(
-        {"document": required_text("document", "42"), "limit": bounded_int("limit", 1, 100)}, (_document_exists,)
+        {"document": required_text("document", "42"), "limit": bounded_int("limit", 1, 100)},
+        (_document_exists,),
+        aliases={"source_path": "document"},
     ),
     "embedding_status": QuerySpec({}),
     "search_commands": QuerySpec(
@@ -444,9 +462,13 @@ QUERIES: dict[str, QuerySpec] = {
             "page": bounded_int("page", 1, 10_000, example=1),
             "page_size": bounded_int("page_size", 1, 100),
             "limit": bounded_int("limit", 1, 100),
+            # seed 002's names with no counterpart: its only output, and a boost this archive does not use
+            "output": one_of("output", ("full",)),
+            "encoding_context": lambda value: value,
         },
         (_search_inputs, _entities_known, _raw_syntax),
         embeds=_embeds_search,
+        aliases={"kinds": "entities", "memory_type": "types", "k": "page_size", "source_path": "document"},
     ),
     "document_counts": QuerySpec({}),
     "get_document": QuerySpec({"document": required_text("document", "42")}, (_document_exists,)),
@@ -457,9 +479,35 @@ QUERIES: dict[str, QuerySpec] = {
 }
 
 
+def _too_long(name: str, value: str) -> ArchivistError:
+    return ArchivistError(
+        "INVALID_PARAMETER",
+        f"{name} is too long ({len(value)} characters)",
+        f"A parameter value has at most {MAX_VALUE_CHARS} characters.",
+        f"Shorten {name}.",
+    )
+
+
+def unalias(spec: QuerySpec, raw: dict[str, Any]) -> dict[str, Any]:
+    """Seed names turned into ours; a name and its alias given with different values is an error."""
+    found = dict(raw)
+    for alias, name in spec.aliases.items():
+        if alias not in found:
+            continue
+        value = found.pop(alias)
+        if text(value) and text(found.get(name)) and text(value) != text(found.get(name)):
+            raise ArchivistError(
+                "INVALID_PARAMETER", f"{alias} and {name} disagree", f"{alias} is another name for {name}.", "Give one of them."
+            )
+        if text(value):
+            found[name] = value
+    return found
+
+
 def prepare(name: str, raw: dict[str, Any], execute: Execute, strict: bool = True) -> dict[str, str]:
     """Validated text parameters for canned query ``name``, or an ArchivistError."""
     spec = QUERIES[name]
+    raw = unalias(spec, raw)
     if strict:
         unknown = sorted(set(raw) - set(spec.params))
         if unknown:
@@ -469,7 +517,11 @@ def prepare(name: str, raw: dict[str, Any], execute: Execute, strict: bool = Tru
                 f"{name} takes: {', '.join(spec.params) or 'no parameters'}.",
                 "Remove the unknown parameter.",
             )
-    params = {key: validate(text(raw.get(key))) for key, validate in spec.params.items()}
+    values = {key: text(raw.get(key)) for key in spec.params}
+    for key, value in values.items():
+        if len(value) > MAX_VALUE_CHARS and key != "query":  # a query's own limits say more
+            raise _too_long(key, value)
+    params = {key: validate(values[key]) for key, validate in spec.params.items()}
     for check in spec.checks:
         check(params, execute)
     return params

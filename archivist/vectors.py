@@ -130,3 +130,14 @@ def nearest(db_path: str, query: bytes | None, collection: str, k: int, allowed:
 
 def bump_version(db: Any, version: str) -> None:
     db.execute(BUMP_VERSION_SQL, {"version": version})
+
+
+def warm(db_path: str) -> None:
+    """Read the archive's vectors now (if they changed), before a query with a time limit needs them."""
+    from .schema import CHUNKS_COLLECTION, DOCUMENTS_COLLECTION
+
+    for collection in (CHUNKS_COLLECTION, DOCUMENTS_COLLECTION):
+        try:
+            matrix(db_path, collection)
+        except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError):
+            return  # an archive from before embeddings: the query finds none either

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import re
+import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
@@ -16,11 +16,13 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
 from . import queries, validation
-from .errors import ArchivistError
+from .errors import ArchivistError, took_too_long
+from .guard import Guard, token_from_environment
 from .queries import sql_for
 from .workspace import CONFIG_DIR, DATABASE_NAME
 
 ASGIApp = Callable[..., Awaitable[None]]
+logger = logging.getLogger(__name__)
 
 
 def _route(path: str) -> tuple[str, str, str] | None:
@@ -57,8 +59,29 @@ async def _send(send: Callable, status: int, content_type: str, body: str) -> No
     await send({"type": "http.response.body", "body": body.encode("utf-8")})
 
 
+async def _reply_error(datasette: Datasette, send: Callable, html: bool, status: int, error: ArchivistError) -> None:
+    if html:
+        await datasette.invoke_startup()
+        page = await datasette.render_template(
+            "error.html", {"ok": False, "error": error.message, "status": status, "title": "Invalid input"}
+        )
+        return await _send(send, status, "text/html; charset=utf-8", page)
+    await _send(send, status, "application/json; charset=utf-8", json.dumps(error.to_dict(), ensure_ascii=False))
+
+
+def _warm(db_path: str | None, prepared: dict[str, str]) -> None:
+    """Embed the query and read the vectors outside SQL: loading either can take longer than the time limit."""
+    from . import vectors
+    from .embedding_model import query_vector
+
+    query_vector(prepared["query"])
+    if db_path:
+        vectors.warm(str(Path(db_path).resolve()))
+
+
 def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
-    """An ASGI wrapper: canned queries with bad parameters answer 400 with the SPEC §5 body."""
+    """An ASGI wrapper for the archive's canned queries: bad parameters answer 400 with the SPEC §5 body,
+    and Datasette's own failures (its time limit, say) are told in the same terms, never with their SQL."""
 
     def wrap(app: ASGIApp) -> ASGIApp:
         async def checked(scope: dict, receive: Callable, send: Callable) -> None:
@@ -66,36 +89,56 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
             if route is None or route[0] != DATABASE_NAME or DATABASE_NAME not in datasette.databases:
                 return await app(scope, receive, send)  # not one of the archive's canned queries
             database, name, extension = route
-            raw = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8"), keep_blank_values=True))
+            raw = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True))
             params = {k: v for k, v in raw.items() if not k.startswith("_")}
             if extension == "html" and not params:
                 return await app(scope, receive, send)  # the empty form
+            db = datasette.get_database(database)
             try:
-                prepared = await datasette.get_database(database).execute_fn(lambda conn: _prepare_on(conn, name, params))
+                prepared = await db.execute_fn(lambda conn: _prepare_on(conn, name, params))
                 if validation.QUERIES[name].needs_model(prepared):
-                    # Embed the query outside SQL: loading the model can take longer than
-                    # Datasette's SQL time limit. The SQL function then finds it cached.
-                    from .embedding_model import query_vector
-
-                    await asyncio.to_thread(query_vector, prepared["query"])
+                    await asyncio.to_thread(_warm, db.path, prepared)
             except ArchivistError as error:
-                if extension == "html":
-                    await datasette.invoke_startup()
-                    page = await datasette.render_template(
-                        "error.html", {"ok": False, "error": error.message, "status": 400, "title": "Invalid input"}
-                    )
-                    return await _send(send, 400, "text/html; charset=utf-8", page)
-                return await _send(send, 400, "application/json; charset=utf-8", json.dumps(error.to_dict()))
-            return await app(scope, receive, send)
+                return await _reply_error(datasette, send, extension == "html", 400, error)
+            failure = _FailureCatcher(send)
+            await app(scope, receive, failure.send)
+            if failure.status is not None:
+                error = query_failure(datasette, failure.message())
+                await _reply_error(datasette, send, extension == "html", status_of(error), error)
 
         return checked
 
     return wrap
 
 
+class _FailureCatcher:
+    """Passes a successful response through; holds back a failed one so that it can be told differently."""
+
+    def __init__(self, send: Callable) -> None:
+        self._send = send
+        self.status: int | None = None
+        self._body: list[bytes] = []
+
+    async def send(self, message: dict) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            self.status = message["status"]
+        if self.status is None:
+            return await self._send(message)
+        if message["type"] == "http.response.body":
+            self._body.append(message.get("body", b""))
+
+    def message(self) -> Any:
+        text = b"".join(self._body).decode("utf-8", "replace")
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+
 def unknown_search_parameters(keys: Any) -> ArchivistError | None:
     """The error for parameters that ``search`` does not take, if any were given."""
-    allowed = validation.QUERIES["search"].params
+    spec = validation.QUERIES["search"]
+    allowed = [*spec.params, *spec.aliases]
     unknown = sorted(key for key in keys if key not in allowed)
     if not unknown:
         return None
@@ -117,7 +160,12 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
     unknown = unknown_search_parameters(request.args)
     if unknown is not None:
         return Response.json(unknown.to_dict(), status=400)
-    params = {key: ",".join(request.args.getlist(key)) for key in request.args}
+    try:
+        params = validation.unalias(
+            validation.QUERIES["search"], {key: ",".join(request.args.getlist(key)) for key in request.args}
+        )
+    except ArchivistError as error:
+        return Response.json(error.to_dict(), status=400)
     response = await datasette.client.get(
         datasette.urls.path(f"/{DATABASE_NAME}/search.json"), params={**params, "_shape": "array"}
     )
@@ -126,29 +174,25 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
         return Response.json(queries.response_of(body))
     if isinstance(body, dict) and body.get("success") is False:
         return Response.json(body, status=response.status_code)
-    return Response.json(query_failure(datasette, body).to_dict(), status=400)
+    error = query_failure(datasette, body)
+    return Response.json(error.to_dict(), status=status_of(error))
 
 
 def query_failure(datasette: Datasette, body: Any) -> ArchivistError:
     """Datasette's own error for a canned query (its SQL time limit, say), in our terms.
 
-    Datasette's message is HTML with the SQL in it: neither reaches a user.
+    Datasette's message is HTML with the SQL in it: neither reaches a user. A query
+    that passed its checks and still failed is a bug: INTERNAL_ERROR, told in the log.
     """
     error = str(body.get("error") if isinstance(body, dict) else body)
-    if "took too long" in error:
-        limit = datasette.setting("sql_time_limit_ms")
-        return ArchivistError(
-            "INVALID_PARAMETER",
-            "The search took too long",
-            f"It ran past the app's SQL time limit ({limit} ms): ranking every match of very common words in a large archive can.",
-            "Narrow it (a filter, a shorter date range, rarer words) and try again.",
-        )
-    return ArchivistError(
-        "INVALID_PARAMETER",
-        "The search could not run",
-        re.sub(r"<[^>]+>|\s+", " ", error.split("<textarea", 1)[0]).strip(),
-        "Narrow it (a filter, a shorter date range, rarer words) and try again.",
-    )
+    if "took too long" in error or "interrupted" in error.lower():
+        return took_too_long(datasette.setting("sql_time_limit_ms"))
+    logger.error("A canned query failed: %s", error[:2000])
+    return ArchivistError("INTERNAL_ERROR", "The search could not run", "An unexpected error; the server's log has the details.", "Report this.")
+
+
+def status_of(error: ArchivistError) -> int:
+    return 500 if error.code == "INTERNAL_ERROR" else 400
 
 
 def highlighted(value: Any) -> Markup | None:
@@ -179,18 +223,36 @@ async def similar_documents(datasette: Datasette, database: str, document_id: st
     return response.json() if response.status_code == 200 else []
 
 
-def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:
+def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None, guard: Guard | None = None) -> Datasette:
     """This repository's Datasette (metadata, plugins, templates) serving one archive as ``archive``.
 
-    ``plugin_settings`` overrides the ``archivist`` plugin block of metadata.yml.
+    ``plugin_settings`` overrides the ``archivist`` plugin block of metadata.yml (``allowed_workspaces``,
+    ``allowed_hosts``, ``report_link_base_url``); ``guard`` the Host, Origin and token checks.
     """
     metadata = None
     if plugin_settings:
         metadata = copy.deepcopy(queries.metadata())
         metadata.setdefault("plugins", {})["archivist"] = {**queries.plugin_settings(), **plugin_settings}
-    datasette = Datasette(config_dir=CONFIG_DIR, metadata=metadata)
+    datasette = Datasette(config_dir=CONFIG_DIR, metadata=metadata, settings={"sql_time_limit_ms": queries.TIME_LIMIT_MS})
     datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
+    if guard is not None:
+        datasette.archivist_guard = guard  # type: ignore[attr-defined]
     return datasette
+
+
+def guard_of(datasette: Datasette) -> Guard:
+    """The checks a server runs: as ``archivist serve`` set them, else from the plugin settings and environment."""
+    guard = getattr(datasette, "archivist_guard", None)
+    if guard is None:
+        settings = datasette.plugin_config("archivist") or {}
+        guard = Guard.of(settings.get("allowed_hosts") or (), token_from_environment())
+    return guard
+
+
+def allowed_workspaces(datasette: Datasette) -> list[Path]:
+    """The workspaces besides the served archive's own that its MCP tools may read."""
+    settings = datasette.plugin_config("archivist") or {}
+    return [Path(folder) for folder in settings.get("allowed_workspaces") or ()]
 
 
 async def start(datasette: Datasette) -> Datasette:

@@ -1,5 +1,7 @@
 """Datasette hooks for Archivist: wiring only, the logic lives in the archivist package."""
 
+from pathlib import Path
+
 from datasette import hookimpl
 
 from archivist import sqlfunctions, web
@@ -13,8 +15,13 @@ def prepare_connection(conn, datasette):
 
 @hookimpl
 def asgi_wrapper(datasette):
-    """Check canned-query parameters before Datasette runs the SQL."""
-    return web.check_parameters(datasette)
+    """Host, Origin and token first; then canned-query parameters, before Datasette runs the SQL."""
+    check_parameters = web.check_parameters(datasette)
+
+    def wrap(app):
+        return web.guard_of(datasette).wrap(check_parameters(app))
+
+    return wrap
 
 
 @hookimpl
@@ -76,7 +83,13 @@ def register_mcp_tools(datasette, mcp):
         database = datasette.databases.get(DATABASE_NAME)
         return database.path if database is not None and database.path else "/nonexistent/archive.db"
 
-    register_tools(mcp, Workspaces(archive))
+    settings = datasette.plugin_config("archivist") or {}
+    workspace = Path(settings["workspace"]) if settings.get("workspace") else None
+    workspaces = Workspaces(
+        archive, workspace, allowed=lambda: web.allowed_workspaces(datasette),
+        time_limit_ms=datasette.setting("sql_time_limit_ms"),
+    )
+    register_tools(mcp, workspaces)
 
 
 @hookimpl

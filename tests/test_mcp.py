@@ -25,9 +25,9 @@ TOOLS = {
 }
 
 
-def stdio(workspace: Path) -> StdioServerParameters:
+def stdio(workspace: Path, *options: str) -> StdioServerParameters:
     env = {key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG")}
-    return StdioServerParameters(command=ARCHIVIST, args=["mcp", str(workspace)], env={**env, "HF_HUB_OFFLINE": "1"})
+    return StdioServerParameters(command=ARCHIVIST, args=["mcp", str(workspace), *options], env={**env, "HF_HUB_OFFLINE": "1"})
 
 
 def free_port() -> int:
@@ -136,7 +136,7 @@ async def test_results_equal_the_canned_queries_through_datasette(embedded_sampl
         assert report.structured_content == {"success": True, **row}
         status = await client.call_tool("get_embedding_status", {})
         (row,) = (await datasette.client.get("/archive/embedding_status.json?_shape=array")).json()
-        assert status.structured_content == {"success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"])}
+        assert status.structured_content == {"success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"]), "job": None}
         for arguments in ({"query": "borders", "entities": ["feature", "bug"]}, {"mode": "faceted", "tags": ["kubernetes"], "start_date": "2025-10"}):
             search = await client.call_tool("search", arguments)
             rest = await datasette.client.get(
@@ -145,16 +145,20 @@ async def test_results_equal_the_canned_queries_through_datasette(embedded_sampl
             assert search.structured_content == rest.json()
 
 
-async def test_workspace_path_opens_another_workspace(embedded_sample, make_workspace):
+async def test_workspace_path_opens_another_allowed_workspace(embedded_sample, make_workspace):
     from archivist.indexer import index_workspace
 
     other = make_workspace({"conversations/2025-01-02/001-debug-printer/conversation.md": "# Printer jam\n\nThe printer jams on duplex.\n"})
     index_workspace(other)
-    async with Client(stdio(embedded_sample)) as client:
+    async with Client(stdio(embedded_sample, "--allow-workspace", str(other))) as client:
         here = await client.call_tool("search_workspace", {"query": "printer"})
         there = await client.call_tool("search_workspace", {"query": "printer", "workspace_path": str(other)})
     assert here.structured_content["num_results"] == 0
     assert [r["path"] for r in there.structured_content["results"]] == ["conversations/2025-01-02/001-debug-printer"]
+    async with Client(stdio(embedded_sample)) as client:  # not allowed on this server
+        refused = await client.call_tool("search_workspace", {"query": "printer", "workspace_path": str(other)})
+    assert refused.is_error and refused.structured_content["code"] == "DIRECTORY_NOT_FOUND"
+    assert "allowed" in refused.structured_content["error"]
 
 
 def test_stdout_carries_only_protocol(embedded_sample):
