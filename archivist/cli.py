@@ -189,7 +189,7 @@ def serve(
 
     import uvicorn
 
-    from .guard import Guard, token_from_environment
+    from .guard import guarded, token_from_environment
     from .web import make_datasette, start
 
     if not no_index:
@@ -201,15 +201,19 @@ def serve(
         fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."))
     allowed = checked_workspaces(allowed_workspaces)
     token = token_from_environment()
-    settings = {"workspace": str(workspace.resolve()), "allowed_workspaces": [str(folder) for folder in allowed]}
-    datasette = make_datasette(db_path, settings, Guard.of(allowed_hosts, token))
+    settings = {
+        "workspace": str(workspace.resolve()),
+        "allowed_workspaces": [str(folder) for folder in allowed],
+        "allowed_hosts": list(allowed_hosts),
+    }
+    datasette = make_datasette(db_path, settings)
     asyncio.run(start(datasette))
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"Serving {workspace} at {url}" + (f"?token={token}" if token else ""), err=False)
     if root:
         click.echo(f"Sign in as root: http://{host}:{port}/-/auth-token?token={datasette._root_token}")
     sys.stdout.flush()
-    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
+    uvicorn.run(guarded(datasette.app(), allowed_hosts, token), host=host, port=port, log_level="warning")
 
 
 @cli.command()

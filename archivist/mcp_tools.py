@@ -18,6 +18,7 @@ from typing import Annotated, Any, Callable, Iterable
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -131,7 +132,7 @@ class Workspaces:
 
     @property
     def default_workspace(self) -> Path:
-        return (self._default_workspace or self.default_archive.parent.parent).resolve()
+        return Path(self._default_workspace or self.default_archive.parent.parent).resolve()
 
     def allowed(self) -> list[Path]:
         extra = self._allowed() if callable(self._allowed) else self._allowed
@@ -283,13 +284,15 @@ class Progress:
     """MCP progress notifications for work running in a worker thread (no-ops without a progress token)."""
 
     def __init__(self, context: Context | None) -> None:
+        """Made on the event loop's thread; called from any other."""
         self._context = context
+        self._token = anyio.lowlevel.current_token()
 
     def __call__(self, done: float, total: float | None = None, message: str | None = None) -> None:
         if self._context is None:
             return
         try:
-            anyio.from_thread.run(self._context.report_progress, done, total, message)
+            anyio.from_thread.run(self._context.report_progress, done, total, message, token=self._token)
         except Exception:  # a client gone away must not stop the work
             logger.debug("progress notification not sent", exc_info=True)
 
@@ -337,6 +340,7 @@ class EmbedJobs:
 
     def __init__(self) -> None:
         self._jobs: dict[Path, EmbedJob] = {}
+        self._writers: dict[Path, threading.Lock] = {}
         self._lock = threading.Lock()
 
     def latest(self, db_path: Path) -> EmbedJob | None:
@@ -350,13 +354,19 @@ class EmbedJobs:
         resolve_scope(workspace, path)  # a bad path fails the call now, not the job later
         with self._lock:
             job = self._jobs.get(db_path)
-            if job is not None and job.state == "running":
-                return job
+            if job is not None and job.state == "running" and job.path in (None, path):
+                return job  # it covers this call's documents already
             job = self._jobs[db_path] = EmbedJob(str(workspace), path)
-        threading.Thread(target=self._run, args=(job, workspace, db_path), name="archivist-embed", daemon=True).start()
+            writer = self._writers.setdefault(db_path, threading.Lock())
+        thread = threading.Thread(target=self._run, args=(job, workspace, db_path, writer), name="archivist-embed", daemon=True)
+        thread.start()
         return job
 
-    def _run(self, job: EmbedJob, workspace: Path, db_path: Path) -> None:
+    def _run(self, job: EmbedJob, workspace: Path, db_path: Path, writer: threading.Lock) -> None:
+        with writer:  # after the archive's running job, if any
+            self._embed(job, workspace, db_path)
+
+    def _embed(self, job: EmbedJob, workspace: Path, db_path: Path) -> None:
         from .embeddings import embed_workspace
 
         def progress(total: int) -> Callable[[int, int], None]:
@@ -536,13 +546,14 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Embedded]:
         """Embed the new or changed documents under one path; unchanged ones are skipped. Sends progress."""
+        progress = Progress(ctx)
 
         def work(cancel: threading.Event) -> dict[str, Any]:
             if not path:
                 raise ArchivistError("PATH_NOT_FOUND", "A path is required", "embed_document embeds the documents under one path.", "Try path='conversations/2025-11-10', or call embed_workspace.")
             workspace, db_path = workspaces.embedding_target(workspace_path)
             job = workspaces.jobs.start(workspace, path, db_path)
-            return workspaces.jobs.wait(job, EMBED_WAIT_SECONDS, Progress(ctx), cancel)
+            return workspaces.jobs.wait(job, EMBED_WAIT_SECONDS, progress, cancel)
 
         return await answer(work)
 
@@ -553,11 +564,12 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Embedded]:
         """Embed every new or changed document of the workspace; unchanged ones are skipped. Sends progress."""
+        progress = Progress(ctx)
 
         def work(cancel: threading.Event) -> dict[str, Any]:
             workspace, db_path = workspaces.embedding_target(workspace_path)
             job = workspaces.jobs.start(workspace, None, db_path)
-            return workspaces.jobs.wait(job, 0 if background else EMBED_WAIT_SECONDS, Progress(ctx), cancel)
+            return workspaces.jobs.wait(job, 0 if background else EMBED_WAIT_SECONDS, progress, cancel)
 
         return await answer(work)
 
@@ -583,9 +595,9 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         @server.tool(annotations=READ_ONLY)
         async def test_tool_with_progress(ctx: Context | None = None) -> str:
             """The conformance suite's progress fixture: three progress notifications through the embedding tools' path."""
+            progress = Progress(ctx)
 
             def work(cancel: threading.Event) -> dict[str, Any]:
-                progress = Progress(ctx)
                 for step in range(3):
                     progress(step, 3, f"step {step + 1} of 3")
                 return {"success": True}

@@ -69,14 +69,18 @@ PROGRESS_STEPS = 1000
 
 @dataclass
 class Budget:
-    """How long one call may run, and the flag its caller raises when it stops waiting."""
+    """How much work one call may do, and the flag its caller raises when it stops waiting.
 
-    deadline: float | None = None  # time.monotonic() value
+    The limit counts the CPU time of the call's own thread (time.thread_time): a call
+    waiting its turn behind other clients' calls on a busy machine spends none of it.
+    """
+
+    deadline: float | None = None  # a time.thread_time() value
     cancel: threading.Event | None = None
 
     def spent(self) -> bool:
         return (self.cancel is not None and self.cancel.is_set()) or (
-            self.deadline is not None and time.monotonic() > self.deadline
+            self.deadline is not None and time.thread_time() > self.deadline
         )
 
 
@@ -85,7 +89,7 @@ class Archive:
 
     Each thread gets its own read-only connection (SQLite readers in WAL mode never
     wait for each other), so concurrent callers never queue behind one connection.
-    With ``time_limit_ms`` every call stops there, as Datasette's SQL time limit does.
+    With ``time_limit_ms`` every call stops after that much work, as Datasette's SQL time limit does.
     """
 
     def __init__(self, db_path: Path, settings: dict[str, Any] | None = None, time_limit_ms: int | None = None) -> None:
@@ -143,7 +147,7 @@ class Archive:
         prepared = validation.prepare(name, params or {}, self.execute)
         if validation.QUERIES[name].needs_model(prepared):
             self._warm(prepared["query"])  # loading the model or the vectors is not the query's time
-        deadline = time.monotonic() + self.time_limit_ms / 1000 if self.time_limit_ms else None
+        deadline = time.thread_time() + self.time_limit_ms / 1000 if self.time_limit_ms else None
         self._local.budget = Budget(deadline, cancel)
         try:
             return self.execute(name, prepared)

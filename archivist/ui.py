@@ -92,6 +92,20 @@ def _image_as_link(self: Any, tokens: list[Any], idx: int, options: Any, env: An
     return f'<a class="archivist-image" href="{escape(token.attrGet("src") or "")}">[image: {escape(alt)}]</a>'
 
 
+# A document page renders at most this much of a body (the source link has the rest):
+# markdown-it takes about a second per megabyte here.
+PAGE_CHARS = 100_000
+
+
+def shorten(text: str, limit: int = PAGE_CHARS) -> tuple[str, dict[str, int] | None]:
+    """The first ``limit`` characters of a long text, cut at a line end, and what was cut."""
+    if len(text) <= limit:
+        return text, None
+    cut = text.rfind("\n", 0, limit)
+    shown = text[: cut if cut > limit // 2 else limit]
+    return shown, {"shown": len(shown), "total": len(text)}
+
+
 def render_markdown(text: str) -> Markup:
     """A document body as sanitized HTML: markdown rendered, raw HTML escaped."""
     return Markup(_markdown().render(text or ""))
@@ -384,9 +398,11 @@ async def document_page(datasette: Datasette, request: Any) -> Response:
     files = [{"path": path, "href": f"{source}?{urlencode({'file': path})}"} for path in extra.get("files") or []]
     if not files:
         files = [{"path": document["path"], "href": source}]
+    body, shortened = shorten(document["body"] or "")
     context = {
         "document": document,
-        "body_html": render_markdown(document["body"]),
+        "body_html": render_markdown(body),
+        "shortened": shortened,
         "files": files,
         "similar": similar,
         "more": more,

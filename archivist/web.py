@@ -12,12 +12,13 @@ from urllib.parse import parse_qsl
 
 from datasette.app import Datasette
 from datasette.database import Database
-from datasette.utils.asgi import Response
+from datasette.utils.asgi import Base400, Response
+from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
 from . import queries, validation
 from .errors import ArchivistError, took_too_long
-from .guard import Guard, token_from_environment
+from .guard import Guard
 from .queries import sql_for
 from .workspace import CONFIG_DIR, DATABASE_NAME
 
@@ -135,6 +136,53 @@ class _FailureCatcher:
             return text
 
 
+def tidy_requests(app: ASGIApp) -> ASGIApp:
+    """Caller mistakes that Datasette would answer with a 500: repeated slashes, a time limit that is no number."""
+
+    async def tidied(scope: dict, receive: Callable, send: Callable) -> None:
+        if scope.get("type") == "http":
+            path = scope.get("path", "")
+            if "//" in path:
+                tidy = "/" + "/".join(part for part in path.split("/") if part)
+                scope = {**scope, "path": tidy, "raw_path": tidy.encode("utf-8", "surrogateescape")}
+            for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True):
+                if key == "_timelimit" and not (value.isascii() and value.isdigit()):
+                    error = ArchivistError(
+                        "INVALID_PARAMETER", f"Invalid _timelimit {value[:40]!r}", "_timelimit is a whole number of milliseconds.", "Try _timelimit=500"
+                    )
+                    return await _send(send, 400, "application/json; charset=utf-8", json.dumps(error.to_dict(), ensure_ascii=False))
+        await app(scope, receive, send)
+
+    return tidied
+
+
+async def error_response(datasette: Datasette, request: Any, exception: Exception) -> Response:
+    """Datasette's errors, told without tracebacks: its deliberate ones as the caller's (4xx), anything else as ours.
+
+    Datasette raises its own messages ("Cannot sort table by x", "You may only POST to a
+    canned query") with status 500 by default; they answer a request, not a bug. An
+    unexpected exception is logged here and its text, which may hold SQL, is not shown.
+    """
+    title = None
+    if isinstance(exception, Base400):
+        status, message = exception.status, str(exception.args[0] if exception.args else exception)
+    elif isinstance(exception, DatasetteError):
+        status = 400 if exception.status == 500 else exception.status
+        message = Markup(exception.message) if exception.message_is_html else exception.message
+        title = exception.title
+    elif isinstance(exception, AssertionError) and "only POST to a canned query" in str(exception):
+        status, message = 405, "Only canned queries take POST requests; this is a table."
+    else:
+        logger.error("Unexpected error for %s", request.path, exc_info=exception)
+        status, message = 500, "An unexpected error; the server's log has the details."
+    info = {"ok": False, "error": message, "status": status, "title": title}
+    if request.path.split("?")[0].endswith(".json"):
+        return Response.json(info, status=status)
+    await datasette.invoke_startup()
+    page = await datasette.render_template([f"{status}.html", "error.html"], info, request=request)
+    return Response.html(page, status=status)
+
+
 def unknown_search_parameters(keys: Any) -> ArchivistError | None:
     """The error for parameters that ``search`` does not take, if any were given."""
     spec = validation.QUERIES["search"]
@@ -223,11 +271,11 @@ async def similar_documents(datasette: Datasette, database: str, document_id: st
     return response.json() if response.status_code == 200 else []
 
 
-def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None, guard: Guard | None = None) -> Datasette:
+def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:
     """This repository's Datasette (metadata, plugins, templates) serving one archive as ``archive``.
 
-    ``plugin_settings`` overrides the ``archivist`` plugin block of metadata.yml (``allowed_workspaces``,
-    ``allowed_hosts``, ``report_link_base_url``); ``guard`` the Host, Origin and token checks.
+    ``plugin_settings`` overrides the ``archivist`` plugin block of metadata.yml
+    (``workspace``, ``allowed_workspaces``, ``allowed_hosts``, ``report_link_base_url``).
     """
     metadata = None
     if plugin_settings:
@@ -235,18 +283,17 @@ def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None,
         metadata.setdefault("plugins", {})["archivist"] = {**queries.plugin_settings(), **plugin_settings}
     datasette = Datasette(config_dir=CONFIG_DIR, metadata=metadata, settings={"sql_time_limit_ms": queries.TIME_LIMIT_MS})
     datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
-    if guard is not None:
-        datasette.archivist_guard = guard  # type: ignore[attr-defined]
     return datasette
 
 
-def guard_of(datasette: Datasette) -> Guard:
-    """The checks a server runs: as ``archivist serve`` set them, else from the plugin settings and environment."""
-    guard = getattr(datasette, "archivist_guard", None)
-    if guard is None:
-        settings = datasette.plugin_config("archivist") or {}
-        guard = Guard.of(settings.get("allowed_hosts") or (), token_from_environment())
-    return guard
+def host_guard(datasette: Datasette) -> Guard:
+    """The Host and Origin checks of every request, Datasette's own internal ones included.
+
+    The token is checked outside the app (``archivist serve``): Datasette's internal
+    requests, which the pages make to its JSON API, carry none.
+    """
+    settings = datasette.plugin_config("archivist") or {}
+    return Guard.of(settings.get("allowed_hosts") or ())
 
 
 def allowed_workspaces(datasette: Datasette) -> list[Path]:

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
+import datasette.handle_exception
 from datasette import hookimpl
+from datasette.plugins import pm
 
 from archivist import sqlfunctions, web
 
@@ -19,9 +21,26 @@ def asgi_wrapper(datasette):
     check_parameters = web.check_parameters(datasette)
 
     def wrap(app):
-        return web.guard_of(datasette).wrap(check_parameters(app))
+        return web.host_guard(datasette).wrap(web.tidy_requests(check_parameters(app)))
 
     return wrap
+
+
+# Datasette's default handler prints each error's traceback with its local variables
+# (request headers, tokens included) to the console, and itself fails on a 404 that was
+# never raised when rich is installed. Ours below answers every error; it replaces it.
+if pm.is_registered(datasette.handle_exception):
+    pm.unregister(datasette.handle_exception)
+
+
+@hookimpl
+def handle_exception(datasette, request, exception):
+    """Errors as plain messages: no traceback, no SQL, and a caller's mistake is never a 500."""
+
+    async def inner():
+        return await web.error_response(datasette, request, exception)
+
+    return inner
 
 
 @hookimpl

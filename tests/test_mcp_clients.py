@@ -76,7 +76,7 @@ def test_conformance_suite_over_http(embedded_sample):
     assert (BIN / "conformance").exists(), "run `make test` (it installs the MCP clients into mcp-clients/)"
     port = free_port()
     server = subprocess.Popen(  # its log goes nowhere: an unread pipe would fill and stall it
-        [ARCHIVIST, "mcp", str(embedded_sample), "--http", "--port", str(port)],
+        [ARCHIVIST, "mcp", str(embedded_sample), "--http", "--port", str(port), "--conformance-fixtures"],
         env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
     )
     try:
@@ -91,5 +91,5 @@ def test_conformance_suite_over_http(embedded_sample):
         server.wait(timeout=10)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "Baseline check passed" in done.stdout
-    for scenario in ("server-initialize", "tools-list", "tools-call-error", "dns-rebinding-protection"):
+    for scenario in ("server-initialize", "tools-list", "tools-call-error", "dns-rebinding-protection", "tools-call-with-progress"):
         assert f"✓ {scenario}:" in done.stdout, scenario

@@ -1,0 +1,375 @@
+"""Trust: callers reach only allowed workspaces, every HTTP surface checks Host/Origin/token,
+concurrent clients never wait on each other, every mistake gets the SPEC §5 body, work is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+
+from archivist.errors import ArchivistError
+from archivist.indexer import index_workspace
+from archivist.mcp_tools import create_server
+from archivist.queries import Archive
+from archivist.workspace import archive_path
+from conftest import started_datasette
+from test_mcp import ARCHIVIST, free_port, wait_for
+
+
+def error_of(result) -> dict:
+    assert result.is_error, result.structured_content
+    body = result.structured_content
+    assert set(body) == {"success", "error", "code"} and body["success"] is False
+    assert body["error"].startswith("❌")
+    return body
+
+
+# --- workspaces are allowed, not guessed ------------------------------------------------
+
+
+@pytest.fixture
+def other_workspace(make_workspace) -> Path:
+    return make_workspace({"notes/printer.md": "# Printer\n\nThe printer jams on duplex pages.\n"})
+
+
+async def test_a_folder_nobody_allowed_is_never_read_nor_written(sample_workspace, tmp_path):
+    stranger = tmp_path / "stranger"
+    (stranger / "notes").mkdir(parents=True)
+    (stranger / "notes" / "secret.md").write_text("# Secret\n\nThe printer password.\n")
+    server = create_server(archive_path(sample_workspace), sample_workspace)
+    async with Client(server) as client:
+        for tool, arguments in [
+            ("embed_workspace", {}), ("get_embedding_status", {}), ("search_semantic", {"query": "printer password"}),
+            ("search", {"query": "printer"}), ("embed_document", {"path": "notes"}),
+        ]:
+            for folder in (str(stranger), "/etc", "/", str(stranger / "notes" / ".."), str(stranger / "missing")):
+                body = error_of(await client.call_tool(tool, {**arguments, "workspace_path": folder}))
+                assert body["code"] == "DIRECTORY_NOT_FOUND", (tool, folder, body)
+                assert "Not an allowed workspace" in body["error"]
+    assert not (stranger / ".archivist").exists()
+    assert not Path("/etc/.archivist").exists()
+
+
+async def test_an_allowed_workspace_is_read_but_never_indexed_by_a_call(sample_workspace, other_workspace):
+    server = create_server(archive_path(sample_workspace), sample_workspace, [other_workspace])
+    async with Client(server) as client:
+        body = error_of(await client.call_tool("embed_workspace", {"workspace_path": str(other_workspace)}))
+        assert body["code"] == "DIRECTORY_NOT_FOUND" and "archivist index" in body["error"]
+        assert not (other_workspace / ".archivist").exists()  # no call created its archive
+        index_workspace(other_workspace)  # the operator indexes it
+        link = other_workspace.parent / "link-to-other"
+        link.symlink_to(other_workspace)
+        for path in (str(other_workspace), str(link), str(other_workspace) + "/notes/.."):
+            found = await client.call_tool("search", {"query": "duplex", "mode": "keyword", "workspace_path": path})
+            assert not found.is_error and found.structured_content["total"] == 1, path
+
+
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("/tmp/a\x00b", "NUL byte"),
+        ("/tmp/" + "x" * 300, "too long"),
+        ("/" + "a/" * 2100, "too long"),
+        ("~no-such-user-here/notes", "user"),
+    ],
+)
+async def test_malformed_paths_get_a_clean_error(sample_workspace, path, why):
+    async with Client(create_server(archive_path(sample_workspace), sample_workspace)) as client:
+        body = error_of(await client.call_tool("search_workspace", {"query": "proxy", "workspace_path": path}))
+    assert body["code"] == "DIRECTORY_NOT_FOUND" and why in body["error"]
+
+
+def test_allow_workspace_must_name_a_folder(sample_workspace, tmp_path):
+    done = subprocess.run(
+        [ARCHIVIST, "mcp", str(sample_workspace), "--allow-workspace", str(tmp_path / "nope")],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0 and "nope" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# --- Host, Origin and token on every HTTP surface -----------------------------------------
+
+
+@pytest.fixture
+def serve(embedded_sample):
+    processes: list[subprocess.Popen] = []
+
+    def start(*options: str, env: dict[str, str] | None = None) -> str:
+        port = free_port()
+        process = subprocess.Popen(
+            [ARCHIVIST, "serve", str(embedded_sample), "--no-index", "--port", str(port), *options],
+            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+        )
+        processes.append(process)
+        wait_for(port, process)
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for process in processes:
+        process.kill()
+        process.wait(timeout=10)
+
+
+SURFACES = ("/", "/search?query=proxy&mode=keyword", "/document/1", "/api/search?query=proxy&mode=keyword",
+            "/archive/search_workspace.json?query=proxy", "/archive/documents.json", "/-/mcp")
+
+
+def test_serve_refuses_dns_rebinding_and_foreign_origins(serve):
+    base = serve("--allow-host", "archive.internal")
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    mcp_headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    for path in SURFACES:
+        if path == "/-/mcp":
+            send = lambda **kw: httpx.post(base + path, json=initialize, timeout=60, **kw)  # noqa: E731
+        else:
+            send = lambda **kw: httpx.get(base + path, timeout=60, **kw)  # noqa: E731
+        extra = mcp_headers if path == "/-/mcp" else {}
+        rebinding = send(headers={**extra, "host": "evil.example"})
+        assert rebinding.status_code == 421, path
+        assert rebinding.json()["code"] == "FORBIDDEN"
+        foreign = send(headers={**extra, "origin": "http://evil.example"})
+        assert foreign.status_code == 403, path
+        for host in ("localhost", "127.0.0.1", "archive.internal"):
+            assert send(headers={**extra, "host": f"{host}:1234"}).status_code < 400, (path, host)
+        same_origin = send(headers={**extra, "origin": base})
+        assert same_origin.status_code < 400, path
+
+
+def test_serve_with_a_token_lets_in_only_its_holders(serve):
+    base = serve(env={"ARCHIVIST_TOKEN": "s3cret-token"})
+    refused = httpx.get(base + "/api/search?query=proxy&mode=keyword")
+    assert refused.status_code == 401 and refused.json()["code"] == "UNAUTHORIZED"
+    assert httpx.get(base + "/", headers={"authorization": "Bearer wrong"}).status_code == 401
+    assert httpx.get(base + "/api/search?query=proxy&mode=keyword", headers={"authorization": "Bearer s3cret-token"}).status_code == 200
+    with httpx.Client(base_url=base, timeout=60) as browser:  # the printed URL signs a browser in with a cookie
+        first = browser.get("/search?query=proxy&mode=keyword&token=s3cret-token")
+        assert first.status_code == 302 and first.headers["location"] == "/search?query=proxy&mode=keyword"
+        assert "HttpOnly" in first.headers["set-cookie"]
+        assert browser.get("/search?query=proxy&mode=keyword").status_code == 200
+    assert httpx.get(base + "/?token=wrong").status_code == 401
+
+
+# --- concurrent clients ---------------------------------------------------------------------
+
+
+def test_many_mcp_and_web_clients_at_once_all_answer(serve):
+    base = serve()
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def agent(number: int) -> int:
+        answered = 0
+        async with httpx.AsyncClient(timeout=60) as http:
+            async with Client(streamable_http_client(base + "/-/mcp", http_client=http)) as client:
+                for query in ("proxy timeout", "authentication", "borders", "kubernetes"):
+                    result = await client.call_tool("search", {"query": query, "mode": "keyword"})
+                    assert not result.is_error, result.content
+                    answered += 1
+        return answered
+
+    async def browser(number: int) -> int:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+            for path in ("/", "/search?query=proxy", "/api/search?query=borders&mode=keyword", "/document/1"):
+                assert (await http.get(path)).status_code == 200, path
+        return 4
+
+    async def everyone() -> list[int]:
+        return await asyncio.gather(*[agent(n) for n in range(8)], *[browser(n) for n in range(8)])
+
+    started = time.perf_counter()
+    answers = asyncio.run(asyncio.wait_for(everyone(), timeout=180))
+    assert answers == [4] * 16, answers
+    print(f"16 clients, 64 requests in {time.perf_counter() - started:.1f}s")
+
+
+def test_threads_share_an_archive_without_waiting_on_one_connection(sample_workspace):
+    archive = Archive.for_workspace(sample_workspace, time_limit_ms=5000)
+    failures: list[BaseException] = []
+    connections = set()
+
+    def worker() -> None:
+        try:
+            for _ in range(20):
+                assert archive.search({"query": "proxy", "mode": "keyword"})["total"] >= 1
+            connections.add(id(archive.conn))
+        except BaseException as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    archive.close()
+    assert not failures and len(connections) == 8
+
+
+def test_searches_during_a_reindex_never_fail(tmp_path):
+    from conftest import write_files
+
+    files = {f"notes/2025-01-{day:02d}/note-{n}.md": f"# Note {n}\n\nproxy timeout number {n} " + "word " * 400
+             for n in range(600) for day in [n % 28 + 1]}
+    workspace = write_files(tmp_path / "big", files)
+    index_workspace(workspace)
+    for path in list(files)[::2]:  # half the files change: the next index rewrites them
+        (workspace / path).write_text(files[path] + " changed")
+    stop = threading.Event()
+    failures: list[str] = []
+    searches = 0
+
+    def search() -> None:
+        nonlocal searches
+        with Archive.for_workspace(workspace, time_limit_ms=1000) as archive:
+            while not stop.is_set():
+                try:
+                    assert archive.search({"query": "proxy timeout", "mode": "keyword"})["total"] == 600
+                    searches += 1
+                except (ArchivistError, AssertionError) as error:
+                    failures.append(str(error))
+
+    reader = threading.Thread(target=search)
+    reader.start()
+    try:
+        index_workspace(workspace)
+    finally:
+        stop.set()
+        reader.join(timeout=60)
+    assert searches > 0 and not failures, failures[:3]
+
+
+# --- one error contract ----------------------------------------------------------------------
+
+
+async def test_caller_mistakes_get_the_spec_body_never_internal_error(sample_workspace):
+    cases = [
+        ("search", {"query": "borders", "product_ids": [-1]}, "INVALID_PARAMETER"),
+        ("search", {"query": "borders", "product_ids": [0]}, "INVALID_PARAMETER"),
+        ("search", {"query": "borders", "product_ids": [10**30]}, "INVALID_PARAMETER"),
+        ("search", {"query": 5}, "INVALID_PARAMETER"),
+        ("search", {"query": "borders", "page": "two"}, "INVALID_PARAMETER"),
+        ("search", {"query": "borders", "match_all": {"a": 1}}, "INVALID_PARAMETER"),
+        ("search", {"query": "borders", "colour": "red"}, "INVALID_PARAMETER"),
+        ("search", {"query": "borders", "entities": "x" * 5000}, "INVALID_PARAMETER"),
+        ("search_workspace", {"query": None}, "INVALID_PARAMETER"),
+        ("search_workspace", {}, "INVALID_PARAMETER"),
+        ("get_report", {"path": ["a"]}, "INVALID_PARAMETER"),
+        ("no_such_tool", {}, "INVALID_PARAMETER"),
+        ("get_similar", {"source_path": "a", "document": "b"}, "INVALID_PARAMETER"),
+    ]
+    async with Client(create_server(archive_path(sample_workspace), sample_workspace)) as client:
+        for tool, arguments, code in cases:
+            body = error_of(await client.call_tool(tool, arguments))
+            assert body["code"] == code, (tool, arguments, body)
+
+
+async def test_sdk_argument_errors_name_the_argument_not_its_value(sample_workspace):
+    async with Client(create_server(archive_path(sample_workspace), sample_workspace)) as client:
+        body = error_of(await client.call_tool("search", {"query": ["secret-value-123"]}))
+    assert "query" in body["error"] and "secret-value-123" not in body["error"]
+
+
+async def test_a_seeds_argument_names_are_accepted_as_written(embedded_sample):
+    async with Client(create_server(archive_path(embedded_sample), embedded_sample)) as client:
+        seed_003 = await client.call_tool("get_similar", {"source_path": "conversations/2025-11-10/002-debug-auth", "limit": 3})
+        ours = await client.call_tool("get_similar", {"document": "conversations/2025-11-10/002-debug-auth", "limit": 3})
+        assert not seed_003.is_error and seed_003.structured_content == ours.structured_content
+        missing = error_of(await client.call_tool("get_similar", {"source_path": "nope.md"}))
+        assert missing["code"] == "DOCUMENT_NOT_FOUND"
+        seed_002 = await client.call_tool(
+            "search", {"mode": "faceted", "memory_type": "decision", "k": 3, "output": "full", "encoding_context": {"a": 1}}
+        )
+        assert not seed_002.is_error
+        assert {r["entity_type"] for r in seed_002.structured_content["results"]} == {"decision"}
+        assert seed_002.structured_content["page_size"] == 3
+        kinds = await client.call_tool("search", {"mode": "recent", "kinds": ["memory"]})
+        assert {r["kind"] for r in kinds.structured_content["results"]} == {"memory"}
+
+
+# --- bounded work ------------------------------------------------------------------------------
+
+
+async def test_long_queries_are_refused_at_once(sample_workspace):
+    async with Client(create_server(archive_path(sample_workspace), sample_workspace)) as client:
+        for tool in ("search", "search_workspace", "search_reports", "search_semantic", "search_commands"):
+            started = time.perf_counter()
+            body = error_of(await client.call_tool(tool, {"query": "word " * 3000}))
+            assert body["code"] == "INVALID_QUERY" and "64 words" in body["error"], tool
+            assert time.perf_counter() - started < 2
+
+
+def test_a_query_stops_at_its_time_limit_and_when_cancelled(sample_workspace):
+    with Archive.for_workspace(sample_workspace, time_limit_ms=1e-6) as archive:
+        with pytest.raises(ArchivistError) as timed_out:
+            archive.search({"query": "proxy", "mode": "keyword"})
+    assert "took too long" in timed_out.value.message
+    cancel = threading.Event()
+    cancel.set()
+    with Archive.for_workspace(sample_workspace) as archive:
+        with pytest.raises(ArchivistError) as cancelled:
+            archive.search({"query": "proxy", "mode": "keyword"}, cancel)
+        assert "cancelled" in cancelled.value.message
+        assert archive.search({"query": "proxy", "mode": "keyword"})["total"] >= 1  # the next call is unaffected
+
+
+async def test_no_500_and_no_sql_for_hostile_urls(sample_datasette):
+    urls = [
+        ("get", "//archive"), ("get", "/archive//documents"), ("get", "/archive/documents.json?_timelimit=select 1"),
+        ("post", "/archive/documents"), ("post", "/archive/nope/-/insert"), ("get", "/archive/documents.json?_sort=nope"),
+        ("get", "/api/search?query=" + "a" * 6000), ("get", "/archive/search_workspace.json?query=" + "word+" * 3000),
+        ("get", "/archive/search_workspace?query=" + "word+" * 3000), ("get", "/api/search?query=x&product_ids=-1"),
+        ("get", "/document/%00"), ("get", "/search?query=%00%01"),
+    ]
+    for method, url in urls:
+        response = await getattr(sample_datasette.client, method)(url)
+        assert response.status_code < 500, (url[:60], response.status_code)
+        if response.status_code >= 400:  # an error says what was wrong, never with SQL or a traceback
+            for marker in ("Traceback", "SELECT ", "<textarea", "no such column"):
+                assert marker not in response.text, (url[:60], marker)
+
+
+async def test_a_huge_document_page_shows_its_beginning(make_workspace):
+    workspace = make_workspace({"notes/huge.md": "# Huge\n\n" + "".join(f"line {n} of a long log\n" for n in range(200_000))})
+    index_workspace(workspace)
+    datasette = await started_datasette(archive_path(workspace))
+    started = time.perf_counter()
+    page = await datasette.client.get("/document/notes%2Fhuge.md")
+    assert page.status_code == 200 and time.perf_counter() - started < 3
+    assert "line 10 of a long log" in page.text and "line 199999 of" not in page.text
+    assert "The whole text" in page.text
+
+
+# --- long tools -------------------------------------------------------------------------------
+
+
+async def test_embedding_sends_progress_and_can_run_in_the_background(sample_workspace):
+    server = create_server(archive_path(sample_workspace), sample_workspace)
+    notes: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        notes.append((done, total, message))
+
+    async with Client(server) as client:
+        embedded = await client.call_tool("embed_document", {"path": "conversations"}, progress_callback=progress)
+        assert not embedded.is_error and embedded.structured_content["embedded"] > 0
+        assert len(notes) >= 2 and notes[-1][0] == notes[-1][1] == embedded.structured_content["embedded"]
+        assert [done for done, _, _ in notes] == sorted(done for done, _, _ in notes)
+        started = await client.call_tool("embed_workspace", {"background": True})
+        assert not started.is_error and started.structured_content["running"] is True
+        for _ in range(600):  # the job goes on while other calls are answered
+            found = await client.call_tool("search", {"query": "proxy", "mode": "keyword"})
+            assert not found.is_error
+            status = (await client.call_tool("get_embedding_status", {})).structured_content
+            if status["job"]["state"] != "running":
+                break
+            await asyncio.sleep(0.5)
+    assert status["job"]["state"] == "done" and status["job"]["finished_at"]
+    assert status["pending"] == 0 and status["job"]["documents_done"] == status["job"]["documents_total"]
