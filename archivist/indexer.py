@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import sqlite_utils
+from sqlite_utils.utils import sqlite3
 
 from . import ingest, schema
 from .errors import ArchivistError
@@ -22,10 +24,25 @@ DELETE_SOURCE_DOCUMENTS_SQL = "DELETE FROM documents WHERE source = :source"
 DELETE_SOURCE_SQL = "DELETE FROM sources WHERE path = :source"
 DELETE_SOURCE_FILES_SQL = "DELETE FROM files WHERE source = :source"
 DELETE_FILE_SQL = "DELETE FROM files WHERE path = :path"
-DELETE_PROBLEM_FILES_SQL = "DELETE FROM files WHERE source IS NULL"
+DELETE_PROBLEM_FILES_SQL = "DELETE FROM files WHERE source IS NULL"  # their problems go too (a trigger)
 STATUS_COUNTS_SQL = "SELECT status, count(*) FROM files GROUP BY status"
 PROBLEMS_SQL = "SELECT path, status, reason FROM index_problems"
-REPORTS_DIR_SQL = "SELECT value FROM archive_meta WHERE key = 'reports_dir'"
+META_SQL = "SELECT value FROM archive_meta WHERE key = :key"
+INSERT_PROBLEM_SQL = "INSERT OR IGNORE INTO problems (path, status, reason) VALUES (:path, :status, :reason)"
+INSERT_PROBLEM_FILE_SQL = "INSERT OR IGNORE INTO files (path, source, status) VALUES (:path, NULL, :status)"
+# A file's status is its worst problem's, its reason all of them.
+FILE_STATUS_SQL = """
+UPDATE files SET
+    status = (SELECT CASE WHEN max(p.status = 'skipped') THEN 'skipped' ELSE 'degraded' END
+              FROM problems p WHERE p.path = files.path),
+    reason = (SELECT group_concat(reason, '; ') FROM (SELECT reason FROM problems p WHERE p.path = files.path ORDER BY id))
+WHERE path IN (SELECT value FROM json_each(:paths))
+"""
+# Errors that come from what a source holds, not from the archive (locked, full): they skip that source.
+DATA_ERRORS = (
+    sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError,
+    OverflowError, TypeError, ValueError,
+)
 
 
 
@@ -75,8 +92,8 @@ def index_workspace(
     started_at = _now()
     db = schema.open_archive(db_path)
     try:
-        reports_dir = reports_dir or _stored_reports_dir(db) or "reports"
-        files, walk_problems = ingest.walk(workspace, exclude={db_path})
+        reports_dir = reports_dir or _meta(db, "reports_dir") or "reports"
+        files, walk_problems = ingest.walk(workspace, exclude=_archive_files(db_path))
         sources, type_problems = ingest.group_sources(files, reports_dir)
         with db.atomic():
             summary = _apply(db, workspace, sources, walk_problems + type_problems, progress)
@@ -87,8 +104,13 @@ def index_workspace(
     return summary
 
 
-def _stored_reports_dir(db: sqlite_utils.Database) -> str | None:
-    row = db.execute(REPORTS_DIR_SQL).fetchone()
+def _archive_files(db_path: Path) -> set[Path]:
+    """The archive and SQLite's files beside it, which are never indexed."""
+    return {db_path, *(db_path.with_name(db_path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))}
+
+
+def _meta(db: sqlite_utils.Database, key: str) -> str | None:
+    row = db.execute(META_SQL, {"key": key}).fetchone()
     return row[0] if row else None
 
 
@@ -112,6 +134,9 @@ def _apply(
     stale_files = set(known_files) - {f.path for s in sources.values() for f in s.files}
     for path in stale_files:
         db.execute(DELETE_FILE_SQL, {"path": path})
+    if _meta(db, "parser_version") != str(ingest.PARSER_VERSION):
+        known_files = {}  # documents made by another parser: read and store every source again
+        known_hashes = {path: None for path in known_hashes}
     items: Iterable[ingest.Source] = [sources[path] for path in sorted(sources)]
     if progress is not None:
         items = progress(items)
@@ -119,19 +144,35 @@ def _apply(
         if _unchanged_on_disk(source, known_files) and source.path in known_hashes:
             summary.unchanged += 1
             continue
-        parsed = ingest.parse(workspace, source)
-        problems.extend(parsed.problems)
-        skipped = {p.path for p in parsed.problems if p.status == "skipped"}
-        counted = not {info.path for info in source.files} <= skipped  # else it counts as skipped only
-        if known_hashes.get(source.path) == parsed.content_hash:
-            summary.unchanged += counted  # touched, not changed
-        else:
-            _store_documents(db, source, parsed.documents)
-            summary.indexed += counted
-        _store_source(db, source, parsed)
+        problems.extend(_index_source(db, workspace, source, known_hashes.get(source.path), summary))
     _store_problems(db, problems, summary)
     summary.documents = db.table("documents").count
     return summary
+
+
+def _index_source(
+    db: sqlite_utils.Database, workspace: Path, source: ingest.Source, known_hash: str | None, summary: Summary
+) -> list[ingest.Problem]:
+    """Read a new or changed source and store what it holds; its problems.
+
+    A source whose documents cannot be stored is skipped alone, with the reason.
+    """
+    parsed = ingest.parse(workspace, source)
+    skipped = {p.path for p in parsed.problems if p.status == "skipped"}
+    counted = not {info.path for info in source.files} <= skipped  # else it counts as skipped only
+    if known_hash == parsed.content_hash:
+        summary.unchanged += counted  # touched, not changed
+    else:
+        try:
+            with db.atomic():  # a savepoint: nothing of this source is half stored
+                _store_documents(db, source, parsed.documents)
+        except DATA_ERRORS as error:
+            parsed = ingest.unparsed(source, f"could not be stored ({type(error).__name__}: {error})")
+            _store_documents(db, source, [])
+            counted = False
+        summary.indexed += counted
+    _store_source(db, source, parsed)
+    return parsed.problems
 
 
 def _unchanged_on_disk(source: ingest.Source, known_files: dict[str, tuple]) -> bool:
@@ -188,21 +229,11 @@ def _store_source(db: sqlite_utils.Database, source: ingest.Source, parsed: inge
 
 
 def _store_problems(db: sqlite_utils.Database, problems: list[ingest.Problem], summary: Summary) -> None:
-    """Record every problem of this run; unchanged sources keep theirs from before."""
-    by_path: dict[str, ingest.Problem] = {}
+    """Record every problem of this run, one row each; unchanged sources keep theirs from before."""
     for problem in problems:
-        current = by_path.get(problem.path)
-        if current is None:
-            by_path[problem.path] = problem
-        elif problem.status == "skipped" or current.status == problem.status:
-            status = "skipped" if "skipped" in (current.status, problem.status) else current.status
-            by_path[problem.path] = ingest.Problem(problem.path, status, f"{current.reason}; {problem.reason}")
-    files = db.table("files")
-    for problem in by_path.values():
-        if files.count_where("path = ?", [problem.path]):
-            files.update(problem.path, {"status": problem.status, "reason": problem.reason})
-        else:
-            files.insert({"path": problem.path, "source": None, "status": problem.status, "reason": problem.reason})
+        db.execute(INSERT_PROBLEM_FILE_SQL, {"path": problem.path, "status": problem.status})
+        db.execute(INSERT_PROBLEM_SQL, {"path": problem.path, "status": problem.status, "reason": problem.reason})
+    db.execute(FILE_STATUS_SQL, {"paths": json.dumps(sorted({problem.path for problem in problems}))})
     counts = dict(db.execute(STATUS_COUNTS_SQL).fetchall())
     summary.skipped = counts.get("skipped", 0)
     summary.degraded = counts.get("degraded", 0)
@@ -214,6 +245,7 @@ def _record_run(db: sqlite_utils.Database, workspace: Path, reports_dir: str, su
         [
             {"key": "workspace_root", "value": str(workspace.resolve())},
             {"key": "reports_dir", "value": reports_dir},
+            {"key": "parser_version", "value": str(ingest.PARSER_VERSION)},
             {"key": "last_indexed_at", "value": _now()},
         ],
         pk="key",

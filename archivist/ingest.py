@@ -8,11 +8,15 @@ problem with a file never raises, it is reported as a ``Problem``.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
+import math
 import os
 import re
+import stat
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,6 +31,9 @@ IGNORED_DIRS = {".archivist", ".git", ".hg", ".svn", "node_modules", ".venv", "v
 MAX_FILE_BYTES = 2 * 1024 * 1024  # one document's text
 MAX_DATA_FILE_BYTES = 128 * 1024 * 1024  # a .jsonl or .csv file holds many documents
 DATA_SUFFIXES = {".jsonl", ".csv"}
+MAX_PROBLEMS_PER_FILE = 100  # listed one by one; the rest are counted in one more
+# Bump when parsing changes what documents hold: the indexer then reads every source again.
+PARSER_VERSION = 2
 CONVERSATION_TYPES = (
     "brainstorm",
     "debug",
@@ -44,16 +51,32 @@ CONVERSATION_TYPES = (
 _NUMBERED_SLUG_RE = re.compile(r"^\d{1,4}[-_].+")
 _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
 _HEADING_RE = re.compile(r"^#{1,3}[ \t]+(.+?)[ \t#]*$", re.M)
+_YAML_KEY_RE = re.compile(r"\A\s*[\w-]+[ \t]*:")
+_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")  # NUL, and lone surrogates from JSON or YAML escapes
+_ID_RE = re.compile(r"-?[0-9]{1,18}")  # fits SQLite's 64-bit integers
+# Bytes that plain text is made of, for telling binary files from text with a stray NUL.
+_TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\f\v\b\x1b"
+_FILE_TYPES = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
 
 
 @dataclass
 class FileInfo:
-    path: str  # relative to the workspace, with forward slashes
+    path: str  # relative to the workspace, with forward slashes, as stored (see safe_path)
     size: int
     mtime_ns: int
+    os_path: str | None = None  # the name on disk, where it is not valid UTF-8 and ``path`` escapes it
+
+    @property
+    def disk_path(self) -> str:
+        return self.os_path or self.path
 
 
-@dataclass
+@dataclass(frozen=True)
 class Problem:
     path: str
     status: str  # "skipped" (nothing indexed) or "degraded" (indexed with a caveat)
@@ -78,45 +101,125 @@ class Parsed:
 # --- walking -----------------------------------------------------------------
 
 
+class _Skip(Exception):
+    """Why an entry of the workspace is not indexed."""
+
+
+def safe_path(path: str) -> str:
+    """``path`` as text that can be stored: bytes of a name that are not UTF-8 become ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
 def walk(root: Path, exclude: set[Path] | None = None) -> tuple[list[FileInfo], list[Problem]]:
-    """Every regular file under ``root`` (symlinks leaving it are refused)."""
+    """Every regular file under ``root``; anything else there is a problem, with its reason.
+
+    Tools' folders (``IGNORED_DIRS``) are passed over, and ``exclude`` (the archive)
+    too. Folders are read one at a time, however deep. A symlink is followed only to
+    a file inside the workspace, never to a folder (whose files are indexed where
+    they are, if inside): the walk never leaves the workspace and never loops.
+    """
+    base = root.resolve()
+    exclude = {p.resolve() for p in (exclude or set())}
     files: list[FileInfo] = []
     problems: list[Problem] = []
-    resolved_root = root.resolve()
-    exclude = {p.resolve() for p in (exclude or set())}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in IGNORED_DIRS and not os.path.islink(os.path.join(dirpath, d))
-        )
-        for name in sorted(filenames):
-            full = Path(dirpath) / name
-            rel = full.relative_to(root).as_posix()
-            info = _stat(full, rel, resolved_root, exclude, problems)
-            if info is not None:
-                files.append(info)
-    return files, problems
+    folders = [""]
+    while folders:
+        folders.extend(reversed(_walk_folder(base, folders.pop(), exclude, files, problems)))
+    return _unique_names(files, problems), problems
 
 
-def _stat(full: Path, rel: str, root: Path, exclude: set[Path], problems: list[Problem]) -> FileInfo | None:
-    if full.is_symlink():
-        try:
-            target = full.resolve(strict=True)
-        except (OSError, RuntimeError):
-            problems.append(Problem(rel, "skipped", "broken symlink"))
-            return None
-        if not target.is_relative_to(root):
-            problems.append(Problem(rel, "skipped", "symlink points outside the workspace"))
-            return None
-    if full.resolve() in exclude:
-        return None
+def _walk_folder(
+    base: Path, folder: str, exclude: set[Path], files: list[FileInfo], problems: list[Problem]
+) -> list[str]:
+    """Add ``folder``'s files to ``files`` (and what is wrong to ``problems``); its subfolders."""
     try:
-        stat = full.stat()
+        with os.scandir(base / folder) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
     except OSError as error:
-        problems.append(Problem(rel, "skipped", f"unreadable: {error.strerror or error}"))
-        return None
-    if not full.is_file():
-        return None
-    return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+        problems.append(Problem(safe_path(folder) or ".", "skipped", f"unreadable folder: {_why(error)}"))
+        return []
+    subfolders = []
+    for entry in entries:
+        relative = f"{folder}/{entry.name}" if folder else entry.name
+        try:
+            if entry.name in IGNORED_DIRS and entry.is_dir():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                subfolders.append(relative)
+                continue
+            info = _regular_file(entry, base, exclude)
+        except _Skip as skip:
+            problems.append(Problem(safe_path(relative), "skipped", str(skip)))
+            continue
+        except OSError as error:
+            problems.append(Problem(safe_path(relative), "skipped", f"unreadable: {_why(error)}"))
+            continue
+        if info is not None:
+            path = safe_path(relative)
+            files.append(FileInfo(path, info.st_size, info.st_mtime_ns, None if path == relative else relative))
+    return subfolders
+
+
+def _regular_file(entry: os.DirEntry, base: Path, exclude: set[Path]) -> os.stat_result | None:
+    """The stat of the regular file that ``entry`` is (or links to, inside ``base``); None if excluded.
+
+    Raises ``_Skip`` for anything else: a FIFO or socket (never opened: reading
+    one would block), a symlink leaving the workspace, looping or broken.
+    """
+    if entry.is_symlink():
+        target = _link_target(entry, base)
+        if target in exclude:
+            return None
+        info = target.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise _Skip("symlink to a folder: not followed (the files inside the workspace are indexed where they are)")
+    else:
+        if Path(entry.path) in exclude:
+            return None
+        info = entry.stat(follow_symlinks=False)
+    if not stat.S_ISREG(info.st_mode):
+        raise _Skip(f"not a regular file ({_file_type(info.st_mode)})")
+    return info
+
+
+def _link_target(entry: os.DirEntry, base: Path) -> Path:
+    """Where a symlink leads, when that is inside ``base``; else ``_Skip``."""
+    try:
+        target = Path(entry.path).resolve(strict=True)
+    except FileNotFoundError:
+        raise _Skip("broken symlink") from None
+    except RuntimeError:  # "Symlink loop" (Python before 3.13)
+        raise _Skip("symlink loop") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _Skip("symlink loop") from None
+        raise
+    if not target.is_relative_to(base):
+        folder = " (to a folder)" if target.is_dir() else ""
+        raise _Skip(f"symlink points outside the workspace{folder}")
+    return target
+
+
+def _file_type(mode: int) -> str:
+    return next((name for test, name in _FILE_TYPES if test(mode)), "unknown type")
+
+
+def _unique_names(files: list[FileInfo], problems: list[Problem]) -> list[FileInfo]:
+    """``files`` less a name not valid UTF-8 whose escaped form is another file's name, written out."""
+    seen = {info.path for info in files if info.os_path is None}
+    unique = []
+    for info in files:
+        if info.os_path is not None and info.path in seen:
+            reason = "file name is not valid UTF-8, and escaped it is another file's name"
+            problems.append(Problem(f"{info.path} (not valid UTF-8)", "skipped", reason))
+            continue
+        seen.add(info.path)
+        unique.append(info)
+    return unique
 
 
 # --- classifying -------------------------------------------------------------
@@ -189,18 +292,21 @@ def group_sources(files: list[FileInfo], reports_dir: str = "reports") -> tuple[
 
 
 def read_text(root: Path, info: FileInfo, problems: list[Problem]) -> str | None:
-    """The file's text, or None (with a problem recorded) when it has none to give."""
+    """The file's text, or None (with a problem recorded) when it has none to give.
+
+    Text is capped (a caveat says so), decoded as UTF-8 with replacement, and
+    rid of NUL bytes; only a file that looks binary is skipped as such.
+    """
     cap = MAX_DATA_FILE_BYTES if _suffix(info.path) in DATA_SUFFIXES else MAX_FILE_BYTES
     try:
-        with open(root / info.path, "rb") as handle:
-            raw = handle.read(cap + 1)
+        raw = _read_regular(root / info.disk_path, cap + 1)
     except OSError as error:
-        problems.append(Problem(info.path, "skipped", f"unreadable: {error.strerror or error}"))
+        problems.append(Problem(info.path, "skipped", f"unreadable: {_why(error)}"))
         return None
     if not raw.strip():
         problems.append(Problem(info.path, "skipped", "empty file"))
         return None
-    if b"\x00" in raw[:8192]:
+    if _looks_binary(raw[:8192]):
         problems.append(Problem(info.path, "skipped", "binary file"))
         return None
     truncated = len(raw) > cap
@@ -217,17 +323,65 @@ def read_text(root: Path, info: FileInfo, problems: list[Problem]) -> str | None
         problems.append(
             Problem(info.path, "degraded", f"larger than {cap // 2**20} MiB: only the first {cap // 2**20} MiB are indexed")
         )
+    if nuls := text.count("\x00"):
+        text = text.replace("\x00", "")
+        problems.append(Problem(info.path, "degraded", f"{nuls} NUL byte{'s' * (nuls > 1)} removed"))
     return text.lstrip("\ufeff")
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+def _read_regular(path: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of a regular file; OSError for anything else.
+
+    Opened without blocking and checked once open: a FIFO put where a file was
+    when the workspace was walked never hangs the run.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({_file_type(mode)})")
+        return handle.read(limit)
+
+
+def _looks_binary(sample: bytes) -> bool:
+    """NUL bytes among many control bytes (more than 1 in 10): binary, not text with a stray NUL."""
+    return b"\x00" in sample and len(sample.translate(None, _TEXT_BYTES)) * 10 > len(sample)
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """Safe YAML as written: timestamps stay text, and aliases are refused.
+
+    ``dates`` reads the text (and reports a date that is none, where YAML would
+    raise on ``2026-02-30``); an alias could make a few lines expand without end.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases are not allowed", self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+_FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+
+
+def split_front_matter(text: str, path: str = "", problems: list[Problem] | None = None) -> tuple[dict[str, Any], str]:
+    """YAML front matter (a mapping) and the text after it.
+
+    Anything else between ``---`` lines stays in the text; when it looked like
+    front matter (``key: …``) but is not valid YAML, ``problems`` gets a caveat.
+    """
     match = _FRONT_MATTER_RE.match(text)
     if not match:
         return {}, text
     try:
-        meta = yaml.safe_load(match[1])
-    except yaml.YAMLError:
+        meta = yaml.load(match[1], Loader=_FrontMatterLoader)  # noqa: S506 - a SafeLoader
+    except Exception as error:  # YAML raises more than YAMLError on odd input (RecursionError, ValueError)
+        if problems is not None and _YAML_KEY_RE.match(match[1]):
+            why = getattr(error, "problem", None) or type(error).__name__
+            problems.append(Problem(path, "degraded", f"front matter is not valid YAML ({why}): read as text"))
         return {}, text
+    if meta is None:
+        return {}, text[match.end():]
     if not isinstance(meta, dict):
         return {}, text
     return meta, text[match.end():]
@@ -308,6 +462,23 @@ def filter_tokens(document: dict[str, Any]) -> str:
 
 
 def parse(root: Path, source: Source) -> Parsed:
+    """The documents of one source, and its problems.
+
+    Never raises for what is in the workspace: an error nobody foresaw skips this
+    source alone, with its reason, and the run goes on.
+    """
+    try:
+        return _parse(root, source)
+    except Exception as error:  # noqa: BLE001 - one source must never stop the run
+        return unparsed(source, f"could not be indexed ({type(error).__name__}: {_clean(str(error))[:200]})")
+
+
+def unparsed(source: Source, reason: str) -> Parsed:
+    """A source none of whose files is indexed, for ``reason``."""
+    return Parsed([], [Problem(info.path, "skipped", reason) for info in source.files], content_hash="")
+
+
+def _parse(root: Path, source: Source) -> Parsed:
     parser = {
         "conversation": _parse_conversation,
         "report": _parse_report,
@@ -318,94 +489,152 @@ def parse(root: Path, source: Source) -> Parsed:
     problems: list[Problem] = []
     texts = []
     for info in sorted(source.files, key=lambda f: f.path):
+        if info.os_path is not None:
+            problems.append(Problem(info.path, "degraded", "file name is not valid UTF-8: stored with \\xNN escapes"))
         text = read_text(root, info, problems)
         if text is not None:
             texts.append((info, text))
     content_hash = sha256("\x00".join(f"{info.path}\x00{text}" for info, text in texts))
-    documents = parser(source, texts, problems) if texts else []
-    for document in documents:
-        document.setdefault("source", source.path)
-        document.setdefault("kind", source.kind)
-        document["filter_tokens"] = filter_tokens(document)
-        document.setdefault("content_hash", sha256(f"{document.get('title') or ''}\x00{document.get('body') or ''}"))
-        document["tags"] = json.dumps(document.get("tags") or [])
-        document["extra"] = json.dumps(document.get("extra") or {}, default=str, ensure_ascii=False)
-    return Parsed(documents, problems, content_hash)
+    documents = [_finish(document, source) for document in (parser(source, texts, problems) if texts else [])]
+    return Parsed(documents, _capped(problems), content_hash)
 
 
-def _markdown_doc(text: str, fallback_title: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    meta, body = split_front_matter(text)
-    title = meta.get("title") or first_heading(body) or fallback_title
-    return meta, {"title": str(title).strip(), "body": body.strip(), "tags": normalize_tags(meta.get("tags"))}
-
-
-def _dated(document: dict[str, Any], *candidates: dates.DocDate | None) -> dict[str, Any]:
-    found = next((c for c in candidates if c is not None), None)
-    document.update(found.columns() if found else dates.NO_DATE_COLUMNS)
+def _finish(document: dict[str, Any], source: Source) -> dict[str, Any]:
+    """A parsed document as the documents table stores it."""
+    document = _clean(document)
+    document.setdefault("source", source.path)
+    document.setdefault("kind", source.kind)
+    document["filter_tokens"] = filter_tokens(document)
+    document.setdefault("content_hash", sha256(f"{document.get('title') or ''}\x00{document.get('body') or ''}"))
+    document["tags"] = json.dumps(document.get("tags") or [])
+    document["extra"] = json.dumps(document.get("extra") or {}, default=str, ensure_ascii=False)
     return document
+
+
+def _clean(value: Any) -> Any:
+    """``value`` as SQLite stores it whole.
+
+    Strings become valid UTF-8 without NUL (a lone surrogate, from a JSON or YAML
+    escape, becomes U+FFFD), keys become text, and NaN and infinity (which
+    SQLite's JSON functions reject) become null.
+    """
+    if isinstance(value, str):
+        return _UNSTORABLE_RE.sub(lambda match: "" if match[0] == "\x00" else "\ufffd", value)
+    if isinstance(value, dict):
+        return {_clean(str(key)): _clean(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _capped(problems: list[Problem]) -> list[Problem]:
+    """``problems`` without duplicates, at most ``MAX_PROBLEMS_PER_FILE`` a file: one more counts the rest."""
+    listed: Counter[str] = Counter()
+    left_out: dict[str, list[Problem]] = {}
+    kept = []
+    for problem in dict.fromkeys(problems):
+        if listed[problem.path] < MAX_PROBLEMS_PER_FILE:
+            listed[problem.path] += 1
+            kept.append(problem)
+        else:
+            left_out.setdefault(problem.path, []).append(problem)
+    for path, more in left_out.items():
+        status = "skipped" if any(p.status == "skipped" for p in more) else "degraded"
+        kept.append(Problem(path, status, f"… and {len(more)} more problems like these, not listed"))
+    return kept
+
+
+def _label(value: Any) -> str | None:
+    """A type or such as text; None when empty."""
+    text = "" if value is None else str(value).strip()
+    return text or None
+
+
+def _dated(
+    document: dict[str, Any],
+    found: list[dates.DocDate | None],
+    invalid: list[dates.InvalidDate],
+    problems: list[Problem],
+    path: str,
+    at: str = "",
+) -> dict[str, Any]:
+    """Date ``document`` by the first of ``found``; each invalid date met is a caveat on ``path``."""
+    date = next((candidate for candidate in found if candidate is not None), None)
+    document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
+    outcome = "ignored" if date else "undated"
+    problems.extend(Problem(path, "degraded", f"{at}{bad}; {outcome}") for bad in invalid)
+    return document
+
+
+def _markdown_doc(info: FileInfo, text: str, problems: list[Problem]) -> tuple[dict[str, Any], dict[str, Any]]:
+    meta, body = split_front_matter(text, info.path, problems)
+    name = info.path.rsplit("/", 1)[-1]
+    title = meta.get("title") or first_heading(body) or humanize(name)
+    return meta, {
+        "path": info.path,
+        "name": name,
+        "title": str(title).strip(),
+        "body": body.strip(),
+        "tags": normalize_tags(meta.get("tags")),
+    }
 
 
 def _parse_conversation(source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]) -> list[dict[str, Any]]:
     parts = source.path.split("/")
     slug = parts[2]
-    metas: list[dict[str, Any]] = []
+    metas: list[tuple[FileInfo, dict[str, Any]]] = []
     bodies: list[str] = []
-    for _info, text in texts:
-        meta, body = split_front_matter(text)
-        metas.append(meta)
+    for info, text in texts:
+        meta, body = split_front_matter(text, info.path, problems)
+        metas.append((info, meta))
         bodies.append(body.strip())
-    meta = next((m for m in metas if m), {})
+    meta_info, meta = next(((info, meta) for info, meta in metas if meta), (texts[0][0], {}))
     body = "\n\n".join(b for b in bodies if b)
     folder_type = None if parts[0] == "conversations" else parts[0].lower()
     document = {
         "key": f"conversation:{source.path}",
         "path": source.path,
         "name": slug,
-        "type": meta.get("type") or folder_type or _type_from_slug(slug),
+        "type": _label(meta.get("type")) or folder_type or _type_from_slug(slug),
         "title": str(meta.get("title") or first_heading(body) or humanize(slug)).strip(),
         "body": body,
         "tags": normalize_tags(meta.get("tags")),
         "extra": {"files": [info.path for info, _ in texts]},
     }
     single_file = source.files[0].path == source.path
-    folder_date = dates.from_path(source.path) if single_file else dates.from_folders(parts[:2])
-    return [_dated(document, dates.from_front_matter(meta), folder_date)]
+    invalid: list[dates.InvalidDate] = []
+    found = [
+        dates.from_front_matter(meta, invalid),
+        dates.from_path(source.path, invalid) if single_file else dates.from_folders(parts[:2], invalid),
+    ]
+    return [_dated(document, found, invalid, problems, meta_info.path)]
 
 
 def _parse_report(source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]) -> list[dict[str, Any]]:
     info, text = texts[0]
-    name = info.path.rsplit("/", 1)[-1]
     depth = len(source.reports_dir.strip("/").split("/"))
-    command = info.path.split("/")[depth]
-    meta, fields = _markdown_doc(text, humanize(name))
-    document = {
-        "key": f"report:{info.path}",
-        "path": info.path,
-        "name": name,
-        "type": command,
-        **fields,
-    }
+    meta, fields = _markdown_doc(info, text, problems)
+    document = {"key": f"report:{info.path}", "type": info.path.split("/")[depth], **fields}
     # Reports are dated by their file name (seed 001); front matter may still say more.
-    return [_dated(document, dates.from_front_matter(meta), dates.from_name(name.rsplit(".", 1)[0]))]
+    invalid: list[dates.InvalidDate] = []
+    found = [dates.from_front_matter(meta, invalid), dates.from_name(fields["name"].rsplit(".", 1)[0], invalid)]
+    return [_dated(document, found, invalid, problems, info.path)]
 
 
 def _parse_note(source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]) -> list[dict[str, Any]]:
     info, text = texts[0]
-    name = info.path.rsplit("/", 1)[-1]
-    meta, fields = _markdown_doc(text, humanize(name))
-    document = {
-        "key": f"note:{info.path}",
-        "path": info.path,
-        "name": name,
-        "type": meta.get("type"),
-        **fields,
-    }
-    return [_dated(document, dates.from_front_matter(meta), dates.from_path(info.path))]
+    meta, fields = _markdown_doc(info, text, problems)
+    document = {"key": f"note:{info.path}", "type": _label(meta.get("type")), **fields}
+    invalid: list[dates.InvalidDate] = []
+    found = [dates.from_front_matter(meta, invalid), dates.from_path(info.path, invalid)]
+    return [_dated(document, found, invalid, problems, info.path)]
 
 
-def _memory_row(path: str, line: int, record: dict[str, Any]) -> dict[str, Any]:
+def _memory_row(path: str, line: int, record: dict[str, Any], problems: list[Problem], at: str = "") -> dict[str, Any]:
     content = str(record.get("content") or record.get("text") or "").strip()
-    external_id = str(record.get("content_hash") or record.get("id") or sha256(content)[:16])
+    external_id = str(record.get("content_hash") or record.get("id") or sha256(_clean(content))[:16])
     title = str(record.get("title") or content.split("\n", 1)[0])
     document = {
         "key": f"memory:{path}#{external_id}",
@@ -413,25 +642,30 @@ def _memory_row(path: str, line: int, record: dict[str, Any]) -> dict[str, Any]:
         "line": line,
         "name": path.rsplit("/", 1)[-1],
         "external_id": external_id,
-        "type": record.get("memory_type") or record.get("type"),
+        "type": _label(record.get("memory_type") or record.get("type")),
         "title": title[:120],
         "body": content,
         "tags": normalize_tags(record.get("tags")),
         "extra": {k: v for k, v in record.items() if k not in {"content", "text", "tags"}},
     }
-    when = next((record[k] for k in ("created_at", "timestamp", "date", "created") if record.get(k) not in (None, "")), None)
-    return _dated(document, dates.from_value(when))
+    key = next((k for k in ("created_at", "timestamp", "date", "created") if record.get(k) not in (None, "")), None)
+    invalid: list[dates.InvalidDate] = []
+    found = dates.from_value(record[key], repr(key), invalid) if key else None
+    return _dated(document, [found], invalid, problems, path, at)
 
 
 def _parse_memory(source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]) -> list[dict[str, Any]]:
     info, text = texts[0]
     if _suffix(info.path) != ".jsonl":
-        meta, body = split_front_matter(text)
+        meta, body = split_front_matter(text, info.path, problems)
         record = {**meta, "content": body.strip(), "title": meta.get("title") or first_heading(body)}
         if not record["title"]:
             record.pop("title")
-        return _unique([_memory_row(info.path, 1, record)], info.path, problems)
-    rows = [_memory_row(info.path, line, record) for line, record in _json_lines(info.path, text, problems)]
+        return _unique([_memory_row(info.path, 1, record, problems)], info.path, problems)
+    rows = [
+        _memory_row(info.path, line, record, problems, f"line {line}: ")
+        for line, record in _json_lines(info.path, text, problems)
+    ]
     empty = [row for row in rows if not row["body"]]
     for row in empty:
         problems.append(Problem(info.path, "degraded", f"line {row['line']}: memory has no content; skipped"))
@@ -444,8 +678,9 @@ def _json_lines(path: str, text: str, problems: list[Problem]) -> Iterator[tuple
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(Problem(path, "degraded", f"line {number}: invalid JSON ({error.msg}); line skipped"))
+        except (ValueError, RecursionError) as error:  # JSONDecodeError, and numbers or nesting too large
+            why = _json_error(error)
+            problems.append(Problem(path, "degraded", f"line {number}: invalid JSON ({why}); line skipped"))
             continue
         if not isinstance(record, dict):
             problems.append(Problem(path, "degraded", f"line {number}: not a JSON object; line skipped"))
@@ -453,11 +688,49 @@ def _json_lines(path: str, text: str, problems: list[Problem]) -> Iterator[tuple
         yield number, record
 
 
-def _record_row(path: str, line: int, record: dict[str, Any]) -> dict[str, Any]:
+def _json_error(error: ValueError | RecursionError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    if isinstance(error, RecursionError):
+        return "nested too deep"
+    return str(error).split(":", 1)[0]  # "Exceeds the limit (4300 digits) for integer string conversion"
+
+
+def _csv_rows(path: str, text: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each row of a CSV file as (the line it starts on, {column: value}).
+
+    A row with more or fewer fields than the header is listed and skipped; a CSV
+    error (a quote left open past the field size limit) ends the file there.
+    """
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_FILE_BYTES))  # one record's body may be long
+    reader = csv.reader(io.StringIO(text))
+    header: list[str] | None = None
+    end = 0
+    try:
+        for fields in reader:
+            start, end = end + 1, reader.line_num
+            if not "".join(fields).strip():
+                continue  # a blank line
+            if header is None:
+                header = [name.strip() for name in fields]
+            elif len(fields) != len(header):
+                reason = f"line {start}: {len(fields)} fields where the header has {len(header)}; row skipped"
+                problems.append(Problem(path, "degraded", reason))
+            else:
+                yield start, dict(zip(header, fields))
+    except csv.Error as error:
+        problems.append(Problem(path, "degraded", f"line {end + 1}: {error}; the rest of the file is skipped"))
+
+
+def _product_id(value: Any) -> int | None:
+    text = "" if value is None else str(value).strip()
+    return int(text) if _ID_RE.fullmatch(text) else None
+
+
+def _record_row(path: str, line: int, record: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
     entity_type = str(record.get("entity_type") or "").strip().lower() or None
     entity_id = record.get("entity_id")
     external_id = str(entity_id) if entity_id not in (None, "") else f"line-{line}"
-    product_id = record.get("product_id")
     body = str(record.get("body") or record.get("description") or "").strip()
     title = str(record.get("title") or "").strip() or body.split("\n", 1)[0][:120] or f"{entity_type} {external_id}"
     document = {
@@ -470,25 +743,23 @@ def _record_row(path: str, line: int, record: dict[str, Any]) -> dict[str, Any]:
         "title": title,
         "body": body,
         "tags": normalize_tags(record.get("tags")),
-        "product_id": int(product_id) if str(product_id or "").strip().lstrip("-").isdigit() else None,
+        "product_id": _product_id(record.get("product_id")),
         "extra": {k: v for k, v in record.items() if k not in {"title", "body", "tags"}},
     }
-    return _dated(document, dates.from_value(record.get("timestamp")))
+    invalid: list[dates.InvalidDate] = []
+    found = dates.from_value(record.get("timestamp"), "'timestamp'", invalid)
+    return _dated(document, [found], invalid, problems, path, f"line {line}: ")
 
 
 def _parse_records(source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]) -> list[dict[str, Any]]:
     info, text = texts[0]
-    if _suffix(info.path) == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        records = [(number, row) for number, row in enumerate(reader, start=2)]
-    else:
-        records = list(_json_lines(info.path, text, problems))
+    lines = _csv_rows if _suffix(info.path) == ".csv" else _json_lines
     rows = []
-    for line, record in records:
+    for line, record in lines(info.path, text, problems):
         if not record.get("entity_type"):
             problems.append(Problem(info.path, "degraded", f"line {line}: record has no entity_type; skipped"))
             continue
-        rows.append(_record_row(info.path, line, record))
+        rows.append(_record_row(info.path, line, record, problems))
     return _unique(rows, info.path, problems)
 
 

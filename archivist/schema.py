@@ -218,6 +218,32 @@ def m009_kind_day_index(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX documents_kind_day ON documents (kind, day)")
 
 
+# One row per problem (a CSV lists each bad row): the files table keeps each file's
+# worst status and all its reasons; a file's problems go when its row does.
+PROBLEMS_SQL = """
+CREATE TABLE problems (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE UNIQUE INDEX problems_path_reason ON problems (path, reason);
+CREATE TRIGGER files_ad_problems AFTER DELETE ON files BEGIN
+    DELETE FROM problems WHERE path = old.path;
+END;
+INSERT OR IGNORE INTO problems (path, status, reason)
+    SELECT path, status, coalesce(reason, status) FROM files WHERE status != 'indexed' ORDER BY path;
+DROP VIEW index_problems;
+CREATE VIEW index_problems AS
+    SELECT path, status, reason FROM problems ORDER BY path, id;
+"""
+
+
+@migrations()
+def m010_problems(db: sqlite_utils.Database) -> None:
+    db.executescript(PROBLEMS_SQL)
+
+
 def open_archive(path: Path) -> sqlite_utils.Database:
     """Open (creating if needed) an archive and bring its schema up to date."""
     path.parent.mkdir(parents=True, exist_ok=True)

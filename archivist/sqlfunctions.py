@@ -126,14 +126,15 @@ def date_words(start: float | None, end: float | None, first: float | None, last
     """``{"words": [...], "edge_days": [...]}`` for a time filter (dates.period_words), or NULL without one.
 
     ``first`` and ``last`` are the archive's oldest and newest document times: an
-    open bound stops at their years, so the words stay few.
+    open bound stops at the years around them, so the words stay few.
     """
     if start is None and end is None:
         return None
     if first is None or last is None:
         return json.dumps({"words": [], "edge_days": []})
-    low = dt.datetime(_utc(first).year, 1, 1, tzinfo=dt.timezone.utc)
-    high = dt.datetime(_utc(last).year, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc)
+    # a document's day is its author's, up to a day either side of its UTC time
+    low = dt.datetime(_utc(first - 86400).year, 1, 1, tzinfo=dt.timezone.utc)
+    high = dt.datetime(_utc(last + 86400).year, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc)
     words, edge_days = dates.period_words(
         low if start is None else max(low, _utc(start)), high if end is None else min(high, _utc(end))
     )

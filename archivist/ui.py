@@ -95,6 +95,7 @@ def _image_as_link(self: Any, tokens: list[Any], idx: int, options: Any, env: An
 # A document page renders at most this much of a body (the source link has the rest):
 # markdown-it takes about a second per megabyte here.
 PAGE_CHARS = 100_000
+SOURCE_MAX_BYTES = 16 * 2**20  # a document's source file, served as text, at most
 
 
 def shorten(text: str, limit: int = PAGE_CHARS) -> tuple[str, dict[str, int] | None]:
@@ -438,7 +439,12 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
     path = Path(root, wanted).resolve()
     if not path.is_relative_to(Path(root).resolve()) or not path.is_file():
         return _plain(f"❌ The file is no longer there: {wanted}\n💡 Run archivist index to bring the archive up to date.", status=404)
-    return _plain(path.read_text(encoding="utf-8", errors="replace"))
+    with path.open("rb") as file:
+        data = file.read(SOURCE_MAX_BYTES + 1)
+    text = data[:SOURCE_MAX_BYTES].decode("utf-8", errors="replace")
+    if len(data) > SOURCE_MAX_BYTES:
+        text += f"\n\n[… shown: the first {SOURCE_MAX_BYTES // 2**20} MiB of {path.stat().st_size:,} bytes; the rest is in {wanted}]"
+    return _plain(text)
 
 
 def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:

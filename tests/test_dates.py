@@ -147,9 +147,20 @@ def _utc(*parts: int) -> dt.datetime:
         (_utc(2024, 5, 30), _utc(2024, 8, 1, 23, 59, 59), ["d20240530", "d20240531", "m202406", "m202407", "d20240801"], []),
         (_utc(2024, 12, 1), _utc(2026, 2, 28, 23, 59, 59), ["m202412", "y2025", "m202601", "m202602"], []),
         (_utc(2024, 6, 1), _utc(2024, 6, 1, 23, 59, 59), ["d20240601"], []),
-        # a bound with a time of day cuts its day: the day's word stays, and the day is an edge
-        (_utc(2024, 6, 1, 12), _utc(2024, 6, 2, 23, 59, 59), ["d20240602", "d20240601"], ["2024-06-01"]),
-        (_utc(2024, 6, 1, 9), _utc(2024, 6, 1, 17), ["d20240601"], ["2024-06-01"]),
+        # a bound with a time of day cuts its day: the day's word stays, and the day is an edge,
+        # and so is the day outside it (documents filed under their author's day, their instant inside)
+        (
+            _utc(2024, 6, 1, 12), _utc(2024, 6, 2, 23, 59, 59),
+            ["d20240602", "d20240601", "d20240531"], ["2024-06-01", "2024-05-31"],
+        ),
+        (
+            _utc(2024, 6, 1, 9), _utc(2024, 6, 1, 17),
+            ["d20240601", "d20240531", "d20240602"], ["2024-06-01", "2024-05-31", "2024-06-02"],
+        ),
+        (
+            _utc(2024, 6, 1), _utc(2024, 6, 3, 8),
+            ["d20240601", "d20240602", "d20240603", "d20240604"], ["2024-06-03", "2024-06-04"],
+        ),
         (_utc(2024, 6, 2), _utc(2024, 6, 1, 23, 59, 59), [], []),
     ],
 )
@@ -166,3 +177,88 @@ def test_open_time_filters_stop_at_the_archive_years():
     assert json.loads(date_words(None, _utc(2023, 12, 31, 23, 59, 59).timestamp(), first, last))["words"] == ["y2023"]
     assert date_words(None, None, first, last) is None  # no time filter at all
     assert json.loads(date_words(_utc(2024, 1, 1).timestamp(), None, None, None)) == {"words": [], "edge_days": []}
+
+
+@pytest.mark.parametrize(
+    "value, date, created_at",
+    [
+        # the author's calendar day; the instant in UTC beside it
+        ("2025-06-24 17:11:14 PDT", "2025-06-24", "2025-06-25T00:11:14Z"),
+        ("2025-07-03T08:15:45PDT", "2025-07-03", "2025-07-03T15:15:45Z"),
+        ("2025-06-24T23:30:00-05:00", "2025-06-24", "2025-06-25T04:30:00Z"),  # past midnight in UTC
+        ("2025-06-25T15:25:33-0700", "2025-06-25", "2025-06-25T22:25:33Z"),
+        ("2025-06-25 01:30:00 +02:00", "2025-06-25", "2025-06-24T23:30:00Z"),  # before midnight in UTC
+        ("2025-06-25T00:30:00+0530", "2025-06-25", "2025-06-24T19:00:00Z"),
+        ("2025-06-25 00:30:00 Europe/Paris", "2025-06-25", "2025-06-24T22:30:00Z"),  # summer time
+        ("2025-01-25 00:30:00 Europe/Paris", "2025-01-25", "2025-01-24T23:30:00Z"),
+        # recorded in UTC: the UTC day
+        ("2025-06-24T23:30:00Z", "2025-06-24", "2025-06-24T23:30:00Z"),
+        (1750807800, "2025-06-24", "2025-06-24T23:30:00Z"),
+        ("2025-06-24 23:30:00", "2025-06-24", "2025-06-24T23:30:00Z"),  # no zone: UTC
+    ],
+)
+def test_a_date_keeps_the_calendar_day_its_author_wrote(value, date, created_at):
+    found = dates.from_value(value)
+    columns = found.columns()
+    assert (columns["date"], columns["day"], columns["month"], columns["created_at"]) == (date, date, date[:7], created_at)
+    assert columns["timestamp"] == dt.datetime.fromisoformat(created_at.replace("Z", "+00:00")).timestamp()
+
+
+@pytest.mark.parametrize(
+    "value, why",
+    [
+        ("2026-02-30", "day is out of range for month"),
+        ("2025-13-01", "month must be in 1..12"),
+        ("2025-13", "month must be in 1..12"),
+        ("0000-01-01", "year 0 is outside 1970..2200"),
+        ("2025-06-24T25:00:00Z", "hour must be in 0..23"),
+        ("2025-06-24 10:00:00 +25:00", "time zone offset +25:00 is out of range"),
+        ("2025-06-24 10:00:00 XYZ", "unknown time zone 'XYZ'"),
+        ("2025-06-24 10:00:00 Mars/Olympus", "unknown time zone 'Mars/Olympus'"),
+        (99999999999999999999, "a unix time outside 1970..2200"),
+        (10**400, "a unix time outside 1970..2200"),
+        (float("nan"), "a unix time outside 1970..2200"),
+        (-1, "a unix time outside 1970..2200"),
+        ("99999999999999999999", "a unix time outside 1970..2200"),
+        (dt.datetime(1969, 12, 31, 23, 0, tzinfo=dt.timezone.utc), "year 1969 is outside 1970..2200"),
+        ("soon", "not a date"),
+        (True, "not a date"),
+        ([2025, 1, 1], "not a date"),
+    ],
+)
+def test_values_that_are_not_dates_are_noted_with_the_reason(value, why):
+    invalid: list[dates.InvalidDate] = []
+    assert dates.from_value(value, "'created_at'", invalid) is None
+    assert [(bad.where, bad.why) for bad in invalid] == [("'created_at'", why)]
+    assert str(invalid[0]).startswith("invalid date in 'created_at': '")
+
+
+@pytest.mark.parametrize(
+    "path, noted",
+    [
+        ("x/2025-13-40.md", "invalid date in the file name: '2025-13-40' (month must be in 1..12)"),
+        ("reports/cmd/report_2025_02_30.md", "invalid date in the file name: '2025_02_30' (day is out of range for month)"),
+        ("notes/2025-02-30/x.md", "invalid date in the folder name: '2025-02-30' (day is out of range for month)"),
+        ("conversations/2025-00/001-x.md", "invalid date in the folder name: '2025-00' (month must be in 1..12)"),
+    ],
+)
+def test_paths_with_dates_written_wrong_are_noted(path, noted):
+    invalid: list[dates.InvalidDate] = []
+    assert dates.from_path(path, invalid) is None
+    assert [str(bad) for bad in invalid] == [noted]
+
+
+@pytest.mark.parametrize(
+    "path", ["reports/cmd/build_12345678_v2.md", "notes/2025-06-24_25-17-43_late.md", "main/2017/CG-13-45.md"]
+)
+def test_numbers_that_only_look_like_dates_are_not_noted(path):
+    invalid: list[dates.InvalidDate] = []
+    dates.from_path(path, invalid)
+    assert invalid == []
+
+
+def test_a_front_matter_date_that_is_none_gives_way_to_the_next_key():
+    invalid: list[dates.InvalidDate] = []
+    found = dates.from_front_matter({"date": "2026-02-30", "created": "2026-02-28"}, invalid)
+    assert found.date == "2026-02-28"
+    assert [str(bad) for bad in invalid] == ["invalid date in front matter 'date': '2026-02-30' (day is out of range for month)"]

@@ -3,6 +3,7 @@
 import pytest
 import sqlite_utils
 
+from archivist import dates
 from archivist.indexer import index_workspace
 from conftest import EVAL
 
@@ -27,8 +28,12 @@ def test_every_markdown_file_is_indexed_and_nothing_else_is_lost(archive):
     summary, db = archive
     assert summary.documents == 1470  # 1,469 markdown files and one .txt
     assert db.execute("select status, count(*) from files group by status").fetchall() == [
-        ("indexed", 1470),
+        ("degraded", 1),  # a session log with NUL bytes in it, indexed without them
+        ("indexed", 1469),
         ("skipped", 5),  # the four .filelist files and a LICENSE
+    ]
+    assert db.execute("select path, reason from index_problems where status = 'degraded'").fetchall() == [
+        ("specstory-getspecstory/.specstory/history/2026-06-18_15-50-56Z-pull-switch-to-branch.md", "4 NUL bytes removed")
     ]
 
 
@@ -57,6 +62,24 @@ def test_front_matter_date_wins_over_the_file_name(archive):
     # front matter: "date: 2025-06-24 12:22:31 PDT"; file name: 2025-06-24_12-23-58
     path = "humanlayer-thoughts/thoughts/searchable/shared/research/2025-06-24_12-23-58_thoughts-auto-pull.md"
     assert dated(archive[1], path) == ("2025-06-24", "second", "2025-06-24T19:22:31Z")
+
+
+def test_a_front_matter_time_zone_never_moves_a_document_off_its_file_name_day(archive):
+    # "date: 2025-06-24 17:11:14 PDT" in 2025-06-24_17-11-31_….md is a 2025-06-24 document, not 2025-06-25
+    named, moved = 0, []
+    for path, day, created_at in archive[1].execute("select path, day, created_at from documents"):
+        name_date = dates.from_name(path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+        if name_date is None or name_date.precision == dates.MONTH:
+            continue
+        named += 1
+        if day != name_date.day:
+            moved.append((path, day, created_at))
+    assert named == 219
+    # The one left says another day in its front matter (2025-06-26 15:38:59 PDT), which wins.
+    research = "humanlayer-thoughts/thoughts/searchable/shared/research/"
+    assert moved == [(research + "2025-06-30_13-38-43_claude_code_ci_security_review.md", "2025-06-26", "2025-06-26T22:38:59Z")]
+    path = research + "2025-06-24_17-11-31_sessionleaves_endpoint_implementation_plan.md"
+    assert dated(archive[1], path) == ("2025-06-24", "second", "2025-06-25T00:11:14Z")
 
 
 def test_front_matter_titles_and_tags_are_kept(archive):

@@ -225,3 +225,96 @@ def test_a_large_records_file_is_read_whole(make_workspace):
     workspace = make_workspace({"records/bugs.jsonl": text})
     summary = index_workspace(workspace)
     assert (summary.documents, summary.degraded) == (6000, 0)
+
+
+def test_an_error_nobody_foresaw_skips_only_its_source(make_workspace, monkeypatch):
+    workspace = make_workspace(BASE)
+    real_parse_note = ingest._parse_note
+
+    def parse_note_or_fail(source, texts, problems):
+        if source.path == "notes/a.md":
+            raise RuntimeError("boom")
+        return real_parse_note(source, texts, problems)
+
+    monkeypatch.setattr(ingest, "_parse_note", parse_note_or_fail)
+    (workspace / "notes/b.md").write_text("# B\n", encoding="utf-8")
+    summary = index_workspace(workspace)
+    assert problems(workspace) == {"notes/a.md": ("skipped", "could not be indexed (RuntimeError: boom)")}
+    assert (summary.indexed, summary.skipped) == (3, 1)
+    assert [p for p, _ in rows(workspace)] == [
+        "conversations/2025-11-10/001-auth", "conversations/2025-11-11/002-k8s", "notes/b.md"
+    ]
+
+
+def test_a_source_that_cannot_be_stored_is_skipped_alone_but_the_archive_failing_stops_the_run(make_workspace, monkeypatch):
+    from sqlite_utils.utils import sqlite3  # the module the archive is written with (pysqlite3 here)
+
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    (workspace / "notes/a.md").write_text("# A changed\n", encoding="utf-8")
+    (workspace / "notes/b.md").write_text("# B\n", encoding="utf-8")
+    real_store = indexer._store_documents
+
+    def store_or_fail(db, source, documents, error=sqlite3.IntegrityError("bad row")):
+        if source.path == "notes/a.md" and documents:
+            db.execute("DELETE FROM documents WHERE source = 'notes/a.md'")  # undone by the savepoint
+            raise error
+        return real_store(db, source, documents)
+
+    monkeypatch.setattr(indexer, "_store_documents", store_or_fail)
+    summary = index_workspace(workspace)
+    assert problems(workspace) == {"notes/a.md": ("skipped", "could not be stored (IntegrityError: bad row)")}
+    assert (summary.indexed, summary.skipped) == (1, 1)
+    assert "notes/a.md" not in {p for p, _ in rows(workspace)}  # skipped: nothing of it is left
+    assert "notes/b.md" in {p for p, _ in rows(workspace)}
+
+    before = rows(workspace, "select * from documents order by id")
+    (workspace / "notes/a.md").write_text("# A again\n", encoding="utf-8")
+    monkeypatch.setattr(
+        indexer, "_store_documents",
+        lambda db, source, documents: store_or_fail(db, source, documents, sqlite3.OperationalError("disk I/O error")),
+    )
+    with pytest.raises(sqlite3.OperationalError):
+        index_workspace(workspace)
+    assert rows(workspace, "select * from documents order by id") == before
+
+
+def test_documents_made_by_an_older_parser_are_read_again(make_workspace):
+    workspace = make_workspace({**BASE, "notes/pdt.md": "---\ndate: 2025-06-24 17:11:14 PDT\n---\n# PDT\n"})
+    index_workspace(workspace)
+    ids = rows(workspace, "select id, path from documents order by id")
+    db = sqlite_utils.Database(archive_path(workspace))
+    # what the parser before version 2 stored: the UTC day
+    db.execute("update documents set date = '2025-06-25', day = '2025-06-25' where path = 'notes/pdt.md'")
+    db.execute("update archive_meta set value = '1' where key = 'parser_version'")
+    db.conn.commit()
+    summary = index_workspace(workspace)
+    assert (summary.indexed, summary.unchanged) == (4, 0)
+    assert rows(workspace, "select date, day from documents where path = 'notes/pdt.md'") == [("2025-06-24", "2025-06-24")]
+    assert rows(workspace, "select id, path from documents order by id") == ids
+    assert index_workspace(workspace).unchanged == 4
+
+
+def test_an_archive_from_before_the_problems_table_is_upgraded(make_workspace):
+    from archivist import schema
+
+    workspace = make_workspace({**BASE, "notes/empty.md": ""})
+    db_path = archive_path(workspace)
+    db = schema.open_archive(db_path)
+    db.executescript(
+        """
+        DROP VIEW index_problems;
+        DROP TRIGGER files_ad_problems;
+        DROP TABLE problems;
+        CREATE VIEW index_problems AS SELECT path, status, reason FROM files WHERE status != 'indexed' ORDER BY path;
+        INSERT INTO files (path, source, status, reason) VALUES ('notes/empty.md', NULL, 'skipped', 'empty file');
+        DELETE FROM _sqlite_migrations WHERE name = 'm010_problems';
+        """
+    )
+    db.close()
+    db = schema.open_archive(db_path)
+    listed = db.execute("select path, status, reason from index_problems").fetchall()
+    assert listed == [("notes/empty.md", "skipped", "empty file")]
+    db.close()
+    index_workspace(workspace)
+    assert problems(workspace) == {"notes/empty.md": ("skipped", "empty file")}

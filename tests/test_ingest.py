@@ -110,3 +110,62 @@ def test_the_sample_workspace_has_every_kind(sample_workspace):
         ("notes/todo.md", "empty file"),
         ("notes/whiteboard-photo.png", "unsupported file type (.png)"),
     ]
+
+
+ZONED = {  # written on one calendar day where their authors were, another in UTC (or not)
+    "research/2025-06-24_17-11-31_plan.md": "---\ndate: 2025-06-24 17:11:14 PDT\n---\n# Plan\n\nzoned words\n",
+    "notes/west.md": "---\ndate: 2025-06-24T23:30:00-0500\n---\n# West\n\nzoned words\n",
+    "notes/east.md": "---\ndate: 2025-06-25T01:00:00+02:00\n---\n# East\n\nzoned words\n",
+    "memories/m.jsonl": '{"content": "zoned words in UTC", "created_at": "2025-06-24T23:30:00Z", "content_hash": "utc"}\n',
+}
+
+
+def test_calendar_days_are_the_authors_and_the_instant_stays_utc(make_workspace):
+    workspace = make_workspace(ZONED)
+    index_workspace(workspace)
+    db = sqlite_utils.Database(archive_path(workspace))
+    columns = {
+        row[0]: row[1:]
+        for row in db.execute("select title, date, day, month, date_precision, created_at from documents").fetchall()
+    }
+    assert columns == {
+        "Plan": ("2025-06-24", "2025-06-24", "2025-06", "second", "2025-06-25T00:11:14Z"),
+        "West": ("2025-06-24", "2025-06-24", "2025-06", "second", "2025-06-25T04:30:00Z"),
+        "East": ("2025-06-25", "2025-06-25", "2025-06", "second", "2025-06-24T23:00:00Z"),
+        "zoned words in UTC": ("2025-06-24", "2025-06-24", "2025-06", "second", "2025-06-24T23:30:00Z"),
+    }
+
+    def titles_with(word):
+        return sorted(
+            row[0] for row in db.execute(
+                "select d.title from documents_fts f join documents d on d.id = f.rowid"
+                " where documents_fts match :match", {"match": f"filter_tokens : {word}"}
+            )
+        )
+
+    assert titles_with("d20250624") == ["Plan", "West", "zoned words in UTC"]
+    assert titles_with("d20250625") == ["East"]
+
+
+def test_a_day_filter_finds_the_authors_day_newest_first_by_the_instant(make_workspace):
+    from archivist.queries import Archive
+
+    workspace = make_workspace(ZONED)
+    index_workspace(workspace)
+    with Archive.for_workspace(workspace) as archive:
+        june_24 = archive.search({"mode": "recent", "start_date": "2025-06-24", "end_date": "2025-06-24"})
+        june_25 = archive.search({"mode": "recent", "start_date": "2025-06-25", "end_date": "2025-06-25"})
+    assert [r["title"] for r in june_24["results"]] == ["West", "Plan", "zoned words in UTC"]
+    assert [r["title"] for r in june_25["results"]] == ["East"]
+
+
+def test_a_bound_with_a_time_finds_documents_by_their_instant(make_workspace):
+    from archivist.queries import Archive
+
+    workspace = make_workspace(ZONED)
+    index_workspace(workspace)
+    with Archive.for_workspace(workspace) as archive:
+        hour = archive.search({"mode": "recent", "start_date": "2025-06-25T00:05:00Z", "end_date": "2025-06-25T01:00:00Z"})
+        evening = archive.search({"mode": "recent", "start_date": "2025-06-24T22:30:00Z", "end_date": "2025-06-24T23:15:00Z"})
+    assert [r["title"] for r in hour["results"]] == ["Plan"]  # 2025-06-25T00:11:14Z, a 2025-06-24 document
+    assert [r["title"] for r in evening["results"]] == ["East"]  # 2025-06-24T23:00:00Z, a 2025-06-25 document
