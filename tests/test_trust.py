@@ -373,3 +373,19 @@ async def test_embedding_sends_progress_and_can_run_in_the_background(sample_wor
             await asyncio.sleep(0.5)
     assert status["job"]["state"] == "done" and status["job"]["finished_at"]
     assert status["pending"] == 0 and status["job"]["documents_done"] == status["job"]["documents_total"]
+
+
+async def test_a_slow_call_on_stdio_never_delays_the_next(sample_workspace):
+    from test_mcp import stdio
+
+    async with Client(stdio(sample_workspace)) as client:
+        await client.call_tool("search", {"query": "proxy", "mode": "keyword"})  # the server is up
+        embedding = asyncio.create_task(client.call_tool("embed_workspace", {}))  # seconds of model work
+        await asyncio.sleep(0.5)
+        started = time.perf_counter()
+        found = await client.call_tool("search_workspace", {"query": "authentication"})
+        answered_in = time.perf_counter() - started
+        assert not found.is_error and not embedding.done(), "the search waited for the embedding"
+        embedded = await embedding
+    assert not embedded.is_error and embedded.structured_content["embedded"] > 0
+    assert answered_in < 5
