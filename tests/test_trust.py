@@ -213,37 +213,39 @@ def test_threads_share_an_archive_without_waiting_on_one_connection(sample_works
     assert not failures and len(connections) == 8
 
 
-def test_searches_during_a_reindex_never_fail(tmp_path):
+async def test_searches_during_a_reindex_never_fail(tmp_path):
     from conftest import write_files
 
-    files = {f"notes/2025-01-{day:02d}/note-{n}.md": f"# Note {n}\n\nproxy timeout number {n} " + "word " * 400
-             for n in range(600) for day in [n % 28 + 1]}
+    files = {f"notes/2025-01-{n % 28 + 1:02d}/note-{n}.md": f"# Note {n}\n\nproxy timeout number {n} " + "word " * 400
+             for n in range(1500)}
     workspace = write_files(tmp_path / "big", files)
     index_workspace(workspace)
     for path in list(files)[::2]:  # half the files change: the next index rewrites them
         (workspace / path).write_text(files[path] + " changed")
-    stop = threading.Event()
+    datasette = await started_datasette(archive_path(workspace))
     failures: list[str] = []
-    searches = 0
+    searches = {"mcp": 0, "web": 0}
+    indexer = subprocess.Popen([ARCHIVIST, "index", str(workspace)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    def search() -> None:
-        nonlocal searches
+    def search_as_mcp_does() -> None:
         with Archive.for_workspace(workspace, time_limit_ms=1000) as archive:
-            while not stop.is_set():
+            while indexer.poll() is None:
                 try:
-                    assert archive.search({"query": "proxy timeout", "mode": "keyword"})["total"] == 600
-                    searches += 1
+                    assert archive.search({"query": "proxy timeout", "mode": "keyword"})["total"] == 1500
+                    searches["mcp"] += 1
                 except (ArchivistError, AssertionError) as error:
                     failures.append(str(error))
 
-    reader = threading.Thread(target=search)
+    reader = threading.Thread(target=search_as_mcp_does)
     reader.start()
-    try:
-        index_workspace(workspace)
-    finally:
-        stop.set()
-        reader.join(timeout=60)
-    assert searches > 0 and not failures, failures[:3]
+    while indexer.poll() is None:
+        response = await datasette.client.get("/api/search", params={"query": "proxy timeout", "mode": "keyword"})
+        if response.status_code != 200 or response.json()["total"] != 1500:
+            failures.append(response.text[:200])
+        searches["web"] += 1
+    reader.join(timeout=60)
+    assert indexer.returncode == 0, indexer.stderr.read()
+    assert searches["mcp"] > 0 and searches["web"] > 0 and not failures, failures[:3]
 
 
 # --- one error contract ----------------------------------------------------------------------
