@@ -253,19 +253,23 @@ def resolve_scope(workspace: Path, path: str | None) -> str | None:
     if not path:
         return None
     root = Path(workspace).resolve()
-    candidate = Path(path)
-    target = (candidate if candidate.is_absolute() else root / candidate).resolve()
-    if not target.is_relative_to(root):
+    try:
+        candidate = Path(path)
+        target = (candidate if candidate.is_absolute() else root / candidate).resolve()
+        exists = target.exists()
+    except (OSError, RuntimeError, ValueError):  # a NUL byte, a name too long, a symlink loop
+        target, exists = None, False
+    if target is not None and not target.is_relative_to(root):
         raise ArchivistError(
             "PATH_NOT_FOUND",
-            f"Path is outside the workspace: {path}",
+            f"Path is outside the workspace: {path[:200]!r}",
             "Only documents inside the workspace can be embedded.",
             "Give a path relative to the workspace, e.g. conversations/2025-11-10/001-topic",
         )
-    if not target.exists():
+    if target is None or not exists:
         raise ArchivistError(
             "PATH_NOT_FOUND",
-            f"Path not found: {path}",
+            f"Path not found: {path[:200]!r}",
             "No file or folder with that path exists in the workspace.",
             "Give a path relative to the workspace, e.g. conversations/2025-11-10/001-topic",
         )

@@ -6,14 +6,16 @@ an archive with the same SQL functions the Datasette plugin registers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import queue
 import sqlite3 as stdlib_sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 from sqlite_utils.utils import sqlite3
@@ -87,10 +89,14 @@ class Budget:
 class Archive:
     """One archive file, queried by canned-query name.
 
-    Each thread gets its own read-only connection (SQLite readers in WAL mode never
-    wait for each other), so concurrent callers never queue behind one connection.
-    With ``time_limit_ms`` every call stops after that much work, as Datasette's SQL time limit does.
+    Calls borrow one of a few read-only connections (SQLite readers in WAL mode never
+    wait for each other), so concurrent callers never queue behind one connection;
+    past ``POOL_SIZE`` running queries, a call waits for a free one, which costs it none
+    of its time limit. With ``time_limit_ms`` every call stops after that much work,
+    as Datasette's SQL time limit does.
     """
+
+    POOL_SIZE = 4  # queries at once: more gains nothing on few cores, and each costs memory
 
     def __init__(self, db_path: Path, settings: dict[str, Any] | None = None, time_limit_ms: int | None = None) -> None:
         self.db_path = Path(db_path)
@@ -104,25 +110,44 @@ class Archive:
         self.settings = settings
         self.time_limit_ms = time_limit_ms
         self._local = threading.local()
+        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._connections: list[Any] = []
         self._lock = threading.Lock()
-        self.conn  # open (and check) the first one now
+        self._idle.put(self._open())  # open (and check) the first one now
+        self._pooled = 1
+        self._own: Any = None
 
     @classmethod
     def for_workspace(cls, workspace: Path, time_limit_ms: int | None = None) -> "Archive":
         return cls(archive_path(workspace), time_limit_ms=time_limit_ms)
 
+    def _open(self) -> Any:
+        conn = connect(self.db_path, self.settings)
+        conn.set_progress_handler(self._over_budget, PROGRESS_STEPS)
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def _borrowed(self) -> Iterator[Any]:
+        try:
+            conn = self._idle.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                room = self._pooled < self.POOL_SIZE
+                self._pooled += room
+            conn = self._open() if room else self._idle.get()
+        try:
+            yield conn
+        finally:
+            self._idle.put(conn)
+
     @property
     def conn(self) -> Any:
-        """This thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = connect(self.db_path, self.settings)
-            conn.set_progress_handler(self._over_budget, PROGRESS_STEPS)
-            with self._lock:
-                self._connections.append(conn)
-            self._local.conn = conn
-        return conn
+        """A connection of the caller's own, for reads of its own (one thread at a time)."""
+        if self._own is None:
+            self._own = self._open()
+        return self._own
 
     def _over_budget(self) -> int:
         budget = getattr(self._local, "budget", None)
@@ -132,8 +157,8 @@ class Archive:
         """Run a canned query as written, with no validation (callers validate)."""
         budget = getattr(self._local, "budget", None)
         try:
-            cursor = self.conn.execute(sql_for(name), params)
-            return [dict(row) for row in cursor.fetchall()]
+            with self._borrowed() as conn:
+                return [dict(row) for row in conn.execute(sql_for(name), params).fetchall()]
         except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError) as error:
             if budget is None or "interrupted" not in str(error):
                 raise
@@ -170,7 +195,9 @@ class Archive:
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
-        self._local = threading.local()
+        self._idle = queue.LifoQueue()
+        self._pooled = 0
+        self._own = None
 
     def __enter__(self) -> "Archive":
         return self

@@ -378,14 +378,30 @@ def _fts_syntax(params: dict[str, str], execute: Execute) -> None:
     try:
         execute("check_search_syntax", {"query": params["query"]})
     except Exception as error:  # the FTS5 parser's error, whichever sqlite3 module raised it
-        # the query runs inside "(...)": an error at that ")" is an error at the end of the query
-        detail = str(error).removeprefix("fts5: ").replace('near ")"', "at the end of the query")
         raise ArchivistError(
             "INVALID_SEARCH_SYNTAX",
             "Invalid search syntax",
-            f"The FTS5 query {params['query']!r} could not be parsed: {detail}.",
+            f"The FTS5 query {params['query'][:200]!r} could not be parsed: {_fts_reason(str(error))}.",
             'Use simpler terms, "quoted phrases", prefix*, AND / OR / NOT, or match_mode=simple',
         ) from None
+
+
+_FTS_NEAR_RE = re.compile(r'syntax error near "(.*)"$', re.S)
+_FTS_COLUMN_RE = re.compile(r"no such column: (.*)$", re.S)
+
+
+def _fts_reason(error: str) -> str:
+    """The FTS5 parser's reason in plain words (never SQLite's own text)."""
+    error = error.removeprefix("fts5: ")
+    if near := _FTS_NEAR_RE.search(error):
+        # the query runs inside "(...)": an error at that ")" is an error at the end of the query
+        token = near[1]
+        return "it ends too early" if token in (")", "") else f"unexpected {token[:40]!r}"
+    if column := _FTS_COLUMN_RE.search(error):
+        return f"{column[1][:40]!r} before ':' is not a column (columns: title, body)"
+    if "unterminated string" in error:
+        return "a quoted phrase is not closed"
+    return "it is not valid FTS5 syntax"
 
 
 def _embeds_search(params: dict[str, str]) -> bool:

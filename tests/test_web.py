@@ -19,7 +19,7 @@ EXAMPLES = {
     "list_command_reports": "command=k8s-cluster-health",
     "get_report": "path=reports/k8s-cluster-health/baseline-notes.md",
     "search_commands": "query=proxy",
-    "search_semantic": "query=authentication+patterns&conversation_type=debug",
+    "search_semantic": "query=token+clock+skew&conversation_type=debug",
     "find_document": "document=conversations/2025-11-10/002-debug-auth",
     "similar": "document=conversations/2025-11-10/002-debug-auth&limit=5",
     "embedding_status": "",

@@ -1,0 +1,222 @@
+"""Fuzz every MCP tool and the HTTP surfaces for long: outcomes per tool, and a failing exit on a broken contract.
+
+    python bench/fuzz.py [--examples 10000] [--http-examples 2000] [--stdio-examples 500] [--seed 0] [--timeout 10]
+
+The long run of tests/test_fuzz.py, with the same strategies and checks (tests/fuzzing.py):
+through the MCP SDK's in-process client, each tool's catalogue (every nasty value of
+fuzzing.NASTY in every parameter) and --examples generated calls per tool; through the
+Datasette app, the HTTP catalogue and --http-examples GETs of /api/search, the canned
+queries' JSON and the pages; through a real `archivist mcp` subprocess, the core catalogue
+and --stdio-examples calls (spread over the tools).
+Works on a disposable copy of the sample workspace (indexed and embedded once under
+bench/out/fuzz-sample); the embedding tools only get paths and workspaces that must fail.
+
+Prints, per tool, the count of each outcome (ok, each error code) and of each broken
+property (INTERNAL_ERROR, raw SQL / traceback leak, hang past --timeout, exception,
+error without the SPEC body, bad success shape, foreign workspace answered, wrote
+outside the workspace), the HTTP status counts per surface, and one example of each
+broken property. Exits 1 if any property broke (HTTP: any 5xx). Server logs go to
+bench/out/fuzz.log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+from fuzzing import (  # noqa: E402
+    CORE, NASTY, TOOLS, Caller, Place, Violation, catalogue, http_catalogue, http_requests, prepare_place, tool_arguments,
+)
+
+from archivist.workspace import archive_path  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+SAMPLE = ROOT / "sample-workspace"
+ARCHIVIST = str(Path(sys.executable).parent / "archivist")
+
+
+class Tally:
+    """Outcome and broken-property counts per group (a tool, or an HTTP surface), and one example of each."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, Counter[str]] = defaultdict(Counter)
+        self.broken: dict[str, Counter[str]] = defaultdict(Counter)
+        self.examples: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def add(self, group: str, label: str, violations: list[Violation], given: Any) -> None:
+        self.outcomes[group][label] += 1
+        for violation in violations:
+            self.broken[group][violation.property] += 1
+            shown = f"{given!r}"
+            kept = self.examples.get((group, violation.property))
+            if kept is None or len(shown) < len(kept[0]):  # the shortest example of each
+                self.examples[(group, violation.property)] = (shown, violation.detail)
+
+    def failed(self) -> bool:
+        return any(self.broken.values())
+
+    def print(self, title: str) -> None:
+        print(title)
+        for group in self.outcomes:
+            total = sum(self.outcomes[group].values())
+            counts = ", ".join(f"{label} {n}" for label, n in self.outcomes[group].most_common())
+            print(f"  {group:<24} {total:6d} calls: {counts}")
+            if self.broken[group]:
+                print(f"  {'':<24} BROKEN: " + ", ".join(f"{name} {n}" for name, n in self.broken[group].most_common()))
+
+
+def sampled(examples: int, strategy: st.SearchStrategy[Any], body: Callable[[Any], None], run_seed: int) -> None:
+    """Run ``body`` on ``examples`` values of ``strategy``: generation only, no shrinking, nothing stored."""
+
+    @seed(run_seed)
+    @settings(
+        max_examples=examples, phases=[Phase.generate], database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(value=strategy)
+    def run(value: Any) -> None:
+        body(value)
+
+    run()
+
+
+def embedded_sample() -> Path:
+    """bench/out/fuzz-sample: the sample workspace, indexed and embedded once."""
+    from archivist.embeddings import embed_workspace
+
+    workspace = OUT / "fuzz-sample"
+    if not archive_path(workspace).exists():
+        shutil.rmtree(workspace, ignore_errors=True)
+        shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
+        started = time.perf_counter()
+        embed_workspace(workspace)
+        print(f"indexed and embedded {workspace} in {time.perf_counter() - started:.1f}s")
+    return workspace
+
+
+def fuzz_tools(
+    caller: Caller, place: Place, examples: int, run_seed: int, tally: Tally, tag: str, values: tuple[Any, ...]
+) -> None:
+    """Per tool: the catalogue of ``values`` in each parameter, then ``examples`` generated calls."""
+    for tool in TOOLS:
+        started = time.perf_counter()
+
+        def body(arguments: dict[str, Any], tool: str = tool) -> None:
+            label, violations = caller.call_tool(tool, arguments, place)
+            tally.add(f"{tool}{tag}", label, violations, arguments)
+
+        for arguments in catalogue(tool, place, values):
+            body(arguments)
+        sampled(examples, tool_arguments(tool, place), body, run_seed)
+        seconds = time.perf_counter() - started
+        calls = sum(tally.outcomes[f"{tool}{tag}"].values())
+        print(f"  {tool}{tag}: {calls} calls in {seconds:.1f}s ({calls / max(seconds, 1e-9):.0f}/s)", flush=True)
+
+
+def surface(path: str) -> str:
+    if path.startswith("/document/"):
+        return "/document/<id>/source" if path.endswith("/source") else "/document/<id>"
+    return path
+
+
+def fuzz_http(place: Place, examples: int, run_seed: int, timeout: float, tally: Tally) -> None:
+    from archivist.web import make_datasette, start
+
+    with Caller(timeout=120) as caller:
+        datasette = caller.run(start, make_datasette(archive_path(place.workspace)))
+        caller.run(datasette.client.get, "/archive/search_semantic.json", params={"query": "warm the model"})
+        caller.timeout = timeout
+        started = time.perf_counter()
+
+        def body(request: tuple[str, list[tuple[str, str]]]) -> None:
+            path, params = request
+            label, violations = caller.get(datasette, path, params)
+            tally.add(surface(path), label, violations, request)
+
+        requests = http_catalogue(place)
+        for request in requests:
+            body(request)
+        sampled(examples, http_requests(place), body, run_seed)
+        print(f"  {len(requests)} + {examples} requests in {time.perf_counter() - started:.1f}s", flush=True)
+
+
+def quiet_logs(path: Path) -> None:
+    """Server logs (a failing tool logs its traceback) to a file: the findings are counted, not printed."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(logging.FileHandler(path, mode="w", encoding="utf-8"))
+    root.setLevel(logging.INFO)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=10_000, help="calls per tool, in-process")
+    parser.add_argument("--http-examples", type=int, default=2_000, help="GETs through the Datasette app")
+    parser.add_argument("--stdio-examples", type=int, default=500, help="calls through `archivist mcp` (spread over the tools)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds: a call without an answer by then is a hang")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    OUT.mkdir(exist_ok=True)
+
+    source = embedded_sample()
+    tally = Tally()
+    with tempfile.TemporaryDirectory(prefix="archivist-fuzz-") as scratch:
+        workspace = Path(scratch) / "sample"
+        shutil.copytree(source, workspace)
+        place = prepare_place(workspace, Path(scratch))
+        print(f"workspace {place.workspace} (allowed), {place.foreign} (indexed, not allowed), {place.bare} (empty)")
+
+        from archivist.mcp_tools import create_server
+
+        server = create_server(archive_path(place.workspace), place.workspace)
+        quiet_logs(OUT / "fuzz.log")
+        print(f"in-process MCP: a catalogue of nasty values, then {args.examples} examples per tool (seed {args.seed}, timeout {args.timeout:g}s)")
+        with Caller(server, timeout=120) as caller:
+            caller.run(caller.client.call_tool, "search_semantic", {"query": "warm the model"})
+            caller.timeout = args.timeout
+            fuzz_tools(caller, place, args.examples, args.seed, tally, "", NASTY)
+
+        if args.http_examples:
+            print(f"HTTP (Datasette app, in-process): a catalogue of nasty values, then {args.http_examples} requests")
+            fuzz_http(place, args.http_examples, args.seed, args.timeout, tally)
+
+        per_tool = args.stdio_examples // len(TOOLS)
+        if per_tool:
+            print(f"stdio (`archivist mcp` subprocess): the core catalogue, then {per_tool} examples per tool")
+            with open(OUT / "fuzz-stdio.log", "w", encoding="utf-8") as log:
+                params = StdioServerParameters(
+                    command=ARCHIVIST, args=["mcp", str(place.workspace)], env={**os.environ, "HF_HUB_OFFLINE": "1"}
+                )
+                with Caller(stdio_client(params, errlog=log), timeout=120) as caller:
+                    caller.run(caller.client.call_tool, "search_semantic", {"query": "warm the model"})
+                    caller.timeout = args.timeout
+                    fuzz_tools(caller, place, per_tool, args.seed + 1, tally, " (stdio)", CORE)
+
+    print()
+    tally.print("Outcomes (ok, error codes, HTTP statuses) and broken properties:")
+    if tally.examples:
+        print("One example of each broken property:")
+        for (group, name), (given, detail) in sorted(tally.examples.items()):
+            print(f"  [{group}] {name}: {given[:300]}\n      -> {' '.join(detail.split())[:300]}")
+    print(f"contract: {'BROKEN' if tally.failed() else 'kept'} (server log: {OUT / 'fuzz.log'})")
+    sys.exit(1 if tally.failed() else 0)
+
+
+if __name__ == "__main__":
+    main()

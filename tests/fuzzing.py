@@ -1,0 +1,797 @@
+"""Hostile arguments for every MCP tool and HTTP surface, and what every answer must satisfy (SPEC §5).
+
+One home for the strategies and the checks, shared by tests/test_fuzz.py (a bounded
+run inside the test suite) and bench/fuzz.py (the long run). Arguments mix valid
+values with wrong JSON types, huge strings, thousands of words, NUL and control
+characters, unicode, FTS5 syntax, SQL fragments, path traversal and out-of-range
+numbers. A check returns the properties an answer breaks, as ``Violation``s:
+
+- the call answered (no exception reached the client) within the time bound;
+- an error is ``isError`` with the structured body ``{"success": false, "error", "code"}``,
+  a code of archivist/errors.py, never ``INTERNAL_ERROR``;
+- no text carries raw SQL, an SQLite error or a traceback;
+- a success has the tool's shape, and its text is its structured content;
+- a ``workspace_path`` outside the allowed workspace never succeeds, and nothing is written
+  into a folder outside it.
+
+The embedding tools only ever get a ``workspace_path`` or ``path`` that must fail fast:
+never a real folder of the machine, never the whole sample workspace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from urllib.parse import quote as url_quote, unquote, urlencode
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+from mcp import Client
+
+from archivist.errors import CODES
+
+T = TypeVar("T")
+
+TOOLS = (
+    "search_workspace", "search_reports", "list_command_reports", "get_report", "search_commands", "search",
+    "search_semantic", "get_similar", "embed_document", "embed_workspace", "get_embedding_status",
+)
+EMBEDDING_TOOLS = ("embed_document", "embed_workspace")
+ROW_TOOLS = ("search_workspace", "search_reports", "list_command_reports", "search_commands", "search_semantic", "get_similar")
+
+# Text that only an SQL error, SQLite itself or a Python traceback puts in an answer.
+LEAK_MARKERS = (
+    "SELECT ", "no such column", "no such table", "no such function", "sqlite3.", "OperationalError",
+    "ProgrammingError", "IntegrityError", "DatabaseError", "Traceback", 'near "', "fts5:", "unrecognized token", 'File "/',
+)
+
+# The same properties, named once: test and bench count and report them by these names.
+EXCEPTION = "exception"
+HANG = "hang"
+NO_BODY = "error without the SPEC body"
+INTERNAL = "INTERNAL_ERROR"
+LEAK = "raw SQL / traceback leak"
+SHAPE = "bad success shape"
+FOREIGN = "foreign workspace answered"
+WROTE = "wrote outside the workspace"
+SERVER_ERROR = "HTTP 5xx"
+PROPERTIES = (EXCEPTION, HANG, NO_BODY, INTERNAL, LEAK, SHAPE, FOREIGN, WROTE, SERVER_ERROR)
+
+
+@dataclass(frozen=True)
+class Violation:
+    property: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Place:
+    """The folders a run works with, and values read from the server's archive."""
+
+    workspace: Path  # the server's own, and the only allowed one (a disposable copy of the sample)
+    foreign: Path  # an indexed workspace the server was not given
+    bare: Path  # an empty folder: nothing may ever be written into it
+    commands: tuple[str, ...]  # report commands of the archive
+    report_paths: tuple[str, ...]
+    documents: tuple[str, ...]  # ids and paths of documents
+
+    def __repr__(self) -> str:
+        return f"Place({self.workspace})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # short in hypothesis's reports too
+        printer.text(repr(self))
+
+
+# --- values ------------------------------------------------------------------------------------
+
+WORDS = (
+    "authentication", "proxy", "timeout", "borders", "kubernetes", "debug", "jwt", "token", "cluster", "health",
+    "feature", "flag", "deploy", "memory", "report", "the", "a", "of", "and", "zzzz",
+)
+FTS_FRAGMENTS = (
+    '"', '""', "*", "NEAR(", "NEAR(a b, 3)", ")", "(", "AND", "OR", "NOT", "-", "^", ":", "+", "title:", "{a b}:x",
+    "a*", '"unclosed', "NEAR", "col:", "^start", "a OR", "AND b", "NOT NOT", "(((", ")))", "'", "''", "\\",
+)
+SQL_FRAGMENTS = (
+    "' OR 1=1 --", "'; DROP TABLE documents; --", '" OR ""="', "1; SELECT * FROM sqlite_master", "' UNION SELECT 1,2,3 --",
+    "%", "_", "%%", "/*", "*/", "-- ", "x' --", "?", ":query", "@p", "$p", "\\x00", "char(0)", "randomblob(1000000000)",
+    "') OR ('1'='1", "%' AND 1=1 AND '%'='",
+)
+TRAVERSAL = (
+    "../../etc/passwd", "../outside", "..", "../", "/etc/passwd", "/etc", "/", "/root", "~", "~root", "~root/.ssh",
+    "~nouser/x", "~nouser", "..\\..\\windows\\win.ini", "file:///etc/passwd", "%2e%2e%2fetc%2fpasswd",
+    "conversations/../../..", "reports/../../../etc/passwd", "/proc/self/environ", "//etc//passwd", "\\\\server\\share",
+    "a/\x00/b", "/tmp/\x00x", "reports/\x00", "x" * 300, "a/" * 150, ("n" * 300) + "/x", "/" + "y" * 300,
+    "./././", "conversations/./../", " ", "\t", "\n", "con", "aux.md", "-rf", "--help",
+)
+UNICODE = (
+    "é", "日本語の検索", "🔍🦀", "\u202eevil\u202c", "e\u0301", "\ufeffbom", "\u2028\u2029", "Ａｕｔｈ", "ß", "İ",
+    "\U0001f600" * 50, "\u0000", "\x7f", "\x1b[31m", "\r\n", "\x08\x07",
+)
+DATE_RANGES = ("2025-11", "2025-11-10", "2025-10", "2024-02-29", "")
+BAD_DATE_RANGES = ("2025-11-1", "2025/11", "nov", "2025-13", "2025-02-30", "0000-00", "9999-99-99", "2025-11-10T00:00", "-2025-11")
+DATES = ("2025-10", "2025-11-10", "2024", "last week", "yesterday", "today", "3 days ago", "2024-01-31T09:00:00Z", "")
+BAD_DATES = ("2025-13-45", "not a date", "10000-01-01", "-1", "1e308", "last millennium", "99999 years ago", "0000-00-00")
+MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "faceted")
+KIND_VALUES = ("conversation", "report", "memory", "record", "note", "product", "feature", "test", "bug")
+TYPE_VALUES = ("debug", "plan", "brainstorm", "decision", "note", "task", "k8s-cluster-health", "")
+TAG_VALUES = ("kubernetes", "auth", "decision", "python")
+EXTRA_KEYS = ("bogus", "sql", "__proto__", "workspace", "query ", "Query", "_shape", "constructor", "", " ", "\x00")
+
+
+def unicode_text(max_size: int = 40) -> SearchStrategy[str]:
+    """Any text: control characters and every unicode category but lone surrogates (JSON cannot carry them)."""
+    return st.text(st.characters(codec="utf-8"), max_size=max_size)
+
+
+def _repeated(unit: str, count: int) -> str:
+    return (unit * (count // max(1, len(unit)) + 1))[:count]
+
+
+def huge_text() -> SearchStrategy[str]:
+    """Up to ~70,000 characters of one unit repeated."""
+    units = st.sampled_from(("x", "auth ", "é", "\x00", '"', "NEAR(", "日本", "a*", "' OR 1=1 ", "../", "🔍", " "))
+    return st.builds(_repeated, units, st.integers(200, 70_000))
+
+
+def _words(seed: int, count: int, style: int) -> str:
+    rng = random.Random(seed)
+    pool = WORDS if style == 0 else WORDS + FTS_FRAGMENTS if style == 1 else WORDS + SQL_FRAGMENTS + UNICODE
+    return " ".join(rng.choice(pool) for _ in range(count))
+
+
+def many_words() -> SearchStrategy[str]:
+    """Up to 3,000 words, plain or mixed with FTS5 syntax, SQL and unicode."""
+    return st.builds(_words, st.integers(0, 2**32), st.integers(10, 3_000), st.integers(0, 2))
+
+
+def long_query() -> SearchStrategy[str]:
+    """20 to 64 common words: a long query that is still accepted, the costly kind to rank."""
+    return st.builds(_words, st.integers(0, 2**32), st.integers(20, 64), st.just(0))
+
+
+def fragments(pool: Iterable[str]) -> SearchStrategy[str]:
+    """Words and syntax pieces glued with spaces, or with nothing."""
+    pieces = st.lists(st.sampled_from(tuple(pool) + WORDS), min_size=1, max_size=8)
+    return st.builds(lambda parts, glue: glue.join(parts), pieces, st.sampled_from((" ", "")))
+
+
+def hostile_text() -> SearchStrategy[str]:
+    """Strings no caller should send: the server must answer them with a clear error or a result."""
+    return st.one_of(
+        unicode_text(),
+        st.text(st.characters(max_codepoint=0x1F), max_size=10),
+        st.sampled_from(UNICODE + TRAVERSAL + SQL_FRAGMENTS + FTS_FRAGMENTS),
+        fragments(FTS_FRAGMENTS),
+        fragments(SQL_FRAGMENTS),
+        huge_text(),
+        many_words(),
+    )
+
+
+def json_junk() -> SearchStrategy[Any]:
+    """JSON values that are not strings: null, booleans, numbers, lists, objects."""
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False))
+    return st.one_of(
+        scalars,
+        st.lists(st.one_of(scalars, st.text(max_size=5)), max_size=4),
+        st.dictionaries(st.text(max_size=5), st.one_of(scalars, st.text(max_size=5)), max_size=3),
+    )
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter's well-typed values (plausible, right or wrong), and hostile ones (any text, any JSON type)."""
+
+    valid: SearchStrategy[Any]
+    hostile: SearchStrategy[Any]
+
+
+def text_parameter(valid: SearchStrategy[str]) -> Parameter:
+    return Parameter(valid, st.one_of(hostile_text(), hostile_text(), json_junk()))
+
+
+def int_parameter(low: int, high: int) -> Parameter:
+    """An integer: in range; or out of range, huge, or a string, float, bool, null, list."""
+    edges = st.sampled_from((0, -1, low - 1, high + 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, -(10**30)))
+    text_numbers = st.sampled_from(("10", " 5 ", "1e3", "0x10", "-0", "5.0", "", "٣", "1_000"))
+    return Parameter(st.integers(low, high), st.one_of(edges, edges, st.integers(), text_numbers, json_junk(), hostile_text()))
+
+
+def float_parameter() -> Parameter:
+    hostile = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(("0.3", "nan", "inf")), json_junk())
+    return Parameter(st.floats(-1, 1), hostile)
+
+
+def bool_parameter() -> Parameter:
+    return Parameter(st.booleans(), st.one_of(st.sampled_from(("true", "yes", "maybe", "1", "")), st.integers(-2, 2), json_junk()))
+
+
+def listing_parameter(values: tuple[str, ...]) -> Parameter:
+    """A list: a JSON list or a comma-separated string of known values; or lists of anything, text, junk."""
+    valid = st.lists(st.sampled_from(values), min_size=1, max_size=4)
+    hostile = st.one_of(st.lists(st.one_of(hostile_text(), json_junk()), max_size=4), hostile_text(), json_junk())
+    return Parameter(st.one_of(valid, valid.map(",".join)), hostile)
+
+
+def _is_inside(value: str, root: Path) -> bool:
+    """Whether a caller's path could name something that exists inside ``root`` (or nothing at all)."""
+    for candidate in {value, value.strip()}:
+        if not candidate.strip():
+            return True  # empty: the whole workspace
+        try:
+            path = Path(candidate).expanduser()
+            target = (path if path.is_absolute() else root / path).resolve()
+            if target.is_relative_to(root.resolve()) and target.exists():
+                return True
+        except (ValueError, OSError, RuntimeError):
+            continue
+    return False
+
+
+def _names_a_folder(value: str, allowed: Path) -> bool:
+    """Whether a workspace_path could name an existing folder other than ``allowed`` (or the default)."""
+    for candidate in {value, value.strip()}:
+        if not candidate.strip():
+            return True  # empty: the server's own workspace
+        try:
+            folder = Path(candidate).expanduser()
+            if folder.is_dir() and folder.resolve() != allowed.resolve():
+                return True
+        except (ValueError, OSError, RuntimeError):
+            continue
+    return False
+
+
+def is_foreign(value: Any, workspace: Path) -> bool:
+    """A workspace_path string that names anything but the allowed workspace (empty names the default)."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    try:
+        return Path(value).expanduser().resolve() != workspace.resolve()
+    except (ValueError, OSError, RuntimeError):
+        return True
+
+
+def workspace_parameter(place: Place, writes: bool) -> Parameter:
+    """workspace_path: the server's own (for reading tools), others that must be refused, or junk.
+
+    For the embedding tools, only values that cannot name a real folder (but ``place.bare``,
+    which is empty and disposable): code without the allowed list indexes any folder it is given.
+    """
+    missing = st.builds(lambda name: f"/nonexistent-archivist-fuzz/{name}", unicode_text(30))
+    refused = st.one_of(
+        st.just(str(place.bare)), st.just(str(place.bare) + "/"), missing,
+        st.sampled_from(("/no/such/folder", "~nouser/x", "\x00", "/tmp/\x00x", "n" * 300, "/" + "y" * 300)),
+    )
+    if writes:
+        anything = st.one_of(hostile_text(), refused).filter(lambda v: not _names_a_folder(v, place.bare))
+        return Parameter(refused, st.one_of(anything, json_junk()))
+    own = st.sampled_from((str(place.workspace), str(place.workspace) + "/", str(place.workspace) + "/./conversations/.."))
+    foreign = st.sampled_from((str(place.foreign), str(place.foreign) + "/", "/", "/etc", "~root", "~", ".", "sample-workspace"))
+    return Parameter(st.one_of(st.none(), own), st.one_of(foreign, refused, hostile_text(), json_junk()))
+
+
+def embed_path_parameter(place: Place) -> Parameter:
+    """embed_document's path: never anything that exists inside the workspace, so that it fails fast."""
+    def outside(value: str) -> bool:
+        return not _is_inside(value, place.workspace)
+
+    missing = st.builds(lambda name: f"conversations/no-such-{name}", unicode_text(30))
+    traversal = st.sampled_from(TRAVERSAL).filter(outside)
+    return Parameter(st.one_of(missing, traversal), st.one_of(hostile_text().filter(outside), traversal, json_junk()))
+
+
+@functools.cache
+def parameters(tool: str, place: Place) -> dict[str, Parameter]:
+    """Every parameter of a tool (the tool's input schema must list exactly these)."""
+    query = text_parameter(
+        st.one_of(st.sampled_from(WORDS), fragments(()), st.sampled_from(("proxy timeout", "authentication patterns")), long_query())
+    )
+    date_range = text_parameter(st.sampled_from(DATE_RANGES + DATE_RANGES + BAD_DATE_RANGES))
+    kind = text_parameter(st.sampled_from(TYPE_VALUES))
+    command = text_parameter(st.sampled_from(place.commands + place.commands + ("nope", "../x", "")))
+    sqlite_edges = st.sampled_from((2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**30)).map(str)  # ids SQLite cannot hold
+    document = text_parameter(st.one_of(st.sampled_from(place.documents), st.integers(-5, 100).map(str), sqlite_edges))
+    limit = int_parameter(1, 100)
+    dates = text_parameter(st.sampled_from(DATES + DATES + BAD_DATES))
+    table: dict[str, dict[str, Parameter]] = {
+        "search_workspace": {"query": query, "date_range": date_range, "conversation_type": kind, "limit": limit},
+        "search_reports": {"query": query, "command_filter": command, "max_results": limit},
+        "list_command_reports": {"command": command},
+        "get_report": {"path": text_parameter(st.sampled_from(place.report_paths + TRAVERSAL[:4]))},
+        "search_commands": {"query": query},
+        "search": {
+            "query": Parameter(st.one_of(st.just(""), query.valid, query.valid, query.valid), query.hostile),
+            "mode": text_parameter(st.sampled_from(MODES + MODES + ("", "HYBRID", "sql"))),
+            "entities": listing_parameter(KIND_VALUES + ("epic",)),
+            "types": listing_parameter(TYPE_VALUES),
+            "tags": listing_parameter(TAG_VALUES),
+            "match_all": bool_parameter(),
+            "start_date": dates,
+            "end_date": dates,
+            "product_ids": Parameter(
+                st.one_of(st.lists(st.sampled_from((598, 601, 1)), max_size=3), st.just("598,601")),
+                st.one_of(st.lists(st.integers(-(2**70), 2**70), max_size=4), listing_parameter(("598", "x")).hostile),
+            ),
+            "match_mode": text_parameter(st.sampled_from(("simple", "raw", "", "RAW", "regex"))),
+            "min_similarity": float_parameter(),
+            "document": document,
+            "page": int_parameter(1, 10_000),
+            "page_size": limit,
+            "limit": limit,
+            # the memory service's names for some of the above
+            "kinds": listing_parameter(KIND_VALUES),
+            "memory_type": listing_parameter(TYPE_VALUES),
+            "k": limit,
+            "source_path": document,
+            "output": text_parameter(st.sampled_from(("full", "scan", "", "json"))),
+            "encoding_context": Parameter(
+                st.one_of(st.none(), st.dictionaries(st.sampled_from(WORDS), st.sampled_from(WORDS), max_size=2)),
+                st.one_of(st.dictionaries(st.text(max_size=8), json_junk() | hostile_text(), max_size=3), json_junk()),
+            ),
+        },
+        "search_semantic": {"query": query, "conversation_type": kind, "date_range": date_range, "limit": limit},
+        "get_similar": {"document": document, "source_path": document, "limit": limit},
+        "embed_document": {"path": embed_path_parameter(place)},
+        "embed_workspace": {"background": bool_parameter()},
+        "get_embedding_status": {},
+    }
+    return {**table[tool], "workspace_path": workspace_parameter(place, tool in EMBEDDING_TOOLS)}
+
+
+# Parameters a call carries (as one of the names) unless the fuzzer leaves them out on purpose.
+REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
+    "search_workspace": (("query",),), "search_reports": (("query",),), "search": (("query",),), "list_command_reports": (("command",),),
+    "get_report": (("path",),), "search_commands": (("query",),), "search_semantic": (("query",),),
+    "get_similar": (("document", "source_path"),), "embed_document": (("path",),),
+}
+# Never left out, never well-typed and valid: without it, the tool would embed the server's workspace.
+ALWAYS_FAILING = {"embed_workspace": "workspace_path", "embed_document": "path"}
+
+
+def _one_in(n: int) -> SearchStrategy[bool]:
+    return st.sampled_from((True,) + (False,) * (n - 1))
+
+
+@st.composite
+def _arguments(draw: st.DrawFn, tool: str, place: Place) -> dict[str, Any]:
+    table = parameters(tool, place)
+    names = sorted(table)
+    arguments: dict[str, Any] = {}
+    for alternatives in REQUIRED.get(tool, ()):
+        name = draw(st.sampled_from(alternatives))
+        arguments[name] = draw(table[name].valid)
+    for name in draw(st.lists(st.sampled_from(names), max_size=4, unique=True)):  # some optional ones, well-typed
+        arguments[name] = draw(table[name].valid)
+    hostile = min(len(names), draw(st.sampled_from((0, 0, 1, 1, 1, 2, 3))))
+    for name in draw(st.lists(st.sampled_from(names), min_size=hostile, max_size=hostile, unique=True)):
+        arguments[name] = draw(table[name].hostile)
+    if tool in ALWAYS_FAILING:
+        name = ALWAYS_FAILING[tool]
+        arguments.setdefault(name, draw(table[name].valid))
+    elif arguments and draw(_one_in(10)):  # a required one left out, at times
+        del arguments[draw(st.sampled_from(sorted(arguments)))]
+    if draw(_one_in(12)):  # unknown arguments
+        keys = st.one_of(st.sampled_from(EXTRA_KEYS), st.text(max_size=8))
+        arguments = {**draw(st.dictionaries(keys, json_junk() | hostile_text(), min_size=1, max_size=2)), **arguments}
+    return arguments
+
+
+@functools.cache
+def tool_arguments(tool: str, place: Place) -> SearchStrategy[dict[str, Any]]:
+    """Arguments for one call: a well-typed call with 0-3 hostile parameters, at times a missing or an unknown one."""
+    return _arguments(tool, place)
+
+
+# --- a catalogue: every nasty value in every parameter, deterministically ------------------------
+
+NASTY_STRINGS = (
+    "", " ", "a", "\x00", "a/\x00/b", "\x00" * 10, "\x01\x1f\x7f\x1b[31m", "x" * 300, "/" + "y" * 300, ("n" * 300) + "/x",
+    "~nouser/x", "~root", "~", "../../etc/passwd", "/etc/passwd", "/", "..", "reports/../../x", "\\\\server\\share",
+    '"', 'NEAR("a" b', "a AND", "* OR ^", "title:x", "x:y", "' OR 1=1 --", "1; SELECT * FROM sqlite_master", "%", "_",
+    "\u202eevil\u202c", "🔍" * 100, "日本語の検索", "e\u0301" * 50, _repeated("x", 70_000), _repeated("\x00", 5_000),
+    _words(1, 3_000, 1), _words(2, 65, 0), _words(3, 64, 0), _repeated("ab ", 2_001),
+    str(2**63 - 1), str(2**63), str(-(2**63) - 1), "1e308", "-0", "NaN",
+)
+NASTY_OTHERS = (None, True, False, 0, -1, 101, 2**63, -(2**63) - 1, 10**30, 1.5, -1e308, [], ["a", 1], [None], {}, {"a": 1})
+NASTY = NASTY_STRINGS + NASTY_OTHERS
+# One of each kind, for a bounded run: what once broke a tool is in here.
+CORE_STRINGS = (
+    "", "a", "\x00", "a/\x00/b", "x" * 300, "~nouser/x", "../../etc/passwd", "/", 'NEAR("a" b', "a AND", "x:y", "-0",
+    "' OR 1=1 --", _repeated("x", 70_000), _words(1, 3_000, 1), _words(2, 65, 0), str(2**63),
+)
+CORE = CORE_STRINGS + (None, True, 0, -1, 2**63, 1.5, [], {"a": 1})
+
+BASE_CALLS: dict[str, dict[str, Any]] = {  # a call that answers (the embedding tools': one that must fail)
+    "search_workspace": {"query": "authentication"},
+    "search_reports": {"query": "proxy timeout"},
+    "list_command_reports": {"command": "k8s-cluster-health"},
+    "get_report": {"path": "reports/k8s-cluster-health/baseline-notes.md"},
+    "search_commands": {"query": "proxy"},
+    "search": {"query": "borders", "mode": "keyword"},
+    "search_semantic": {"query": "authentication patterns"},
+    "get_similar": {"document": "conversations/2025-11-10/002-debug-auth"},
+    "embed_document": {"path": "conversations/no-such-document"},
+    "embed_workspace": {"workspace_path": "/nonexistent-archivist-fuzz/workspace"},
+    "get_embedding_status": {},
+}
+
+
+def catalogue(tool: str, place: Place, values: tuple[Any, ...] = NASTY) -> list[dict[str, Any]]:
+    """The base call with each parameter set to each value, in turn (embedding tools: safe values only)."""
+    calls = []
+    for name in sorted(parameters(tool, place)):
+        for value in values:
+            if tool in EMBEDDING_TOOLS and isinstance(value, str):
+                if name == "path" and _is_inside(value, place.workspace):
+                    continue
+                if name == "workspace_path" and _names_a_folder(value, place.bare):
+                    continue
+            if tool == "embed_workspace" and name == "workspace_path" and value is None:
+                continue  # the server's own workspace: it would be embedded
+            calls.append({**BASE_CALLS[tool], name: value})
+    if tool == "search":  # FTS5 syntax reaches the parser only in raw mode
+        calls += [{"query": value, "match_mode": "raw", "mode": "keyword"} for value in values]
+    return calls
+
+
+def http_catalogue(
+    place: Place, values: tuple[str, ...] = NASTY_STRINGS, every_key: bool = True
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """/api/search and each canned query's JSON with a key set to each value (every key beside a plausible
+    first one, or the first key only), and the search and document pages with each value."""
+    requests = []
+    surfaces = [("/api/search", SEARCH_KEYS)] + [(f"/archive/{name}.json", keys) for name, keys in sorted(CANNED.items())]
+    for path, keys in surfaces:
+        first = (keys[0], "authentication" if keys[0] == "query" else place.documents[0])
+        for key in keys if every_key else keys[:1]:
+            for value in values:
+                requests.append((path, [first, (key, value)] if key != keys[0] else [(key, value)]))
+    for value in values:
+        requests.append((f"/document/{quote(value) or '%20'}", []))
+        requests.append(("/search", [("query", value)]))
+    return [request for request in requests if fits_in_a_url(request)]
+
+
+# --- HTTP --------------------------------------------------------------------------------------
+
+SEARCH_KEYS = (
+    "query", "mode", "entities", "types", "tags", "match_all", "start_date", "end_date", "product_ids", "match_mode",
+    "min_similarity", "document", "page", "page_size", "limit", "kinds", "memory_type", "k", "source_path", "output",
+)
+CANNED = {  # canned query: its parameters, the one it needs first
+    "search_workspace": ("query", "date_range", "conversation_type", "limit"),
+    "search_reports": ("query", "command_filter", "max_results"),
+    "list_command_reports": ("command",),
+    "get_report": ("path",),
+    "search_commands": ("query",),
+    "search_semantic": ("query", "conversation_type", "date_range", "limit"),
+    "similar": ("document", "limit"),
+    "find_document": ("document",),
+    "get_document": ("document",),
+    "activity": ("by", "kind"),
+    "check_search_syntax": ("query",),
+    "search": SEARCH_KEYS,
+}
+SPECIAL_KEYS = ("_shape", "_size", "_json", "_nl", "_trace", "_timelimit", "_sort", "_facet", "_next", "_sql")
+
+
+@functools.cache
+def http_valid(key: str, place: Place) -> SearchStrategy[str]:
+    """A plausible value for a query-string key."""
+    plausible: dict[str, SearchStrategy[str]] = {
+        "query": st.sampled_from(WORDS + ("proxy timeout",)),
+        "mode": st.sampled_from(MODES),
+        "date_range": st.sampled_from(DATE_RANGES),
+        "entities": st.sampled_from(KIND_VALUES + ("feature,bug",)),
+        "kinds": st.sampled_from(KIND_VALUES),
+        "types": st.sampled_from(TYPE_VALUES),
+        "memory_type": st.sampled_from(TYPE_VALUES),
+        "tags": st.sampled_from(TAG_VALUES),
+        "match_all": st.sampled_from(("true", "false")),
+        "start_date": st.sampled_from(DATES),
+        "end_date": st.sampled_from(DATES),
+        "product_ids": st.just("598,601"),
+        "match_mode": st.sampled_from(("simple", "raw")),
+        "min_similarity": st.sampled_from(("0.2", "-1", "1")),
+        "output": st.just("full"),
+        "document": st.sampled_from(place.documents),
+        "source_path": st.sampled_from(place.documents),
+        "path": st.sampled_from(place.report_paths),
+        "command": st.sampled_from(place.commands),
+        "command_filter": st.sampled_from(place.commands),
+        "by": st.sampled_from(("month", "day")),
+        "kind": st.sampled_from(KIND_VALUES[:5]),
+    }
+    return plausible.get(key, st.integers(1, 100).map(str))  # limits, pages, sizes
+
+
+@st.composite
+def query_string(draw: st.DrawFn, keys: tuple[str, ...], place: Place) -> list[tuple[str, str]]:
+    """(key, value) pairs: plausible values of the surface's keys (the first one nearly always), 0-2 hostile
+    ones (repeating a key at times), at times special or unknown keys."""
+    pairs: list[tuple[str, str]] = []
+    if keys:
+        chosen = draw(st.lists(st.sampled_from(keys[1:]), max_size=4, unique=True)) if keys[1:] else []
+        if not draw(_one_in(10)):
+            chosen.insert(0, keys[0])
+        for key in chosen:
+            pairs.append((key, draw(http_valid(key, place))))
+        for key in draw(st.lists(st.sampled_from(keys), min_size=0, max_size=draw(st.sampled_from((0, 0, 1, 1, 2))))):
+            pairs.append((key, draw(st.one_of(hostile_text(), st.integers(-(2**70), 2**70).map(str)))))
+    if draw(_one_in(5)):  # Datasette's own parameters
+        special = st.sampled_from(("array", "objects", "max", "1", "-1", "0", "x", "999999999999"))
+        pairs.append((draw(st.sampled_from(SPECIAL_KEYS)), draw(special)))
+    if draw(_one_in(8)):
+        pairs.append((draw(st.sampled_from(EXTRA_KEYS + ("sql",))), draw(hostile_text())))
+    return draw(st.permutations(pairs))
+
+
+@functools.cache
+def http_requests(place: Place) -> SearchStrategy[tuple[str, list[tuple[str, str]]]]:
+    """(path, query string) for /api/search, the canned queries' JSON, and the pages."""
+    api = st.tuples(st.just("/api/search"), query_string(SEARCH_KEYS, place))
+    canned = st.sampled_from(sorted(CANNED)).flatmap(
+        lambda name: st.tuples(st.just(f"/archive/{name}.json"), query_string(CANNED[name], place))
+    )
+    document_id = st.one_of(st.sampled_from(place.documents), st.integers(-(2**70), 2**70).map(str), hostile_text()).filter(bool)
+    pages = st.one_of(
+        st.tuples(st.just("/"), query_string((), place)),
+        st.tuples(st.just("/search"), query_string(SEARCH_KEYS, place)),
+        st.tuples(document_id.map(lambda i: f"/document/{quote(i)}"), query_string((), place)),
+        st.tuples(document_id.map(lambda i: f"/document/{quote(i)}/source"), query_string(("file",), place)),
+    )
+    return st.one_of(api, api, canned, canned, pages).filter(fits_in_a_url)
+
+
+MAX_QUERY_STRING = 60_000  # httpx refuses longer URL components (65,536 characters)
+
+
+def fits_in_a_url(request: tuple[str, list[tuple[str, str]]]) -> bool:
+    path, params = request
+    return len(path) + len(urlencode(params)) <= MAX_QUERY_STRING
+
+
+def quote(value: str) -> str:
+    return url_quote(value, safe="")
+
+
+# --- checks ------------------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def leaks(text: str, given: Any) -> list[str]:
+    """Markers of raw SQL or a traceback in ``text`` that the caller did not send itself."""
+    sent = " ".join(_strings(given)).lower()
+    return [marker for marker in LEAK_MARKERS if marker in text and marker.lower() not in sent]
+
+
+def error_body(body: Any) -> str | None:
+    """What is wrong with an error body, or None when it is the SPEC §5 body."""
+    if not isinstance(body, dict):
+        return f"no structured body: {body!r:.200}"
+    if body.get("success") is not False or not isinstance(body.get("error"), str) or not body["error"].strip():
+        return f"not {{success: false, error: str}}: {json.dumps(body, ensure_ascii=False)[:300]}"
+    if body.get("code") not in CODES:
+        return f"unknown code {body.get('code')!r}"
+    if not body["error"].startswith("❌"):
+        return f"message not in the ❌ / ℹ️ / 💡 form: {body['error'][:200]!r}"
+    return None
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def success_shape(tool: str, body: Any) -> str | None:
+    """What is wrong with a tool's successful answer, or None."""
+    if not isinstance(body, dict):
+        return f"structured content is {type(body).__name__}"
+    if body.get("success", True) is not True:
+        return f"success is {body.get('success')!r} on a result that is not an error"
+    if tool in ROW_TOOLS:
+        results = body.get("results")
+        if not isinstance(results, list) or not all(isinstance(row, dict) for row in results):
+            return "results is not a list of objects"
+        if body.get("num_results") != len(results) or len(results) > 100:
+            return f"num_results {body.get('num_results')!r} for {len(results)} results"
+    elif tool == "get_report":
+        if not isinstance(body.get("content"), str) or not isinstance(body.get("path"), str):
+            return "a report without content or path"
+    elif tool == "search":
+        results = body.get("results")
+        if not all(_is_count(body.get(key)) for key in ("total", "page", "page_size", "total_pages")):
+            return "total, page, page_size or total_pages is not a count"
+        if not isinstance(results, list) or not 1 <= body["page"] or not 1 <= body["page_size"] <= 100:
+            return f"page {body['page']} / page_size {body['page_size']} out of range, or no results list"
+        if len(results) > body["page_size"] or not isinstance(body.get("has_more"), bool):
+            return f"{len(results)} results for page_size {body['page_size']}, or has_more not a boolean"
+    elif tool in EMBEDDING_TOOLS:
+        if body.get("success") is not True or not (_is_count(body.get("embedded")) and _is_count(body.get("skipped"))):
+            return "embedded / skipped are not counts"
+    elif tool == "get_embedding_status":
+        if not (_is_count(body.get("total_chunks")) and _is_count(body.get("num_documents"))):
+            return "total_chunks / num_documents are not counts"
+        if not isinstance(body.get("recent_embeddings"), list):
+            return "recent_embeddings is not a list"
+    return None
+
+
+def result_text(result: Any) -> str:
+    parts = [getattr(item, "text", "") or "" for item in (result.content or [])]
+    if result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def tool_violations(tool: str, arguments: dict[str, Any], result: Any, place: Place) -> list[Violation]:
+    """The properties one tool answer breaks (``result``: the client's CallToolResult)."""
+    found: list[Violation] = []
+    body = result.structured_content
+    text = result_text(result)
+    marks = leaks(text, arguments)
+    if marks:
+        found.append(Violation(LEAK, f"{marks} in {text[:400]!r}"))
+    if result.is_error:
+        problem = error_body(body)
+        if problem is not None:
+            found.append(Violation(NO_BODY, f"{problem}; text: {text[:300]!r}"))
+        elif body["code"] == "INTERNAL_ERROR":
+            found.append(Violation(INTERNAL, body["error"][:400]))
+    else:
+        problem = success_shape(tool, body)
+        if problem is None:
+            try:
+                json.dumps(body, allow_nan=False)
+                first = json.loads(result.content[0].text) if result.content else None
+            except (ValueError, TypeError, AttributeError) as error:
+                problem = f"not strict JSON, or text that is not JSON: {error}"
+            else:
+                if first != body:
+                    problem = "the text content is not the structured content"
+        if problem is not None:
+            found.append(Violation(SHAPE, f"{problem}: {text[:300]!r}"))
+        if is_foreign(arguments.get("workspace_path"), place.workspace):
+            found.append(Violation(FOREIGN, f"workspace_path={arguments['workspace_path']!r:.200} answered: {text[:200]!r}"))
+    return found
+
+
+def written_outside(place: Place) -> list[Violation]:
+    """Anything written into the bare folder, removed again so that later calls start clean."""
+    found = sorted(item.name for item in place.bare.iterdir())
+    if not found:
+        return []
+    for item in place.bare.iterdir():
+        shutil.rmtree(item) if item.is_dir() else item.unlink()
+    return [Violation(WROTE, f"{place.bare} received {found}")]
+
+
+def http_violations(path: str, params: list[tuple[str, str]], status: int, content_type: str, body: str) -> list[Violation]:
+    """The properties one HTTP answer breaks."""
+    found: list[Violation] = []
+    if status >= 500:
+        found.append(Violation(SERVER_ERROR, f"{status}: {body[:300]!r}"))
+    marks = leaks(body, [unquote(path), params])  # a page may show what the caller sent, decoded
+    if marks:
+        found.append(Violation(LEAK, f"{marks} in {status} {body[:400]!r}"))
+    data: Any = None
+    if "json" in content_type:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            found.append(Violation(NO_BODY, f"{status} {content_type} that is not JSON: {body[:200]!r}"))
+    if status == 400 and (path == "/api/search" or path.endswith(".json")):
+        problem = error_body(data)
+        if problem is not None:
+            found.append(Violation(NO_BODY, f"400 {problem}"))
+    if isinstance(data, dict) and data.get("code") == "INTERNAL_ERROR":
+        found.append(Violation(INTERNAL, str(data.get("error"))[:400]))
+    return found
+
+
+def outcome_label(result: Any) -> str:
+    """'ok', or the error code of a tool answer (for counts)."""
+    if not result.is_error:
+        return "ok"
+    body = result.structured_content
+    return str(body.get("code")) if isinstance(body, dict) and body.get("code") else "(no code)"
+
+
+# --- calling ------------------------------------------------------------------------------------
+
+
+class Caller:
+    """An event loop on its own thread, for synchronous code (hypothesis) to await with a time bound.
+
+    ``target`` is anything ``mcp.Client`` takes (an in-process server, stdio parameters, a
+    URL); without one, only ``run`` is available (for Datasette's async client).
+    """
+
+    def __init__(self, target: Any = None, timeout: float = 10.0) -> None:
+        self.target = target
+        self.timeout = timeout
+        self._stack = contextlib.ExitStack()
+        self.portal: BlockingPortal | None = None
+        self.client: Client | None = None
+
+    def __enter__(self) -> "Caller":
+        self.portal = self._stack.enter_context(start_blocking_portal())
+        if self.target is not None:
+            self.client = self._stack.enter_context(self.portal.wrap_async_context_manager(Client(self.target)))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def run(self, function: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """Await ``function(*args, **kwargs)`` on the loop: its value, TimeoutError past the bound, or its exception."""
+        assert self.portal is not None, "use Caller as a context manager"
+        future = self.portal.start_task_soon(functools.partial(function, *args, **kwargs))
+        try:
+            return future.result(timeout=self.timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def call_tool(self, tool: str, arguments: dict[str, Any], place: Place) -> tuple[str, list[Violation]]:
+        """One tool call as a client sends it (JSON), checked: an outcome label and what it broke."""
+        assert self.client is not None
+        sent = json.loads(json.dumps(arguments))  # exactly what a JSON-RPC client can send
+        try:
+            result = self.run(self.client.call_tool, tool, sent)
+        except TimeoutError:
+            return HANG, [Violation(HANG, f"no answer within {self.timeout:g} s")] + written_outside(place)
+        except Exception as error:  # noqa: BLE001 - whatever reached the client is the finding
+            return EXCEPTION, [Violation(EXCEPTION, f"{type(error).__name__}: {str(error)[:300]}")] + written_outside(place)
+        return outcome_label(result), tool_violations(tool, sent, result, place) + written_outside(place)
+
+    def get(self, datasette: Any, path: str, params: list[tuple[str, str]]) -> tuple[str, list[Violation]]:
+        """One GET through Datasette's own client, checked: the status (as a label) and what it broke."""
+        try:
+            response = self.run(datasette.client.get, path, params=params)
+        except TimeoutError:
+            return HANG, [Violation(HANG, f"no answer within {self.timeout:g} s")]
+        except Exception as error:  # noqa: BLE001
+            return EXCEPTION, [Violation(EXCEPTION, f"{type(error).__name__}: {str(error)[:300]}")]
+        content_type = response.headers.get("content-type", "")
+        return str(response.status_code), http_violations(path, params, response.status_code, content_type, response.text)
+
+
+def prepare_place(workspace: Path, scratch: Path) -> Place:
+    """A Place around an indexed (and embedded) ``workspace``: a foreign workspace and a bare folder in ``scratch``."""
+    from archivist.indexer import index_workspace
+    from archivist.queries import Archive
+    from archivist.workspace import archive_path
+
+    foreign = scratch / "foreign"
+    note = foreign / "conversations" / "2025-01-02" / "001-debug-printer" / "conversation.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("# Printer jam\n\nThe printer jams on duplex. authentication proxy timeout\n", encoding="utf-8")
+    index_workspace(foreign)
+    bare = scratch / "bare"
+    bare.mkdir(exist_ok=True)
+    with Archive(archive_path(workspace)) as archive:
+        commands = tuple(row["command_name"] for row in archive.run("list_commands"))
+        reports = tuple(row["path"] for command in commands for row in archive.run("list_command_reports", {"command": command}))
+        newest = archive.search({"mode": "recent", "page_size": 20})["results"]
+    documents = tuple(str(item["id"]) for item in newest) + tuple(item["path"] for item in newest if item.get("path"))
+    return Place(workspace.resolve(), foreign.resolve(), bare.resolve(), commands, reports, documents)

@@ -1,0 +1,177 @@
+"""Property-based fuzzing of every MCP tool and the HTTP surfaces (SPEC §5): bad input gets a clear error.
+
+Every tool is called in-process through the MCP SDK's own client, on a disposable copy of the
+embedded sample workspace, and the HTTP surfaces through the Datasette app, with inputs from
+tests/fuzzing.py (also used by bench/fuzz.py, the long run): a catalogue (each nasty value in
+each parameter, in turn) and hypothesis examples. Whatever the input, a call answers within
+CALL_TIMEOUT seconds; an error is the SPEC body with a known code and never INTERNAL_ERROR (over
+HTTP: a 400, never a 5xx); no answer carries raw SQL, an SQLite error or a traceback; a
+workspace outside the allowed one is refused and left untouched. Hypothesis runs are
+derandomized: a failure comes back on every run, shrunk to a minimal example.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archivist.workspace import archive_path
+from conftest import started_datasette
+from fuzzing import (
+    CORE, CORE_STRINGS, EMBEDDING_TOOLS, PROPERTIES, TOOLS, Caller, Place, Violation, catalogue, http_catalogue, http_requests,
+    parameters, prepare_place, tool_arguments, written_outside,
+)
+
+CALL_TIMEOUT = 10.0  # seconds: the bound on any one call (the model is loaded before the first)
+EXAMPLES_PER_TOOL = 100
+HTTP_EXAMPLES = 100
+FUZZ = settings(
+    max_examples=EXAMPLES_PER_TOOL,
+    deadline=None,
+    derandomize=True,  # the same examples on every run: no flaky failures, and each comes back
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much, HealthCheck.large_base_example],
+)
+
+
+class PropertyFailed(AssertionError):
+    """A broken property of SPEC §5 (one subclass per property, so hypothesis reports each apart)."""
+
+
+FAILURES = {name: type(f"Broken_{name.replace(' ', '_')}", (PropertyFailed,), {}) for name in PROPERTIES}
+
+
+def fail_on(violations: list[Violation]) -> None:
+    if violations:
+        first = violations[0]
+        raise FAILURES[first.property](f"{first.property}: {first.detail}")
+
+
+def first_of_each(found: list[tuple[Any, Violation]]) -> str:
+    """The first input that broke each property, for an assertion message."""
+    firsts: dict[str, tuple[Any, Violation]] = {}
+    for sent, violation in found:
+        firsts.setdefault(violation.property, (sent, violation))
+    return "\n".join(f"{name}: {sent!r:.300}\n    -> {violation.detail[:300]}" for name, (sent, violation) in firsts.items())
+
+
+@pytest.fixture(scope="module")
+def place(embedded_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Place:
+    """A disposable copy of the embedded sample (the embedding tools may write to it), and folders around it."""
+    scratch = tmp_path_factory.mktemp("fuzz")
+    workspace = scratch / "sample"
+    shutil.copytree(embedded_sample, workspace)
+    return prepare_place(workspace, scratch)
+
+
+@pytest.fixture(scope="module")
+def tools(place: Place) -> Iterator[Caller]:
+    """The MCP server of ``place.workspace`` (and no other), behind the SDK's in-process client."""
+    from archivist.mcp_tools import create_server
+
+    with Caller(create_server(archive_path(place.workspace), place.workspace), timeout=120) as caller:
+        warm = caller.run(caller.client.call_tool, "search_semantic", {"query": "authentication patterns"})  # loads the model
+        assert not warm.is_error, warm.content
+        caller.timeout = CALL_TIMEOUT
+        yield caller
+
+
+@pytest.fixture(scope="module")
+def site(place: Place) -> Iterator[tuple[Caller, Any]]:
+    """The Datasette app as `archivist serve` runs it, and a caller for its async client."""
+    with Caller(timeout=120) as caller:
+        datasette = caller.run(started_datasette, archive_path(place.workspace))
+        warm = caller.run(datasette.client.get, "/archive/search_semantic.json", params={"query": "authentication patterns"})
+        assert warm.status_code == 200, warm.text[:300]
+        caller.timeout = CALL_TIMEOUT
+        yield caller, datasette
+
+
+def test_the_fuzzed_parameters_are_the_tools_parameters(tools: Caller, place: Place) -> None:
+    listed = {tool.name: tool for tool in tools.run(tools.client.list_tools).tools}
+    assert set(TOOLS) <= set(listed)
+    for name in TOOLS:
+        assert set(listed[name].input_schema["properties"]) == set(parameters(name, place)), name
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@FUZZ
+@given(data=st.data())
+def test_every_tool_answers_hostile_arguments_with_a_result_or_a_clear_error(
+    tools: Caller, place: Place, tool: str, data: st.DataObject
+) -> None:
+    arguments = data.draw(tool_arguments(tool, place), label="arguments")
+    _, violations = tools.call_tool(tool, arguments, place)
+    fail_on(violations)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_every_tool_answers_each_nasty_value_in_each_parameter(tools: Caller, place: Place, tool: str) -> None:
+    """Deterministic: a valid call (for the embedding tools, one that must fail) with one parameter at a time
+    set to NUL bytes, 300-character names, ~nouser, 70,000 characters, 3,000 words, FTS5 and SQL syntax,
+    SQLite's integer edges or another JSON type."""
+    found = [(arguments, v) for arguments in catalogue(tool, place, CORE) for v in tools.call_tool(tool, arguments, place)[1]]
+    if found:
+        pytest.fail(first_of_each(found), pytrace=False)
+
+
+def test_the_http_surfaces_answer_each_nasty_value(site: tuple[Caller, Any], place: Place) -> None:
+    caller, datasette = site
+    requests = http_catalogue(place, CORE_STRINGS, every_key=False)
+    found = [(request, v) for request in requests for v in caller.get(datasette, *request)[1]]
+    if found:
+        pytest.fail(first_of_each(found), pytrace=False)
+
+
+@settings(FUZZ, max_examples=HTTP_EXAMPLES)
+@given(data=st.data())
+def test_the_http_surfaces_answer_hostile_query_strings_without_a_500_or_a_leak(
+    site: tuple[Caller, Any], place: Place, data: st.DataObject
+) -> None:
+    caller, datasette = site
+    path, params = data.draw(http_requests(place), label="request")
+    _, violations = caller.get(datasette, path, params)
+    fail_on(violations)
+
+
+VALID = {  # arguments each tool answers on the sample workspace
+    "search_workspace": {"query": "authentication"},
+    "search_reports": {"query": "proxy timeout"},
+    "list_command_reports": {"command": "k8s-cluster-health"},
+    "get_report": {"path": "reports/k8s-cluster-health/baseline-notes.md"},
+    "search_commands": {"query": "proxy"},
+    "search": {"query": "borders", "mode": "keyword"},
+    "search_semantic": {"query": "authentication patterns"},
+    "get_similar": {"document": "conversations/2025-11-10/002-debug-auth"},
+    "embed_document": {"path": "conversations"},
+    "embed_workspace": {},
+    "get_embedding_status": {},
+}
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_workspace_outside_the_allowed_one_is_refused_and_left_untouched(tools: Caller, place: Place, tool: str) -> None:
+    assert set(VALID) == set(TOOLS)
+    written_outside(place)  # a failure of another test may have left something there
+    foreign_archive = archive_path(place.foreign)
+    before = foreign_archive.stat().st_mtime_ns
+    refused = [str(place.bare), str(place.foreign), "/no/such/folder"]
+    if tool not in EMBEDDING_TOOLS:
+        refused += ["/", "~root", str(place.foreign / ".archivist")]  # never given to a tool that writes
+    for folder in refused:
+        result = tools.run(tools.client.call_tool, tool, {**VALID[tool], "workspace_path": folder})
+        assert result.is_error, (tool, folder, result.content)
+        assert result.structured_content is not None, (tool, folder, result.content)
+        assert result.structured_content["code"] == "DIRECTORY_NOT_FOUND", (tool, folder, result.structured_content)
+        assert not (place.bare / ".archivist").exists(), (tool, "wrote into", place.bare)
+        assert list(place.bare.iterdir()) == []
+        assert foreign_archive.stat().st_mtime_ns == before, (tool, "wrote into", place.foreign)
+    own = tools.run(tools.client.call_tool, tool, {**VALID[tool], "workspace_path": str(place.workspace)})
+    assert not own.is_error, (tool, own.content)
+    assert json.loads(own.content[0].text) == own.structured_content
