@@ -157,11 +157,8 @@ class Workspaces:
 
     def _indexed(self, workspace_path: str | None) -> tuple[Path, Path]:
         """(workspace, archive) of an allowed workspace whose archive exists."""
-        if not workspace_path:
-            folder, path = self.default_workspace, self.default_archive.resolve()
-        else:
-            folder = self.workspace(workspace_path)
-            path = archive_path(folder)
+        folder = self.workspace(workspace_path)
+        path = self.default_archive.resolve() if folder == self.default_workspace else archive_path(folder)
         if not path.exists():
             raise ArchivistError(
                 "DIRECTORY_NOT_FOUND",

@@ -90,8 +90,10 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
             if route is None or route[0] != DATABASE_NAME or DATABASE_NAME not in datasette.databases:
                 return await app(scope, receive, send)  # not one of the archive's canned queries
             database, name, extension = route
-            raw = dict(parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True))
-            params = {k: v for k, v in raw.items() if not k.startswith("_")}
+            params: dict[str, str] = {}
+            for key, value in parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True):
+                if not key.startswith("_"):
+                    params.setdefault(key, value)  # Datasette runs a repeated parameter's first value: check that one
             if extension == "html" and not params:
                 return await app(scope, receive, send)  # the empty form
             db = datasette.get_database(database)

@@ -273,33 +273,38 @@ async def run_clients(
     return stats, time.monotonic() - started
 
 
-def load_mcp(workspace: Path, clients: int, seconds: float) -> None:
+def load(command: list[str], label: str, target: Callable[[int], tuple[Any, Callable[..., Any]]], clients: int, seconds: float) -> None:
+    """Start a server, warm it, run the clients against it, and report; ``target(port)`` gives (warm, client)."""
     port = free_port()
-    process = start_server(["mcp", str(workspace), "--http"], port)
-    url = f"http://127.0.0.1:{port}/mcp"
+    process = start_server(command, port)
+    warm, client = target(port)
     try:
-        asyncio.run(warm_mcp(url))
+        asyncio.run(warm())
         before = rss_kib(process.pid)
-        stats, elapsed = asyncio.run(run_clients(lambda n, until, stats: mcp_client(url, n, until, stats), clients, seconds, process.pid))
+        stats, elapsed = asyncio.run(run_clients(client, clients, seconds, process.pid))
         after = rss_kib(process.pid)
     finally:
         stop(process)
+    report(label, stats, elapsed, (before, after))
+
+
+def load_mcp(workspace: Path, clients: int, seconds: float) -> None:
+    def target(port: int) -> tuple[Any, Callable[..., Any]]:
+        url = f"http://127.0.0.1:{port}/mcp"
+        return (lambda: warm_mcp(url)), (lambda n, until, stats: mcp_client(url, n, until, stats))
+
     modes = ", ".join(extra.get("mode", "") for tool, extra in MCP_CALLS if tool == "search")
-    report(f"archivist mcp --http, {clients} clients, tools/call search ({modes}) and search_workspace", stats, elapsed, (before, after))
+    label = f"archivist mcp --http, {clients} clients, tools/call search ({modes}) and search_workspace"
+    load(["mcp", str(workspace), "--http"], label, target, clients, seconds)
 
 
 def load_serve(workspace: Path, clients: int, seconds: float) -> None:
-    port = free_port()
-    process = start_server(["serve", str(workspace), "--no-index"], port)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        asyncio.run(warm_api(base))
-        before = rss_kib(process.pid)
-        stats, elapsed = asyncio.run(run_clients(lambda n, until, stats: api_client(base, n, until, stats), clients, seconds, process.pid))
-        after = rss_kib(process.pid)
-    finally:
-        stop(process)
-    report(f"archivist serve, {clients} clients, GET /api/search ({', '.join(API_MODES)})", stats, elapsed, (before, after))
+    def target(port: int) -> tuple[Any, Callable[..., Any]]:
+        base = f"http://127.0.0.1:{port}"
+        return (lambda: warm_api(base)), (lambda n, until, stats: api_client(base, n, until, stats))
+
+    label = f"archivist serve, {clients} clients, GET /api/search ({', '.join(API_MODES)})"
+    load(["serve", str(workspace), "--no-index"], label, target, clients, seconds)
 
 
 def main() -> None:

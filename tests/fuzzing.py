@@ -252,8 +252,8 @@ def _names_a_folder(value: str, allowed: Path) -> bool:
 
 def is_foreign(value: Any, workspace: Path) -> bool:
     """A workspace_path string that names anything but the allowed workspace (empty names the default)."""
-    if not isinstance(value, str) or not value.strip():
-        return False
+    if not isinstance(value, str) or value.strip() in ("", "null"):
+        return False  # the MCP SDK reads the string "null" as JSON null for an optional argument: the default
     try:
         return Path(value).expanduser().resolve() != workspace.resolve()
     except (ValueError, OSError, RuntimeError):

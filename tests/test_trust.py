@@ -327,7 +327,7 @@ async def test_no_500_and_no_sql_for_hostile_urls(sample_datasette):
         ("post", "/archive/documents"), ("post", "/archive/nope/-/insert"), ("get", "/archive/documents.json?_sort=nope"),
         ("get", "/api/search?query=" + "a" * 6000), ("get", "/archive/search_workspace.json?query=" + "word+" * 3000),
         ("get", "/archive/search_workspace?query=" + "word+" * 3000), ("get", "/api/search?query=x&product_ids=-1"),
-        ("get", "/document/%00"), ("get", "/search?query=%00%01"),
+        ("get", "/document/%00"), ("get", "/search?query=%00%01"), ("get", "/archive/check_search_syntax.json?query=NEAR(&query=the"),
     ]
     for method, url in urls:
         response = await getattr(sample_datasette.client, method)(url)
