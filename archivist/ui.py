@@ -21,6 +21,7 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
 from . import queries, validation
+from .errors import ArchivistError
 from .sqlfunctions import items
 from .web import highlighted, query_failure, unknown_search_parameters
 from .workspace import DATABASE_NAME
@@ -56,6 +57,10 @@ async def table_rows(datasette: Datasette, table: str, params: dict[str, str] | 
 
 
 async def _json(datasette: Datasette, path: str, params: dict[str, str] | None) -> list[dict[str, Any]]:
+    try:
+        validation.check_sizes(params or {})
+    except ArchivistError as error:
+        raise QueryFailed(400, error.code, error.message) from None
     response = await datasette.client.get(datasette.urls.path(path), params={**(params or {}), "_shape": "array"})
     body = response.json()
     if response.status_code == 200:

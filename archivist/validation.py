@@ -504,6 +504,15 @@ def _too_long(name: str, value: str) -> ArchivistError:
     )
 
 
+def check_sizes(raw: dict[str, str]) -> None:
+    """The length limits alone, for a surface that forwards parameters in a URL before they are checked."""
+    for key, value in raw.items():
+        if key == "query" and value:
+            require_query(value, "search", "authentication")
+        elif len(value) > MAX_VALUE_CHARS:
+            raise _too_long(key, value)
+
+
 def unalias(spec: QuerySpec, raw: dict[str, Any]) -> dict[str, Any]:
     """Seed names turned into ours; a name and its alias given with different values is an error."""
     found = dict(raw)

@@ -214,6 +214,7 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
         params = validation.unalias(
             validation.QUERIES["search"], {key: ",".join(request.args.getlist(key)) for key in request.args}
         )
+        validation.check_sizes(params)
     except ArchivistError as error:
         return Response.json(error.to_dict(), status=400)
     response = await datasette.client.get(

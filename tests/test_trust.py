@@ -145,6 +145,20 @@ def test_serve_refuses_dns_rebinding_and_foreign_origins(serve):
         assert same_origin.status_code < 400, path
 
 
+def test_serve_refuses_a_66000_character_query_plainly(serve):
+    import http.client
+    from urllib.parse import urlsplit
+
+    port = urlsplit(serve()).port
+    for path in ("/api/search", "/search", "/archive/search.json", "/archive/search_workspace"):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)  # httpx refuses such URLs itself
+        connection.request("GET", f"{path}?query={'a' * 66_000}")
+        response = connection.getresponse()
+        body = response.read().decode()
+        connection.close()
+        assert response.status == 400 and "too long" in body and "Traceback" not in body, (path, response.status)
+
+
 def test_serve_with_a_token_lets_in_only_its_holders(serve):
     base = serve(env={"ARCHIVIST_TOKEN": "s3cret-token"})
     refused = httpx.get(base + "/api/search?query=proxy&mode=keyword")
