@@ -82,6 +82,8 @@ class Tally:
 
 def sampled(examples: int, strategy: st.SearchStrategy[Any], body: Callable[[Any], None], run_seed: int) -> None:
     """Run ``body`` on ``examples`` values of ``strategy``: generation only, no shrinking, nothing stored."""
+    if examples <= 0:  # a run of one surface alone: --examples 0, say
+        return
 
     @seed(run_seed)
     @settings(
