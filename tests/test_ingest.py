@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 import sqlite_utils
 
 from archivist.indexer import index_workspace
@@ -147,25 +148,26 @@ def test_calendar_days_are_the_authors_and_the_instant_stays_utc(make_workspace)
     assert titles_with("d20250625") == ["East"]
 
 
-def test_a_day_filter_finds_the_authors_day_newest_first_by_the_instant(make_workspace):
+@pytest.fixture
+def zoned_archive(make_workspace):
     from archivist.queries import Archive
 
     workspace = make_workspace(ZONED)
     index_workspace(workspace)
     with Archive.for_workspace(workspace) as archive:
-        june_24 = archive.search({"mode": "recent", "start_date": "2025-06-24", "end_date": "2025-06-24"})
-        june_25 = archive.search({"mode": "recent", "start_date": "2025-06-25", "end_date": "2025-06-25"})
-    assert [r["title"] for r in june_24["results"]] == ["West", "Plan", "zoned words in UTC"]
-    assert [r["title"] for r in june_25["results"]] == ["East"]
+        yield archive
 
 
-def test_a_bound_with_a_time_finds_documents_by_their_instant(make_workspace):
-    from archivist.queries import Archive
+def titles(archive, start: str, end: str) -> list[str]:
+    return [r["title"] for r in archive.search({"mode": "recent", "start_date": start, "end_date": end})["results"]]
 
-    workspace = make_workspace(ZONED)
-    index_workspace(workspace)
-    with Archive.for_workspace(workspace) as archive:
-        hour = archive.search({"mode": "recent", "start_date": "2025-06-25T00:05:00Z", "end_date": "2025-06-25T01:00:00Z"})
-        evening = archive.search({"mode": "recent", "start_date": "2025-06-24T22:30:00Z", "end_date": "2025-06-24T23:15:00Z"})
-    assert [r["title"] for r in hour["results"]] == ["Plan"]  # 2025-06-25T00:11:14Z, a 2025-06-24 document
-    assert [r["title"] for r in evening["results"]] == ["East"]  # 2025-06-24T23:00:00Z, a 2025-06-25 document
+
+def test_a_day_filter_finds_the_authors_day_newest_first_by_the_instant(zoned_archive):
+    assert titles(zoned_archive, "2025-06-24", "2025-06-24") == ["West", "Plan", "zoned words in UTC"]
+    assert titles(zoned_archive, "2025-06-25", "2025-06-25") == ["East"]
+
+
+def test_a_bound_with_a_time_finds_documents_by_their_instant(zoned_archive):
+    # 2025-06-25T00:11:14Z is a 2025-06-24 document; 2025-06-24T23:00:00Z a 2025-06-25 one
+    assert titles(zoned_archive, "2025-06-25T00:05:00Z", "2025-06-25T01:00:00Z") == ["Plan"]
+    assert titles(zoned_archive, "2025-06-24T22:30:00Z", "2025-06-24T23:15:00Z") == ["East"]
