@@ -213,7 +213,8 @@ def serve(
     if root:
         click.echo(f"Sign in as root: http://{host}:{port}/-/auth-token?token={datasette._root_token}")
     sys.stdout.flush()
-    uvicorn.run(guarded(datasette.app(), allowed_hosts, token), host=host, port=port, log_level="warning")
+    app = datasette.app()  # its plugin checks Host and Origin; the token is checked outside it (see web.host_guard)
+    uvicorn.run(guarded(app, allowed_hosts, token) if token else app, host=host, port=port, log_level="warning")
 
 
 @cli.command()

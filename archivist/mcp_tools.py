@@ -311,7 +311,7 @@ class EmbedJob:
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
     result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    error: ArchivistError | None = None
     stop: threading.Event = field(default_factory=threading.Event, repr=False)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
     listeners: list[Progress] = field(default_factory=list, repr=False)
@@ -324,7 +324,7 @@ class EmbedJob:
             "state": self.state, "workspace": self.workspace, "path": self.path,
             "documents_total": self.documents_total, "documents_done": self.documents_done,
             "chunks_embedded": self.chunks_embedded, "started_at": iso(self.started_at),
-            "finished_at": iso(self.finished_at), "error": self.error,
+            "finished_at": iso(self.finished_at), "error": self.error.to_dict() if self.error else None,
         }
 
 
@@ -385,10 +385,10 @@ class EmbedJobs:
         except JobStopped:
             job.state = "stopped"  # what was embedded stays: the next run resumes from there
         except ArchivistError as error:
-            job.state, job.error = "failed", error.to_dict()
+            job.state, job.error = "failed", error
         except Exception:
             logger.exception("Embedding job failed")
-            job.state, job.error = "failed", internal_error().to_dict()
+            job.state, job.error = "failed", internal_error()
         finally:
             job.finished_at = time.time()
             job.finished.set()
@@ -412,7 +412,7 @@ class EmbedJobs:
         finally:
             job.listeners.remove(progress)
         if job.error is not None:
-            raise ArchivistError(job.error["code"], job.error["error"].removeprefix("❌ ").split("\n")[0])
+            raise job.error  # the job's own error, whole: what, why and what to try
         if job.result is None:
             raise ArchivistError("INVALID_PARAMETER", "The embedding job was stopped", "Run the tool again to resume it.")
         return {"success": True, **job.result}
