@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn
 
 import click
 
-from .errors import ArchivistError
-from .workspace import archive_path
+from archivist.errors import ArchivistError
+from archivist.workspace import archive_path
 
 if TYPE_CHECKING:
-    from .indexer import Summary
+    from archivist.build.indexer import Summary
 
 KINDS_SQL = "SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind"
 PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status"
@@ -52,7 +52,7 @@ def fail(error: ArchivistError) -> NoReturn:
 
 def checked_workspaces(folders: Iterable[Path]) -> list[Path]:
     """The operator's allowed workspaces, each an existing folder (it may be indexed later)."""
-    from .workspace import resolve_folder
+    from archivist.workspace import resolve_folder
 
     found = []
     for folder in folders:
@@ -103,7 +103,7 @@ class EmbedProgress:
 
 
 def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
-    from . import embeddings
+    from archivist.semantic import embeddings
 
     progress = EmbedProgress()
     try:
@@ -120,7 +120,7 @@ def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 
 
 def run_index(workspace: Path, db_path: Path | None, reports_dir: str | None) -> Summary:
-    from . import indexer  # imported when used: `archivist mcp` starts faster without it
+    from archivist.build import indexer  # imported when used: `archivist mcp` starts faster without it
 
     try:
         summary = indexer.index_workspace(workspace, db_path, reports_dir, progress=_progress("Indexing"))
@@ -189,8 +189,8 @@ def serve(
 
     import uvicorn
 
-    from .guard import guarded, token_from_environment
-    from .web import make_datasette, start
+    from archivist.web.guard import guarded, token_from_environment
+    from archivist.web.app import make_datasette, start
 
     if not no_index:
         run_index(workspace, db_path, reports_dir)
@@ -244,15 +244,15 @@ def mcp(
         ))
     allowed = checked_workspaces(allowed_workspaces)
     if not http:
-        from .mcp_stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
+        from archivist.mcp.stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
 
         serve_stdio(db_path, workspace.resolve(), allowed, conformance_fixtures)
         return
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from .guard import guarded, token_from_environment
-    from .mcp_tools import create_server
+    from archivist.web.guard import guarded, token_from_environment
+    from archivist.mcp.tools import create_server
 
     server = create_server(db_path, workspace.resolve(), allowed, conformance_fixtures)
     app = server.streamable_http_app(
@@ -304,7 +304,7 @@ def search(
         name = "search_workspace"
         params = {"query": query, "date_range": date_range, "conversation_type": conversation_type, "limit": limit}
     try:
-        from .queries import Archive
+        from archivist.queries.runner import Archive
 
         with Archive(db_path or archive_path(workspace)) as archive:
             rows = archive.run(name, params)

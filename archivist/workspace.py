@@ -1,14 +1,11 @@
-"""Where things live: a workspace, its archive, and this project's configuration directory."""
+"""Where things live: a workspace and its archive."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import ArchivistError
+from archivist.errors import ArchivistError
 
-# The repository root is a Datasette configuration directory (metadata.yml, plugins/, templates/).
-CONFIG_DIR = Path(__file__).resolve().parent.parent
-METADATA_PATH = CONFIG_DIR / "metadata.yml"
 DATABASE_NAME = "archive"
 
 # Linux's limits: a whole path, and one name in it (in bytes).

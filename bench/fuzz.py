@@ -98,7 +98,7 @@ def sampled(examples: int, strategy: st.SearchStrategy[Any], body: Callable[[Any
 
 def embedded_sample() -> Path:
     """bench/out/fuzz-sample: the sample workspace, indexed and embedded once."""
-    from archivist.embeddings import embed_workspace
+    from archivist.semantic.embeddings import embed_workspace
 
     workspace = OUT / "fuzz-sample"
     if not archive_path(workspace).exists():
@@ -136,7 +136,7 @@ def surface(path: str) -> str:
 
 
 def fuzz_http(place: Place, examples: int, run_seed: int, timeout: float, tally: Tally) -> None:
-    from archivist.web import make_datasette, start
+    from archivist.web.app import make_datasette, start
 
     with Caller(timeout=120) as caller:
         datasette = caller.run(start, make_datasette(archive_path(place.workspace)))
@@ -184,7 +184,7 @@ def main() -> None:
         place = prepare_place(workspace, Path(scratch))
         print(f"workspace {place.workspace} (allowed), {place.foreign} (indexed, not allowed), {place.bare} (empty)")
 
-        from archivist.mcp_tools import create_server
+        from archivist.mcp.tools import create_server
 
         server = create_server(archive_path(place.workspace), place.workspace)
         quiet_logs(OUT / "fuzz.log")

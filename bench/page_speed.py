@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search_speed import percentile  # noqa: E402
 from synth import generate_mixed  # noqa: E402
 
-from archivist.indexer import index_workspace  # noqa: E402
-from archivist.queries import Archive  # noqa: E402
-from archivist.web import make_datasette, start  # noqa: E402
+from archivist.build.indexer import index_workspace  # noqa: E402
+from archivist.queries.runner import Archive  # noqa: E402
+from archivist.web.app import make_datasette, start  # noqa: E402
 from archivist.workspace import archive_path  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"

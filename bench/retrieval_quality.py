@@ -20,8 +20,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from archivist.embeddings import embed_workspace
-from archivist.queries import Archive
+from archivist.semantic.embeddings import embed_workspace
+from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,8 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth import TOPICS, generate  # noqa: E402
 
-from archivist.indexer import index_workspace  # noqa: E402
-from archivist.queries import Archive, sql_for  # noqa: E402
+from archivist.build.indexer import index_workspace  # noqa: E402
+from archivist.queries.catalog import sql_for  # noqa: E402
+from archivist.queries.runner import Archive  # noqa: E402
 from archivist.workspace import archive_path  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"

@@ -30,9 +30,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth import TOPICS, generate  # noqa: E402
 
-from archivist import chunking, embedding_model, embeddings, schema, vectors  # noqa: E402
-from archivist.indexer import index_workspace  # noqa: E402
-from archivist.queries import Archive  # noqa: E402
+from archivist.semantic import chunking  # noqa: E402
+
+from archivist.semantic import model as embedding_model
+
+from archivist.semantic import embeddings
+
+from archivist.build import schema
+
+from archivist.semantic import vectors
+from archivist.build.indexer import index_workspace  # noqa: E402
+from archivist.queries.runner import Archive  # noqa: E402
 from archivist.workspace import archive_path  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"

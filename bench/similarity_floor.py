@@ -42,10 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from retrieval_quality import judgments, load_workspace, ndcg_at, queries, recall_at  # noqa: E402
 
-from archivist.embedding_model import query_vector  # noqa: E402
-from archivist.embeddings import embed_workspace  # noqa: E402
-from archivist.queries import Archive  # noqa: E402
-from archivist.vectors import matrix  # noqa: E402
+from archivist.semantic.model import query_vector  # noqa: E402
+from archivist.semantic.embeddings import embed_workspace  # noqa: E402
+from archivist.queries.runner import Archive  # noqa: E402
+from archivist.semantic.vectors import matrix  # noqa: E402
 from archivist.workspace import archive_path  # noqa: E402
 
 COLLECTION = "scifact"

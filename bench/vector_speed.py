@@ -19,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from archivist import sqlfunctions, vectors
-from archivist.queries import connect
+from archivist.queries import sqlfunctions
+
+from archivist.semantic import vectors
+from archivist.queries.runner import connect
 
 OUT = Path(__file__).resolve().parent / "out"
 SETUP_SQL = """

@@ -6,9 +6,9 @@ from typing import Callable
 
 import pytest
 
-from archivist.indexer import index_workspace
-from archivist.queries import Archive
-from archivist.web import make_datasette, start
+from archivist.build.indexer import index_workspace
+from archivist.queries.runner import Archive
+from archivist.web.app import make_datasette, start
 from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,7 @@ def embedded_sample(tmp_path_factory) -> Path:
 
     Read-only for the tests that use it: copy it (or use sample_workspace) to change things.
     """
-    from archivist.embeddings import embed_workspace
+    from archivist.semantic.embeddings import embed_workspace
 
     workspace = tmp_path_factory.mktemp("embedded") / "sample"
     shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))

@@ -778,8 +778,8 @@ class Caller:
 
 def prepare_place(workspace: Path, scratch: Path) -> Place:
     """A Place around an indexed (and embedded) ``workspace``: a foreign workspace and a bare folder in ``scratch``."""
-    from archivist.indexer import index_workspace
-    from archivist.queries import Archive
+    from archivist.build.indexer import index_workspace
+    from archivist.queries.runner import Archive
     from archivist.workspace import archive_path
 
     foreign = scratch / "foreign"

@@ -4,7 +4,7 @@ import re
 
 from datasette_enrichments.utils import wait_for_job
 
-from archivist.queries import Archive
+from archivist.queries.runner import Archive
 
 
 async def test_the_enrichment_embeds_the_selected_documents(sample_workspace, sample_datasette):

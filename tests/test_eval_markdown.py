@@ -3,8 +3,8 @@
 import pytest
 import sqlite_utils
 
-from archivist import dates
-from archivist.indexer import index_workspace
+from archivist.build import dates
+from archivist.build.indexer import index_workspace
 from conftest import EVAL
 
 CORPORA = EVAL / "markdown"

@@ -73,7 +73,7 @@ def place(embedded_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Pl
 @pytest.fixture(scope="module")
 def tools(place: Place) -> Iterator[Caller]:
     """The MCP server of ``place.workspace`` (and no other), behind the SDK's in-process client."""
-    from archivist.mcp_tools import create_server
+    from archivist.mcp.tools import create_server
 
     with Caller(create_server(archive_path(place.workspace), place.workspace), timeout=120) as caller:
         warm = caller.run(caller.client.call_tool, "search_semantic", {"query": "authentication patterns"})  # loads the model

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from archivist import ingest
-from archivist.indexer import index_workspace
+from archivist.build import ingest
+from archivist.build.indexer import index_workspace
 from archivist.workspace import archive_path
 from conftest import write_files
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from archivist import indexer, ingest
-from archivist.indexer import index_workspace
+from archivist.build import indexer
+
+from archivist.build import ingest
+from archivist.build.indexer import index_workspace
 from archivist.workspace import archive_path
 from conftest import write_files
 
@@ -296,7 +298,7 @@ def test_documents_made_by_an_older_parser_are_read_again(make_workspace):
 
 
 def test_an_archive_from_before_the_problems_table_is_upgraded(make_workspace):
-    from archivist import schema
+    from archivist.build import schema
 
     workspace = make_workspace({**BASE, "notes/empty.md": ""})
     db_path = archive_path(workspace)

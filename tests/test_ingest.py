@@ -5,7 +5,7 @@ import json
 import pytest
 import sqlite_utils
 
-from archivist.indexer import index_workspace
+from archivist.build.indexer import index_workspace
 from archivist.workspace import archive_path
 
 LAYOUTS = {
@@ -150,7 +150,7 @@ def test_calendar_days_are_the_authors_and_the_instant_stays_utc(make_workspace)
 
 @pytest.fixture
 def zoned_archive(make_workspace):
-    from archivist.queries import Archive
+    from archivist.queries.runner import Archive
 
     workspace = make_workspace(ZONED)
     index_workspace(workspace)

@@ -5,8 +5,8 @@ import urllib.parse
 import pytest
 
 from archivist.errors import ArchivistError
-from archivist.indexer import index_workspace
-from archivist.queries import Archive
+from archivist.build.indexer import index_workspace
+from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 from conftest import started_datasette
 

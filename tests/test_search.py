@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from archivist.errors import ArchivistError
-from archivist.queries import sql_for
+from archivist.queries.catalog import sql_for
 from archivist.workspace import archive_path
 
 from conftest import started_datasette
@@ -91,7 +91,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def embedded(workspace: Path) -> Path:
-    from archivist.embeddings import embed_workspace
+    from archivist.semantic.embeddings import embed_workspace
 
     embed_workspace(workspace)
     return workspace

@@ -3,7 +3,7 @@
 import pytest
 
 from archivist.errors import ArchivistError
-from archivist.queries import canned_queries
+from archivist.queries.catalog import canned_queries
 from archivist.workspace import archive_path
 from conftest import started_datasette
 

@@ -11,11 +11,13 @@ import llm
 import pytest
 import sqlite_utils
 
-from archivist import chunking, embeddings
-from archivist.embedding_model import DIMENSIONS, MODEL_ID
+from archivist.semantic import chunking
+
+from archivist.semantic import embeddings
+from archivist.semantic.model import DIMENSIONS, MODEL_ID
 from archivist.errors import ArchivistError
-from archivist.indexer import index_workspace
-from archivist.queries import Archive
+from archivist.build.indexer import index_workspace
+from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 from conftest import write_files
 

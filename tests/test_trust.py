@@ -15,9 +15,9 @@ import pytest
 from mcp import Client
 
 from archivist.errors import ArchivistError
-from archivist.indexer import index_workspace
-from archivist.mcp_tools import create_server
-from archivist.queries import Archive
+from archivist.build.indexer import index_workspace
+from archivist.mcp.tools import create_server
+from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 from conftest import started_datasette
 from test_mcp import ARCHIVIST, free_port, wait_for

@@ -12,8 +12,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from archivist.indexer import index_workspace
-from archivist.queries import Archive, canned_queries
+from archivist.build.indexer import index_workspace
+from archivist.queries.catalog import canned_queries
+from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
 from conftest import SAMPLE, started_datasette
@@ -407,7 +408,7 @@ async def test_embedding_status_counts_changed_documents_as_pending(embedded_sam
 
 
 async def test_a_query_past_the_sql_time_limit_is_explained_without_its_sql(sample_datasette):
-    from archivist.web import query_failure
+    from archivist.web.app import query_failure
 
     # a real interrupted query: Datasette answers with HTML that holds the SQL
     slow = "with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000000) select count(*) from n"

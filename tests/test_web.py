@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from archivist.queries import canned_queries
+from archivist.queries.catalog import canned_queries
 
 EXAMPLES = {
     "search_workspace": "query=authentication&date_range=2025-11",
@@ -132,7 +132,7 @@ def test_archivist_serve_indexes_embeds_prints_the_url_and_serves(sample_workspa
 async def test_excerpt_highlights_render_as_marks_and_nothing_else_as_html(sample_datasette):
     response = await sample_datasette.client.get("/archive/search_workspace?query=kubernetes")
     assert "<mark>Kubernetes</mark>" in response.text or "<mark>kubernetes</mark>" in response.text
-    from archivist.web import highlighted
+    from archivist.web.app import highlighted
 
     assert highlighted("<script>x</script> <mark>a</mark>") == "&lt;script&gt;x&lt;/script&gt; <mark>a</mark>"
 

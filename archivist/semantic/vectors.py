@@ -134,7 +134,7 @@ def bump_version(db: Any, version: str) -> None:
 
 def warm(db_path: str) -> None:
     """Read the archive's vectors now (if they changed), before a query with a time limit needs them."""
-    from .schema import CHUNKS_COLLECTION, DOCUMENTS_COLLECTION
+    from archivist.build.schema import CHUNKS_COLLECTION, DOCUMENTS_COLLECTION
 
     for collection in (CHUNKS_COLLECTION, DOCUMENTS_COLLECTION):
         try:

@@ -142,7 +142,7 @@ DOCUMENTS_COLLECTION = "archivist_documents"
 def m004_embeddings(db: sqlite_utils.Database) -> None:
     from llm.embeddings_migrations import embeddings_migrations
 
-    from .embedding_model import MODEL_ID
+    from archivist.semantic.model import MODEL_ID
 
     embeddings_migrations.apply(db)
     db.executescript(CHUNKS_SQL)
@@ -167,7 +167,7 @@ def m005_filter_indexes(db: sqlite_utils.Database) -> None:
 @migrations()
 def m006_filter_words(db: sqlite_utils.Database) -> None:
     """Recompute every document's filter words: year words and kind/type/date combinations are new."""
-    from .ingest import filter_tokens
+    from archivist.build.ingest import filter_tokens
 
     rows = db.execute("SELECT id, kind, type, month, day, product_id, tags FROM documents").fetchall()
     for id_, kind, type_, month, day, product_id, tags in rows:

@@ -8,7 +8,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from . import dates
+from archivist.build import dates
 
 DATABASE_LIST_SQL = "PRAGMA database_list"
 _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
@@ -104,7 +104,7 @@ def list_json(value: Any, style: str | None = "") -> str:
     """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` normalizes as ingest does."""
     found = items(value)
     if style == "tag":
-        from .ingest import normalize_tags  # the same rule that stored the tags
+        from archivist.build.ingest import normalize_tags  # the same rule that stored the tags
 
         found = normalize_tags(found)
     elif style == "lower":
@@ -165,14 +165,14 @@ def database_file(conn: Any) -> str:
 
 
 def embed_query(text: str | None) -> bytes | None:
-    from .embedding_model import query_vector  # the model loads on the first query, not before
+    from archivist.semantic.model import query_vector  # the model loads on the first query, not before
 
     return query_vector(text or "")
 
 
 def make_nearest(db_file: str):
     def nearest(query: bytes | None, collection: str, k: Any, allowed: str | None = None) -> str:
-        from . import vectors
+        from archivist.semantic import vectors
 
         return vectors.nearest(db_file, query, collection, int(k or 10), allowed)
 

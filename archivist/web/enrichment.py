@@ -8,7 +8,7 @@ from typing import Any
 
 from datasette_enrichments import Enrichment
 
-from .embeddings import embed_archive
+from archivist.semantic.embeddings import embed_archive
 
 
 class EmbedDocuments(Enrichment):

@@ -23,18 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-NAME = "archivist"
-INSTRUCTIONS = (
-    "Search a workspace of AI conversations, analysis reports, agent memories and tracker records. "
-    "Start with search (every kind, with filters) or search_workspace (conversations)."
-)
-# What the SDK's MCPServer declares for a server with tools (and empty prompts and resources).
-CAPABILITIES = {
-    "prompts": {"listChanged": False},
-    "resources": {"listChanged": False, "subscribe": False},
-    "tools": {"listChanged": False},
-}
-
+from archivist.mcp import CAPABILITIES, INSTRUCTIONS, NAME
 
 def _sdk_versions() -> tuple[tuple[str, ...], str]:
     """The SDK's handshake protocol versions and its default, from its version table alone."""
@@ -131,7 +120,7 @@ def serve(db_path: Path, workspace: Path | None = None, allowed: list[Path] | No
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from .mcp_tools import create_server
+    from archivist.mcp.tools import create_server
 
     server = create_server(db_path, workspace, allowed or [], test_fixtures)
 

@@ -12,9 +12,11 @@ from typing import Any, Callable, Iterable
 import sqlite_utils
 from sqlite_utils.utils import sqlite3
 
-from . import ingest, schema
-from .errors import ArchivistError
-from .workspace import archive_path
+from archivist.build import ingest
+
+from archivist.build import schema
+from archivist.errors import ArchivistError
+from archivist.workspace import archive_path
 
 SOURCE_FILES_SQL = "SELECT path, source, size, mtime_ns, status FROM files"
 SOURCE_HASHES_SQL = "SELECT path, content_hash FROM sources"

@@ -1,6 +1,6 @@
-"""Running the canned queries of metadata.yml by name, outside Datasette.
+"""Running the canned queries by name, outside Datasette.
 
-The SQL lives only in metadata.yml; this module reads it once and runs it on
+The SQL lives only in the package's canned queries (catalog); this module runs it on
 an archive with the same SQL functions the Datasette plugin registers.
 """
 
@@ -17,37 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-import yaml
 from sqlite_utils.utils import sqlite3
 
-from . import errors, sqlfunctions, validation
-from .errors import ArchivistError
-from .workspace import DATABASE_NAME, METADATA_PATH, archive_path
+from archivist import errors
 
+from archivist.queries import sqlfunctions
 
-@functools.cache
-def metadata() -> dict[str, Any]:
-    return yaml.safe_load(METADATA_PATH.read_text(encoding="utf-8"))
-
-
-def canned_queries() -> dict[str, dict[str, Any]]:
-    return metadata()["databases"][DATABASE_NAME]["queries"]
-
-
-def sql_for(name: str) -> str:
-    try:
-        return canned_queries()[name]["sql"]
-    except KeyError:
-        raise ArchivistError(
-            "INVALID_PARAMETER",
-            f"Unknown query '{name}'",
-            "Canned queries: " + ", ".join(sorted(canned_queries())) + ".",
-            "Use one of the names above.",
-        ) from None
+from archivist.queries import validation
+from archivist.errors import ArchivistError
+from archivist.queries.catalog import DEFAULT_SETTINGS, canned_queries, sql_for
+from archivist.workspace import archive_path
 
 
 def plugin_settings() -> dict[str, Any]:
-    return (metadata().get("plugins") or {}).get("archivist") or {}
+    return dict(DEFAULT_SETTINGS)
 
 
 def connect(db_path: Path, settings: dict[str, Any] | None = None) -> Any:
@@ -180,8 +163,8 @@ class Archive:
             self._local.budget = None
 
     def _warm(self, query: str) -> None:
-        from . import vectors
-        from .embedding_model import query_vector
+        from archivist.semantic import vectors
+        from archivist.semantic.model import query_vector
 
         query_vector(query)
         vectors.warm(str(self.db_path.resolve()))

@@ -13,18 +13,22 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlencode
 
-from datasette.app import Datasette
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from . import queries, validation
-from .errors import ArchivistError
-from .sqlfunctions import items
-from .web import highlighted, query_failure, unknown_search_parameters
-from .workspace import DATABASE_NAME
+from archivist.queries import catalog, runner
+
+from archivist.queries import validation
+from archivist.errors import ArchivistError
+from archivist.queries.sqlfunctions import items
+from archivist.web.app import highlighted, query_failure, unknown_search_parameters
+from archivist.workspace import DATABASE_NAME
+
+if TYPE_CHECKING:
+    from datasette.app import Datasette
 
 SEARCH_PARAMS = tuple(validation.QUERIES["search"].params)
 PAGE_MODES = ("hybrid", "keyword", "semantic")
@@ -73,7 +77,7 @@ async def _json(datasette: Datasette, path: str, params: dict[str, str] | None) 
 
 async def search(datasette: Datasette, params: dict[str, str]) -> dict[str, Any]:
     """The ``search`` canned query's response, decoded."""
-    return queries.response_of(await canned(datasette, "search", params))
+    return runner.response_of(await canned(datasette, "search", params))
 
 
 # --- markdown -------------------------------------------------------------------
@@ -498,7 +502,7 @@ def saved_queries(datasette: Datasette, recent: list[dict[str, Any]]) -> list[di
     """Every canned query: its title, description and an example URL (page and JSON)."""
     found = examples(recent)
     listed = []
-    for name, query in queries.canned_queries().items():
+    for name, query in catalog.canned_queries().items():
         params = found.get(name)
         base = datasette.urls.path(f"/{DATABASE_NAME}/{name}")
         suffix = "?" + urlencode(params) if params else ""

@@ -19,7 +19,7 @@ from http.cookies import SimpleCookie
 from typing import Any, Awaitable, Callable, Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .errors import ArchivistError
+from archivist.errors import ArchivistError
 
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import dates
-from .errors import ArchivistError
-from .sqlfunctions import items
+from archivist.build import dates
+from archivist.errors import ArchivistError
+from archivist.queries.sqlfunctions import items
 
 Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
 Check = Callable[[dict[str, str], Execute], None]

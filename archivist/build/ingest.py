@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from . import dates
+from archivist.build import dates
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}

@@ -2,7 +2,7 @@
 
 The same tools are registered on the standalone server (``archivist mcp``) and on
 datasette-mcp's server inside ``archivist serve`` (its ``register_mcp_tools`` hook).
-There is no SQL here: tools name a canned query of metadata.yml and pass their
+There is no SQL here: tools name a canned query of the package and pass their
 arguments through the one validation layer, so every error is the SPEC §5 body.
 """
 
@@ -26,11 +26,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import TypedDict
 
-from . import errors
-from .errors import ArchivistError
-from .queries import TIME_LIMIT_MS, Archive
-from .validation import MAX_QUERY_CHARS, MAX_QUERY_WORDS
-from .workspace import archive_path, resolve_folder
+from archivist import errors
+from archivist.errors import ArchivistError
+from archivist.queries.runner import TIME_LIMIT_MS, Archive
+from archivist.queries.validation import MAX_QUERY_CHARS, MAX_QUERY_WORDS
+from archivist.workspace import archive_path, resolve_folder
 
 logger = logging.getLogger(__name__)
 
@@ -346,7 +346,7 @@ class EmbedJobs:
 
     def start(self, workspace: Path, path: str | None, db_path: Path) -> EmbedJob:
         """The running job of this archive, or a new one."""
-        from .embeddings import resolve_scope
+        from archivist.semantic.embeddings import resolve_scope
 
         resolve_scope(workspace, path)  # a bad path fails the call now, not the job later
         with self._lock:
@@ -364,7 +364,7 @@ class EmbedJobs:
             self._embed(job, workspace, db_path)
 
     def _embed(self, job: EmbedJob, workspace: Path, db_path: Path) -> None:
-        from .embeddings import embed_workspace
+        from archivist.semantic.embeddings import embed_workspace
 
         def progress(total: int) -> Callable[[int, int], None]:
             job.documents_total = total
@@ -606,7 +606,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 def create_server(
     default_archive: Path, workspace: Path | None = None, allowed: Iterable[Path] = (), test_fixtures: bool = False
 ) -> MCPServer:
-    from .mcp_stdio import INSTRUCTIONS, NAME
+    from archivist.mcp import INSTRUCTIONS, NAME
 
     server = MCPServer(NAME, instructions=INSTRUCTIONS)
     register_tools(server, Workspaces(default_archive, workspace, allowed), test_fixtures)

@@ -17,9 +17,13 @@ from typing import Any, Callable, Iterable, Iterator
 import llm
 import sqlite_utils
 
-from . import chunking, schema, vectors
-from .embedding_model import MODEL_ID
-from .errors import ArchivistError
+from archivist.semantic import chunking
+
+from archivist.build import schema
+
+from archivist.semantic import vectors
+from archivist.semantic.model import MODEL_ID
+from archivist.errors import ArchivistError
 
 DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
 EMBEDDED_SIGNATURES_SQL = (
@@ -283,8 +287,8 @@ def embed_workspace(
     progress: Callable[[int], Callable[[int, int], None]] | None = None,
 ) -> Result:
     """Index the workspace, then embed its new and changed documents (under ``path`` if given)."""
-    from .indexer import index_workspace
-    from .workspace import archive_path
+    from archivist.build.indexer import index_workspace
+    from archivist.workspace import archive_path
 
     scope = resolve_scope(workspace, path)
     db_path = Path(db_path) if db_path else archive_path(workspace)

@@ -3,31 +3,37 @@
 from __future__ import annotations
 
 import asyncio
-import copy
+import functools
 import json
 import logging
+from importlib.resources import files
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
-from datasette.app import Datasette
 from datasette.database import Database
+from datasette.plugins import pm
 from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
-from . import queries, validation
-from .errors import ArchivistError, took_too_long
-from .guard import Guard
-from .queries import sql_for
-from .workspace import CONFIG_DIR, DATABASE_NAME
+from archivist.queries import runner
+
+from archivist.queries import validation
+from archivist.errors import ArchivistError, took_too_long
+from archivist.web.guard import Guard
+from archivist.queries.catalog import sql_for
+from archivist.workspace import DATABASE_NAME
+
+if TYPE_CHECKING:
+    from datasette.app import Datasette
 
 ASGIApp = Callable[..., Awaitable[None]]
 logger = logging.getLogger(__name__)
 
 
 def _route(path: str) -> tuple[str, str, str] | None:
-    """(database, query, format) when the path is one of our canned queries."""
+    """(database, query, format) when the path is one of our canned runner."""
     parts = path.strip("/").split("/")
     if len(parts) != 2:
         return None
@@ -72,8 +78,8 @@ async def _reply_error(datasette: Datasette, send: Callable, html: bool, status:
 
 def _warm(db_path: str | None, prepared: dict[str, str]) -> None:
     """Embed the query and read the vectors outside SQL: loading either can take longer than the time limit."""
-    from . import vectors
-    from .embedding_model import query_vector
+    from archivist.semantic import vectors
+    from archivist.semantic.model import query_vector
 
     query_vector(prepared["query"])
     if db_path:
@@ -222,7 +228,7 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
     )
     body = response.json()
     if response.status_code == 200:
-        return Response.json(queries.response_of(body))
+        return Response.json(runner.response_of(body))
     if isinstance(body, dict) and body.get("success") is False:
         return Response.json(body, status=response.status_code)
     error = query_failure(datasette, body)
@@ -275,18 +281,45 @@ async def similar_documents(datasette: Datasette, database: str, document_id: st
 
 
 def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:
-    """This repository's Datasette (metadata, plugins, templates) serving one archive as ``archive``.
+    """A Datasette serving one archive as ``archive``, with the Archivist plugin (pages, queries, SQL functions).
 
-    ``plugin_settings`` overrides the ``archivist`` plugin block of metadata.yml
-    (``workspace``, ``allowed_workspaces``, ``allowed_hosts``, ``report_link_base_url``).
+    ``plugin_settings`` is the ``archivist`` plugin block (``workspace``,
+    ``allowed_workspaces``, ``allowed_hosts``, ``report_link_base_url``).
     """
-    metadata = None
-    if plugin_settings:
-        metadata = copy.deepcopy(queries.metadata())
-        metadata.setdefault("plugins", {})["archivist"] = {**queries.plugin_settings(), **plugin_settings}
-    datasette = Datasette(config_dir=CONFIG_DIR, metadata=metadata, settings={"sql_time_limit_ms": queries.TIME_LIMIT_MS})
+    from datasette.app import Datasette
+
+    register_plugin()
+    metadata = {"plugins": {"archivist": dict(plugin_settings)}} if plugin_settings else None
+    datasette = Datasette(metadata=metadata, settings={"sql_time_limit_ms": runner.TIME_LIMIT_MS})
     datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
     return datasette
+
+
+@functools.cache
+def plugin_name() -> str:
+    """The name Datasette serves the plugin's static files under: its distribution's, or its module's."""
+    from datasette.plugins import get_plugins
+
+    static = str(files("archivist.web") / "static")
+    for plugin in get_plugins():
+        if plugin.get("static_path") == static:
+            return plugin["name"]
+    return "archivist"
+
+
+def unregister_default_error_handler() -> None:
+    default = pm.get_plugin("datasette.handle_exception")
+    if default is not None:
+        pm.unregister(default)
+
+
+def register_plugin() -> None:
+    """Register the plugin with Datasette if its ``datasette`` entry point has not (as under a test runner)."""
+    import archivist.web as plugin
+
+    if not pm.is_registered(plugin):
+        pm.register(plugin, name="archivist")
+    unregister_default_error_handler()
 
 
 def host_guard(datasette: Datasette) -> Guard:

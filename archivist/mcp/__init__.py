@@ -1,0 +1,17 @@
+"""The MCP surface: the tools (``tools``) over the canned queries, served over stdio (``stdio``) or HTTP.
+
+What the server says about itself lives here, so that the stdio entry can answer
+``initialize`` without importing the SDK or the tools.
+"""
+
+NAME = "archivist"
+INSTRUCTIONS = (
+    "Search a workspace of AI conversations, analysis reports, agent memories and tracker records. "
+    "Start with search (every kind, with filters) or search_workspace (conversations)."
+)
+# What the SDK's MCPServer declares for a server with tools (and empty prompts and resources).
+CAPABILITIES = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}

@@ -1,0 +1,171 @@
+"""The web surface: Archivist as a Datasette plugin.
+
+Registered through the ``datasette`` entry point, so that ``datasette archive.db``
+serves what ``archivist serve`` does: the canned queries, the SQL functions they
+call, the pages (``pages``), ``/api/search`` and the MCP tools at ``/-/mcp``.
+This module is wiring only; ``templates/`` and ``static/`` beside it are the
+plugin's own, found by Datasette.
+"""
+
+import copy
+import functools
+from importlib.resources import files
+from pathlib import Path
+
+import yaml
+from datasette import hookimpl
+
+from archivist.queries import catalog, sqlfunctions
+from archivist.workspace import DATABASE_NAME
+
+# Datasette loads this module while it imports its own plugin manager, so the hooks
+# below import the modules that need Datasette's app (archivist.web.app, .pages)
+# when they are called, never here.
+
+
+@functools.cache
+def _metadata() -> dict:
+    return yaml.safe_load((files("archivist.web") / "metadata.yml").read_text(encoding="utf-8"))
+
+
+@hookimpl
+def get_metadata(datasette, key, database, table):
+    """The site's title and each archive table's description and facets; a local metadata file wins."""
+    return copy.deepcopy(_metadata())  # Datasette merges into what it is given
+
+
+@hookimpl
+def canned_queries(datasette, database, actor):
+    """Every canned query, for the database served as ``archive``."""
+    if database != DATABASE_NAME:
+        return None
+    return {name: dict(query) for name, query in catalog.canned_queries().items()}
+
+
+@hookimpl
+def extra_css_urls(datasette):
+    from archivist.web import app
+
+    return [datasette.urls.static_plugins(app.plugin_name(), "archivist.css")]
+
+
+@hookimpl
+def prepare_connection(conn, datasette):
+    """Register the SQL functions the canned queries call."""
+    sqlfunctions.register(conn, datasette.plugin_config("archivist") or {})
+
+
+@hookimpl
+def asgi_wrapper(datasette):
+    """Host, Origin and token first; then canned-query parameters, before Datasette runs the SQL."""
+    from archivist.web import app
+
+    check_parameters = app.check_parameters(datasette)
+
+    def wrap(inner_app):
+        return app.host_guard(datasette).wrap(app.tidy_requests(check_parameters(inner_app)))
+
+    return wrap
+
+
+@hookimpl
+def startup(datasette):
+    """Ours answers every error (below), so Datasette's default handler goes: it prints each
+    error's traceback with its local variables (request headers, tokens included) to the
+    console, and itself fails on a 404 that was never raised when rich is installed."""
+    from archivist.web import app
+
+    app.unregister_default_error_handler()
+
+
+@hookimpl
+def handle_exception(datasette, request, exception):
+    """Errors as plain messages: no traceback, no SQL, and a caller's mistake is never a 500."""
+    from archivist.web import app
+
+
+    async def inner():
+        return await app.error_response(datasette, request, exception)
+
+    return inner
+
+
+@hookimpl
+def register_routes():
+    """The exploration pages, and GET /api/search: the unified search as plain JSON (SPEC §4)."""
+    from archivist.web import app, pages
+
+    return [
+        (r"^/$", pages.home_page),
+        (r"^/search$", pages.search_page),
+        (r"^/document/(?P<id>[^/]+)$", pages.document_page),
+        (r"^/document/(?P<id>[^/]+)/source$", pages.document_source),
+        (r"^/api/search$", app.api_search),
+    ]
+
+
+@hookimpl
+def menu_links(datasette):
+    """Datasette's own pages link back to the search and home pages."""
+    return [
+        {"href": datasette.urls.path("/search"), "label": "Search the archive"},
+        {"href": datasette.urls.path("/"), "label": "Archive at a glance"},
+    ]
+
+
+@hookimpl
+def render_cell(value, column):
+    """Show search highlights in excerpts, and the search response as indented JSON."""
+    from archivist.web import app
+
+    if column == "excerpt":
+        return app.highlighted(value)
+    if column == "response":
+        return app.pretty_json(value)
+    return None
+
+
+@hookimpl
+def extra_template_vars(view_name, table, database, request, datasette):
+    """A document's page lists its most similar documents."""
+    from archivist.web import app
+
+    if view_name != "row" or table != "documents" or request is None:
+        return {}
+
+    async def inner():
+        document_id = request.url_vars.get("pks", "")
+        return {
+            "similar_documents": await app.similar_documents(datasette, database, document_id),
+            "document_id": document_id,
+        }
+
+    return inner
+
+
+@hookimpl
+def register_mcp_tools(datasette, mcp):
+    """Archivist's MCP tools at /-/mcp too, beside datasette-mcp's read-only SQL tools."""
+    from archivist.web import app
+
+    from archivist.mcp.tools import Workspaces, register_tools
+
+    def archive():  # looked up per call: datasette-mcp builds its server before the archive is added
+        database = datasette.databases.get(DATABASE_NAME)
+        return database.path if database is not None and database.path else "/nonexistent/archive.db"
+
+    settings = datasette.plugin_config("archivist") or {}
+    workspace = Path(settings["workspace"]) if settings.get("workspace") else None
+    workspaces = Workspaces(
+        archive, workspace, allowed=lambda: app.allowed_workspaces(datasette),
+        time_limit_ms=datasette.setting("sql_time_limit_ms"),
+    )
+    register_tools(mcp, workspaces)
+
+
+@hookimpl
+def register_enrichments():
+    """Embed selected documents from the table UI (datasette-enrichments)."""
+    from archivist.web.enrichment import EmbedDocuments
+
+    return [EmbedDocuments()]
