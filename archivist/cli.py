@@ -6,8 +6,9 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -22,25 +23,32 @@ PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexe
 LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
 
-workspace_argument = click.argument(
-    "workspace", type=click.Path(file_okay=False, path_type=Path)
-)
+workspace_argument = click.argument("workspace", type=click.Path(file_okay=False, path_type=Path))
 db_option = click.option(
-    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
     help="Archive file (default: WORKSPACE/.archivist/archive.db).",
 )
 allow_workspace_option = click.option(
-    "--allow-workspace", "allowed_workspaces", multiple=True, envvar="ARCHIVIST_ALLOW_WORKSPACES",
+    "--allow-workspace",
+    "allowed_workspaces",
+    multiple=True,
+    envvar="ARCHIVIST_ALLOW_WORKSPACES",
     type=click.Path(file_okay=False, path_type=Path),
     help="Another indexed workspace that MCP callers may select with workspace_path (repeatable; "
     "ARCHIVIST_ALLOW_WORKSPACES lists them separated by ':'). No other folder is ever read.",
 )
 allow_host_option = click.option(
-    "--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
     help="A host name (besides localhost and 127.0.0.1) that requests may be addressed to, and pages served from (repeatable).",
 )
 reports_option = click.option(
-    "--reports-dir", default=None,
+    "--reports-dir",
+    default=None,
     help="Folder of the workspace holding <command>/*.md reports (default: as last indexed, else 'reports').",
 )
 
@@ -58,7 +66,11 @@ def checked_workspaces(folders: Iterable[Path]) -> list[Path]:
     for folder in folders:
         resolved = resolve_folder(str(folder))
         if resolved is None:
-            fail(ArchivistError("DIRECTORY_NOT_FOUND", f"Workspace not found: {folder}", "--allow-workspace takes existing folders."))
+            fail(
+                ArchivistError(
+                    "DIRECTORY_NOT_FOUND", f"Workspace not found: {folder}", "--allow-workspace takes existing folders."
+                )
+            )
         if not archive_path(resolved).exists():
             click.echo(f"Note: {resolved} is allowed but not indexed yet (run: archivist index {resolved})", err=True)
         found.append(resolved)
@@ -69,7 +81,11 @@ def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]]:
     def wrap(items: Iterable[Any]) -> Iterable[Any]:
         items = list(items)
         with click.progressbar(
-            items, label=label, file=sys.stderr, show_pos=True, show_eta=True,
+            items,
+            label=label,
+            file=sys.stderr,
+            show_pos=True,
+            show_eta=True,
             item_show_func=lambda s: s.path[-40:] if s else None,
         ) as bar:
             yield from bar
@@ -87,7 +103,11 @@ class EmbedProgress:
     def __call__(self, total: int) -> Callable[[int, int], None]:
         self.started = time.perf_counter()
         self.bar = click.progressbar(
-            length=total, label="Embedding", file=sys.stderr, show_eta=True, show_pos=True,
+            length=total,
+            label="Embedding",
+            file=sys.stderr,
+            show_eta=True,
+            show_pos=True,
             item_show_func=lambda text: text,
         )
         self.bar.__enter__()
@@ -176,8 +196,16 @@ def embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 @allow_workspace_option
 @allow_host_option
 def serve(
-    workspace: Path, db_path: Path | None, reports_dir: str | None, host: str, port: int, no_index: bool,
-    root: bool, embed: bool, allowed_workspaces: tuple[Path, ...], allowed_hosts: tuple[str, ...],
+    workspace: Path,
+    db_path: Path | None,
+    reports_dir: str | None,
+    host: str,
+    port: int,
+    no_index: bool,
+    root: bool,
+    embed: bool,
+    allowed_workspaces: tuple[Path, ...],
+    allowed_hosts: tuple[str, ...],
 ) -> None:
     """Index WORKSPACE, then serve its archive in Datasette.
 
@@ -189,8 +217,8 @@ def serve(
 
     import uvicorn
 
-    from archivist.web.guard import guarded, token_from_environment
     from archivist.web.app import make_datasette, start
+    from archivist.web.guard import guarded, token_from_environment
 
     if not no_index:
         run_index(workspace, db_path, reports_dir)
@@ -198,7 +226,11 @@ def serve(
             run_embed(workspace, None, db_path)
     db_path = db_path or archive_path(workspace)
     if not db_path.exists():
-        fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."))
+        fail(
+            ArchivistError(
+                "DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."
+            )
+        )
     allowed = checked_workspaces(allowed_workspaces)
     token = token_from_environment()
     settings = {
@@ -226,8 +258,13 @@ def serve(
 @allow_host_option
 @click.option("--conformance-fixtures", is_flag=True, hidden=True, help="Add the MCP conformance suite's fixture tool.")
 def mcp(
-    workspace: Path, db_path: Path | None, http: bool, port: int, allowed_workspaces: tuple[Path, ...],
-    allowed_hosts: tuple[str, ...], conformance_fixtures: bool,
+    workspace: Path,
+    db_path: Path | None,
+    http: bool,
+    port: int,
+    allowed_workspaces: tuple[Path, ...],
+    allowed_hosts: tuple[str, ...],
+    conformance_fixtures: bool,
 ) -> None:
     """Serve WORKSPACE's archive to MCP clients (stdio by default).
 
@@ -238,10 +275,14 @@ def mcp(
     """
     db_path = db_path or archive_path(workspace)
     if not db_path.exists():
-        fail(ArchivistError(
-            "DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "The workspace has not been indexed yet.",
-            f"Run: archivist index {workspace}",
-        ))
+        fail(
+            ArchivistError(
+                "DIRECTORY_NOT_FOUND",
+                f"No archive at {db_path}",
+                "The workspace has not been indexed yet.",
+                f"Run: archivist index {workspace}",
+            )
+        )
     allowed = checked_workspaces(allowed_workspaces)
     if not http:
         from archivist.mcp.stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
@@ -251,8 +292,8 @@ def mcp(
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from archivist.web.guard import guarded, token_from_environment
     from archivist.mcp.tools import create_server
+    from archivist.web.guard import guarded, token_from_environment
 
     server = create_server(db_path, workspace.resolve(), allowed, conformance_fixtures)
     app = server.streamable_http_app(
@@ -278,7 +319,10 @@ def _print_conversations(rows: list[dict[str, Any]]) -> None:
 def _print_reports(rows: list[dict[str, Any]]) -> None:
     for number, row in enumerate(rows, start=1):
         when = (row["date"] or "undated")[:10]
-        click.echo(click.style(f"{number}. {row['report_name']}", bold=True) + f"  [{row['command_name']} · {when} · {row['match_count']} matches]")
+        click.echo(
+            click.style(f"{number}. {row['report_name']}", bold=True)
+            + f"  [{row['command_name']} · {when} · {row['match_count']} matches]"
+        )
         click.echo(f"   {row['excerpt']}")
         click.echo(f"   {row['link']}")
 
@@ -294,8 +338,15 @@ def _print_reports(rows: list[dict[str, Any]]) -> None:
 @click.option("--command", "command_filter", default="", help="With --reports: only this command's reports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def search(
-    workspace: Path, query: str, db_path: Path | None, date_range: str, conversation_type: str,
-    limit: str, reports: bool, command_filter: str, as_json: bool,
+    workspace: Path,
+    query: str,
+    db_path: Path | None,
+    date_range: str,
+    conversation_type: str,
+    limit: str,
+    reports: bool,
+    command_filter: str,
+    as_json: bool,
 ) -> None:
     """Search WORKSPACE's conversations (or, with --reports, its reports) for QUERY."""
     if reports:
@@ -328,12 +379,24 @@ def status(workspace: Path, db_path: Path | None, as_json: bool) -> None:
 
     path = db_path or archive_path(workspace)
     if not path.exists():
-        fail(ArchivistError("DIRECTORY_NOT_FOUND", f"No archive at {path}", "The workspace has not been indexed yet.", f"Run: archivist index {workspace}"))
+        fail(
+            ArchivistError(
+                "DIRECTORY_NOT_FOUND",
+                f"No archive at {path}",
+                "The workspace has not been indexed yet.",
+                f"Run: archivist index {workspace}",
+            )
+        )
     db = sqlite_utils.Database(path)
     kinds = dict(db.execute(KINDS_SQL).fetchall())
     problems = dict(db.execute(PROBLEM_COUNTS_SQL).fetchall())
     last = db.execute(LAST_RUN_SQL).fetchone()
-    report = {"db_path": str(path), "documents": kinds, "problems": problems, "last_indexed_at": last[0] if last else None}
+    report = {
+        "db_path": str(path),
+        "documents": kinds,
+        "problems": problems,
+        "last_indexed_at": last[0] if last else None,
+    }
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return

@@ -17,7 +17,9 @@ def archive_path(workspace: Path) -> Path:
     return Path(workspace) / ".archivist" / "archive.db"
 
 
-def _not_a_folder(value: str, why: str, hint: str = "Leave workspace_path out to use the server's workspace.") -> ArchivistError:
+def _not_a_folder(
+    value: str, why: str, hint: str = "Leave workspace_path out to use the server's workspace."
+) -> ArchivistError:
     shown = value if len(value) <= 120 else value[:117] + "..."
     return ArchivistError("DIRECTORY_NOT_FOUND", f"Workspace not found: {shown!r}", why, hint)
 

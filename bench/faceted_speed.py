@@ -21,14 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_speed import percentile  # noqa: E402
-from synth import GENERAL_TAGS, MEMORY_TYPES, TOPICS, generate_mixed  # noqa: E402
+from search_speed import percentile
+from synth import GENERAL_TAGS, MEMORY_TYPES, TOPICS, generate_mixed
 
-from archivist.build.indexer import index_workspace  # noqa: E402
-from archivist.queries.catalog import sql_for  # noqa: E402
-from archivist.queries.runner import Archive  # noqa: E402
-from archivist.queries.validation import QUERIES  # noqa: E402
-from archivist.workspace import archive_path  # noqa: E402
+from archivist.build.indexer import index_workspace
+from archivist.queries.catalog import sql_for
+from archivist.queries.runner import Archive
+from archivist.queries.validation import QUERIES
+from archivist.workspace import archive_path
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -46,7 +46,9 @@ def families(seed: int, count: int = 20) -> dict[str, tuple[str, list[dict]]]:
         topic_name = rng.choice(list(TOPICS))
         start, end = month_window(rng)
         typed = {"types": rng.choice(sorted(set(MEMORY_TYPES)))} if n % 2 else {"entities": rng.choice(["bug", "test"])}
-        keyword.append({"query": rng.choice(TOPICS[topic_name]), "mode": "keyword", "start_date": start, "end_date": end, **typed})
+        keyword.append(
+            {"query": rng.choice(TOPICS[topic_name]), "mode": "keyword", "start_date": start, "end_date": end, **typed}
+        )
         selective.append({"mode": "faceted", "start_date": start, "end_date": start, **typed})
         broad.append({"mode": "recent", "entities": rng.choice(["memory", "record", "conversation", "bug"])})
         tags.append({"mode": "tag", "match_all": "true", "tags": ",".join([topic_name, *rng.sample(GENERAL_TAGS, 2)])})

@@ -29,19 +29,29 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from fuzzing import (  # noqa: E402
+    CORE,
+    NASTY,
+    TOOLS,
+    Caller,
+    Place,
+    Violation,
+    catalogue,
+    http_catalogue,
+    http_requests,
+    prepare_place,
+    tool_arguments,
+)
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-
-from fuzzing import (  # noqa: E402
-    CORE, NASTY, TOOLS, Caller, Place, Violation, catalogue, http_catalogue, http_requests, prepare_place, tool_arguments,
-)
 
 from archivist.workspace import archive_path  # noqa: E402
 
@@ -87,7 +97,11 @@ def sampled(examples: int, strategy: st.SearchStrategy[Any], body: Callable[[Any
 
     @seed(run_seed)
     @settings(
-        max_examples=examples, phases=[Phase.generate], database=None, deadline=None, suppress_health_check=list(HealthCheck)
+        max_examples=examples,
+        phases=[Phase.generate],
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
     )
     @given(value=strategy)
     def run(value: Any) -> None:
@@ -169,9 +183,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=10_000, help="calls per tool, in-process")
     parser.add_argument("--http-examples", type=int, default=2_000, help="GETs through the Datasette app")
-    parser.add_argument("--stdio-examples", type=int, default=500, help="calls through `archivist mcp` (spread over the tools)")
+    parser.add_argument(
+        "--stdio-examples", type=int, default=500, help="calls through `archivist mcp` (spread over the tools)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds: a call without an answer by then is a hang")
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds: a call without an answer by then is a hang"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     OUT.mkdir(exist_ok=True)
@@ -188,7 +206,9 @@ def main() -> None:
 
         server = create_server(archive_path(place.workspace), place.workspace)
         quiet_logs(OUT / "fuzz.log")
-        print(f"in-process MCP: a catalogue of nasty values, then {args.examples} examples per tool (seed {args.seed}, timeout {args.timeout:g}s)")
+        print(
+            f"in-process MCP: a catalogue of nasty values, then {args.examples} examples per tool (seed {args.seed}, timeout {args.timeout:g}s)"
+        )
         with Caller(server, timeout=120) as caller:
             caller.run(caller.client.call_tool, "search_semantic", {"query": "warm the model"})
             caller.timeout = args.timeout

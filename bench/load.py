@@ -31,17 +31,18 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_speed import percentile  # noqa: E402
+from search_speed import percentile
 
-from archivist.workspace import archive_path  # noqa: E402
+from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).resolve().parent / "out"
@@ -84,16 +85,27 @@ def embedded_sample() -> Path:
     if not archive_path(workspace).exists():
         shutil.rmtree(workspace, ignore_errors=True)
         shutil.copytree(ROOT / "sample-workspace", workspace, ignore=shutil.ignore_patterns(".archivist"))
-        subprocess.run([ARCHIVIST, "index", str(workspace), "--embed"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [ARCHIVIST, "index", str(workspace), "--embed"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     return workspace
 
 
 def start_server(arguments: list[str], port: int) -> subprocess.Popen:
     """An archivist server on 127.0.0.1:port, without a token or other workspaces from the environment."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ARCHIVIST_TOKEN", "ARCHIVIST_MCP_TOKEN", "ARCHIVIST_ALLOW_WORKSPACES")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("ARCHIVIST_TOKEN", "ARCHIVIST_MCP_TOKEN", "ARCHIVIST_ALLOW_WORKSPACES")
+    }
     process = subprocess.Popen(
-        [ARCHIVIST, *arguments, "--port", str(port)], env={**env, "HF_HUB_OFFLINE": "1"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,  # an unread pipe would fill and stall the server
+        [ARCHIVIST, *arguments, "--port", str(port)],
+        env={**env, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # an unread pipe would fill and stall the server
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -140,23 +152,42 @@ class McpSession:
 
     async def open(self) -> None:
         request_id = next(self.ids)
-        response = await self.http.post(self.url, headers=self.headers, json={
-            "jsonrpc": "2.0", "id": request_id, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench-load", "version": "1"}},
-        })
+        response = await self.http.post(
+            self.url,
+            headers=self.headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench-load", "version": "1"},
+                },
+            },
+        )
         response.raise_for_status()
         answer = json_rpc_answer(response, request_id)
         if "mcp-session-id" in response.headers:
             self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
         self.headers["mcp-protocol-version"] = answer["result"]["protocolVersion"]
-        await self.http.post(self.url, headers=self.headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self.http.post(
+            self.url, headers=self.headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> str | None:
         """None, or what went wrong."""
         request_id = next(self.ids)
-        response = await self.http.post(self.url, headers=self.headers, json={
-            "jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments},
-        })
+        response = await self.http.post(
+            self.url,
+            headers=self.headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            },
+        )
         if response.status_code != 200:
             return http_problem(response)
         answer = json_rpc_answer(response, request_id)
@@ -190,7 +221,8 @@ async def mcp_client(url: str, number: int, until: float, stats: Stats) -> None:
             if time.monotonic() >= until:
                 return
             tool, extra = MCP_CALLS[n % len(MCP_CALLS)]
-            await timed(stats, lambda: session.call(tool, {"query": WORDS[n % len(WORDS)], **extra}))
+            arguments = {"query": WORDS[n % len(WORDS)], **extra}
+            await timed(stats, lambda tool=tool, arguments=arguments: session.call(tool, arguments))
 
 
 async def warm_mcp(url: str) -> None:
@@ -205,7 +237,9 @@ async def warm_mcp(url: str) -> None:
 
 
 async def api_search(http: httpx.AsyncClient, n: int) -> str | None:
-    response = await http.get("/api/search", params={"query": WORDS[n % len(WORDS)], "mode": API_MODES[n % len(API_MODES)]})
+    response = await http.get(
+        "/api/search", params={"query": WORDS[n % len(WORDS)], "mode": API_MODES[n % len(API_MODES)]}
+    )
     return None if response.status_code == 200 else http_problem(response)
 
 
@@ -231,7 +265,7 @@ async def api_client(base: str, number: int, until: float, stats: Stats) -> None
         for n in itertools.count(number):
             if time.monotonic() >= until:
                 return
-            await timed(stats, lambda: api_search(http, n))
+            await timed(stats, lambda n=n: api_search(http, n))
 
 
 def report(label: str, stats: Stats, seconds: float, memory: tuple[tuple[int, int], tuple[int, int]]) -> None:
@@ -241,13 +275,24 @@ def report(label: str, stats: Stats, seconds: float, memory: tuple[tuple[int, in
     print(f"{label}:")
     print(f"  {done} answered in {seconds:.1f}s: {done / seconds:.1f} requests/s")
     if stats.latencies:
-        print(f"  latency p50 {statistics.median(stats.latencies):.1f} ms, p95 {percentile(stats.latencies, 0.95):.1f} ms, "
-              f"max {max(stats.latencies):.1f} ms")
-    print(f"  errors: {errors}" + (f" ({', '.join(f'{kind} {n}' for kind, n in stats.errors.most_common())})" if errors else ""))
-    print(f"  server RSS: {rss_start / 1024:.0f} MiB after warm-up, {rss_end / 1024:.0f} MiB at the end (peak {peak / 1024:.0f} MiB)")
+        print(
+            f"  latency p50 {statistics.median(stats.latencies):.1f} ms, p95 {percentile(stats.latencies, 0.95):.1f} ms, "
+            f"max {max(stats.latencies):.1f} ms"
+        )
+    print(
+        f"  errors: {errors}"
+        + (f" ({', '.join(f'{kind} {n}' for kind, n in stats.errors.most_common())})" if errors else "")
+    )
+    print(
+        f"  server RSS: {rss_start / 1024:.0f} MiB after warm-up, {rss_end / 1024:.0f} MiB at the end (peak {peak / 1024:.0f} MiB)"
+    )
     if stats.memory:
         step = max(1, len(stats.memory) // 10)
-        print("  RSS during the run: " + ", ".join(f"{t:.0f}s {kib / 1024:.0f}" for t, kib in stats.memory[::step]) + " MiB")
+        print(
+            "  RSS during the run: "
+            + ", ".join(f"{t:.0f}s {kib / 1024:.0f}" for t, kib in stats.memory[::step])
+            + " MiB"
+        )
 
 
 async def sample_memory(pid: int, until: float, samples: list[tuple[float, int]]) -> None:
@@ -265,7 +310,9 @@ async def run_clients(
     started = time.monotonic()
     until = started + seconds
     memory = asyncio.create_task(sample_memory(pid, until, stats.memory))
-    outcomes = await asyncio.gather(*(make_client(number, until, stats) for number in range(clients)), return_exceptions=True)
+    outcomes = await asyncio.gather(
+        *(make_client(number, until, stats) for number in range(clients)), return_exceptions=True
+    )
     await memory
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
@@ -273,7 +320,13 @@ async def run_clients(
     return stats, time.monotonic() - started
 
 
-def load(command: list[str], label: str, target: Callable[[int], tuple[Any, Callable[..., Any]]], clients: int, seconds: float) -> None:
+def load(
+    command: list[str],
+    label: str,
+    target: Callable[[int], tuple[Any, Callable[..., Any]]],
+    clients: int,
+    seconds: float,
+) -> None:
     """Start a server, warm it, run the clients against it, and report; ``target(port)`` gives (warm, client)."""
     port = free_port()
     process = start_server(command, port)

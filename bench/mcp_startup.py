@@ -22,7 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ARCHIVIST = str(Path(sys.executable).parent / "archivist")
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
 }
 
@@ -35,7 +37,11 @@ def one_start(workspace: Path) -> tuple[float, float]:
     """Seconds to the initialize answer, and to the first tools/list answer."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        [ARCHIVIST, "mcp", str(workspace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [ARCHIVIST, "mcp", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     process.stdin.write(json.dumps(INITIALIZE) + "\n")
     process.stdin.flush()

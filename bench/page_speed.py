@@ -21,13 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_speed import percentile  # noqa: E402
-from synth import generate_mixed  # noqa: E402
+from search_speed import percentile
+from synth import generate_mixed
 
-from archivist.build.indexer import index_workspace  # noqa: E402
-from archivist.queries.runner import Archive  # noqa: E402
-from archivist.web.app import make_datasette, start  # noqa: E402
-from archivist.workspace import archive_path  # noqa: E402
+from archivist.build.indexer import index_workspace
+from archivist.queries.runner import Archive
+from archivist.web.app import make_datasette, start
+from archivist.workspace import archive_path
 
 OUT = Path(__file__).resolve().parent / "out"
 

@@ -20,8 +20,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from archivist.semantic.embeddings import embed_workspace
 from archivist.queries.runner import Archive
+from archivist.semantic.embeddings import embed_workspace
 from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,10 +40,23 @@ def load_workspace(collection: str) -> Path:
     records = workspace / "records" / "corpus.jsonl"
     if not records.exists():
         records.parent.mkdir(parents=True, exist_ok=True)
-        with open(EVAL / collection / "corpus.jsonl", encoding="utf-8") as source, open(records, "w", encoding="utf-8") as out:
+        with (
+            open(EVAL / collection / "corpus.jsonl", encoding="utf-8") as source,
+            open(records, "w", encoding="utf-8") as out,
+        ):
             for line in source:
                 doc = json.loads(line)
-                out.write(json.dumps({"entity_type": "document", "entity_id": doc["_id"], "title": doc.get("title") or "", "body": doc["text"]}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "entity_type": "document",
+                            "entity_id": doc["_id"],
+                            "title": doc.get("title") or "",
+                            "body": doc["text"],
+                        }
+                    )
+                    + "\n"
+                )
     return workspace
 
 
@@ -83,14 +96,18 @@ def main() -> None:
     workspace = load_workspace(args.collection)
     started = time.perf_counter()
     result = embed_workspace(workspace)
-    print(f"{args.collection}: {result.embedded} documents embedded now, {result.skipped} already "
-          f"({result.chunks_embedded} chunks sent to the model) in {time.perf_counter() - started:.1f}s")
+    print(
+        f"{args.collection}: {result.embedded} documents embedded now, {result.skipped} already "
+        f"({result.chunks_embedded} chunks sent to the model) in {time.perf_counter() - started:.1f}s"
+    )
     qrels = judgments(args.collection, args.split)
     texts = queries(args.collection)
     judged = [q for q in qrels if q in texts]
     print(f"{len(judged)} judged queries ({args.split} split)")
     with Archive(archive_path(workspace)) as archive:
-        external = {row["id"]: row["external_id"] for row in archive.conn.execute("select id, external_id from documents")}
+        external = {
+            row["id"]: row["external_id"] for row in archive.conn.execute("select id, external_id from documents")
+        }
         for mode in args.modes.split(","):
             ndcgs, recalls, times = [], [], []
             for query_id in judged:
@@ -100,8 +117,10 @@ def main() -> None:
                 ranked = [external[row["id"]] for row in rows]
                 ndcgs.append(ndcg_at(ranked, qrels[query_id]))
                 recalls.append(recall_at(ranked, qrels[query_id]))
-            print(f"  {mode:<9} nDCG@10 {statistics.mean(ndcgs):.3f}   Recall@100 {statistics.mean(recalls):.3f}   "
-                  f"query p50 {statistics.median(times):.1f} ms")
+            print(
+                f"  {mode:<9} nDCG@10 {statistics.mean(ndcgs):.3f}   Recall@100 {statistics.mean(recalls):.3f}   "
+                f"query p50 {statistics.median(times):.1f} ms"
+            )
     if PUBLISHED[args.collection]:
         print(f"  ({PUBLISHED[args.collection]})")
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synth import TOPICS, generate  # noqa: E402
+from synth import TOPICS, generate
 
-from archivist.build.indexer import index_workspace  # noqa: E402
-from archivist.queries.catalog import sql_for  # noqa: E402
-from archivist.queries.runner import Archive  # noqa: E402
-from archivist.workspace import archive_path  # noqa: E402
+from archivist.build.indexer import index_workspace
+from archivist.queries.catalog import sql_for
+from archivist.queries.runner import Archive
+from archivist.workspace import archive_path
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -46,7 +46,7 @@ def queries(seed: int, count: int = 20) -> list[tuple[str, str]]:
 
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def time_archive(archive: Archive, cases: list[tuple[str, str]], with_dates: bool, repeat: int) -> list[float]:
@@ -73,7 +73,9 @@ def time_rg(workspace: Path, cases: list[tuple[str, str]], with_dates: bool) -> 
     times = []
     for query, date_range in cases:
         started = time.perf_counter()
-        subprocess.run(rg_command(workspace, query, date_range if with_dates else ""), stdout=subprocess.DEVNULL, check=False)
+        subprocess.run(
+            rg_command(workspace, query, date_range if with_dates else ""), stdout=subprocess.DEVNULL, check=False
+        )
         times.append((time.perf_counter() - started) * 1000)
     return times
 
@@ -117,8 +119,10 @@ def main() -> None:
     print(f"ripgrep over the same {args.conversations} files, same queries:")
     rg_filtered = report("rg -i -l, date glob", time_rg(workspace, cases, True))
     rg_unfiltered = report("rg -i -l, no glob", time_rg(workspace, cases, False))
-    print(f"speed-up of the median (target >= 50x): with date_range {rg_filtered / filtered:.0f}x, "
-          f"without {rg_unfiltered / unfiltered:.0f}x")
+    print(
+        f"speed-up of the median (target >= 50x): with date_range {rg_filtered / filtered:.0f}x, "
+        f"without {rg_unfiltered / unfiltered:.0f}x"
+    )
     print(f"target p50 <= 10 ms with filters: {'met' if filtered <= 10 else 'NOT met'} ({filtered:.2f} ms)")
 
 

@@ -28,20 +28,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synth import TOPICS, generate  # noqa: E402
-
-from archivist.semantic import chunking  # noqa: E402
-
-from archivist.semantic import model as embedding_model
-
-from archivist.semantic import embeddings
+from synth import TOPICS, generate
 
 from archivist.build import schema
-
-from archivist.semantic import vectors
-from archivist.build.indexer import index_workspace  # noqa: E402
-from archivist.queries.runner import Archive  # noqa: E402
-from archivist.workspace import archive_path  # noqa: E402
+from archivist.build.indexer import index_workspace
+from archivist.queries.runner import Archive
+from archivist.semantic import (
+    chunking,
+    embeddings,
+    vectors,
+)
+from archivist.semantic import model as embedding_model
+from archivist.workspace import archive_path
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -87,8 +85,19 @@ def synthetic_vectors(db_path: Path, seed: int = 42) -> int:
             vector /= np.linalg.norm(vector)
             chunk_id = f"{doc_id}-{piece.seq}"
             digest = embeddings.chunk_hash(piece.text)
-            rows.append({"id": chunk_id, "document_id": doc_id, "seq": piece.seq, "start": piece.start, "end": piece.end, "content_hash": digest})
-            vector_rows.append(embeddings._vector_row(chunk_collection, chunk_id, vector.tobytes(), digest, {"document_id": doc_id}, 0))
+            rows.append(
+                {
+                    "id": chunk_id,
+                    "document_id": doc_id,
+                    "seq": piece.seq,
+                    "start": piece.start,
+                    "end": piece.end,
+                    "content_hash": digest,
+                }
+            )
+            vector_rows.append(
+                embeddings._vector_row(chunk_collection, chunk_id, vector.tobytes(), digest, {"document_id": doc_id}, 0)
+            )
             written += 1
     with db.atomic():
         db.table("chunks").insert_all(rows, replace=True)
@@ -107,8 +116,10 @@ def latency(conversations: int, repeat: int) -> None:
     cases = [" ".join(rng.sample(TOPICS[rng.choice(list(TOPICS))], 2)) for _ in range(20)]
     with Archive(archive_path(workspace)) as archive:
         archive.run("search_semantic", {"query": cases[0]})  # model loaded, vector matrix cached
-        print(f"latency at {written} chunk vectors of {conversations} conversations (synthetic, timing only), "
-              f"{len(cases)} queries x {repeat}:")
+        print(
+            f"latency at {written} chunk vectors of {conversations} conversations (synthetic, timing only), "
+            f"{len(cases)} queries x {repeat}:"
+        )
         embeds = []
         for query in cases:
             embedding_model.query_vector.cache_clear()
@@ -141,8 +152,10 @@ def noop() -> None:
         started = time.perf_counter()
         result = embeddings.embed_archive(archive_path(sci))
         chunks = schema.open_archive(archive_path(sci))["chunks"].count
-        print(f"re-embedding the unchanged SciFact archive ({chunks} chunks): {result.chunks_embedded} texts sent "
-              f"to the model, {time.perf_counter() - started:.2f}s (target 0 texts, <= 1 s for 10k chunks)")
+        print(
+            f"re-embedding the unchanged SciFact archive ({chunks} chunks): {result.chunks_embedded} texts sent "
+            f"to the model, {time.perf_counter() - started:.2f}s (target 0 texts, <= 1 s for 10k chunks)"
+        )
 
 
 def main() -> None:

@@ -40,13 +40,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from retrieval_quality import judgments, load_workspace, ndcg_at, queries, recall_at  # noqa: E402
+from retrieval_quality import judgments, load_workspace, ndcg_at, queries, recall_at
 
-from archivist.semantic.model import query_vector  # noqa: E402
-from archivist.semantic.embeddings import embed_workspace  # noqa: E402
-from archivist.queries.runner import Archive  # noqa: E402
-from archivist.semantic.vectors import matrix  # noqa: E402
-from archivist.workspace import archive_path  # noqa: E402
+from archivist.queries.runner import Archive
+from archivist.semantic.embeddings import embed_workspace
+from archivist.semantic.model import query_vector
+from archivist.semantic.vectors import matrix
+from archivist.workspace import archive_path
 
 COLLECTION = "scifact"
 CHUNK_WINDOW = 300  # the `search` query's semantic step looks at the 300 nearest chunks
@@ -139,8 +139,14 @@ def choose_floor(relevant: list[float], nonsense_max: float, keep: float, min_ke
         rate = round(rate - 0.01, 4)
 
 
-def evaluate(archive: Archive, external: dict[int, str], texts: dict[str, str], qrels: dict[str, dict[str, int]],
-             mode: str, floor: float | None) -> tuple[float, float, float, int, int]:
+def evaluate(
+    archive: Archive,
+    external: dict[int, str],
+    texts: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+    mode: str,
+    floor: float | None,
+) -> tuple[float, float, float, int, int]:
     """Mean nDCG@10, Recall@100, the median response total, and how many queries have a total under 100 / of 0."""
     ndcgs, recalls, totals = [], [], []
     for query_id in qrels:
@@ -152,8 +158,13 @@ def evaluate(archive: Archive, external: dict[int, str], texts: dict[str, str], 
         ndcgs.append(ndcg_at(ranked, qrels[query_id]))
         recalls.append(recall_at(ranked, qrels[query_id]))
         totals.append(response["total"])
-    return (statistics.mean(ndcgs), statistics.mean(recalls), statistics.median(totals),
-            sum(t < 100 for t in totals), sum(t == 0 for t in totals))
+    return (
+        statistics.mean(ndcgs),
+        statistics.mean(recalls),
+        statistics.median(totals),
+        sum(t < 100 for t in totals),
+        sum(t == 0 for t in totals),
+    )
 
 
 def main() -> None:
@@ -163,15 +174,20 @@ def main() -> None:
     parser.add_argument("--calibration-split", default="train")
     parser.add_argument("--eval-split", default="test")
     parser.add_argument("--held-out", type=int, default=200, help="random strings (seed 11) checked against the floor")
-    parser.add_argument("--sweep", default="0.25,0.30,0.35,0.40",
-                        help="other floors to report hybrid on the eval split for (sensitivity only; '' for none)")
+    parser.add_argument(
+        "--sweep",
+        default="0.25,0.30,0.35,0.40",
+        help="other floors to report hybrid on the eval split for (sensitivity only; '' for none)",
+    )
     args = parser.parse_args()
 
     workspace = load_workspace(COLLECTION)
     started = time.perf_counter()
     result = embed_workspace(workspace)
-    print(f"{COLLECTION}: {result.embedded} documents embedded now, {result.skipped} already "
-          f"({result.chunks_embedded} chunks sent to the model) in {time.perf_counter() - started:.1f}s")
+    print(
+        f"{COLLECTION}: {result.embedded} documents embedded now, {result.skipped} already "
+        f"({result.chunks_embedded} chunks sent to the model) in {time.perf_counter() - started:.1f}s"
+    )
 
     texts = queries(COLLECTION)
     train = {q: rel for q, rel in judgments(COLLECTION, args.calibration_split).items() if q in texts}
@@ -181,8 +197,10 @@ def main() -> None:
     with Archive(archive_path(workspace)) as archive:
         external = dict(archive.conn.execute("select id, external_id from documents").fetchall())
         scorer = Scorer(archive)
-        print(f"{len(scorer.document_ids)} documents, {len(scorer.chunks.ids)} chunks; "
-              f"{len(train)} judged {args.calibration_split} queries, {len(test)} judged {args.eval_split} queries")
+        print(
+            f"{len(scorer.document_ids)} documents, {len(scorer.chunks.ids)} chunks; "
+            f"{len(train)} judged {args.calibration_split} queries, {len(test)} judged {args.eval_split} queries"
+        )
 
         # Cross-check: the search query's semantic scores are these best-chunk similarities.
         worst = 0.0
@@ -213,8 +231,10 @@ def main() -> None:
         for text in nonsense:
             best, _ = scorer.scores(text)
             nonsense_best[text] = float(best.max())
-        print(f"scored {len(train)} {args.calibration_split} queries and {len(nonsense)} nonsense queries "
-              f"in {time.perf_counter() - started:.1f}s")
+        print(
+            f"scored {len(train)} {args.calibration_split} queries and {len(nonsense)} nonsense queries "
+            f"in {time.perf_counter() - started:.1f}s"
+        )
 
         print(f"\ncosine similarities ({args.calibration_split} split; a document's similarity is its best chunk's)")
         quantiles(relevant, "relevant documents")
@@ -223,65 +243,87 @@ def main() -> None:
         quantiles(tenth_other, "10th nearest non-relevant document per query")
         quantiles(hundredth_doc, "100th nearest document per query")
         quantiles(list(nonsense_best.values()), "nonsense queries: nearest document")
-        print(f"  relevant documents outside the 300-chunk window (never semantic candidates): "
-              f"{relevant_outside} of {len(relevant)}")
+        print(
+            f"  relevant documents outside the 300-chunk window (never semantic candidates): "
+            f"{relevant_outside} of {len(relevant)}"
+        )
         nonsense_max = max(nonsense_best.values())
         print("  nonsense queries, nearest document's similarity:")
         for text, value in sorted(nonsense_best.items(), key=lambda item: -item[1]):
             print(f"    {value:.3f}  {text!r}")
 
         floor, rate = choose_floor(relevant, nonsense_max, args.keep, args.min_keep)
-        print(f"\nrule: the highest 0.01 step keeping >= {args.keep:.0%} of relevant {args.calibration_split} "
-              f"documents, stepping keep down to {args.min_keep:.0%} until it exceeds the nonsense maximum")
+        print(
+            f"\nrule: the highest 0.01 step keeping >= {args.keep:.0%} of relevant {args.calibration_split} "
+            f"documents, stepping keep down to {args.min_keep:.0%} until it exceeds the nonsense maximum"
+        )
         for candidate in (0.15, 0.20, 0.25, 0.30, floor):
-            print(f"  floor {candidate:.2f}: keeps {kept(relevant, candidate):.1%} of relevant documents, "
-                  f"{kept(relevant_best, candidate):.1%} of queries' best relevant document, "
-                  f"{kept(first_other, candidate):.1%} of queries' nearest non-relevant; "
-                  f"{sum(v >= candidate for v in nonsense_best.values())} of {len(nonsense)} nonsense queries "
-                  f"have any document at or above it")
+            print(
+                f"  floor {candidate:.2f}: keeps {kept(relevant, candidate):.1%} of relevant documents, "
+                f"{kept(relevant_best, candidate):.1%} of queries' best relevant document, "
+                f"{kept(first_other, candidate):.1%} of queries' nearest non-relevant; "
+                f"{sum(v >= candidate for v in nonsense_best.values())} of {len(nonsense)} nonsense queries "
+                f"have any document at or above it"
+            )
         clears = floor > nonsense_max
-        print(f"CHOSEN FLOOR {floor:.2f} (keep {rate:.0%}); nonsense maximum {nonsense_max:.3f}: "
-              f"{'cleared' if clears else 'NOT cleared'} by {floor - nonsense_max:+.3f}")
+        print(
+            f"CHOSEN FLOOR {floor:.2f} (keep {rate:.0%}); nonsense maximum {nonsense_max:.3f}: "
+            f"{'cleared' if clears else 'NOT cleared'} by {floor - nonsense_max:+.3f}"
+        )
 
         held_out_texts = random_strings(args.held_out, seed=11)
         held_out = [float(scorer.scores(text)[0].max()) for text in held_out_texts]
         if held_out:
             quantiles(held_out, f"held-out nonsense ({args.held_out} random, seed 11)")
             above = sorted(((v, t) for v, t in zip(held_out, held_out_texts) if v >= floor), reverse=True)
-            print(f"  held-out nonsense with any document >= {floor:.2f}: {len(above)} of {len(held_out)}"
-                  + "".join(f"\n    {v:.3f}  {t!r}" for v, t in above))
+            print(
+                f"  held-out nonsense with any document >= {floor:.2f}: {len(above)} of {len(held_out)}"
+                + "".join(f"\n    {v:.3f}  {t!r}" for v, t in above)
+            )
         print("  off-topic real questions (not nonsense; not part of the rule), nearest document's similarity:")
         for text in OFF_TOPIC:
             best, _ = scorer.scores(text)
             print(f"    {float(best.max()):.3f}  {text!r}: {int((best >= floor).sum())} documents >= {floor:.2f}")
 
-        print(f"\nnonsense queries through `search` (semantic results / hybrid total), without floor -> with {floor:.2f}")
+        print(
+            f"\nnonsense queries through `search` (semantic results / hybrid total), without floor -> with {floor:.2f}"
+        )
         for text in nonsense:
             without = archive.search({"query": text, "mode": "semantic", "page_size": 100})
             with_floor = archive.search({"query": text, "mode": "semantic", "page_size": 100, "min_similarity": floor})
             hybrid = archive.search({"query": text, "mode": "hybrid", "page_size": 100})
             hybrid_floor = archive.search({"query": text, "mode": "hybrid", "page_size": 100, "min_similarity": floor})
-            print(f"  {text!r:<36} semantic {without['total']:>3} -> {with_floor['total']:>3}   "
-                  f"hybrid total {hybrid['total']:>3} -> {hybrid_floor['total']:>3}")
+            print(
+                f"  {text!r:<36} semantic {without['total']:>3} -> {with_floor['total']:>3}   "
+                f"hybrid total {hybrid['total']:>3} -> {hybrid_floor['total']:>3}"
+            )
 
         print(f"\n{args.eval_split} split, {len(test)} judged queries (median total = the response's total)")
         for mode in ("semantic", "hybrid"):
             for applied in (None, floor):
                 ndcg, recall, total, under, empty = evaluate(archive, external, texts, test, mode, applied)
                 label = "no floor" if applied is None else f"min_similarity {applied:.2f}"
-                print(f"  {mode:<9} {label:<20} nDCG@10 {ndcg:.3f}   Recall@100 {recall:.3f}   median total {total:g}"
-                      f"   totals < 100: {under}, = 0: {empty}")
+                print(
+                    f"  {mode:<9} {label:<20} nDCG@10 {ndcg:.3f}   Recall@100 {recall:.3f}   median total {total:g}"
+                    f"   totals < 100: {under}, = 0: {empty}"
+                )
         ndcg, recall, total, under, empty = evaluate(archive, external, texts, test, "keyword", None)
-        print(f"  {'keyword':<9} {'(no floor applies)':<20} nDCG@10 {ndcg:.3f}   Recall@100 {recall:.3f}   "
-              f"median total {total:g}   totals < 100: {under}, = 0: {empty}")
+        print(
+            f"  {'keyword':<9} {'(no floor applies)':<20} nDCG@10 {ndcg:.3f}   Recall@100 {recall:.3f}   "
+            f"median total {total:g}   totals < 100: {under}, = 0: {empty}"
+        )
         sweep = [float(v) for v in args.sweep.split(",") if v.strip()]
         if sweep:
-            print(f"  sensitivity (other floors, {args.eval_split} split; reported only, the floor comes from "
-                  f"{args.calibration_split}):")
+            print(
+                f"  sensitivity (other floors, {args.eval_split} split; reported only, the floor comes from "
+                f"{args.calibration_split}):"
+            )
             for other in sweep:
                 ndcg, recall, total, under, empty = evaluate(archive, external, texts, test, "hybrid", other)
-                print(f"    hybrid    min_similarity {other:.2f}  nDCG@10 {ndcg:.3f}   Recall@100 {recall:.3f}   "
-                      f"median total {total:g}")
+                print(
+                    f"    hybrid    min_similarity {other:.2f}  nDCG@10 {ndcg:.3f}   Recall@100 {recall:.3f}   "
+                    f"median total {total:g}"
+                )
 
 
 if __name__ == "__main__":

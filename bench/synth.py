@@ -20,28 +20,147 @@ import random
 from pathlib import Path
 
 TOPICS = {
-    "auth": "authentication jwt oauth token refresh session cookie login pkce expiry clock skew signature".split(),
-    "kubernetes": "kubernetes pod deployment ingress hpa autoscaling node cluster helm crashloop replica".split(),
-    "proxy": "proxy timeout pac winhttp corporate firewall latency join meeting wpad tunnel".split(),
-    "speech": "speech sdk decode response latency audio stream recognition token websocket captions".split(),
-    "search": "sqlite fts5 bm25 index query ranking trigram vector embedding archive".split(),
-    "api": "api gateway endpoint versioning pagination rate limit schema openapi contract client".split(),
-    "data": "migration schema backfill postgres replica vacuum partition query plan index".split(),
-    "frontend": "react component render state hook css layout accessibility bundle vite".split(),
+    "auth": [
+        "authentication",
+        "jwt",
+        "oauth",
+        "token",
+        "refresh",
+        "session",
+        "cookie",
+        "login",
+        "pkce",
+        "expiry",
+        "clock",
+        "skew",
+        "signature",
+    ],
+    "kubernetes": [
+        "kubernetes",
+        "pod",
+        "deployment",
+        "ingress",
+        "hpa",
+        "autoscaling",
+        "node",
+        "cluster",
+        "helm",
+        "crashloop",
+        "replica",
+    ],
+    "proxy": [
+        "proxy",
+        "timeout",
+        "pac",
+        "winhttp",
+        "corporate",
+        "firewall",
+        "latency",
+        "join",
+        "meeting",
+        "wpad",
+        "tunnel",
+    ],
+    "speech": [
+        "speech",
+        "sdk",
+        "decode",
+        "response",
+        "latency",
+        "audio",
+        "stream",
+        "recognition",
+        "token",
+        "websocket",
+        "captions",
+    ],
+    "search": ["sqlite", "fts5", "bm25", "index", "query", "ranking", "trigram", "vector", "embedding", "archive"],
+    "api": [
+        "api",
+        "gateway",
+        "endpoint",
+        "versioning",
+        "pagination",
+        "rate",
+        "limit",
+        "schema",
+        "openapi",
+        "contract",
+        "client",
+    ],
+    "data": ["migration", "schema", "backfill", "postgres", "replica", "vacuum", "partition", "query", "plan", "index"],
+    "frontend": ["react", "component", "render", "state", "hook", "css", "layout", "accessibility", "bundle", "vite"],
 }
-FILLER = (
-    "the we it this that should could would because then when after before while also "
-    "maybe probably check look see try run test fix change update deploy review merge "
-    "issue problem question answer idea plan next step today yesterday week team user"
-).split()
+FILLER = [
+    "the",
+    "we",
+    "it",
+    "this",
+    "that",
+    "should",
+    "could",
+    "would",
+    "because",
+    "then",
+    "when",
+    "after",
+    "before",
+    "while",
+    "also",
+    "maybe",
+    "probably",
+    "check",
+    "look",
+    "see",
+    "try",
+    "run",
+    "test",
+    "fix",
+    "change",
+    "update",
+    "deploy",
+    "review",
+    "merge",
+    "issue",
+    "problem",
+    "question",
+    "answer",
+    "idea",
+    "plan",
+    "next",
+    "step",
+    "today",
+    "yesterday",
+    "week",
+    "team",
+    "user",
+]
 TYPES = ["brainstorm", "debug", "plan", "review", "research", "design"]
 MEMORY_TYPES = ["note"] * 5 + ["decision"] * 2 + ["task"] * 2 + ["reference", "observation"]
-GENERAL_TAGS = (
-    "python testing urgent infra security performance docs frontend backend database "
-    "release bug customer meeting idea followup blocked research ops mobile"
-).split()
+GENERAL_TAGS = [
+    "python",
+    "testing",
+    "urgent",
+    "infra",
+    "security",
+    "performance",
+    "docs",
+    "frontend",
+    "backend",
+    "database",
+    "release",
+    "bug",
+    "customer",
+    "meeting",
+    "idea",
+    "followup",
+    "blocked",
+    "research",
+    "ops",
+    "mobile",
+]
 ENTITY_TYPES = ["feature"] * 30 + ["test"] * 30 + ["bug"] * 39 + ["product"]
-START = dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)
+START = dt.datetime(2023, 1, 1, tzinfo=dt.UTC)
 SPAN_SECONDS = 3 * 365 * 86400
 LINES_PER_FILE = 50_000
 
@@ -92,7 +211,7 @@ def record(rng: random.Random, number: int) -> dict:
     topic = TOPICS[rng.choice(list(TOPICS))]
     entity_type = rng.choice(ENTITY_TYPES)
     dated = entity_type in {"test", "bug"}
-    timestamp = dt.datetime.fromtimestamp(START.timestamp() + rng.randrange(SPAN_SECONDS), dt.timezone.utc)
+    timestamp = dt.datetime.fromtimestamp(START.timestamp() + rng.randrange(SPAN_SECONDS), dt.UTC)
     return {
         "entity_type": entity_type,
         "entity_id": 1_000_000 + number,

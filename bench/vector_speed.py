@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from archivist.queries import sqlfunctions
-
-from archivist.semantic import vectors
 from archivist.queries.runner import connect
+from archivist.semantic import vectors
 
 OUT = Path(__file__).resolve().parent / "out"
 SETUP_SQL = """
@@ -82,22 +81,34 @@ def main() -> None:
     print(f"top 200 of {args.vectors} vectors (384-d float32):")
     scan = timed(
         "sqlite-vec vec_distance_cosine, full scan",
-        lambda: [r[0] for r in conn.execute(
-            "SELECT id FROM embeddings WHERE collection_id = 1 ORDER BY vec_distance_cosine(embedding, :q) LIMIT 200",
-            {"q": query})],
+        lambda: [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM embeddings WHERE collection_id = 1 ORDER BY vec_distance_cosine(embedding, :q) LIMIT 200",
+                {"q": query},
+            )
+        ],
         args.repeat,
     )
     knn = timed(
         "sqlite-vec vec0 KNN",
-        lambda: [str(r[0]) for r in conn.execute(
-            "SELECT rowid FROM vec_chunks WHERE embedding MATCH :q AND k = 200 ORDER BY distance", {"q": query})],
+        lambda: [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT rowid FROM vec_chunks WHERE embedding MATCH :q AND k = 200 ORDER BY distance", {"q": query}
+            )
+        ],
         args.repeat,
     )
     vectors.matrix(str(path.resolve()), "archivist_chunks")  # the cache is built once per change
     ours = timed(
         "archivist_nearest (cached matrix, one product)",
-        lambda: [r[0] for r in json.loads(conn.execute(
-            "SELECT archivist_nearest(:q, 'archivist_chunks', 200)", {"q": query}).fetchone()[0])],
+        lambda: [
+            r[0]
+            for r in json.loads(
+                conn.execute("SELECT archivist_nearest(:q, 'archivist_chunks', 200)", {"q": query}).fetchone()[0]
+            )
+        ],
         args.repeat,
     )
     print(f"  same top 200: vec_distance_cosine {scan == ours}, vec0 {knn == ours}")

@@ -25,10 +25,12 @@ import functools
 import json
 import random
 import shutil
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
-from urllib.parse import quote as url_quote, unquote, urlencode
+from typing import Any, TypeVar
+from urllib.parse import quote as url_quote
+from urllib.parse import unquote, urlencode
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import strategies as st
@@ -40,16 +42,44 @@ from archivist.errors import CODES
 T = TypeVar("T")
 
 TOOLS = (
-    "search_workspace", "search_reports", "list_command_reports", "get_report", "search_commands", "search",
-    "search_semantic", "get_similar", "embed_document", "embed_workspace", "get_embedding_status",
+    "search_workspace",
+    "search_reports",
+    "list_command_reports",
+    "get_report",
+    "search_commands",
+    "search",
+    "search_semantic",
+    "get_similar",
+    "embed_document",
+    "embed_workspace",
+    "get_embedding_status",
 )
 EMBEDDING_TOOLS = ("embed_document", "embed_workspace")
-ROW_TOOLS = ("search_workspace", "search_reports", "list_command_reports", "search_commands", "search_semantic", "get_similar")
+ROW_TOOLS = (
+    "search_workspace",
+    "search_reports",
+    "list_command_reports",
+    "search_commands",
+    "search_semantic",
+    "get_similar",
+)
 
 # Text that only an SQL error, SQLite itself or a Python traceback puts in an answer.
 LEAK_MARKERS = (
-    "SELECT ", "no such column", "no such table", "no such function", "sqlite3.", "OperationalError",
-    "ProgrammingError", "IntegrityError", "DatabaseError", "Traceback", 'near "', "fts5:", "unrecognized token", 'File "/',
+    "SELECT ",
+    "no such column",
+    "no such table",
+    "no such function",
+    "sqlite3.",
+    "OperationalError",
+    "ProgrammingError",
+    "IntegrityError",
+    "DatabaseError",
+    "Traceback",
+    'near "',
+    "fts5:",
+    "unrecognized token",
+    'File "/',
 )
 
 # The same properties, named once: test and bench count and report them by these names.
@@ -92,33 +122,161 @@ class Place:
 # --- values ------------------------------------------------------------------------------------
 
 WORDS = (
-    "authentication", "proxy", "timeout", "borders", "kubernetes", "debug", "jwt", "token", "cluster", "health",
-    "feature", "flag", "deploy", "memory", "report", "the", "a", "of", "and", "zzzz",
+    "authentication",
+    "proxy",
+    "timeout",
+    "borders",
+    "kubernetes",
+    "debug",
+    "jwt",
+    "token",
+    "cluster",
+    "health",
+    "feature",
+    "flag",
+    "deploy",
+    "memory",
+    "report",
+    "the",
+    "a",
+    "of",
+    "and",
+    "zzzz",
 )
 FTS_FRAGMENTS = (
-    '"', '""', "*", "NEAR(", "NEAR(a b, 3)", ")", "(", "AND", "OR", "NOT", "-", "^", ":", "+", "title:", "{a b}:x",
-    "a*", '"unclosed', "NEAR", "col:", "^start", "a OR", "AND b", "NOT NOT", "(((", ")))", "'", "''", "\\",
+    '"',
+    '""',
+    "*",
+    "NEAR(",
+    "NEAR(a b, 3)",
+    ")",
+    "(",
+    "AND",
+    "OR",
+    "NOT",
+    "-",
+    "^",
+    ":",
+    "+",
+    "title:",
+    "{a b}:x",
+    "a*",
+    '"unclosed',
+    "NEAR",
+    "col:",
+    "^start",
+    "a OR",
+    "AND b",
+    "NOT NOT",
+    "(((",
+    ")))",
+    "'",
+    "''",
+    "\\",
 )
 SQL_FRAGMENTS = (
-    "' OR 1=1 --", "'; DROP TABLE documents; --", '" OR ""="', "1; SELECT * FROM sqlite_master", "' UNION SELECT 1,2,3 --",
-    "%", "_", "%%", "/*", "*/", "-- ", "x' --", "?", ":query", "@p", "$p", "\\x00", "char(0)", "randomblob(1000000000)",
-    "') OR ('1'='1", "%' AND 1=1 AND '%'='",
+    "' OR 1=1 --",
+    "'; DROP TABLE documents; --",
+    '" OR ""="',
+    "1; SELECT * FROM sqlite_master",
+    "' UNION SELECT 1,2,3 --",
+    "%",
+    "_",
+    "%%",
+    "/*",
+    "*/",
+    "-- ",
+    "x' --",
+    "?",
+    ":query",
+    "@p",
+    "$p",
+    "\\x00",
+    "char(0)",
+    "randomblob(1000000000)",
+    "') OR ('1'='1",
+    "%' AND 1=1 AND '%'='",
 )
 TRAVERSAL = (
-    "../../etc/passwd", "../outside", "..", "../", "/etc/passwd", "/etc", "/", "/root", "~", "~root", "~root/.ssh",
-    "~nouser/x", "~nouser", "..\\..\\windows\\win.ini", "file:///etc/passwd", "%2e%2e%2fetc%2fpasswd",
-    "conversations/../../..", "reports/../../../etc/passwd", "/proc/self/environ", "//etc//passwd", "\\\\server\\share",
-    "a/\x00/b", "/tmp/\x00x", "reports/\x00", "x" * 300, "a/" * 150, ("n" * 300) + "/x", "/" + "y" * 300,
-    "./././", "conversations/./../", " ", "\t", "\n", "con", "aux.md", "-rf", "--help",
+    "../../etc/passwd",
+    "../outside",
+    "..",
+    "../",
+    "/etc/passwd",
+    "/etc",
+    "/",
+    "/root",
+    "~",
+    "~root",
+    "~root/.ssh",
+    "~nouser/x",
+    "~nouser",
+    "..\\..\\windows\\win.ini",
+    "file:///etc/passwd",
+    "%2e%2e%2fetc%2fpasswd",
+    "conversations/../../..",
+    "reports/../../../etc/passwd",
+    "/proc/self/environ",
+    "//etc//passwd",
+    "\\\\server\\share",
+    "a/\x00/b",
+    "/tmp/\x00x",
+    "reports/\x00",
+    "x" * 300,
+    "a/" * 150,
+    ("n" * 300) + "/x",
+    "/" + "y" * 300,
+    "./././",
+    "conversations/./../",
+    " ",
+    "\t",
+    "\n",
+    "con",
+    "aux.md",
+    "-rf",
+    "--help",
 )
 UNICODE = (
-    "é", "日本語の検索", "🔍🦀", "\u202eevil\u202c", "e\u0301", "\ufeffbom", "\u2028\u2029", "Ａｕｔｈ", "ß", "İ",
-    "\U0001f600" * 50, "\u0000", "\x7f", "\x1b[31m", "\r\n", "\x08\x07",
+    "é",
+    "日本語の検索",
+    "🔍🦀",
+    "\u202eevil\u202c",
+    "e\u0301",
+    "\ufeffbom",
+    "\u2028\u2029",
+    "Ａｕｔｈ",
+    "ß",
+    "İ",
+    "\U0001f600" * 50,
+    "\u0000",
+    "\x7f",
+    "\x1b[31m",
+    "\r\n",
+    "\x08\x07",
 )
 DATE_RANGES = ("2025-11", "2025-11-10", "2025-10", "2024-02-29", "")
-BAD_DATE_RANGES = ("2025-11-1", "2025/11", "nov", "2025-13", "2025-02-30", "0000-00", "9999-99-99", "2025-11-10T00:00", "-2025-11")
+BAD_DATE_RANGES = (
+    "2025-11-1",
+    "2025/11",
+    "nov",
+    "2025-13",
+    "2025-02-30",
+    "0000-00",
+    "9999-99-99",
+    "2025-11-10T00:00",
+    "-2025-11",
+)
 DATES = ("2025-10", "2025-11-10", "2024", "last week", "yesterday", "today", "3 days ago", "2024-01-31T09:00:00Z", "")
-BAD_DATES = ("2025-13-45", "not a date", "10000-01-01", "-1", "1e308", "last millennium", "99999 years ago", "0000-00-00")
+BAD_DATES = (
+    "2025-13-45",
+    "not a date",
+    "10000-01-01",
+    "-1",
+    "1e308",
+    "last millennium",
+    "99999 years ago",
+    "0000-00-00",
+)
 MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "faceted")
 KIND_VALUES = ("conversation", "report", "memory", "record", "note", "product", "feature", "test", "bug")
 TYPE_VALUES = ("debug", "plan", "brainstorm", "decision", "note", "task", "k8s-cluster-health", "")
@@ -178,7 +336,9 @@ def hostile_text() -> SearchStrategy[str]:
 
 def json_junk() -> SearchStrategy[Any]:
     """JSON values that are not strings: null, booleans, numbers, lists, objects."""
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False))
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False)
+    )
     return st.one_of(
         scalars,
         st.lists(st.one_of(scalars, st.text(max_size=5)), max_size=4),
@@ -202,16 +362,22 @@ def int_parameter(low: int, high: int) -> Parameter:
     """An integer: in range; or out of range, huge, or a string, float, bool, null, list."""
     edges = st.sampled_from((0, -1, low - 1, high + 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, -(10**30)))
     text_numbers = st.sampled_from(("10", " 5 ", "1e3", "0x10", "-0", "5.0", "", "٣", "1_000"))
-    return Parameter(st.integers(low, high), st.one_of(edges, edges, st.integers(), text_numbers, json_junk(), hostile_text()))
+    return Parameter(
+        st.integers(low, high), st.one_of(edges, edges, st.integers(), text_numbers, json_junk(), hostile_text())
+    )
 
 
 def float_parameter() -> Parameter:
-    hostile = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(("0.3", "nan", "inf")), json_junk())
+    hostile = st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(("0.3", "nan", "inf")), json_junk()
+    )
     return Parameter(st.floats(-1, 1), hostile)
 
 
 def bool_parameter() -> Parameter:
-    return Parameter(st.booleans(), st.one_of(st.sampled_from(("true", "yes", "maybe", "1", "")), st.integers(-2, 2), json_junk()))
+    return Parameter(
+        st.booleans(), st.one_of(st.sampled_from(("true", "yes", "maybe", "1", "")), st.integers(-2, 2), json_junk())
+    )
 
 
 def listing_parameter(values: tuple[str, ...]) -> Parameter:
@@ -268,19 +434,26 @@ def workspace_parameter(place: Place, writes: bool) -> Parameter:
     """
     missing = st.builds(lambda name: f"/nonexistent-archivist-fuzz/{name}", unicode_text(30))
     refused = st.one_of(
-        st.just(str(place.bare)), st.just(str(place.bare) + "/"), missing,
+        st.just(str(place.bare)),
+        st.just(str(place.bare) + "/"),
+        missing,
         st.sampled_from(("/no/such/folder", "~nouser/x", "\x00", "/tmp/\x00x", "n" * 300, "/" + "y" * 300)),
     )
     if writes:
         anything = st.one_of(hostile_text(), refused).filter(lambda v: not _names_a_folder(v, place.bare))
         return Parameter(refused, st.one_of(anything, json_junk()))
-    own = st.sampled_from((str(place.workspace), str(place.workspace) + "/", str(place.workspace) + "/./conversations/.."))
-    foreign = st.sampled_from((str(place.foreign), str(place.foreign) + "/", "/", "/etc", "~root", "~", ".", "sample-workspace"))
+    own = st.sampled_from(
+        (str(place.workspace), str(place.workspace) + "/", str(place.workspace) + "/./conversations/..")
+    )
+    foreign = st.sampled_from(
+        (str(place.foreign), str(place.foreign) + "/", "/", "/etc", "~root", "~", ".", "sample-workspace")
+    )
     return Parameter(st.one_of(st.none(), own), st.one_of(foreign, refused, hostile_text(), json_junk()))
 
 
 def embed_path_parameter(place: Place) -> Parameter:
     """embed_document's path: never anything that exists inside the workspace, so that it fails fast."""
+
     def outside(value: str) -> bool:
         return not _is_inside(value, place.workspace)
 
@@ -293,12 +466,19 @@ def embed_path_parameter(place: Place) -> Parameter:
 def parameters(tool: str, place: Place) -> dict[str, Parameter]:
     """Every parameter of a tool (the tool's input schema must list exactly these)."""
     query = text_parameter(
-        st.one_of(st.sampled_from(WORDS), fragments(()), st.sampled_from(("proxy timeout", "authentication patterns")), long_query())
+        st.one_of(
+            st.sampled_from(WORDS),
+            fragments(()),
+            st.sampled_from(("proxy timeout", "authentication patterns")),
+            long_query(),
+        )
     )
     date_range = text_parameter(st.sampled_from(DATE_RANGES + DATE_RANGES + BAD_DATE_RANGES))
     kind = text_parameter(st.sampled_from(TYPE_VALUES))
     command = text_parameter(st.sampled_from(place.commands + place.commands + ("nope", "../x", "")))
-    sqlite_edges = st.sampled_from((2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**30)).map(str)  # ids SQLite cannot hold
+    sqlite_edges = st.sampled_from((2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**30)).map(
+        str
+    )  # ids SQLite cannot hold
     document = text_parameter(st.one_of(st.sampled_from(place.documents), st.integers(-5, 100).map(str), sqlite_edges))
     limit = int_parameter(1, 100)
     dates = text_parameter(st.sampled_from(DATES + DATES + BAD_DATES))
@@ -349,9 +529,15 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
 
 # Parameters a call carries (as one of the names) unless the fuzzer leaves them out on purpose.
 REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
-    "search_workspace": (("query",),), "search_reports": (("query",),), "search": (("query",),), "list_command_reports": (("command",),),
-    "get_report": (("path",),), "search_commands": (("query",),), "search_semantic": (("query",),),
-    "get_similar": (("document", "source_path"),), "embed_document": (("path",),),
+    "search_workspace": (("query",),),
+    "search_reports": (("query",),),
+    "search": (("query",),),
+    "list_command_reports": (("command",),),
+    "get_report": (("path",),),
+    "search_commands": (("query",),),
+    "search_semantic": (("query",),),
+    "get_similar": (("document", "source_path"),),
+    "embed_document": (("path",),),
 }
 # Never left out, never well-typed and valid: without it, the tool would embed the server's workspace.
 ALWAYS_FAILING = {"embed_workspace": "workspace_path", "embed_document": "path"}
@@ -394,19 +580,90 @@ def tool_arguments(tool: str, place: Place) -> SearchStrategy[dict[str, Any]]:
 # --- a catalogue: every nasty value in every parameter, deterministically ------------------------
 
 NASTY_STRINGS = (
-    "", " ", "a", "\x00", "a/\x00/b", "\x00" * 10, "\x01\x1f\x7f\x1b[31m", "x" * 300, "/" + "y" * 300, ("n" * 300) + "/x",
-    "~nouser/x", "~root", "~", "../../etc/passwd", "/etc/passwd", "/", "..", "reports/../../x", "\\\\server\\share",
-    '"', 'NEAR("a" b', "a AND", "* OR ^", "title:x", "x:y", "' OR 1=1 --", "1; SELECT * FROM sqlite_master", "%", "_",
-    "\u202eevil\u202c", "🔍" * 100, "日本語の検索", "e\u0301" * 50, _repeated("x", 70_000), _repeated("\x00", 5_000),
-    _words(1, 3_000, 1), _words(2, 65, 0), _words(3, 64, 0), _repeated("ab ", 2_001),
-    str(2**63 - 1), str(2**63), str(-(2**63) - 1), "1e308", "-0", "NaN",
+    "",
+    " ",
+    "a",
+    "\x00",
+    "a/\x00/b",
+    "\x00" * 10,
+    "\x01\x1f\x7f\x1b[31m",
+    "x" * 300,
+    "/" + "y" * 300,
+    ("n" * 300) + "/x",
+    "~nouser/x",
+    "~root",
+    "~",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "/",
+    "..",
+    "reports/../../x",
+    "\\\\server\\share",
+    '"',
+    'NEAR("a" b',
+    "a AND",
+    "* OR ^",
+    "title:x",
+    "x:y",
+    "' OR 1=1 --",
+    "1; SELECT * FROM sqlite_master",
+    "%",
+    "_",
+    "\u202eevil\u202c",
+    "🔍" * 100,
+    "日本語の検索",
+    "e\u0301" * 50,
+    _repeated("x", 70_000),
+    _repeated("\x00", 5_000),
+    _words(1, 3_000, 1),
+    _words(2, 65, 0),
+    _words(3, 64, 0),
+    _repeated("ab ", 2_001),
+    str(2**63 - 1),
+    str(2**63),
+    str(-(2**63) - 1),
+    "1e308",
+    "-0",
+    "NaN",
 )
-NASTY_OTHERS = (None, True, False, 0, -1, 101, 2**63, -(2**63) - 1, 10**30, 1.5, -1e308, [], ["a", 1], [None], {}, {"a": 1})
+NASTY_OTHERS = (
+    None,
+    True,
+    False,
+    0,
+    -1,
+    101,
+    2**63,
+    -(2**63) - 1,
+    10**30,
+    1.5,
+    -1e308,
+    [],
+    ["a", 1],
+    [None],
+    {},
+    {"a": 1},
+)
 NASTY = NASTY_STRINGS + NASTY_OTHERS
 # One of each kind, for a bounded run: what once broke a tool is in here.
 CORE_STRINGS = (
-    "", "a", "\x00", "a/\x00/b", "x" * 300, "~nouser/x", "../../etc/passwd", "/", 'NEAR("a" b', "a AND", "x:y", "-0",
-    "' OR 1=1 --", _repeated("x", 70_000), _words(1, 3_000, 1), _words(2, 65, 0), str(2**63),
+    "",
+    "a",
+    "\x00",
+    "a/\x00/b",
+    "x" * 300,
+    "~nouser/x",
+    "../../etc/passwd",
+    "/",
+    'NEAR("a" b',
+    "a AND",
+    "x:y",
+    "-0",
+    "' OR 1=1 --",
+    _repeated("x", 70_000),
+    _words(1, 3_000, 1),
+    _words(2, 65, 0),
+    str(2**63),
 )
 CORE = CORE_STRINGS + (None, True, 0, -1, 2**63, 1.5, [], {"a": 1})
 
@@ -449,7 +706,9 @@ def http_catalogue(
     """/api/search and each canned query's JSON with a key set to each value (every key beside a plausible
     first one, or the first key only), and the search and document pages with each value."""
     requests = []
-    surfaces = [("/api/search", SEARCH_KEYS)] + [(f"/archive/{name}.json", keys) for name, keys in sorted(CANNED.items())]
+    surfaces = [("/api/search", SEARCH_KEYS)] + [
+        (f"/archive/{name}.json", keys) for name, keys in sorted(CANNED.items())
+    ]
     for path, keys in surfaces:
         first = (keys[0], "authentication" if keys[0] == "query" else place.documents[0])
         for key in keys if every_key else keys[:1]:
@@ -464,8 +723,26 @@ def http_catalogue(
 # --- HTTP --------------------------------------------------------------------------------------
 
 SEARCH_KEYS = (
-    "query", "mode", "entities", "types", "tags", "match_all", "start_date", "end_date", "product_ids", "match_mode",
-    "min_similarity", "document", "page", "page_size", "limit", "kinds", "memory_type", "k", "source_path", "output",
+    "query",
+    "mode",
+    "entities",
+    "types",
+    "tags",
+    "match_all",
+    "start_date",
+    "end_date",
+    "product_ids",
+    "match_mode",
+    "min_similarity",
+    "document",
+    "page",
+    "page_size",
+    "limit",
+    "kinds",
+    "memory_type",
+    "k",
+    "source_path",
+    "output",
 )
 CANNED = {  # canned query: its parameters, the one it needs first
     "search_workspace": ("query", "date_range", "conversation_type", "limit"),
@@ -542,7 +819,9 @@ def http_requests(place: Place) -> SearchStrategy[tuple[str, list[tuple[str, str
     canned = st.sampled_from(sorted(CANNED)).flatmap(
         lambda name: st.tuples(st.just(f"/archive/{name}.json"), query_string(CANNED[name], place))
     )
-    document_id = st.one_of(st.sampled_from(place.documents), st.integers(-(2**70), 2**70).map(str), hostile_text()).filter(bool)
+    document_id = st.one_of(
+        st.sampled_from(place.documents), st.integers(-(2**70), 2**70).map(str), hostile_text()
+    ).filter(bool)
     pages = st.one_of(
         st.tuples(st.just("/"), query_string((), place)),
         st.tuples(st.just("/search"), query_string(SEARCH_KEYS, place)),
@@ -621,7 +900,7 @@ def success_shape(tool: str, body: Any) -> str | None:
         results = body.get("results")
         if not all(_is_count(body.get(key)) for key in ("total", "page", "page_size", "total_pages")):
             return "total, page, page_size or total_pages is not a count"
-        if not isinstance(results, list) or not 1 <= body["page"] or not 1 <= body["page_size"] <= 100:
+        if not isinstance(results, list) or not body["page"] >= 1 or not 1 <= body["page_size"] <= 100:
             return f"page {body['page']} / page_size {body['page_size']} out of range, or no results list"
         if len(results) > body["page_size"] or not isinstance(body.get("has_more"), bool):
             return f"{len(results)} results for page_size {body['page_size']}, or has_more not a boolean"
@@ -671,7 +950,9 @@ def tool_violations(tool: str, arguments: dict[str, Any], result: Any, place: Pl
         if problem is not None:
             found.append(Violation(SHAPE, f"{problem}: {text[:300]!r}"))
         if is_foreign(arguments.get("workspace_path"), place.workspace):
-            found.append(Violation(FOREIGN, f"workspace_path={arguments['workspace_path']!r:.200} answered: {text[:200]!r}"))
+            found.append(
+                Violation(FOREIGN, f"workspace_path={arguments['workspace_path']!r:.200} answered: {text[:200]!r}")
+            )
     return found
 
 
@@ -685,7 +966,9 @@ def written_outside(place: Place) -> list[Violation]:
     return [Violation(WROTE, f"{place.bare} received {found}")]
 
 
-def http_violations(path: str, params: list[tuple[str, str]], status: int, content_type: str, body: str) -> list[Violation]:
+def http_violations(
+    path: str, params: list[tuple[str, str]], status: int, content_type: str, body: str
+) -> list[Violation]:
     """The properties one HTTP answer breaks."""
     found: list[Violation] = []
     if status >= 500:
@@ -733,7 +1016,7 @@ class Caller:
         self.portal: BlockingPortal | None = None
         self.client: Client | None = None
 
-    def __enter__(self) -> "Caller":
+    def __enter__(self) -> Caller:
         self.portal = self._stack.enter_context(start_blocking_portal())
         if self.target is not None:
             self.client = self._stack.enter_context(self.portal.wrap_async_context_manager(Client(self.target)))
@@ -760,8 +1043,10 @@ class Caller:
             result = self.run(self.client.call_tool, tool, sent)
         except TimeoutError:
             return HANG, [Violation(HANG, f"no answer within {self.timeout:g} s")] + written_outside(place)
-        except Exception as error:  # noqa: BLE001 - whatever reached the client is the finding
-            return EXCEPTION, [Violation(EXCEPTION, f"{type(error).__name__}: {str(error)[:300]}")] + written_outside(place)
+        except Exception as error:
+            return EXCEPTION, [Violation(EXCEPTION, f"{type(error).__name__}: {str(error)[:300]}")] + written_outside(
+                place
+            )
         return outcome_label(result), tool_violations(tool, sent, result, place) + written_outside(place)
 
     def get(self, datasette: Any, path: str, params: list[tuple[str, str]]) -> tuple[str, list[Violation]]:
@@ -770,10 +1055,12 @@ class Caller:
             response = self.run(datasette.client.get, path, params=params)
         except TimeoutError:
             return HANG, [Violation(HANG, f"no answer within {self.timeout:g} s")]
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             return EXCEPTION, [Violation(EXCEPTION, f"{type(error).__name__}: {str(error)[:300]}")]
         content_type = response.headers.get("content-type", "")
-        return str(response.status_code), http_violations(path, params, response.status_code, content_type, response.text)
+        return str(response.status_code), http_violations(
+            path, params, response.status_code, content_type, response.text
+        )
 
 
 def prepare_place(workspace: Path, scratch: Path) -> Place:
@@ -791,7 +1078,9 @@ def prepare_place(workspace: Path, scratch: Path) -> Place:
     bare.mkdir(exist_ok=True)
     with Archive(archive_path(workspace)) as archive:
         commands = tuple(row["command_name"] for row in archive.run("list_commands"))
-        reports = tuple(row["path"] for command in commands for row in archive.run("list_command_reports", {"command": command}))
+        reports = tuple(
+            row["path"] for command in commands for row in archive.run("list_command_reports", {"command": command})
+        )
         newest = archive.search({"mode": "recent", "page_size": 20})["results"]
     documents = tuple(str(item["id"]) for item in newest) + tuple(item["path"] for item in newest if item.get("path"))
     return Place(workspace.resolve(), foreign.resolve(), bare.resolve(), commands, reports, documents)

@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ARTIFACTS
 from test_web import serving
 

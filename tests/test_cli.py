@@ -2,9 +2,9 @@ import json
 import shutil
 
 from click.testing import CliRunner
+from conftest import SAMPLE
 
 from archivist.cli import cli
-from conftest import SAMPLE
 
 
 def invoke(*args):
@@ -50,7 +50,9 @@ def test_search_prints_results_and_json(sample_workspace):
 
 
 def test_search_reports_from_the_cli(sample_workspace):
-    result = invoke("search", sample_workspace, "decode response", "--reports", "--command", "analyze_zoom_speech_sdk_log", "--json")
+    result = invoke(
+        "search", sample_workspace, "decode response", "--reports", "--command", "analyze_zoom_speech_sdk_log", "--json"
+    )
     rows = json.loads(result.stdout)["results"]
     assert [r["report_name"] for r in rows] == [
         "Zoom_Speech_SDK_日志分析报告_20251120_decode_response_v6.md",

@@ -100,7 +100,7 @@ def test_a_front_matter_date_with_a_zone_name_is_converted_to_utc():
     assert (found.created_at, found.precision) == ("2025-06-24T19:22:31Z", "second")
 
 
-NOW = dt.datetime(2026, 11, 22, 10, 30, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 11, 22, 10, 30, tzinfo=dt.UTC)
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_an_empty_search_date_is_no_bound():
 
 
 def _utc(*parts: int) -> dt.datetime:
-    return dt.datetime(*parts, tzinfo=dt.timezone.utc)
+    return dt.datetime(*parts, tzinfo=dt.UTC)
 
 
 @pytest.mark.parametrize(
@@ -144,22 +144,33 @@ def _utc(*parts: int) -> dt.datetime:
     [
         # whole years, then whole months, then days: the fewest words
         (_utc(2023, 1, 1), _utc(2024, 12, 31, 23, 59, 59), ["y2023", "y2024"], []),
-        (_utc(2024, 5, 30), _utc(2024, 8, 1, 23, 59, 59), ["d20240530", "d20240531", "m202406", "m202407", "d20240801"], []),
+        (
+            _utc(2024, 5, 30),
+            _utc(2024, 8, 1, 23, 59, 59),
+            ["d20240530", "d20240531", "m202406", "m202407", "d20240801"],
+            [],
+        ),
         (_utc(2024, 12, 1), _utc(2026, 2, 28, 23, 59, 59), ["m202412", "y2025", "m202601", "m202602"], []),
         (_utc(2024, 6, 1), _utc(2024, 6, 1, 23, 59, 59), ["d20240601"], []),
         # a bound with a time of day cuts its day: the day's word stays, and the day is an edge,
         # and so is the day outside it (documents filed under their author's day, their instant inside)
         (
-            _utc(2024, 6, 1, 12), _utc(2024, 6, 2, 23, 59, 59),
-            ["d20240602", "d20240601", "d20240531"], ["2024-06-01", "2024-05-31"],
+            _utc(2024, 6, 1, 12),
+            _utc(2024, 6, 2, 23, 59, 59),
+            ["d20240602", "d20240601", "d20240531"],
+            ["2024-06-01", "2024-05-31"],
         ),
         (
-            _utc(2024, 6, 1, 9), _utc(2024, 6, 1, 17),
-            ["d20240601", "d20240531", "d20240602"], ["2024-06-01", "2024-05-31", "2024-06-02"],
+            _utc(2024, 6, 1, 9),
+            _utc(2024, 6, 1, 17),
+            ["d20240601", "d20240531", "d20240602"],
+            ["2024-06-01", "2024-05-31", "2024-06-02"],
         ),
         (
-            _utc(2024, 6, 1), _utc(2024, 6, 3, 8),
-            ["d20240601", "d20240602", "d20240603", "d20240604"], ["2024-06-03", "2024-06-04"],
+            _utc(2024, 6, 1),
+            _utc(2024, 6, 3, 8),
+            ["d20240601", "d20240602", "d20240603", "d20240604"],
+            ["2024-06-03", "2024-06-04"],
         ),
         (_utc(2024, 6, 2), _utc(2024, 6, 1, 23, 59, 59), [], []),
     ],
@@ -200,7 +211,12 @@ def test_open_time_filters_stop_at_the_archive_years():
 def test_a_date_keeps_the_calendar_day_its_author_wrote(value, date, created_at):
     found = dates.from_value(value)
     columns = found.columns()
-    assert (columns["date"], columns["day"], columns["month"], columns["created_at"]) == (date, date, date[:7], created_at)
+    assert (columns["date"], columns["day"], columns["month"], columns["created_at"]) == (
+        date,
+        date,
+        date[:7],
+        created_at,
+    )
     assert columns["timestamp"] == dt.datetime.fromisoformat(created_at.replace("Z", "+00:00")).timestamp()
 
 
@@ -220,7 +236,7 @@ def test_a_date_keeps_the_calendar_day_its_author_wrote(value, date, created_at)
         (float("nan"), "a unix time outside 1970..2200"),
         (-1, "a unix time outside 1970..2200"),
         ("99999999999999999999", "a unix time outside 1970..2200"),
-        (dt.datetime(1969, 12, 31, 23, 0, tzinfo=dt.timezone.utc), "year 1969 is outside 1970..2200"),
+        (dt.datetime(1969, 12, 31, 23, 0, tzinfo=dt.UTC), "year 1969 is outside 1970..2200"),
         ("soon", "not a date"),
         (True, "not a date"),
         ([2025, 1, 1], "not a date"),
@@ -237,7 +253,10 @@ def test_values_that_are_not_dates_are_noted_with_the_reason(value, why):
     "path, noted",
     [
         ("x/2025-13-40.md", "invalid date in the file name: '2025-13-40' (month must be in 1..12)"),
-        ("reports/cmd/report_2025_02_30.md", "invalid date in the file name: '2025_02_30' (day is out of range for month)"),
+        (
+            "reports/cmd/report_2025_02_30.md",
+            "invalid date in the file name: '2025_02_30' (day is out of range for month)",
+        ),
         ("notes/2025-02-30/x.md", "invalid date in the folder name: '2025-02-30' (day is out of range for month)"),
         ("conversations/2025-00/001-x.md", "invalid date in the folder name: '2025-00' (month must be in 1..12)"),
     ],
@@ -261,4 +280,6 @@ def test_a_front_matter_date_that_is_none_gives_way_to_the_next_key():
     invalid: list[dates.InvalidDate] = []
     found = dates.from_front_matter({"date": "2026-02-30", "created": "2026-02-28"}, invalid)
     assert found.date == "2026-02-28"
-    assert [str(bad) for bad in invalid] == ["invalid date in front matter 'date': '2026-02-30' (day is out of range for month)"]
+    assert [str(bad) for bad in invalid] == [
+        "invalid date in front matter 'date': '2026-02-30' (day is out of range for month)"
+    ]

@@ -2,10 +2,10 @@
 
 import pytest
 import sqlite_utils
+from conftest import EVAL
 
 from archivist.build import dates
 from archivist.build.indexer import index_workspace
-from conftest import EVAL
 
 CORPORA = EVAL / "markdown"
 pytestmark = pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/eval/markdown is not beside this checkout")
@@ -33,7 +33,10 @@ def test_every_markdown_file_is_indexed_and_nothing_else_is_lost(archive):
         ("skipped", 5),  # the four .filelist files and a LICENSE
     ]
     assert db.execute("select path, reason from index_problems where status = 'degraded'").fetchall() == [
-        ("specstory-getspecstory/.specstory/history/2026-06-18_15-50-56Z-pull-switch-to-branch.md", "4 NUL bytes removed")
+        (
+            "specstory-getspecstory/.specstory/history/2026-06-18_15-50-56Z-pull-switch-to-branch.md",
+            "4 NUL bytes removed",
+        )
     ]
 
 
@@ -77,7 +80,9 @@ def test_a_front_matter_time_zone_never_moves_a_document_off_its_file_name_day(a
     assert named == 219
     # The one left says another day in its front matter (2025-06-26 15:38:59 PDT), which wins.
     research = "humanlayer-thoughts/thoughts/searchable/shared/research/"
-    assert moved == [(research + "2025-06-30_13-38-43_claude_code_ci_security_review.md", "2025-06-26", "2025-06-26T22:38:59Z")]
+    assert moved == [
+        (research + "2025-06-30_13-38-43_claude_code_ci_security_review.md", "2025-06-26", "2025-06-26T22:38:59Z")
+    ]
     path = research + "2025-06-24_17-11-31_sessionleaves_endpoint_implementation_plan.md"
     assert dated(archive[1], path) == ("2025-06-24", "second", "2025-06-25T00:11:14Z")
 

@@ -14,19 +14,34 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+from conftest import started_datasette
+from fuzzing import (
+    BASE_CALLS,
+    CORE,
+    CORE_STRINGS,
+    EMBEDDING_TOOLS,
+    PROPERTIES,
+    TOOLS,
+    Caller,
+    Place,
+    Violation,
+    catalogue,
+    http_catalogue,
+    http_requests,
+    parameters,
+    prepare_place,
+    tool_arguments,
+    written_outside,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from archivist.workspace import archive_path
-from conftest import started_datasette
-from fuzzing import (
-    BASE_CALLS, CORE, CORE_STRINGS, EMBEDDING_TOOLS, PROPERTIES, TOOLS, Caller, Place, Violation, catalogue, http_catalogue, http_requests,
-    parameters, prepare_place, tool_arguments, written_outside,
-)
 
 CALL_TIMEOUT = 10.0  # seconds: the bound on any one call (the model is loaded before the first)
 EXAMPLES_PER_TOOL = 100
@@ -36,7 +51,12 @@ FUZZ = settings(
     deadline=None,
     derandomize=True,  # the same examples on every run: no flaky failures, and each comes back
     database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much, HealthCheck.large_base_example],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+        HealthCheck.large_base_example,
+    ],
 )
 
 
@@ -58,7 +78,9 @@ def first_of_each(found: list[tuple[Any, Violation]]) -> str:
     firsts: dict[str, tuple[Any, Violation]] = {}
     for sent, violation in found:
         firsts.setdefault(violation.property, (sent, violation))
-    return "\n".join(f"{name}: {sent!r:.300}\n    -> {violation.detail[:300]}" for name, (sent, violation) in firsts.items())
+    return "\n".join(
+        f"{name}: {sent!r:.300}\n    -> {violation.detail[:300]}" for name, (sent, violation) in firsts.items()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +98,9 @@ def tools(place: Place) -> Iterator[Caller]:
     from archivist.mcp.tools import create_server
 
     with Caller(create_server(archive_path(place.workspace), place.workspace), timeout=120) as caller:
-        warm = caller.run(caller.client.call_tool, "search_semantic", {"query": "authentication patterns"})  # loads the model
+        warm = caller.run(
+            caller.client.call_tool, "search_semantic", {"query": "authentication patterns"}
+        )  # loads the model
         assert not warm.is_error, warm.content
         caller.timeout = CALL_TIMEOUT
         yield caller
@@ -87,7 +111,9 @@ def site(place: Place) -> Iterator[tuple[Caller, Any]]:
     """The Datasette app as `archivist serve` runs it, and a caller for its async client."""
     with Caller(timeout=120) as caller:
         datasette = caller.run(started_datasette, archive_path(place.workspace))
-        warm = caller.run(datasette.client.get, "/archive/search_semantic.json", params={"query": "authentication patterns"})
+        warm = caller.run(
+            datasette.client.get, "/archive/search_semantic.json", params={"query": "authentication patterns"}
+        )
         assert warm.status_code == 200, warm.text[:300]
         caller.timeout = CALL_TIMEOUT
         yield caller, datasette
@@ -116,7 +142,9 @@ def test_every_tool_answers_each_nasty_value_in_each_parameter(tools: Caller, pl
     """Deterministic: a valid call (for the embedding tools, one that must fail) with one parameter at a time
     set to NUL bytes, 300-character names, ~nouser, 70,000 characters, 3,000 words, FTS5 and SQL syntax,
     SQLite's integer edges or another JSON type."""
-    found = [(arguments, v) for arguments in catalogue(tool, place, CORE) for v in tools.call_tool(tool, arguments, place)[1]]
+    found = [
+        (arguments, v) for arguments in catalogue(tool, place, CORE) for v in tools.call_tool(tool, arguments, place)[1]
+    ]
     if found:
         pytest.fail(first_of_each(found), pytrace=False)
 
@@ -145,7 +173,9 @@ VALID = {**BASE_CALLS, "embed_document": {"path": "conversations"}, "embed_works
 
 
 @pytest.mark.parametrize("tool", TOOLS)
-def test_a_workspace_outside_the_allowed_one_is_refused_and_left_untouched(tools: Caller, place: Place, tool: str) -> None:
+def test_a_workspace_outside_the_allowed_one_is_refused_and_left_untouched(
+    tools: Caller, place: Place, tool: str
+) -> None:
     assert set(VALID) == set(TOOLS)
     written_outside(place)  # a failure of another test may have left something there
     foreign_archive = archive_path(place.foreign)

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
+from conftest import write_files
 
-from archivist.build import indexer
-
-from archivist.build import ingest
+from archivist.build import indexer, ingest
 from archivist.build.indexer import index_workspace
 from archivist.workspace import archive_path
-from conftest import write_files
 
 BASE = {
     "conversations/2025-11-10/001-auth/conversation.md": "# Auth\n\nJWT tokens expire.\n",
@@ -146,7 +144,9 @@ def test_bad_files_are_recorded_with_their_reason_and_never_crash(make_workspace
     titles = {p for p, _ in rows(workspace)}
     assert titles == {"memories/broken.jsonl", "notes/good.md", "notes/huge.md", "notes/latin1.md"}
     assert rows(workspace, "select body from documents where path = 'notes/latin1.md'") == [("caf\ufffd au lait",)]
-    assert len(rows(workspace, "select body from documents where path = 'notes/huge.md'")[0][0]) <= ingest.MAX_FILE_BYTES
+    assert (
+        len(rows(workspace, "select body from documents where path = 'notes/huge.md'")[0][0]) <= ingest.MAX_FILE_BYTES
+    )
     # Problems stay recorded on a no-op run, and go away when the file is fixed.
     again = index_workspace(workspace)
     assert len(problems(workspace)) == 8
@@ -206,7 +206,8 @@ def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
     before = rows(workspace, "select count(*), sum(length(body)) from documents")
     process = subprocess.Popen(
         [sys.executable, "-c", "from archivist.cli import cli; cli()", "index", str(workspace)],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
     )
     # Wait until the progress bar has started (the transaction is open), then kill -9.
     process.stderr.read(len("Indexing"))
@@ -244,11 +245,15 @@ def test_an_error_nobody_foresaw_skips_only_its_source(make_workspace, monkeypat
     assert problems(workspace) == {"notes/a.md": ("skipped", "could not be indexed (RuntimeError: boom)")}
     assert (summary.indexed, summary.skipped) == (3, 1)
     assert [p for p, _ in rows(workspace)] == [
-        "conversations/2025-11-10/001-auth", "conversations/2025-11-11/002-k8s", "notes/b.md"
+        "conversations/2025-11-10/001-auth",
+        "conversations/2025-11-11/002-k8s",
+        "notes/b.md",
     ]
 
 
-def test_a_source_that_cannot_be_stored_is_skipped_alone_but_the_archive_failing_stops_the_run(make_workspace, monkeypatch):
+def test_a_source_that_cannot_be_stored_is_skipped_alone_but_the_archive_failing_stops_the_run(
+    make_workspace, monkeypatch
+):
     from sqlite_utils.utils import sqlite3  # the module the archive is written with (pysqlite3 here)
 
     workspace = make_workspace(BASE)
@@ -257,7 +262,8 @@ def test_a_source_that_cannot_be_stored_is_skipped_alone_but_the_archive_failing
     (workspace / "notes/b.md").write_text("# B\n", encoding="utf-8")
     real_store = indexer._store_documents
 
-    def store_or_fail(db, source, documents, error=sqlite3.IntegrityError("bad row")):
+    def store_or_fail(db, source, documents, error=None):
+        error = error or sqlite3.IntegrityError("bad row")
         if source.path == "notes/a.md" and documents:
             db.execute("DELETE FROM documents WHERE source = 'notes/a.md'")  # undone by the savepoint
             raise error
@@ -273,7 +279,8 @@ def test_a_source_that_cannot_be_stored_is_skipped_alone_but_the_archive_failing
     before = rows(workspace, "select * from documents order by id")
     (workspace / "notes/a.md").write_text("# A again\n", encoding="utf-8")
     monkeypatch.setattr(
-        indexer, "_store_documents",
+        indexer,
+        "_store_documents",
         lambda db, source, documents: store_or_fail(db, source, documents, sqlite3.OperationalError("disk I/O error")),
     )
     with pytest.raises(sqlite3.OperationalError):
@@ -292,7 +299,9 @@ def test_documents_made_by_an_older_parser_are_read_again(make_workspace):
     db.conn.commit()
     summary = index_workspace(workspace)
     assert (summary.indexed, summary.unchanged) == (4, 0)
-    assert rows(workspace, "select date, day from documents where path = 'notes/pdt.md'") == [("2025-06-24", "2025-06-24")]
+    assert rows(workspace, "select date, day from documents where path = 'notes/pdt.md'") == [
+        ("2025-06-24", "2025-06-24")
+    ]
     assert rows(workspace, "select id, path from documents order by id") == ids
     assert index_workspace(workspace).unchanged == 4
 

@@ -18,12 +18,25 @@ LAYOUTS = {
     "reports/analyze_log/report_20251120_v6.md": "# Report\n\ndecode response\n",
     "reports/analyze_log/undated.md": "# Undated report\n",
     "memories/m.jsonl": json.dumps(
-        {"content": "Use WAL mode", "tags": ["sqlite", "Ops"], "memory_type": "decision", "created_at": 1763800000, "content_hash": "hash1"}
+        {
+            "content": "Use WAL mode",
+            "tags": ["sqlite", "Ops"],
+            "memory_type": "decision",
+            "created_at": 1763800000,
+            "content_hash": "hash1",
+        }
     )
     + "\n",
     "memories/notes/choice.md": "---\ntitle: A choice\ndate: 2025-11-20\ntags: [decision]\nmemory_type: decision\n---\nWe chose SQLite.\n",
     "records/tracker.jsonl": json.dumps(
-        {"entity_type": "feature", "entity_id": 12345, "title": "Borders", "body": "b", "product_id": 598, "timestamp": None}
+        {
+            "entity_type": "feature",
+            "entity_id": 12345,
+            "title": "Borders",
+            "body": "b",
+            "product_id": 598,
+            "timestamp": None,
+        }
     )
     + "\n",
     "records/tests.csv": 'entity_type,entity_id,title,body,product_id,timestamp\ntest,7,"Cycle, one",body,601,2025-11-03T14:00:00Z\n',
@@ -45,9 +58,7 @@ def test_every_layout_becomes_the_right_kind_type_and_date(make_workspace):
     workspace = make_workspace(LAYOUTS)
     index_workspace(workspace)
     docs = documents(workspace)
-    summary = {
-        path: (d["kind"], d["type"], d["date"], d["date_precision"]) for path, d in docs.items()
-    }
+    summary = {path: (d["kind"], d["type"], d["date"], d["date_precision"]) for path, d in docs.items()}
     assert summary == {
         "conversations/2025-11/001-old-conversation": ("conversation", None, "2025-11", "month"),
         "conversations/2025-11-10/001-brainstorm-feature": ("conversation", "brainstorm", "2025-11-10", "day"),
@@ -90,7 +101,10 @@ def test_memories_and_records_keep_their_fields(make_workspace):
     docs = documents(workspace)
     memory = docs["memories/m.jsonl#hash1"]
     assert (memory["body"], json.loads(memory["tags"]), memory["created_at"]) == (
-        "Use WAL mode", ["sqlite", "ops"], "2025-11-22T08:26:40Z")
+        "Use WAL mode",
+        ["sqlite", "ops"],
+        "2025-11-22T08:26:40Z",
+    )
     record = docs["records/tracker.jsonl#12345"]
     assert (record["title"], record["product_id"], record["timestamp"]) == ("Borders", 598, None)
     assert docs["records/tests.csv#7"]["title"] == "Cycle, one"
@@ -138,9 +152,11 @@ def test_calendar_days_are_the_authors_and_the_instant_stays_utc(make_workspace)
 
     def titles_with(word):
         return sorted(
-            row[0] for row in db.execute(
+            row[0]
+            for row in db.execute(
                 "select d.title from documents_fts f join documents d on d.id = f.rowid"
-                " where documents_fts match :match", {"match": f"filter_tokens : {word}"}
+                " where documents_fts match :match",
+                {"match": f"filter_tokens : {word}"},
             )
         )
 

@@ -12,22 +12,33 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import started_datasette
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from archivist.workspace import archive_path
-from conftest import started_datasette
 
 ARCHIVIST = str(Path(sys.executable).parent / "archivist")
 TOOLS = {
-    "search_workspace", "search_reports", "list_command_reports", "get_report", "search_commands", "search",
-    "search_semantic", "get_similar", "embed_document", "embed_workspace", "get_embedding_status",
+    "search_workspace",
+    "search_reports",
+    "list_command_reports",
+    "get_report",
+    "search_commands",
+    "search",
+    "search_semantic",
+    "get_similar",
+    "embed_document",
+    "embed_workspace",
+    "get_embedding_status",
 }
 
 
 def stdio(workspace: Path, *options: str) -> StdioServerParameters:
     env = {key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG")}
-    return StdioServerParameters(command=ARCHIVIST, args=["mcp", str(workspace), *options], env={**env, "HF_HUB_OFFLINE": "1"})
+    return StdioServerParameters(
+        command=ARCHIVIST, args=["mcp", str(workspace), *options], env={**env, "HF_HUB_OFFLINE": "1"}
+    )
 
 
 def free_port() -> int:
@@ -55,7 +66,9 @@ def http_server(embedded_sample: Path):
         process = subprocess.Popen(  # logs go nowhere: an unread pipe would fill and stall the server
             [ARCHIVIST, "mcp", str(embedded_sample), "--http", "--port", str(port)],
             env={**os.environ, "HF_HUB_OFFLINE": "1", **(extra_env or {})},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         processes.append(process)
         wait_for(port, process)
@@ -86,14 +99,34 @@ async def test_stdio_lists_every_tool_with_described_inputs(embedded_sample):
 
 async def test_every_tool_answers_and_every_error_is_the_spec_body(embedded_sample):
     calls = {
-        "search_workspace": ({"query": "authentication", "date_range": "2025-11"}, {"query": "auth", "date_range": "nov"}, "INVALID_DATE_RANGE"),
-        "search_reports": ({"query": "proxy timeout"}, {"query": "proxy", "command_filter": "../x"}, "INVALID_COMMAND_FILTER"),
+        "search_workspace": (
+            {"query": "authentication", "date_range": "2025-11"},
+            {"query": "auth", "date_range": "nov"},
+            "INVALID_DATE_RANGE",
+        ),
+        "search_reports": (
+            {"query": "proxy timeout"},
+            {"query": "proxy", "command_filter": "../x"},
+            "INVALID_COMMAND_FILTER",
+        ),
         "list_command_reports": ({"command": "k8s-cluster-health"}, {"command": "nope"}, "DIRECTORY_NOT_FOUND"),
-        "get_report": ({"path": "reports/k8s-cluster-health/baseline-notes.md"}, {"path": "../../etc/passwd"}, "PATH_NOT_FOUND"),
+        "get_report": (
+            {"path": "reports/k8s-cluster-health/baseline-notes.md"},
+            {"path": "../../etc/passwd"},
+            "PATH_NOT_FOUND",
+        ),
         "search_commands": ({"query": "proxy"}, {"query": ""}, "INVALID_QUERY"),
-        "search": ({"query": "borders", "entities": ["feature", "bug"]}, {"query": "borders", "entities": ["epic"]}, "INVALID_ENTITY_TYPE"),
+        "search": (
+            {"query": "borders", "entities": ["feature", "bug"]},
+            {"query": "borders", "entities": ["epic"]},
+            "INVALID_ENTITY_TYPE",
+        ),
         "search_semantic": ({"query": "authentication patterns"}, {"query": "x"}, "INVALID_QUERY"),
-        "get_similar": ({"document": "conversations/2025-11-10/002-debug-auth"}, {"document": "nope.md"}, "DOCUMENT_NOT_FOUND"),
+        "get_similar": (
+            {"document": "conversations/2025-11-10/002-debug-auth"},
+            {"document": "nope.md"},
+            "DOCUMENT_NOT_FOUND",
+        ),
         "embed_document": ({"path": "conversations"}, {"path": "../outside"}, "PATH_NOT_FOUND"),
         "embed_workspace": ({}, {"workspace_path": "/no/such/folder"}, "DIRECTORY_NOT_FOUND"),
         "get_embedding_status": ({}, {"workspace_path": "/no/such/folder"}, "DIRECTORY_NOT_FOUND"),
@@ -132,12 +165,24 @@ async def test_results_equal_the_canned_queries_through_datasette(embedded_sampl
             response = await datasette.client.get(f"/archive/{query}.json", params={**arguments, "_shape": "array"})
             assert result.structured_content["results"] == response.json(), tool
         report = await client.call_tool("get_report", {"path": "reports/k8s-cluster-health/baseline-notes.md"})
-        (row,) = (await datasette.client.get("/archive/get_report.json?path=reports/k8s-cluster-health/baseline-notes.md&_shape=array")).json()
+        (row,) = (
+            await datasette.client.get(
+                "/archive/get_report.json?path=reports/k8s-cluster-health/baseline-notes.md&_shape=array"
+            )
+        ).json()
         assert report.structured_content == {"success": True, **row}
         status = await client.call_tool("get_embedding_status", {})
         (row,) = (await datasette.client.get("/archive/embedding_status.json?_shape=array")).json()
-        assert status.structured_content == {"success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"]), "job": None}
-        for arguments in ({"query": "borders", "entities": ["feature", "bug"]}, {"mode": "faceted", "tags": ["kubernetes"], "start_date": "2025-10"}):
+        assert status.structured_content == {
+            "success": True,
+            **row,
+            "recent_embeddings": json.loads(row["recent_embeddings"]),
+            "job": None,
+        }
+        for arguments in (
+            {"query": "borders", "entities": ["feature", "bug"]},
+            {"mode": "faceted", "tags": ["kubernetes"], "start_date": "2025-10"},
+        ):
             search = await client.call_tool("search", arguments)
             rest = await datasette.client.get(
                 "/api/search", params={k: ",".join(v) if isinstance(v, list) else v for k, v in arguments.items()}
@@ -148,7 +193,9 @@ async def test_results_equal_the_canned_queries_through_datasette(embedded_sampl
 async def test_workspace_path_opens_another_allowed_workspace(embedded_sample, make_workspace):
     from archivist.build.indexer import index_workspace
 
-    other = make_workspace({"conversations/2025-01-02/001-debug-printer/conversation.md": "# Printer jam\n\nThe printer jams on duplex.\n"})
+    other = make_workspace(
+        {"conversations/2025-01-02/001-debug-printer/conversation.md": "# Printer jam\n\nThe printer jams on duplex.\n"}
+    )
     index_workspace(other)
     async with Client(stdio(embedded_sample, "--allow-workspace", str(other))) as client:
         here = await client.call_tool("search_workspace", {"query": "printer"})
@@ -162,11 +209,19 @@ async def test_workspace_path_opens_another_allowed_workspace(embedded_sample, m
 
 
 def test_stdout_carries_only_protocol(embedded_sample):
-    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+    }
     process = subprocess.run(
-        [ARCHIVIST, "mcp", str(embedded_sample)], input=json.dumps(request) + "\n", capture_output=True, text=True,
-        timeout=60, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        [ARCHIVIST, "mcp", str(embedded_sample)],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     lines = [line for line in process.stdout.splitlines() if line.strip()]
     assert lines and all(json.loads(line)["jsonrpc"] == "2.0" for line in lines)
@@ -210,7 +265,10 @@ def test_serve_offers_the_tools_at_dash_mcp_beside_read_only_sql(embedded_sample
     port = free_port()
     process = subprocess.Popen(
         [ARCHIVIST, "serve", str(embedded_sample), "--no-index", "--port", str(port)],
-        env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         wait_for(port, process)
@@ -233,8 +291,12 @@ def test_serve_offers_the_tools_at_dash_mcp_beside_read_only_sql(embedded_sample
 def _exchange(workspace: Path, *messages: dict) -> list[dict]:
     """Send the messages, keep stdin open, and read one answer per request."""
     process = subprocess.Popen(
-        [ARCHIVIST, "mcp", str(workspace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        [ARCHIVIST, "mcp", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     try:
         process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
@@ -248,10 +310,18 @@ def _exchange(workspace: Path, *messages: dict) -> list[dict]:
 @pytest.mark.parametrize("version", ["2025-06-18", "2024-11-05", "1999-01-01"])
 def test_the_early_initialize_answer_is_the_sdks_own(embedded_sample, version):
     """stdio answers initialize before the SDK loads; the SDK's answer must be the same."""
-    initialize = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
-    early = _exchange(embedded_sample, initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                      {"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+    }
+    early = _exchange(
+        embedded_sample,
+        initialize,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 8, "method": "tools/list"},
+    )
     assert [m["id"] for m in early] == [7, 8]  # one answer to initialize, then the SDK's tools/list
     assert early[0]["result"]["protocolVersion"] == (version if version != "1999-01-01" else "2025-11-25")
     assert len(early[1]["result"]["tools"]) == len(TOOLS)

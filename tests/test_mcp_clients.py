@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 from test_mcp import TOOLS, free_port, wait_for
 
@@ -23,7 +22,10 @@ def inspector(workspace: Path, *arguments: str) -> subprocess.CompletedProcess:
     assert (BIN / "mcp-inspector").exists(), "run `make test` (it installs the MCP clients into mcp-clients/)"
     return subprocess.run(
         [str(BIN / "mcp-inspector"), "--cli", ARCHIVIST, "mcp", str(workspace), *arguments],
-        capture_output=True, text=True, timeout=120, env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
     )
 
 
@@ -45,14 +47,34 @@ def test_inspector_lists_every_tool(embedded_sample):
 
 
 CALLS = {
-    "search_workspace": ({"query": "authentication", "date_range": "2025-11"}, {"query": "auth", "date_range": "2025-11-1"}, "INVALID_DATE_RANGE"),
+    "search_workspace": (
+        {"query": "authentication", "date_range": "2025-11"},
+        {"query": "auth", "date_range": "2025-11-1"},
+        "INVALID_DATE_RANGE",
+    ),
     "search_reports": ({"query": "proxy timeout"}, {"query": "proxy", "max_results": 500}, "INVALID_PARAMETER"),
     "list_command_reports": ({"command": "k8s-cluster-health"}, {"command": "../reports"}, "INVALID_COMMAND_FILTER"),
-    "get_report": ({"path": "reports/k8s-cluster-health/baseline-notes.md"}, {"path": "reports/nope.md"}, "PATH_NOT_FOUND"),
+    "get_report": (
+        {"path": "reports/k8s-cluster-health/baseline-notes.md"},
+        {"path": "reports/nope.md"},
+        "PATH_NOT_FOUND",
+    ),
     "search_commands": ({"query": "proxy"}, {"query": "p"}, "INVALID_QUERY"),
-    "search": ({"query": "borders", "entities": ["feature", "bug"]}, {"query": "borders", "start_date": "someday"}, "INVALID_DATE"),
-    "search_semantic": ({"query": "authentication patterns"}, {"query": "auth", "date_range": "nov"}, "INVALID_DATE_RANGE"),
-    "get_similar": ({"document": "conversations/2025-11-10/002-debug-auth"}, {"document": "no/such.md"}, "DOCUMENT_NOT_FOUND"),
+    "search": (
+        {"query": "borders", "entities": ["feature", "bug"]},
+        {"query": "borders", "start_date": "someday"},
+        "INVALID_DATE",
+    ),
+    "search_semantic": (
+        {"query": "authentication patterns"},
+        {"query": "auth", "date_range": "nov"},
+        "INVALID_DATE_RANGE",
+    ),
+    "get_similar": (
+        {"document": "conversations/2025-11-10/002-debug-auth"},
+        {"document": "no/such.md"},
+        "DOCUMENT_NOT_FOUND",
+    ),
     "embed_document": ({"path": "notes"}, {"path": "/etc"}, "PATH_NOT_FOUND"),
     "embed_workspace": ({}, {"workspace_path": "/no/such/workspace"}, "DIRECTORY_NOT_FOUND"),
     "get_embedding_status": ({}, {"workspace_path": "/no/such/workspace"}, "DIRECTORY_NOT_FOUND"),
@@ -77,19 +99,36 @@ def test_conformance_suite_over_http(embedded_sample):
     port = free_port()
     server = subprocess.Popen(  # its log goes nowhere: an unread pipe would fill and stall it
         [ARCHIVIST, "mcp", str(embedded_sample), "--http", "--port", str(port), "--conformance-fixtures"],
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         wait_for(port, server)
         done = subprocess.run(
-            [str(BIN / "conformance"), "server", "--url", f"http://127.0.0.1:{port}/mcp",
-             "--expected-failures", str(ROOT / "tests" / "mcp-conformance-expected-failures.yml")],
-            capture_output=True, text=True, timeout=600,
+            [
+                str(BIN / "conformance"),
+                "server",
+                "--url",
+                f"http://127.0.0.1:{port}/mcp",
+                "--expected-failures",
+                str(ROOT / "tests" / "mcp-conformance-expected-failures.yml"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
     finally:
         server.kill()  # open event streams would hold a graceful shutdown
         server.wait(timeout=10)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "Baseline check passed" in done.stdout
-    for scenario in ("server-initialize", "tools-list", "tools-call-error", "dns-rebinding-protection", "tools-call-with-progress"):
+    for scenario in (
+        "server-initialize",
+        "tools-list",
+        "tools-call-error",
+        "dns-rebinding-protection",
+        "tools-call-with-progress",
+    ):
         assert f"✓ {scenario}:" in done.stdout, scenario

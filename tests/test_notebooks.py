@@ -5,9 +5,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import ARTIFACTS, ROOT
+from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -42,7 +41,9 @@ def test_every_notebook_is_checked():
 def test_notebook_executes_without_errors(path: Path, monkeypatch):
     monkeypatch.delenv("ARCHIVIST_WORKSPACE", raising=False)
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
+    ).execute()
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
     text = "".join(output.get("text", "") for output in outputs)
     for expected in EXPECTED[path.name]["text"]:

@@ -3,12 +3,12 @@
 import urllib.parse
 
 import pytest
+from conftest import started_datasette
 
-from archivist.errors import ArchivistError
 from archivist.build.indexer import index_workspace
+from archivist.errors import ArchivistError
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
-from conftest import started_datasette
 
 ZOOM = "Zoom_Speech_SDK_日志分析报告_20251120_decode_response_v6.md"
 PROXY = "proxy-slow-meeting-analysis-command_报告_20251201_172952_v1.md"
@@ -102,7 +102,9 @@ def test_an_empty_query_is_invalid(archive):
 
 def test_links_use_the_configured_base_url(workspace):
     configured = Archive(archive_path(workspace), settings={"report_link_base_url": "https://reports.example.com/"})
-    rows = configured.run("search_reports", {"query": "decode response", "command_filter": "analyze_zoom_speech_sdk_log"})
+    rows = configured.run(
+        "search_reports", {"query": "decode response", "command_filter": "analyze_zoom_speech_sdk_log"}
+    )
     assert rows[0]["link"] == "https://reports.example.com/analyze_zoom_speech_sdk_log/" + urllib.parse.quote(ZOOM)
 
 
@@ -128,7 +130,9 @@ def test_get_report_by_relative_or_absolute_path(archive, workspace):
     assert by_relative[0]["content"] == "# Health\n\na proxy timeout in ingress; decode response unrelated"
 
 
-@pytest.mark.parametrize("path", ["reports/k8s/missing.md", "../outside.md", "/etc/passwd", "conversations/2025-11-10/001-x"])
+@pytest.mark.parametrize(
+    "path", ["reports/k8s/missing.md", "../outside.md", "/etc/passwd", "conversations/2025-11-10/001-x"]
+)
 def test_get_report_refuses_anything_but_an_indexed_report(archive, path):
     with pytest.raises(ArchivistError) as error:
         archive.run("get_report", {"path": path})

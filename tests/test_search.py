@@ -9,18 +9,17 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import started_datasette
 
 from archivist.errors import ArchivistError
 from archivist.queries.catalog import sql_for
 from archivist.workspace import archive_path
 
-from conftest import started_datasette
-
-NOW = dt.datetime.now(dt.timezone.utc)
+NOW = dt.datetime.now(dt.UTC)
 
 
 def _ts(year: int, month: int, day: int) -> float:
-    return dt.datetime(year, month, day, tzinfo=dt.timezone.utc).timestamp()
+    return dt.datetime(year, month, day, tzinfo=dt.UTC).timestamp()
 
 
 def _ago(days: int) -> str:
@@ -58,26 +57,78 @@ SEED_002 = [
 
 # Seed 004's tracker: features carry no timestamp; bugs and tests do.
 RECORDS = [
-    {"entity_type": "product", "entity_id": 598, "title": "Canvas editor", "body": "Design tool for media frames", "product_id": 598},
-    {"entity_type": "feature", "entity_id": 12345, "title": "Borders & Corners on Media & Frames",
-     "body": "Rounded corners and border styles for images and frames.", "product_id": 598, "timestamp": None},
-    {"entity_type": "feature", "entity_id": 12346, "title": "Video mode", "body": "Play video inside frames.", "product_id": 601},
-    {"entity_type": "bug", "entity_id": 2342289, "title": "'Presentation' design has no 'Border style' option",
-     "body": "The border picker is missing in presentation designs.", "product_id": 601, "timestamp": _ago(2)},
-    {"entity_type": "bug", "entity_id": 2342290, "title": "Borders vanish after export",
-     "body": "Exported PDFs lose every border.", "product_id": 700, "timestamp": _ago(40)},
-    {"entity_type": "test", "entity_id": 901, "title": "Regression run: borders and corners",
-     "body": "Exploratory test of frame borders.", "product_id": 598, "timestamp": _ago(1)},
-    {"entity_type": "test", "entity_id": 902, "title": "Video mode smoke test",
-     "body": "Checks video playback.", "product_id": 601, "timestamp": _ago(3)},
+    {
+        "entity_type": "product",
+        "entity_id": 598,
+        "title": "Canvas editor",
+        "body": "Design tool for media frames",
+        "product_id": 598,
+    },
+    {
+        "entity_type": "feature",
+        "entity_id": 12345,
+        "title": "Borders & Corners on Media & Frames",
+        "body": "Rounded corners and border styles for images and frames.",
+        "product_id": 598,
+        "timestamp": None,
+    },
+    {
+        "entity_type": "feature",
+        "entity_id": 12346,
+        "title": "Video mode",
+        "body": "Play video inside frames.",
+        "product_id": 601,
+    },
+    {
+        "entity_type": "bug",
+        "entity_id": 2342289,
+        "title": "'Presentation' design has no 'Border style' option",
+        "body": "The border picker is missing in presentation designs.",
+        "product_id": 601,
+        "timestamp": _ago(2),
+    },
+    {
+        "entity_type": "bug",
+        "entity_id": 2342290,
+        "title": "Borders vanish after export",
+        "body": "Exported PDFs lose every border.",
+        "product_id": 700,
+        "timestamp": _ago(40),
+    },
+    {
+        "entity_type": "test",
+        "entity_id": 901,
+        "title": "Regression run: borders and corners",
+        "body": "Exploratory test of frame borders.",
+        "product_id": 598,
+        "timestamp": _ago(1),
+    },
+    {
+        "entity_type": "test",
+        "entity_id": 902,
+        "title": "Video mode smoke test",
+        "body": "Checks video playback.",
+        "product_id": 601,
+        "timestamp": _ago(3),
+    },
 ]
 
 FILES = {
     "memories/faceted.jsonl": _lines(
         *SEED_002,
-        {"content": "Python packaging notes without a date", "content_hash": "undated", "tags": ["python"], "memory_type": "note"},
-        {"content": "Python testing checklist for late July", "content_hash": "late-july", "tags": ["python", "testing"],
-         "memory_type": "reference", "created_at": "2024-07-31T18:30:00Z"},
+        {
+            "content": "Python packaging notes without a date",
+            "content_hash": "undated",
+            "tags": ["python"],
+            "memory_type": "note",
+        },
+        {
+            "content": "Python testing checklist for late July",
+            "content_hash": "late-july",
+            "tags": ["python", "testing"],
+            "memory_type": "reference",
+            "created_at": "2024-07-31T18:30:00Z",
+        },
     ),
     "records/testio.jsonl": _lines(*RECORDS),
     "records/more.csv": "entity_type,entity_id,title,body,product_id,timestamp\n"
@@ -227,11 +278,15 @@ def test_seed_004_entities_and_product_filters(archive):
 def test_seed_004_dates_iso_and_natural_language(archive):
     last_week = archive.search({"query": "borders", "mode": "keyword", "start_date": "last week"})
     assert set(ids(last_week)) == {"2342289", "901"}  # 2 and 1 days ago; not 40 days ago
-    until_today = archive.search({"query": "borders", "mode": "keyword", "start_date": "2024-01-01", "end_date": "today"})
+    until_today = archive.search(
+        {"query": "borders", "mode": "keyword", "start_date": "2024-01-01", "end_date": "today"}
+    )
     assert "2342290" in ids(until_today)
     # features have no timestamp: any time filter excludes them
     assert "12345" not in ids(until_today)
-    yesterday = archive.search({"mode": "recent", "entities": "record", "start_date": "yesterday", "end_date": "yesterday"})
+    yesterday = archive.search(
+        {"mode": "recent", "entities": "record", "start_date": "yesterday", "end_date": "yesterday"}
+    )
     assert ids(yesterday) == ["901"]
     june = archive.search({"query": "border", "mode": "keyword", "start_date": "2024-06", "end_date": "2024-06"})
     assert set(ids(june)) == {"777", None}  # the CSV bug and the June conversations
@@ -242,9 +297,13 @@ def test_seed_004_dates_iso_and_natural_language(archive):
 
 
 def test_month_only_dates_need_the_whole_month(archive):
-    whole = archive.search({"mode": "recent", "entities": "conversation", "start_date": "2024-06-01", "end_date": "2024-06-30"})
+    whole = archive.search(
+        {"mode": "recent", "entities": "conversation", "start_date": "2024-06-01", "end_date": "2024-06-30"}
+    )
     assert len(whole["results"]) == 2
-    part = archive.search({"mode": "recent", "entities": "conversation", "start_date": "2024-06-10", "end_date": "2024-06-30"})
+    part = archive.search(
+        {"mode": "recent", "entities": "conversation", "start_date": "2024-06-10", "end_date": "2024-06-30"}
+    )
     assert [r["path"] for r in part["results"]] == ["conversations/2024-06-15/002-debug-borders"]
 
 
@@ -277,7 +336,10 @@ def test_seed_004_invalid_fts_syntax_is_a_friendly_error(archive):
 
 def test_raw_mode_passes_fts5_syntax_and_simple_mode_escapes_it(archive):
     def found(query, mode="raw"):
-        return {r["entity_id"] or r["path"] for r in archive.search({"query": query, "mode": "keyword", "match_mode": mode})["results"]}
+        return {
+            r["entity_id"] or r["path"]
+            for r in archive.search({"query": query, "mode": "keyword", "match_mode": mode})["results"]
+        }
 
     assert found('"border style"') == {"2342289", "12345"}  # "border styles" stems to the phrase
     assert found("vide*") == {"12346", "902"}
@@ -370,7 +432,12 @@ def test_ingested_memories_and_records_carry_their_fields(archive):
     assert (memory["kind"], memory["entity_type"], memory["entity_id"]) == ("memory", "note", "hash1")
     assert memory["tags"] == ["python", "testing", "async"] and memory["created_at"] == "2024-06-01T00:00:00Z"
     feature = archive.search({"query": "corners", "mode": "keyword", "entities": "feature"})["results"][0]
-    assert (feature["entity_id"], feature["product_id"], feature["date"], feature["created_at"]) == ("12345", 598, None, None)
+    assert (feature["entity_id"], feature["product_id"], feature["date"], feature["created_at"]) == (
+        "12345",
+        598,
+        None,
+        None,
+    )
     csv_bug = archive.search({"query": "safari", "mode": "keyword"})["results"][0]
     assert (csv_bug["entity_type"], csv_bug["entity_id"], csv_bug["product_id"]) == ("bug", "777", 598)
     assert csv_bug["created_at"] == "2024-06-20T08:00:00Z"
@@ -378,8 +445,26 @@ def test_ingested_memories_and_records_carry_their_fields(archive):
 
 def test_query_plan_filters_inside_the_fts_match(archive):
     """Filters are FTS words: the documents table is only read by id, never scanned."""
-    params = {name: "" for name in ("query", "mode", "entities", "types", "tags", "match_all", "start_date", "end_date",
-                                    "product_ids", "match_mode", "min_similarity", "document", "page", "page_size", "limit")}
+    params = {
+        name: ""
+        for name in (
+            "query",
+            "mode",
+            "entities",
+            "types",
+            "tags",
+            "match_all",
+            "start_date",
+            "end_date",
+            "product_ids",
+            "match_mode",
+            "min_similarity",
+            "document",
+            "page",
+            "page_size",
+            "limit",
+        )
+    }
     for case in (
         {"query": "borders", "mode": "keyword", "entities": "bug", "start_date": "2024-01", "product_ids": "598"},
         {"mode": "recent", "tags": "python,testing", "match_all": "true"},
@@ -397,9 +482,18 @@ async def test_rest_search_returns_exactly_what_the_search_returns(archive, work
     datasette = await started_datasette(archive_path(workspace))
     for query_string, params in (
         ("query=borders&entities=feature,bug", {"query": "borders", "entities": "feature,bug"}),
-        ("query=borders&entities=feature&entities=bug&mode=keyword", {"query": "borders", "entities": "feature,bug", "mode": "keyword"}),
-        ("query=video%20mode&product_ids=598,601&start_date=last%20week", {"query": "video mode", "product_ids": "598,601", "start_date": "last week"}),
-        ("mode=faceted&tags=python,testing&match_all=true", {"mode": "faceted", "tags": "python,testing", "match_all": "true"}),
+        (
+            "query=borders&entities=feature&entities=bug&mode=keyword",
+            {"query": "borders", "entities": "feature,bug", "mode": "keyword"},
+        ),
+        (
+            "query=video%20mode&product_ids=598,601&start_date=last%20week",
+            {"query": "video mode", "product_ids": "598,601", "start_date": "last week"},
+        ),
+        (
+            "mode=faceted&tags=python,testing&match_all=true",
+            {"mode": "faceted", "tags": "python,testing", "match_all": "true"},
+        ),
     ):
         response = await datasette.client.get("/api/search?" + query_string)
         assert response.status_code == 200, response.text
@@ -424,7 +518,9 @@ async def test_the_search_page_shows_the_response_as_indented_json(workspace):
     page = await datasette.client.get("/archive/search?query=borders&mode=keyword&entities=bug")
     assert page.status_code == 200
     assert '<pre class="archivist-json">' in page.text
-    assert "&#34;entity_type&#34;: &#34;bug&#34;" in page.text or "&quot;entity_type&quot;: &quot;bug&quot;" in page.text
+    assert (
+        "&#34;entity_type&#34;: &#34;bug&#34;" in page.text or "&quot;entity_type&quot;: &quot;bug&quot;" in page.text
+    )
     bad = await datasette.client.get("/archive/search?query=borders&entities=epic")
     assert bad.status_code == 400 and "Invalid entity type" in bad.text
 

@@ -1,11 +1,11 @@
 """Seed 000: search_workspace with YYYY-MM and YYYY-MM-DD date ranges, through Python and Datasette."""
 
 import pytest
+from conftest import started_datasette
 
 from archivist.errors import ArchivistError
 from archivist.queries.catalog import canned_queries
 from archivist.workspace import archive_path
-from conftest import started_datasette
 
 FILES = {  # seed 000's scenarios
     # Scenario "Filter by specific day"
@@ -76,7 +76,9 @@ def test_very_old_dates_work(archive):
     assert archive.run("search_workspace", {"query": "test", "date_range": "1999-12-31"}) == []
 
 
-@pytest.mark.parametrize("bad", ["2025-11-1", "2025/11", "nov", "2025-1", "2025-13", "2025-02-30", "2025-11-10x", "11-2025"])
+@pytest.mark.parametrize(
+    "bad", ["2025-11-1", "2025/11", "nov", "2025-1", "2025-13", "2025-02-30", "2025-11-10x", "11-2025"]
+)
 def test_malformed_date_ranges_are_errors_not_empty_results(archive, bad):
     with pytest.raises(ArchivistError) as error:
         archive.run("search_workspace", {"query": "test", "date_range": bad})

@@ -10,16 +10,14 @@ import time
 import llm
 import pytest
 import sqlite_utils
-
-from archivist.semantic import chunking
-
-from archivist.semantic import embeddings
-from archivist.semantic.model import DIMENSIONS, MODEL_ID
-from archivist.errors import ArchivistError
-from archivist.build.indexer import index_workspace
-from archivist.queries.runner import Archive
-from archivist.workspace import archive_path
 from conftest import write_files
+
+from archivist.build.indexer import index_workspace
+from archivist.errors import ArchivistError
+from archivist.queries.runner import Archive
+from archivist.semantic import chunking, embeddings
+from archivist.semantic.model import DIMENSIONS, MODEL_ID
+from archivist.workspace import archive_path
 
 CONVERSATIONS = {
     "conversations/2025-11-10/001-jwt-auth/conversation.md": "# JWT authentication\n\nValidating JWT access tokens, signature checks, expiry and refresh tokens for user login.",
@@ -127,7 +125,9 @@ def test_deleted_documents_lose_their_vectors(make_workspace):
     result = embeddings.embed_workspace(workspace)
     assert result.removed == 1
     db = sqlite_utils.Database(archive_path(workspace))
-    assert db.execute("select count(*) from chunks where document_id not in (select id from documents)").fetchone() == (0,)
+    assert db.execute("select count(*) from chunks where document_id not in (select id from documents)").fetchone() == (
+        0,
+    )
     assert db.execute(
         "select count(*) from embeddings where id not in (select id from chunks) and collection_id = 1"
     ).fetchone() == (0,)
@@ -140,7 +140,9 @@ def test_search_semantic_ranks_auth_conversations_first(archive):
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
     assert set(rows[0]) >= {"conversation", "score", "text", "source_path"}
     assert "conversations/2025-10-02/005-sourdough" not in {row["source_path"] for row in rows}  # below the floor
-    unfloored = archive.search({"query": "authentication patterns", "mode": "semantic", "min_similarity": -1, "page_size": 100})
+    unfloored = archive.search(
+        {"query": "authentication patterns", "mode": "semantic", "min_similarity": -1, "page_size": 100}
+    )
     scores = {row["path"]: row["score"] for row in unfloored["results"]}
     assert min(scores[p] for p in AUTH) > scores["conversations/2025-10-02/005-sourdough"]
 
@@ -208,7 +210,7 @@ def test_chunks_follow_headings_and_carry_offsets():
     pieces = chunking.chunk(body, "Title")
     assert pieces[1].text.startswith("Title\n## Two")  # a section starts a chunk
     for piece in pieces:
-        assert body[piece.start:piece.end] in piece.text
+        assert body[piece.start : piece.end] in piece.text
         assert len(piece.text.split()) <= chunking.MAX_WORDS + 1
 
 
@@ -219,7 +221,8 @@ def test_a_killed_embedding_run_resumes_with_nothing_lost(tmp_path):
     db_file = archive_path(workspace)
     process = subprocess.Popen(
         [sys.executable, "-c", "from archivist.cli import cli; cli()", "embed", str(workspace)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     count_sql = "select count(*) from embeddings where collection_id = 2"
     try:
@@ -249,7 +252,9 @@ def test_llm_similar_works_on_the_archive(embedded):
         jwt = archive.run("find_document", {"document": "conversations/2025-11-10/001-jwt-auth"})[0]["id"]
     result = subprocess.run(
         [llm_cli, "similar", "archivist_documents", str(jwt), "-d", db, "-n", "3"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     paths = {json.loads(line)["metadata"]["path"] for line in result.stdout.splitlines()}

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import started_datasette
 from mcp import Client
+from test_mcp import ARCHIVIST, free_port, wait_for
 
-from archivist.errors import ArchivistError
 from archivist.build.indexer import index_workspace
+from archivist.errors import ArchivistError
 from archivist.mcp.tools import create_server
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
-from conftest import started_datasette
-from test_mcp import ARCHIVIST, free_port, wait_for
 
 
 def error_of(result) -> dict:
@@ -46,8 +46,11 @@ async def test_a_folder_nobody_allowed_is_never_read_nor_written(sample_workspac
     server = create_server(archive_path(sample_workspace), sample_workspace)
     async with Client(server) as client:
         for tool, arguments in [
-            ("embed_workspace", {}), ("get_embedding_status", {}), ("search_semantic", {"query": "printer password"}),
-            ("search", {"query": "printer"}), ("embed_document", {"path": "notes"}),
+            ("embed_workspace", {}),
+            ("get_embedding_status", {}),
+            ("search_semantic", {"query": "printer password"}),
+            ("search", {"query": "printer"}),
+            ("embed_document", {"path": "notes"}),
         ]:
             for folder in (str(stranger), "/etc", "/", str(stranger / "notes" / ".."), str(stranger / "missing")):
                 body = error_of(await client.call_tool(tool, {**arguments, "workspace_path": folder}))
@@ -89,7 +92,10 @@ async def test_malformed_paths_get_a_clean_error(sample_workspace, path, why):
 def test_allow_workspace_must_name_a_folder(sample_workspace, tmp_path):
     done = subprocess.run(
         [ARCHIVIST, "mcp", str(sample_workspace), "--allow-workspace", str(tmp_path / "nope")],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode != 0 and "nope" in done.stderr
     assert "Traceback" not in done.stderr
@@ -107,7 +113,9 @@ def serve(embedded_sample):
         process = subprocess.Popen(
             [ARCHIVIST, "serve", str(embedded_sample), "--no-index", "--port", str(port), *options],
             env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         processes.append(process)
         wait_for(port, process)
@@ -119,20 +127,31 @@ def serve(embedded_sample):
         process.wait(timeout=10)
 
 
-SURFACES = ("/", "/search?query=proxy&mode=keyword", "/document/1", "/api/search?query=proxy&mode=keyword",
-            "/archive/search_workspace.json?query=proxy", "/archive/documents.json", "/-/mcp")
+SURFACES = (
+    "/",
+    "/search?query=proxy&mode=keyword",
+    "/document/1",
+    "/api/search?query=proxy&mode=keyword",
+    "/archive/search_workspace.json?query=proxy",
+    "/archive/documents.json",
+    "/-/mcp",
+)
 
 
 def test_serve_refuses_dns_rebinding_and_foreign_origins(serve):
     base = serve("--allow-host", "archive.internal")
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+    }
     mcp_headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     for path in SURFACES:
         if path == "/-/mcp":
-            send = lambda **kw: httpx.post(base + path, json=initialize, timeout=60, **kw)  # noqa: E731
+            send = lambda path=path, **kw: httpx.post(base + path, json=initialize, timeout=60, **kw)  # noqa: E731
         else:
-            send = lambda **kw: httpx.get(base + path, timeout=60, **kw)  # noqa: E731
+            send = lambda path=path, **kw: httpx.get(base + path, timeout=60, **kw)  # noqa: E731
         extra = mcp_headers if path == "/-/mcp" else {}
         rebinding = send(headers={**extra, "host": "evil.example"})
         assert rebinding.status_code == 421, path
@@ -164,7 +183,12 @@ def test_serve_with_a_token_lets_in_only_its_holders(serve):
     refused = httpx.get(base + "/api/search?query=proxy&mode=keyword")
     assert refused.status_code == 401 and refused.json()["code"] == "UNAUTHORIZED"
     assert httpx.get(base + "/", headers={"authorization": "Bearer wrong"}).status_code == 401
-    assert httpx.get(base + "/api/search?query=proxy&mode=keyword", headers={"authorization": "Bearer s3cret-token"}).status_code == 200
+    assert (
+        httpx.get(
+            base + "/api/search?query=proxy&mode=keyword", headers={"authorization": "Bearer s3cret-token"}
+        ).status_code
+        == 200
+    )
     with httpx.Client(base_url=base, timeout=60) as browser:  # the printed URL signs a browser in with a cookie
         first = browser.get("/search?query=proxy&mode=keyword&token=s3cret-token")
         assert first.status_code == 302 and first.headers["location"] == "/search?query=proxy&mode=keyword"
@@ -213,7 +237,7 @@ def test_threads_share_a_few_connections_and_all_answer(sample_workspace):
         try:
             for _ in range(20):
                 assert archive.search({"query": "proxy", "mode": "keyword"})["total"] >= 1
-        except BaseException as error:  # noqa: BLE001 - reported below
+        except BaseException as error:
             failures.append(error)
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
@@ -229,8 +253,10 @@ def test_threads_share_a_few_connections_and_all_answer(sample_workspace):
 async def test_searches_during_a_reindex_never_fail(tmp_path):
     from conftest import write_files
 
-    files = {f"notes/2025-01-{n % 28 + 1:02d}/note-{n}.md": f"# Note {n}\n\nproxy timeout number {n} " + "word " * 400
-             for n in range(1500)}
+    files = {
+        f"notes/2025-01-{n % 28 + 1:02d}/note-{n}.md": f"# Note {n}\n\nproxy timeout number {n} " + "word " * 400
+        for n in range(1500)
+    }
     workspace = write_files(tmp_path / "big", files)
     index_workspace(workspace)
     for path in list(files)[::2]:  # half the files change: the next index rewrites them
@@ -294,13 +320,18 @@ async def test_sdk_argument_errors_name_the_argument_not_its_value(sample_worksp
 
 async def test_a_seeds_argument_names_are_accepted_as_written(embedded_sample):
     async with Client(create_server(archive_path(embedded_sample), embedded_sample)) as client:
-        seed_003 = await client.call_tool("get_similar", {"source_path": "conversations/2025-11-10/002-debug-auth", "limit": 3})
-        ours = await client.call_tool("get_similar", {"document": "conversations/2025-11-10/002-debug-auth", "limit": 3})
+        seed_003 = await client.call_tool(
+            "get_similar", {"source_path": "conversations/2025-11-10/002-debug-auth", "limit": 3}
+        )
+        ours = await client.call_tool(
+            "get_similar", {"document": "conversations/2025-11-10/002-debug-auth", "limit": 3}
+        )
         assert not seed_003.is_error and seed_003.structured_content == ours.structured_content
         missing = error_of(await client.call_tool("get_similar", {"source_path": "nope.md"}))
         assert missing["code"] == "DOCUMENT_NOT_FOUND"
         seed_002 = await client.call_tool(
-            "search", {"mode": "faceted", "memory_type": "decision", "k": 3, "output": "full", "encoding_context": {"a": 1}}
+            "search",
+            {"mode": "faceted", "memory_type": "decision", "k": 3, "output": "full", "encoding_context": {"a": 1}},
         )
         assert not seed_002.is_error
         assert {r["entity_type"] for r in seed_002.structured_content["results"]} == {"decision"}
@@ -337,11 +368,19 @@ def test_a_query_stops_at_its_time_limit_and_when_cancelled(sample_workspace):
 
 async def test_no_500_and_no_sql_for_hostile_urls(sample_datasette):
     urls = [
-        ("get", "//archive"), ("get", "/archive//documents"), ("get", "/archive/documents.json?_timelimit=select 1"),
-        ("post", "/archive/documents"), ("post", "/archive/nope/-/insert"), ("get", "/archive/documents.json?_sort=nope"),
-        ("get", "/api/search?query=" + "a" * 6000), ("get", "/archive/search_workspace.json?query=" + "word+" * 3000),
-        ("get", "/archive/search_workspace?query=" + "word+" * 3000), ("get", "/api/search?query=x&product_ids=-1"),
-        ("get", "/document/%00"), ("get", "/search?query=%00%01"), ("get", "/archive/check_search_syntax.json?query=NEAR(&query=the"),
+        ("get", "//archive"),
+        ("get", "/archive//documents"),
+        ("get", "/archive/documents.json?_timelimit=select 1"),
+        ("post", "/archive/documents"),
+        ("post", "/archive/nope/-/insert"),
+        ("get", "/archive/documents.json?_sort=nope"),
+        ("get", "/api/search?query=" + "a" * 6000),
+        ("get", "/archive/search_workspace.json?query=" + "word+" * 3000),
+        ("get", "/archive/search_workspace?query=" + "word+" * 3000),
+        ("get", "/api/search?query=x&product_ids=-1"),
+        ("get", "/document/%00"),
+        ("get", "/search?query=%00%01"),
+        ("get", "/archive/check_search_syntax.json?query=NEAR(&query=the"),
     ]
     for method, url in urls:
         response = await getattr(sample_datasette.client, method)(url)
@@ -352,7 +391,9 @@ async def test_no_500_and_no_sql_for_hostile_urls(sample_datasette):
 
 
 async def test_a_huge_document_page_shows_its_beginning(make_workspace):
-    workspace = make_workspace({"notes/huge.md": "# Huge\n\n" + "".join(f"line {n} of a long log\n" for n in range(200_000))})
+    workspace = make_workspace(
+        {"notes/huge.md": "# Huge\n\n" + "".join(f"line {n} of a long log\n" for n in range(200_000))}
+    )
     index_workspace(workspace)
     datasette = await started_datasette(archive_path(workspace))
     started = time.perf_counter()

@@ -11,20 +11,22 @@ import shutil
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from conftest import SAMPLE, started_datasette
 
 from archivist.build.indexer import index_workspace
 from archivist.queries.catalog import canned_queries
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
-from conftest import SAMPLE, started_datasette
-
 
 def facet(page: str, name: str) -> dict[str, str]:
     """A facet group's values and the URL each links to."""
     found = re.search(rf'data-facet="{name}">(.*?)</section>', page, re.S)
     assert found, f"no {name} facet"
-    return {html.unescape(value): html.unescape(href) for href, value in re.findall(r'<a href="([^"]+)" data-value="([^"]+)"', found[1])}
+    return {
+        html.unescape(value): html.unescape(href)
+        for href, value in re.findall(r'<a href="([^"]+)" data-value="([^"]+)"', found[1])
+    }
 
 
 def hits(page: str) -> list[int]:
@@ -68,15 +70,29 @@ async def test_the_home_page_shows_the_workspace_at_a_glance(sample_datasette):
     rows = re.findall(r'<a href="([^"]+)">(\w[\w-]*)</a></td>(?:<td></td>)?<td class="n">(\d+)</td>', counts)
     by_name = {name: int(n) for _, name, n in rows}
     assert {k: by_name[k] for k in ("conversation", "memory", "record", "note", "report")} == {
-        "conversation": 13, "memory": 13, "record": 18, "note": 5, "report": 6,
+        "conversation": 13,
+        "memory": 13,
+        "record": 18,
+        "note": 5,
+        "report": 6,
     }
     assert by_name["k8s-cluster-health"] == 2 and by_name["bug"] == 5
     # a type links to the search narrowed to it
-    assert params(html.unescape(next(href for href, name, _ in rows if name == "bug"))) == {"entities": "record", "types": "bug"}
+    assert params(html.unescape(next(href for href, name, _ in rows if name == "bug"))) == {
+        "entities": "record",
+        "types": "bug",
+    }
     # recent activity: newest first, then a bar per month
     recent = re.search(r'class="archivist-recent">(.*?)</ul>', page, re.S)[1]
-    assert recent.index("Ingress-nginx default proxy-read-timeout") < recent.index("Debugging 504s from the Kubernetes ingress")
-    assert re.findall(r'class="bar" href="[^"]+" title="[^"]*" data-period="([\d-]+)"', page) == ["2025-09", "2025-10", "2025-11", "2025-12"]
+    assert recent.index("Ingress-nginx default proxy-read-timeout") < recent.index(
+        "Debugging 504s from the Kubernetes ingress"
+    )
+    assert re.findall(r'class="bar" href="[^"]+" title="[^"]*" data-period="([\d-]+)"', page) == [
+        "2025-09",
+        "2025-10",
+        "2025-11",
+        "2025-12",
+    ]
     # embeddings: none yet
     assert "<strong>0%</strong> of documents embedded" in page and "0 of 55" in page
     # skipped files and why
@@ -102,7 +118,11 @@ async def test_every_canned_query_is_linked_from_the_home_page_with_working_exam
         rows = (await embedded_datasette.client.get(f"{path}.json?{query}&_shape=array")).json()
         assert isinstance(rows, list) and rows, f"{href} returned no rows"
     # examples come from this archive, not from a fixed list
-    assert params(links["list_command_reports"])["command"] in ("k8s-cluster-health", "proxy-slow-meeting-analysis-command", "analyze_zoom_speech_sdk_log")
+    assert params(links["list_command_reports"])["command"] in (
+        "k8s-cluster-health",
+        "proxy-slow-meeting-analysis-command",
+        "analyze_zoom_speech_sdk_log",
+    )
 
 
 async def test_the_home_page_works_on_an_empty_archive(make_workspace, tmp_path):
@@ -116,7 +136,9 @@ async def test_the_home_page_works_on_an_empty_archive(make_workspace, tmp_path)
 
 async def test_saved_query_links_work_when_the_archive_lacks_what_an_example_needs(make_workspace):
     # no conversations and no reports: those queries link to their empty forms
-    workspace = make_workspace({"memories/m.jsonl": '{"content": "Rotate the signing keys quarterly", "tags": ["ops"]}\n'})
+    workspace = make_workspace(
+        {"memories/m.jsonl": '{"content": "Rotate the signing keys quarterly", "tags": ["ops"]}\n'}
+    )
     index_workspace(workspace)
     datasette = await started_datasette(archive_path(workspace))
     page = (await datasette.client.get("/")).text
@@ -274,7 +296,9 @@ async def test_the_pages_load_nothing_from_elsewhere(embedded_datasette, embedde
     jwt = document_id(embedded_sample, "conversations/2025-11-10/002-debug-auth")
     for url in ("/", "/search?query=proxy", f"/document/{jwt}"):
         page = (await embedded_datasette.client.get(url)).text
-        loaded = re.findall(r'<(?:script|img|iframe)[^>]* src="([^"]*)"', page) + re.findall(r'<link[^>]* href="([^"]*)"', page)
+        loaded = re.findall(r'<(?:script|img|iframe)[^>]* src="([^"]*)"', page) + re.findall(
+            r'<link[^>]* href="([^"]*)"', page
+        )
         assert loaded, url
         assert all(item.startswith("/") and not item.startswith("//") for item in loaded), (url, loaded)
 
@@ -309,7 +333,11 @@ async def test_a_document_page_shows_raw_html_as_text(make_workspace):
     datasette = await started_datasette(archive_path(workspace))
     page = (await datasette.client.get(f"/document/{document_id(workspace, 'notes/evil.md')}")).text
     body = page.split('class="archivist-body">', 1)[1].split("</article>", 1)[0]
-    assert "<script" not in body and "<img" not in body and "onerror=alert" not in body.replace("&lt;img src=x onerror=alert(1)&gt;", "")
+    assert (
+        "<script" not in body
+        and "<img" not in body
+        and "onerror=alert" not in body.replace("&lt;img src=x onerror=alert(1)&gt;", "")
+    )
     assert "&lt;script&gt;" in body and "&lt;img src=x onerror=alert(1)&gt;" in body  # shown, as text
     assert 'href="javascript' not in body
     assert '<a href="https://example.com">fine</a>' in body
@@ -325,7 +353,9 @@ async def test_a_document_serves_only_its_own_files(sample_datasette, sample_wor
     brainstorm = document_id(sample_workspace, "conversations/2025-11-10/001-brainstorm-feature")
     page = (await sample_datasette.client.get(f"/document/{brainstorm}")).text
     for name in ("01-user.md", "02-assistant.md"):  # a folder conversation links each of its files
-        response = await sample_datasette.client.get(link(page, f"conversations/2025-11-10/001-brainstorm-feature/{name}"))
+        response = await sample_datasette.client.get(
+            link(page, f"conversations/2025-11-10/001-brainstorm-feature/{name}")
+        )
         assert response.status_code == 200 and response.text
     assert (await sample_datasette.client.get(f"/document/{brainstorm}/source")).status_code == 400  # which file?
     by_path = await sample_datasette.client.get("/document/notes%2Fideas.txt")  # an id or a path
@@ -341,11 +371,13 @@ async def test_a_document_page_lists_similar_and_nearby_documents(embedded_datas
     similar = re.search(r'<ol class="archivist-similar">(.*?)</ol>', page, re.S)[1]
     with Archive.for_workspace(embedded_sample) as archive:
         expected = archive.run("similar", {"document": str(jwt), "limit": "8"})
-    listed = re.findall(r'<span class="score" title="cosine similarity">([\d.]+)</span> <a href="/document/(\d+)">', similar)
+    listed = re.findall(
+        r'<span class="score" title="cosine similarity">([\d.]+)</span> <a href="/document/(\d+)">', similar
+    )
     assert [(float(score), int(i)) for score, i in listed] == [(round(row["score"], 3), row["id"]) for row in expected]
     assert params(link(page, "More similar documents")) == {"mode": "similar", "document": str(jwt)}
     # the same day, and the same type of conversation
-    assert "<h2>More from 2025-11-10</h2>" in page and 'Brainstorm: &#34;Recent workspaces&#34; panel' in page
+    assert "<h2>More from 2025-11-10</h2>" in page and "Brainstorm: &#34;Recent workspaces&#34; panel" in page
     assert "<h2>More debug conversations</h2>" in page
     # "All N" links the search that lists them, this document among them
     all_day = html.unescape(re.search(r'<a href="([^"]+)">All (\d+)</a>', page)[1])
@@ -383,7 +415,9 @@ def test_activity_counts_dated_documents_per_month_or_day(sample_archive):
     months = sample_archive.run("activity", {"by": "month"})
     assert sum(row["documents"] for row in months) == 45  # 55 less 10 undated
     assert {(row["period"], row["documents"]) for row in months if row["kind"] == "conversation"} == {
-        ("2025-10", 2), ("2025-11", 8), ("2025-12", 3),
+        ("2025-10", 2),
+        ("2025-11", 8),
+        ("2025-12", 3),
     }
     days = sample_archive.run("activity", {"by": "day", "kind": "conversation"})
     assert {row["kind"] for row in days} == {"conversation"}

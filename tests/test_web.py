@@ -109,8 +109,19 @@ def test_archivist_serve_indexes_embeds_prints_the_url_and_serves(sample_workspa
     # what `make serve` runs
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(sample_workspace), "--embed", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-c",
+            "from archivist.cli import cli; cli()",
+            "serve",
+            str(sample_workspace),
+            "--embed",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         lines = [process.stdout.readline() for _ in range(3)]
@@ -142,8 +153,18 @@ def serving(workspace):
     """`archivist serve WORKSPACE --no-index` in a subprocess: its base URL while it runs."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(workspace), "--no-index", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-c",
+            "from archivist.cli import cli; cli()",
+            "serve",
+            str(workspace),
+            "--no-index",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port)

@@ -18,14 +18,14 @@ import datetime as dt
 import re
 import zoneinfo
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 MONTH = "month"
 DAY = "day"
 SECOND = "second"
 # The archive keys documents by unix time from 1970 (schema.TIME_KEY); later than 2200 is a typo.
 MIN_YEAR, MAX_YEAR = 1970, 2200
-_MAX_UNIX_TIME = dt.datetime(MAX_YEAR, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc).timestamp()
+_MAX_UNIX_TIME = dt.datetime(MAX_YEAR, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 
 _MONTH_NAMES = {
     name.lower(): number
@@ -40,9 +40,7 @@ _YEAR_RE = re.compile(r"^(\d{4})$")
 _TWO_DIGITS_RE = re.compile(r"^(\d{1,2})$")
 _NUMBER_RE = re.compile(r"\d+(\.\d+)?")
 # A date as text: YYYY-MM-DD, then maybe a time, then maybe its zone (Z, +02:00, -0700, PDT, Europe/Paris).
-_DATE_TEXT_RE = re.compile(
-    r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?[ \t]*(.*))?"
-)
+_DATE_TEXT_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?[ \t]*(.*))?")
 _OFFSET_RE = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?")  # +02:00, -0700, -07, +2
 
 # Full dates inside a file name, most specific first. A time part may follow.
@@ -79,7 +77,7 @@ class InvalidDate:
 
 
 # Where the functions below note invalid dates (None: nowhere).
-Invalid = Optional[list[InvalidDate]]
+Invalid = list[InvalidDate] | None
 
 
 @dataclass(frozen=True)
@@ -150,7 +148,7 @@ def _checked(year: int, month: int, day: int = 1, *rest: int, precision: str) ->
     """The date (UTC) these numbers make, or ValueError saying what is wrong with them."""
     if not MIN_YEAR <= year <= MAX_YEAR:
         raise ValueError(f"year {year} is outside {MIN_YEAR}..{MAX_YEAR}")
-    return DocDate(dt.datetime(year, month, day, *rest, tzinfo=dt.timezone.utc), precision)
+    return DocDate(dt.datetime(year, month, day, *rest, tzinfo=dt.UTC), precision)
 
 
 def _make(*numbers: int, precision: str) -> DocDate | None:
@@ -212,7 +210,7 @@ def _from_unix_time(number: int | float, where: str, invalid: Invalid) -> DocDat
     if not 0 <= seconds <= _MAX_UNIX_TIME:  # NaN fails too
         _note(invalid, where, number, f"a unix time outside {MIN_YEAR}..{MAX_YEAR}")
         return None
-    return DocDate(dt.datetime.fromtimestamp(int(seconds), dt.timezone.utc), SECOND)
+    return DocDate(dt.datetime.fromtimestamp(int(seconds), dt.UTC), SECOND)
 
 
 def _from_datetime(value: dt.datetime, where: str, invalid: Invalid) -> DocDate | None:
@@ -222,8 +220,8 @@ def _from_datetime(value: dt.datetime, where: str, invalid: Invalid) -> DocDate 
         return None
     value = value.replace(microsecond=0)
     if value.utcoffset() in (None, dt.timedelta(0)):
-        return DocDate(value.replace(tzinfo=dt.timezone.utc), SECOND)
-    instant = value.astimezone(dt.timezone.utc)
+        return DocDate(value.replace(tzinfo=dt.UTC), SECOND)
+    instant = value.astimezone(dt.UTC)
     if not 0 <= instant.timestamp() <= _MAX_UNIX_TIME:
         _note(invalid, where, value.isoformat(), f"outside {MIN_YEAR}..{MAX_YEAR} in UTC")
         return None
@@ -249,7 +247,7 @@ def _zone(name: str) -> dt.tzinfo:
     """The zone of a written time: none or ``Z`` (UTC), an offset, an abbreviation or an IANA name."""
     name = name.strip()
     if name in ("", "Z", "z"):
-        return dt.timezone.utc
+        return dt.UTC
     if match := _OFFSET_RE.fullmatch(name):
         offset = dt.timedelta(hours=int(match[2]), minutes=int(match[3] or 0))
         if offset >= dt.timedelta(hours=24) or int(match[3] or 0) >= 60:
@@ -373,7 +371,7 @@ _ISO_LIKE_RE = re.compile(r"^\d{4}(-\d{1,2}){0,2}([T ].*)?$")
 
 def _day_bound(day: dt.date, end: bool) -> dt.datetime:
     time = dt.time(23, 59, 59) if end else dt.time(0, 0, 0)
-    return dt.datetime.combine(day, time, tzinfo=dt.timezone.utc)
+    return dt.datetime.combine(day, time, tzinfo=dt.UTC)
 
 
 def parse_bound(text: str, end: bool = False, now: dt.datetime | None = None) -> dt.datetime | None:
@@ -391,12 +389,12 @@ def parse_bound(text: str, end: bool = False, now: dt.datetime | None = None) ->
         return _parse_iso_bound(text, end)
     import dateparser  # slow to import: only for natural language
 
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     parsed = dateparser.parse(
         text,
         languages=["en"],
         settings={
-            "RELATIVE_BASE": now.astimezone(dt.timezone.utc).replace(tzinfo=None),
+            "RELATIVE_BASE": now.astimezone(dt.UTC).replace(tzinfo=None),
             "TIMEZONE": "UTC",
             "TO_TIMEZONE": "UTC",
             "RETURN_AS_TIMEZONE_AWARE": True,
@@ -421,7 +419,7 @@ def _parse_iso_bound(text: str, end: bool) -> dt.datetime:
         year, month, day = (int(part) for part in text.split("-"))
         return _day_bound(dt.date(year, month, day), end)
     parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return parsed.replace(tzinfo=dt.timezone.utc) if parsed.tzinfo is None else parsed.astimezone(dt.timezone.utc)
+    return parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed.astimezone(dt.UTC)
 
 
 _END_OF_DAY = dt.time(23, 59, 59)

@@ -5,16 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import sqlite_utils
 from sqlite_utils.utils import sqlite3
 
-from archivist.build import ingest
-
-from archivist.build import schema
+from archivist.build import ingest, schema
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
@@ -42,10 +41,14 @@ WHERE path IN (SELECT value FROM json_each(:paths))
 """
 # Errors that come from what a source holds, not from the archive (locked, full): they skip that source.
 DATA_ERRORS = (
-    sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError,
-    OverflowError, TypeError, ValueError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+    sqlite3.DataError,
+    OverflowError,
+    TypeError,
+    ValueError,
 )
-
 
 
 @dataclass
@@ -68,7 +71,7 @@ class Summary:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def index_workspace(
@@ -242,7 +245,9 @@ def _store_problems(db: sqlite_utils.Database, problems: list[ingest.Problem], s
     summary.problems = [ingest.Problem(*row) for row in db.execute(PROBLEMS_SQL)]
 
 
-def _record_run(db: sqlite_utils.Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str) -> None:
+def _record_run(
+    db: sqlite_utils.Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str
+) -> None:
     db.table("archive_meta").upsert_all(
         [
             {"key": "workspace_root", "value": str(workspace.resolve())},

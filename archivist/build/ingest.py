@@ -17,9 +17,10 @@ import os
 import re
 import stat
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -280,7 +281,9 @@ def group_sources(files: list[FileInfo], reports_dir: str = "reports") -> tuple[
     for info in files:
         found = classify(info.path, reports_dir)
         if found is None:
-            problems.append(Problem(info.path, "skipped", f"unsupported file type ({_suffix(info.path) or 'no extension'})"))
+            problems.append(
+                Problem(info.path, "skipped", f"unsupported file type ({_suffix(info.path) or 'no extension'})")
+            )
             continue
         path, kind = found
         source = sources.setdefault(path, Source(path, kind, reports_dir=reports_dir))
@@ -321,7 +324,9 @@ def read_text(root: Path, info: FileInfo, problems: list[Problem]) -> str | None
             problems.append(Problem(info.path, "degraded", "not valid UTF-8: decoded with replacement characters"))
     if truncated:
         problems.append(
-            Problem(info.path, "degraded", f"larger than {cap // 2**20} MiB: only the first {cap // 2**20} MiB are indexed")
+            Problem(
+                info.path, "degraded", f"larger than {cap // 2**20} MiB: only the first {cap // 2**20} MiB are indexed"
+            )
         )
     if nuls := text.count("\x00"):
         text = text.replace("\x00", "")
@@ -374,17 +379,17 @@ def split_front_matter(text: str, path: str = "", problems: list[Problem] | None
     if not match:
         return {}, text
     try:
-        meta = yaml.load(match[1], Loader=_FrontMatterLoader)  # noqa: S506 - a SafeLoader
+        meta = yaml.load(match[1], Loader=_FrontMatterLoader)
     except Exception as error:  # YAML raises more than YAMLError on odd input (RecursionError, ValueError)
         if problems is not None and _YAML_KEY_RE.match(match[1]):
             why = getattr(error, "problem", None) or type(error).__name__
             problems.append(Problem(path, "degraded", f"front matter is not valid YAML ({why}): read as text"))
         return {}, text
     if meta is None:
-        return {}, text[match.end():]
+        return {}, text[match.end() :]
     if not isinstance(meta, dict):
         return {}, text
-    return meta, text[match.end():]
+    return meta, text[match.end() :]
 
 
 def sha256(text: str) -> str:
@@ -424,7 +429,9 @@ def _type_from_slug(slug: str) -> str | None:
     words = re.split(r"[-_\s.]+", slug.lower())
     for word in words:
         for known in CONVERSATION_TYPES:
-            if word == known or (word.startswith(known) and word[len(known):] in {"s", "ed", "ing", "ging", "ning", "er", "ers"}):
+            if word == known or (
+                word.startswith(known) and word[len(known) :] in {"s", "ed", "ing", "ging", "ning", "er", "ers"}
+            ):
                 return known
     return None
 
@@ -469,7 +476,7 @@ def parse(root: Path, source: Source) -> Parsed:
     """
     try:
         return _parse(root, source)
-    except Exception as error:  # noqa: BLE001 - one source must never stop the run
+    except Exception as error:
         return unparsed(source, f"could not be indexed ({type(error).__name__}: {_clean(str(error))[:200]})")
 
 
@@ -581,7 +588,9 @@ def _markdown_doc(info: FileInfo, text: str, problems: list[Problem]) -> tuple[d
     }
 
 
-def _parse_conversation(source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]) -> list[dict[str, Any]]:
+def _parse_conversation(
+    source: Source, texts: list[tuple[FileInfo, str]], problems: list[Problem]
+) -> list[dict[str, Any]]:
     parts = source.path.split("/")
     slug = parts[2]
     metas: list[tuple[FileInfo, dict[str, Any]]] = []
@@ -768,7 +777,9 @@ def _unique(rows: list[dict[str, Any]], path: str, problems: list[Problem]) -> l
     kept = []
     for row in rows:
         if row["key"] in seen:
-            problems.append(Problem(path, "degraded", f"line {row.get('line')}: duplicate of an earlier entry; skipped"))
+            problems.append(
+                Problem(path, "degraded", f"line {row.get('line')}: duplicate of an earlier entry; skipped")
+            )
             continue
         seen.add(row["key"])
         kept.append(row)

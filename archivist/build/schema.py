@@ -171,7 +171,14 @@ def m006_filter_words(db: sqlite_utils.Database) -> None:
 
     rows = db.execute("SELECT id, kind, type, month, day, product_id, tags FROM documents").fetchall()
     for id_, kind, type_, month, day, product_id, tags in rows:
-        document = {"kind": kind, "type": type_, "month": month, "day": day, "product_id": product_id, "tags": json.loads(tags)}
+        document = {
+            "kind": kind,
+            "type": type_,
+            "month": month,
+            "day": day,
+            "product_id": product_id,
+            "tags": json.loads(tags),
+        }
         db.execute("UPDATE documents SET filter_tokens = ? WHERE id = ?", [filter_tokens(document), id_])
 
 

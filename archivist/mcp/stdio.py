@@ -25,12 +25,13 @@ from typing import Any
 
 from archivist.mcp import CAPABILITIES, INSTRUCTIONS, NAME
 
+
 def _sdk_versions() -> tuple[tuple[str, ...], str]:
     """The SDK's handshake protocol versions and its default, from its version table alone."""
     spec = importlib.util.find_spec("mcp_types")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("mcp_types is not installed")
-    path = Path(list(spec.submodule_search_locations)[0]) / "version.py"
+    path = Path(next(iter(spec.submodule_search_locations))) / "version.py"
     module_spec = importlib.util.spec_from_file_location("_archivist_mcp_versions", path)
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)  # type: ignore[union-attr]
@@ -106,7 +107,9 @@ class _WithoutSecondAnswer(io.TextIOBase):
         self._out.flush()
 
 
-def serve(db_path: Path, workspace: Path | None = None, allowed: list[Path] | None = None, test_fixtures: bool = False) -> None:
+def serve(
+    db_path: Path, workspace: Path | None = None, allowed: list[Path] | None = None, test_fixtures: bool = False
+) -> None:
     """Serve the archive's tools over this process's stdin and stdout."""
     protocol_out = io.TextIOWrapper(os.fdopen(os.dup(1), "wb"), encoding="utf-8", write_through=True)
     os.dup2(2, 1)  # from here on, anything printed goes to stderr

@@ -12,9 +12,10 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable
+from typing import Annotated, Any
 
 import anyio
 import anyio.from_thread
@@ -35,7 +36,9 @@ from archivist.workspace import archive_path, resolve_folder
 logger = logging.getLogger(__name__)
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITES_ARCHIVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITES_ARCHIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 DATE_RANGE = (
     "Filter by date range. Supports YYYY-MM (month) or YYYY-MM-DD (day) format. Month format matches "
@@ -192,7 +195,9 @@ def _error(error: ArchivistError) -> CallToolResult:
 
 
 def internal_error() -> ArchivistError:
-    return ArchivistError("INTERNAL_ERROR", "The tool failed", "An unexpected error; the server's log has the details.", "Report this.")
+    return ArchivistError(
+        "INTERNAL_ERROR", "The tool failed", "An unexpected error; the server's log has the details.", "Report this."
+    )
 
 
 async def answer(work: Callable[[threading.Event], dict[str, Any]]) -> CallToolResult:
@@ -250,20 +255,31 @@ def apply_error_contract(server: MCPServer) -> None:
 
     async def checked_call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if not known:
-            known.update({tool.name: set((tool.input_schema or {}).get("properties") or {}) for tool in await server.list_tools()})
+            known.update(
+                {
+                    tool.name: set((tool.input_schema or {}).get("properties") or {})
+                    for tool in await server.list_tools()
+                }
+            )
         if name not in known:
-            return _error(ArchivistError(
-                "INVALID_PARAMETER", f"Unknown tool: {name[:100]!r}", "Tools: " + ", ".join(sorted(known)) + ".",
-                "Call tools/list to see each tool's arguments.",
-            ))
+            return _error(
+                ArchivistError(
+                    "INVALID_PARAMETER",
+                    f"Unknown tool: {name[:100]!r}",
+                    "Tools: " + ", ".join(sorted(known)) + ".",
+                    "Call tools/list to see each tool's arguments.",
+                )
+            )
         unknown = sorted(str(key)[:100] for key in arguments if key not in known[name])
         if unknown:
-            return _error(ArchivistError(
-                "INVALID_PARAMETER",
-                f"Unknown argument{'s' if len(unknown) > 1 else ''} for {name}: {', '.join(unknown)}",
-                f"{name} takes: {', '.join(sorted(known[name])) or 'no arguments'}.",
-                "Remove the unknown argument.",
-            ))
+            return _error(
+                ArchivistError(
+                    "INVALID_PARAMETER",
+                    f"Unknown argument{'s' if len(unknown) > 1 else ''} for {name}: {', '.join(unknown)}",
+                    f"{name} takes: {', '.join(sorted(known[name])) or 'no arguments'}.",
+                    "Remove the unknown argument.",
+                )
+            )
         try:
             return await call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -321,10 +337,15 @@ class EmbedJob:
             return None if seconds is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
         return {
-            "state": self.state, "workspace": self.workspace, "path": self.path,
-            "documents_total": self.documents_total, "documents_done": self.documents_done,
-            "chunks_embedded": self.chunks_embedded, "started_at": iso(self.started_at),
-            "finished_at": iso(self.finished_at), "error": self.error.to_dict() if self.error else None,
+            "state": self.state,
+            "workspace": self.workspace,
+            "path": self.path,
+            "documents_total": self.documents_total,
+            "documents_done": self.documents_done,
+            "chunks_embedded": self.chunks_embedded,
+            "started_at": iso(self.started_at),
+            "finished_at": iso(self.finished_at),
+            "error": self.error.to_dict() if self.error else None,
         }
 
 
@@ -355,7 +376,9 @@ class EmbedJobs:
                 return job  # it covers this call's documents already
             job = self._jobs[db_path] = EmbedJob(str(workspace), path)
             writer = self._writers.setdefault(db_path, threading.Lock())
-        thread = threading.Thread(target=self._run, args=(job, workspace, db_path, writer), name="archivist-embed", daemon=True)
+        thread = threading.Thread(
+            target=self._run, args=(job, workspace, db_path, writer), name="archivist-embed", daemon=True
+        )
         thread.start()
         return job
 
@@ -408,13 +431,21 @@ class EmbedJobs:
                     job.stop.set()
                     raise errors.cancelled()
                 if time.monotonic() > deadline:
-                    return {"success": True, "embedded": job.documents_done, "skipped": 0, "running": True, "job": job.status()}
+                    return {
+                        "success": True,
+                        "embedded": job.documents_done,
+                        "skipped": 0,
+                        "running": True,
+                        "job": job.status(),
+                    }
         finally:
             job.listeners.remove(progress)
         if job.error is not None:
             raise job.error  # the job's own error, whole: what, why and what to try
         if job.result is None:
-            raise ArchivistError("INVALID_PARAMETER", "The embedding job was stopped", "Run the tool again to resume it.")
+            raise ArchivistError(
+                "INVALID_PARAMETER", "The embedding job was stopped", "Run the tool again to resume it."
+            )
         return {"success": True, **job.result}
 
 
@@ -427,9 +458,16 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 
     @server.tool(annotations=READ_ONLY)
     async def search_workspace(
-        query: Annotated[str, Field(description="Words to find in conversations (every word must match). " + QUERY_LIMITS)],
+        query: Annotated[
+            str, Field(description="Words to find in conversations (every word must match). " + QUERY_LIMITS)
+        ],
         date_range: Annotated[str, Field(description=DATE_RANGE)] = "",
-        conversation_type: Annotated[str, Field(description="Only conversations of this type: brainstorm, debug, plan, review, research, design, ...")] = "",
+        conversation_type: Annotated[
+            str,
+            Field(
+                description="Only conversations of this type: brainstorm, debug, plan, review, research, design, ..."
+            ),
+        ] = "",
         limit: Annotated[int | None, Field(description="Most results to return, 1-100 (default 20).")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Rows]:
@@ -439,8 +477,12 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 
     @server.tool(annotations=READ_ONLY)
     async def search_reports(
-        query: Annotated[str, Field(description="Text to find in analysis reports (case-insensitive substring). " + QUERY_LIMITS)],
-        command_filter: Annotated[str, Field(description="Only reports of this command (a folder name under reports/).")] = "",
+        query: Annotated[
+            str, Field(description="Text to find in analysis reports (case-insensitive substring). " + QUERY_LIMITS)
+        ],
+        command_filter: Annotated[
+            str, Field(description="Only reports of this command (a folder name under reports/).")
+        ] = "",
         max_results: Annotated[int | None, Field(description="Most results to return, 1-100 (default 10).")] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Rows]:
@@ -458,7 +500,12 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 
     @server.tool(annotations=READ_ONLY)
     async def get_report(
-        path: Annotated[str, Field(description="The report's path, as search_reports returns it (absolute) or relative to the workspace.")],
+        path: Annotated[
+            str,
+            Field(
+                description="The report's path, as search_reports returns it (absolute) or relative to the workspace."
+            ),
+        ],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Report]:
         """The full text of one report."""
@@ -479,18 +526,54 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 
     @server.tool(annotations=READ_ONLY)
     async def search(
-        query: Annotated[str, Field(description="Search words (optional in faceted, recent, tag, scan and similar modes). " + QUERY_LIMITS)] = "",
-        mode: Annotated[str, Field(description="hybrid (default), keyword, semantic, similar, tag, recent, scan or faceted.")] = "hybrid",
-        entities: Annotated[Listing, Field(description="Kinds (conversation, report, memory, record, note) or record entity types (product, feature, test, bug).")] = None,
-        types: Annotated[Listing, Field(description="Memory types (note, decision, task, ...), entity types, conversation types or report commands.")] = None,
+        query: Annotated[
+            str,
+            Field(
+                description="Search words (optional in faceted, recent, tag, scan and similar modes). " + QUERY_LIMITS
+            ),
+        ] = "",
+        mode: Annotated[
+            str, Field(description="hybrid (default), keyword, semantic, similar, tag, recent, scan or faceted.")
+        ] = "hybrid",
+        entities: Annotated[
+            Listing,
+            Field(
+                description="Kinds (conversation, report, memory, record, note) or record entity types (product, feature, test, bug)."
+            ),
+        ] = None,
+        types: Annotated[
+            Listing,
+            Field(
+                description="Memory types (note, decision, task, ...), entity types, conversation types or report commands."
+            ),
+        ] = None,
         tags: Annotated[Listing, Field(description="Tags: any of them, or all with match_all.")] = None,
-        match_all: Annotated[bool, Field(description="True: every tag must be present. False (default): any tag.")] = False,
-        start_date: Annotated[str, Field(description="From this date: ISO date or datetime, YYYY-MM, YYYY, or natural language such as 'last week' or 'yesterday'. A plain date is the calendar day as the documents were written.")] = "",
+        match_all: Annotated[
+            bool, Field(description="True: every tag must be present. False (default): any tag.")
+        ] = False,
+        start_date: Annotated[
+            str,
+            Field(
+                description="From this date: ISO date or datetime, YYYY-MM, YYYY, or natural language such as 'last week' or 'yesterday'. A plain date is the calendar day as the documents were written."
+            ),
+        ] = "",
         end_date: Annotated[str, Field(description="Until this date, same forms as start_date, e.g. 'today'.")] = "",
-        product_ids: Annotated[list[int] | str | None, Field(description="Only records of these products (positive whole numbers).")] = None,
-        match_mode: Annotated[str, Field(description="simple (default: plain words) or raw (FTS5 syntax: \"phrases\", prefix*, AND, OR, NOT).")] = "simple",
-        min_similarity: Annotated[float | None, Field(description="Drop semantic candidates below this cosine similarity (default: a floor calibrated so that unrelated text matches nothing).")] = None,
-        document: Annotated[str, Field(description="mode=similar: the document (id or path) to find neighbours of.")] = "",
+        product_ids: Annotated[
+            list[int] | str | None, Field(description="Only records of these products (positive whole numbers).")
+        ] = None,
+        match_mode: Annotated[
+            str,
+            Field(description='simple (default: plain words) or raw (FTS5 syntax: "phrases", prefix*, AND, OR, NOT).'),
+        ] = "simple",
+        min_similarity: Annotated[
+            float | None,
+            Field(
+                description="Drop semantic candidates below this cosine similarity (default: a floor calibrated so that unrelated text matches nothing)."
+            ),
+        ] = None,
+        document: Annotated[
+            str, Field(description="mode=similar: the document (id or path) to find neighbours of.")
+        ] = "",
         page: Annotated[int | None, Field(description="Page number, from 1.")] = None,
         page_size: Annotated[int | None, Field(description="Results per page, 1-100 (default 10).")] = None,
         limit: Annotated[int | None, Field(description="Another name for page_size.")] = None,
@@ -498,23 +581,46 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         memory_type: Annotated[Listing, Field(description="Another name for types (the memory service's).")] = None,
         k: Annotated[int | None, Field(description="Another name for page_size (the memory service's).")] = None,
         source_path: Annotated[str, Field(description="Another name for document.")] = "",
-        output: Annotated[str, Field(description="'full' (the only output; mode='scan' gives short previews).")] = "full",
-        encoding_context: Annotated[dict[str, Any] | None, Field(description="Accepted from the memory service's callers; it has no effect here.")] = None,
+        output: Annotated[
+            str, Field(description="'full' (the only output; mode='scan' gives short previews).")
+        ] = "full",
+        encoding_context: Annotated[
+            dict[str, Any] | None,
+            Field(description="Accepted from the memory service's callers; it has no effect here."),
+        ] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search everything (conversations, reports, memories, records, notes) with facets, dates and pagination."""
         params = {
-            "query": query, "mode": mode, "entities": entities, "types": types, "tags": tags, "match_all": match_all,
-            "start_date": start_date, "end_date": end_date, "product_ids": product_ids, "match_mode": match_mode,
-            "min_similarity": min_similarity, "document": document, "page": page, "page_size": page_size, "limit": limit,
-            "kinds": kinds, "memory_type": memory_type, "k": k, "source_path": source_path, "output": output,
+            "query": query,
+            "mode": mode,
+            "entities": entities,
+            "types": types,
+            "tags": tags,
+            "match_all": match_all,
+            "start_date": start_date,
+            "end_date": end_date,
+            "product_ids": product_ids,
+            "match_mode": match_mode,
+            "min_similarity": min_similarity,
+            "document": document,
+            "page": page,
+            "page_size": page_size,
+            "limit": limit,
+            "kinds": kinds,
+            "memory_type": memory_type,
+            "k": k,
+            "source_path": source_path,
+            "output": output,
             "encoding_context": None,
         }
         return await answer(lambda cancel: workspaces.archive(workspace_path).search(params, cancel))
 
     @server.tool(annotations=READ_ONLY)
     async def search_semantic(
-        query: Annotated[str, Field(description="What to find, in plain words: documents nearest in meaning. " + QUERY_LIMITS)],
+        query: Annotated[
+            str, Field(description="What to find, in plain words: documents nearest in meaning. " + QUERY_LIMITS)
+        ],
         conversation_type: Annotated[str, Field(description="Only documents of this type.")] = "",
         date_range: Annotated[str, Field(description=DATE_RANGE)] = "",
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
@@ -526,7 +632,9 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 
     @server.tool(annotations=READ_ONLY)
     async def get_similar(
-        source_path: Annotated[str, Field(description="The document: a path (relative to the workspace, or absolute) or a document id.")] = "",
+        source_path: Annotated[
+            str, Field(description="The document: a path (relative to the workspace, or absolute) or a document id.")
+        ] = "",
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
         document: Annotated[str, Field(description="Another name for source_path.")] = "",
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
@@ -547,7 +655,12 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 
         def work(cancel: threading.Event) -> dict[str, Any]:
             if not path:
-                raise ArchivistError("PATH_NOT_FOUND", "A path is required", "embed_document embeds the documents under one path.", "Try path='conversations/2025-11-10', or call embed_workspace.")
+                raise ArchivistError(
+                    "PATH_NOT_FOUND",
+                    "A path is required",
+                    "embed_document embeds the documents under one path.",
+                    "Try path='conversations/2025-11-10', or call embed_workspace.",
+                )
             workspace, db_path = workspaces.embedding_target(workspace_path)
             job = workspaces.jobs.start(workspace, path, db_path)
             return workspaces.jobs.wait(job, EMBED_WAIT_SECONDS, progress, cancel)
@@ -557,7 +670,12 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
     @server.tool(annotations=WRITES_ARCHIVE)
     async def embed_workspace(
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
-        background: Annotated[bool, Field(description=f"True: start the job and answer at once. False (default): wait up to {EMBED_WAIT_SECONDS:g} s, with progress; a longer job goes on in the background. get_embedding_status shows a job's state.")] = False,
+        background: Annotated[
+            bool,
+            Field(
+                description=f"True: start the job and answer at once. False (default): wait up to {EMBED_WAIT_SECONDS:g} s, with progress; a longer job goes on in the background. get_embedding_status shows a job's state."
+            ),
+        ] = False,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, Embedded]:
         """Embed every new or changed document of the workspace; unchanged ones are skipped. Sends progress."""
@@ -581,7 +699,9 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
             (row,) = workspaces.archive(workspace_path).run("embedding_status", {}, cancel)
             job = workspaces.jobs.latest(db_path)
             return {
-                "success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"] or "[]"),
+                "success": True,
+                **row,
+                "recent_embeddings": json.loads(row["recent_embeddings"] or "[]"),
                 "job": job.status() if job else None,
             }
 

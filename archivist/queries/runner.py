@@ -7,25 +7,22 @@ an archive with the same SQL functions the Datasette plugin registers.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import queue
 import sqlite3 as stdlib_sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from sqlite_utils.utils import sqlite3
 
 from archivist import errors
-
-from archivist.queries import sqlfunctions
-
-from archivist.queries import validation
 from archivist.errors import ArchivistError
-from archivist.queries.catalog import DEFAULT_SETTINGS, canned_queries, sql_for
+from archivist.queries import sqlfunctions, validation
+from archivist.queries.catalog import DEFAULT_SETTINGS, sql_for
 from archivist.workspace import archive_path
 
 
@@ -101,7 +98,7 @@ class Archive:
         self._own: Any = None
 
     @classmethod
-    def for_workspace(cls, workspace: Path, time_limit_ms: int | None = None) -> "Archive":
+    def for_workspace(cls, workspace: Path, time_limit_ms: int | None = None) -> Archive:
         return cls(archive_path(workspace), time_limit_ms=time_limit_ms)
 
     def _open(self) -> Any:
@@ -149,7 +146,9 @@ class Archive:
                 raise errors.cancelled() from None
             raise errors.took_too_long(self.time_limit_ms or 0) from None
 
-    def run(self, name: str, params: dict[str, Any] | None = None, cancel: threading.Event | None = None) -> list[dict[str, Any]]:
+    def run(
+        self, name: str, params: dict[str, Any] | None = None, cancel: threading.Event | None = None
+    ) -> list[dict[str, Any]]:
         """Validate the parameters, then run the canned query: the rows, or an ArchivistError."""
         sql_for(name)
         prepared = validation.prepare(name, params or {}, self.execute)
@@ -182,7 +181,7 @@ class Archive:
         self._pooled = 0
         self._own = None
 
-    def __enter__(self) -> "Archive":
+    def __enter__(self) -> Archive:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -119,7 +119,7 @@ def time_bound(value: Any, end: Any = 0) -> float | None:
 
 
 def _utc(timestamp: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc)
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC)
 
 
 def date_words(start: float | None, end: float | None, first: float | None, last: float | None) -> str | None:
@@ -133,8 +133,8 @@ def date_words(start: float | None, end: float | None, first: float | None, last
     if first is None or last is None:
         return json.dumps({"words": [], "edge_days": []})
     # a document's day is its author's, up to a day either side of its UTC time
-    low = dt.datetime(_utc(first - 86400).year, 1, 1, tzinfo=dt.timezone.utc)
-    high = dt.datetime(_utc(last + 86400).year, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc)
+    low = dt.datetime(_utc(first - 86400).year, 1, 1, tzinfo=dt.UTC)
+    high = dt.datetime(_utc(last + 86400).year, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
     words, edge_days = dates.period_words(
         low if start is None else max(low, _utc(start)), high if end is None else min(high, _utc(end))
     )

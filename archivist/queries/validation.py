@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from archivist.build import dates
 from archivist.errors import ArchivistError
@@ -438,9 +439,7 @@ QUERIES: dict[str, QuerySpec] = {
         (_reports_exist, _filter_command_exists),
     ),
     "list_commands": QuerySpec({}),
-    "list_command_reports": QuerySpec(
-        {"command": command_name("command", required=True)}, (_listed_command_exists,)
-    ),
+    "list_command_reports": QuerySpec({"command": command_name("command", required=True)}, (_listed_command_exists,)),
     "get_report": QuerySpec({"path": workspace_path}, (_report_exists,)),
     "search_semantic": QuerySpec(
         {
@@ -458,9 +457,7 @@ QUERIES: dict[str, QuerySpec] = {
         aliases={"source_path": "document"},
     ),
     "embedding_status": QuerySpec({}),
-    "search_commands": QuerySpec(
-        {"query": lambda v: require_query(v, "search_commands", "proxy")}, (_reports_exist,)
-    ),
+    "search_commands": QuerySpec({"query": lambda v: require_query(v, "search_commands", "proxy")}, (_reports_exist,)),
     "search": QuerySpec(
         {
             "query": optional_query,
@@ -522,7 +519,10 @@ def unalias(spec: QuerySpec, raw: dict[str, Any]) -> dict[str, Any]:
         value = found.pop(alias)
         if text(value) and text(found.get(name)) and text(value) != text(found.get(name)):
             raise ArchivistError(
-                "INVALID_PARAMETER", f"{alias} and {name} disagree", f"{alias} is another name for {name}.", "Give one of them."
+                "INVALID_PARAMETER",
+                f"{alias} and {name} disagree",
+                f"{alias} is another name for {name}.",
+                "Give one of them.",
             )
         if text(value):
             found[name] = value

@@ -34,7 +34,7 @@ def _boundaries(text: str, spans: list[tuple[int, int]]) -> tuple[set[int], set[
     paragraphs, headings = {0}, set()
     heading_offsets = {m.start() for m in _HEADING_RE.finditer(text)}
     for index in range(1, len(spans)):
-        gap = text[spans[index - 1][1]:spans[index][0]]
+        gap = text[spans[index - 1][1] : spans[index][0]]
         if "\n" in gap and spans[index][0] in heading_offsets:
             headings.add(index)
             paragraphs.add(index)
@@ -54,7 +54,7 @@ def _end_of_window(
             if end in breaks:
                 return end
     for end in range(limit, start + MIN_WORDS, -1):  # else the last sentence end
-        if _SENTENCE_END_RE.search(text[spans[end - 1][0]:spans[end - 1][1]]):
+        if _SENTENCE_END_RE.search(text[spans[end - 1][0] : spans[end - 1][1]]):
             return end
     return limit
 

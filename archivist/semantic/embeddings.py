@@ -10,25 +10,21 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import llm
 import sqlite_utils
 
-from archivist.semantic import chunking
-
 from archivist.build import schema
-
-from archivist.semantic import vectors
-from archivist.semantic.model import MODEL_ID
 from archivist.errors import ArchivistError
+from archivist.semantic import chunking, vectors
+from archivist.semantic.model import MODEL_ID
 
 DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
-EMBEDDED_SIGNATURES_SQL = (
-    "SELECT id, content_hash, metadata ->> 'model', metadata ->> 'chunker' FROM embeddings WHERE collection_id = :collection"
-)
+EMBEDDED_SIGNATURES_SQL = "SELECT id, content_hash, metadata ->> 'model', metadata ->> 'chunker' FROM embeddings WHERE collection_id = :collection"
 DOCUMENT_BODIES_SQL = "SELECT id, title, body FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"
 CHUNK_VECTORS_BY_HASH_SQL = """
 SELECT content_hash, embedding FROM embeddings
@@ -140,7 +136,7 @@ def _document_batches(pending: list[_Pending], db: sqlite_utils.Database) -> Ite
     """Groups of documents holding about BATCH_CHUNKS chunks, bodies read one group at a time."""
     group: list[_Pending] = []
     for start in range(0, len(pending), 16):
-        for item in _chunked(db, pending[start:start + 16]):
+        for item in _chunked(db, pending[start : start + 16]):
             group.append(item)
             if sum(len(p.chunks) for p in group) >= BATCH_CHUNKS:
                 yield group
@@ -162,7 +158,9 @@ def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.Embeddin
     documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
     wanted = {h for p in group for h in p.hashes}
     known = dict(
-        db.execute(CHUNK_VECTORS_BY_HASH_SQL, {"collection": chunks_collection, "hashes": _json(h.hex() for h in wanted)}).fetchall()
+        db.execute(
+            CHUNK_VECTORS_BY_HASH_SQL, {"collection": chunks_collection, "hashes": _json(h.hex() for h in wanted)}
+        ).fetchall()
     )
     texts = {}
     for item in group:
@@ -184,11 +182,38 @@ def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.Embeddin
         for item in group:
             for piece, digest in zip(item.chunks, item.hashes):
                 chunk_id = f"{item.id}-{piece.seq}"
-                chunk_rows.append({"id": chunk_id, "document_id": item.id, "seq": piece.seq, "start": piece.start, "end": piece.end, "content_hash": digest})
-                vector_rows.append(_vector_row(chunks_collection, chunk_id, known[digest], digest, {"document_id": item.id, "seq": piece.seq, "path": item.path}, now))
+                chunk_rows.append(
+                    {
+                        "id": chunk_id,
+                        "document_id": item.id,
+                        "seq": piece.seq,
+                        "start": piece.start,
+                        "end": piece.end,
+                        "content_hash": digest,
+                    }
+                )
+                vector_rows.append(
+                    _vector_row(
+                        chunks_collection,
+                        chunk_id,
+                        known[digest],
+                        digest,
+                        {"document_id": item.id, "seq": piece.seq, "path": item.path},
+                        now,
+                    )
+                )
             mean = _mean([llm.decode(known[d]) for d in item.hashes])
             if mean:
-                vector_rows.append(_vector_row(documents_collection, str(item.id), llm.encode(mean), item.signature, {"title": item.title, "path": item.path, "chunks": len(item.chunks), **VECTOR_METADATA}, now))
+                vector_rows.append(
+                    _vector_row(
+                        documents_collection,
+                        str(item.id),
+                        llm.encode(mean),
+                        item.signature,
+                        {"title": item.title, "path": item.path, "chunks": len(item.chunks), **VECTOR_METADATA},
+                        now,
+                    )
+                )
             else:
                 db.execute(DELETE_EMBEDDING_SQL, {"collection": documents_collection, "id": str(item.id)})
         db.table("chunks").insert_all(chunk_rows)
@@ -197,7 +222,9 @@ def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.Embeddin
     result.embedded += len(group)
 
 
-def _vector_row(collection: int, id: str, blob: bytes, digest: bytes, metadata: dict[str, Any], now: int) -> dict[str, Any]:
+def _vector_row(
+    collection: int, id: str, blob: bytes, digest: bytes, metadata: dict[str, Any], now: int
+) -> dict[str, Any]:
     return {
         "collection_id": collection,
         "id": id,

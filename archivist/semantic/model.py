@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import llm
 

@@ -83,7 +83,6 @@ def handle_exception(datasette, request, exception):
     """Errors as plain messages: no traceback, no SQL, and a caller's mistake is never a 500."""
     from archivist.web import app
 
-
     async def inner():
         return await app.error_response(datasette, request, exception)
 
@@ -146,9 +145,8 @@ def extra_template_vars(view_name, table, database, request, datasette):
 @hookimpl
 def register_mcp_tools(datasette, mcp):
     """Archivist's MCP tools at /-/mcp too, beside datasette-mcp's read-only SQL tools."""
-    from archivist.web import app
-
     from archivist.mcp.tools import Workspaces, register_tools
+    from archivist.web import app
 
     def archive():  # looked up per call: datasette-mcp builds its server before the archive is added
         database = datasette.databases.get(DATABASE_NAME)
@@ -157,7 +155,9 @@ def register_mcp_tools(datasette, mcp):
     settings = datasette.plugin_config("archivist") or {}
     workspace = Path(settings["workspace"]) if settings.get("workspace") else None
     workspaces = Workspaces(
-        archive, workspace, allowed=lambda: app.allowed_workspaces(datasette),
+        archive,
+        workspace,
+        allowed=lambda: app.allowed_workspaces(datasette),
         time_limit_ms=datasette.setting("sql_time_limit_ms"),
     )
     register_tools(mcp, workspaces)

@@ -6,9 +6,10 @@ import asyncio
 import functools
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from datasette.database import Database
@@ -17,12 +18,10 @@ from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
-from archivist.queries import runner
-
-from archivist.queries import validation
 from archivist.errors import ArchivistError, took_too_long
-from archivist.web.guard import Guard
+from archivist.queries import runner, validation
 from archivist.queries.catalog import sql_for
+from archivist.web.guard import Guard
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -97,7 +96,9 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
                 return await app(scope, receive, send)  # not one of the archive's canned queries
             database, name, extension = route
             params: dict[str, str] = {}
-            for key, value in parse_qsl(scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True):
+            for key, value in parse_qsl(
+                scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True
+            ):
                 if not key.startswith("_"):
                     params.setdefault(key, value)  # Datasette runs a repeated parameter's first value: check that one
             if extension == "html" and not params:
@@ -156,9 +157,14 @@ def tidy_requests(app: ASGIApp) -> ASGIApp:
             for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True):
                 if key == "_timelimit" and not (value.isascii() and value.isdigit()):
                     error = ArchivistError(
-                        "INVALID_PARAMETER", f"Invalid _timelimit {value[:40]!r}", "_timelimit is a whole number of milliseconds.", "Try _timelimit=500"
+                        "INVALID_PARAMETER",
+                        f"Invalid _timelimit {value[:40]!r}",
+                        "_timelimit is a whole number of milliseconds.",
+                        "Try _timelimit=500",
                     )
-                    return await _send(send, 400, "application/json; charset=utf-8", json.dumps(error.to_dict(), ensure_ascii=False))
+                    return await _send(
+                        send, 400, "application/json; charset=utf-8", json.dumps(error.to_dict(), ensure_ascii=False)
+                    )
         await app(scope, receive, send)
 
     return tidied
@@ -245,7 +251,12 @@ def query_failure(datasette: Datasette, body: Any) -> ArchivistError:
     if "took too long" in error or "interrupted" in error.lower():
         return took_too_long(datasette.setting("sql_time_limit_ms"))
     logger.error("A canned query failed: %s", error[:2000])
-    return ArchivistError("INTERNAL_ERROR", "The search could not run", "An unexpected error; the server's log has the details.", "Report this.")
+    return ArchivistError(
+        "INTERNAL_ERROR",
+        "The search could not run",
+        "An unexpected error; the server's log has the details.",
+        "Report this.",
+    )
 
 
 def status_of(error: ArchivistError) -> int:
@@ -268,10 +279,16 @@ def pretty_json(value: Any) -> Markup | None:
         document = json.loads(value)
     except json.JSONDecodeError:
         return None
-    return Markup('<pre class="archivist-json">') + escape(json.dumps(document, indent=2, ensure_ascii=False)) + Markup("</pre>")
+    return (
+        Markup('<pre class="archivist-json">')
+        + escape(json.dumps(document, indent=2, ensure_ascii=False))
+        + Markup("</pre>")
+    )
 
 
-async def similar_documents(datasette: Datasette, database: str, document_id: str, limit: int = 8) -> list[dict[str, Any]]:
+async def similar_documents(
+    datasette: Datasette, database: str, document_id: str, limit: int = 8
+) -> list[dict[str, Any]]:
     """The ``similar`` canned query for one document, through Datasette's own JSON API."""
     response = await datasette.client.get(
         datasette.urls.path(f"/{database}/similar.json"),

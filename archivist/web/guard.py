@@ -14,9 +14,10 @@ import hmac
 import ipaddress
 import json
 import os
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from archivist.errors import ArchivistError
@@ -58,7 +59,7 @@ class Guard:
     token: str | None = None
 
     @classmethod
-    def of(cls, allowed_hosts: Iterable[str] = (), token: str | None = None) -> "Guard":
+    def of(cls, allowed_hosts: Iterable[str] = (), token: str | None = None) -> Guard:
         names = {_hostname(host) or host.lower() for host in allowed_hosts if host}
         return cls(frozenset(names), token or None)
 
@@ -82,7 +83,9 @@ class Guard:
                 "Open it at http://127.0.0.1:PORT/, or start it with --allow-host NAME.",
             )
         origin = headers.get("origin")
-        if origin is not None and not self.host_allowed(_hostname(urlsplit(origin).netloc) if "://" in origin else "", bound_to_loopback):
+        if origin is not None and not self.host_allowed(
+            _hostname(urlsplit(origin).netloc) if "://" in origin else "", bound_to_loopback
+        ):
             return 403, ArchivistError(
                 "FORBIDDEN",
                 "Request refused: cross-origin requests are not allowed",

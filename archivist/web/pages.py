@@ -19,10 +19,8 @@ from urllib.parse import unquote, urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from archivist.queries import catalog, runner
-
-from archivist.queries import validation
 from archivist.errors import ArchivistError
+from archivist.queries import catalog, runner, validation
 from archivist.queries.sqlfunctions import items
 from archivist.web.app import highlighted, query_failure, unknown_search_parameters
 from archivist.workspace import DATABASE_NAME
@@ -170,7 +168,9 @@ class SearchState:
         return self.url(**{key: value}), False
 
 
-def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products: dict[str, str]) -> list[dict[str, Any]]:
+def facet_groups(
+    state: SearchState, facets: dict[str, dict[str, int]], products: dict[str, str]
+) -> list[dict[str, Any]]:
     """The facet sidebar: groups of (label, count, URL, selected), in the order they narrow."""
     groups = []
 
@@ -182,7 +182,15 @@ def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products
         items = []
         for value, count in counts.items():
             href, selected = state.toggle(key, value)
-            items.append({"value": value, "label": (labels or {}).get(value, value), "count": count, "href": href, "selected": selected})
+            items.append(
+                {
+                    "value": value,
+                    "label": (labels or {}).get(value, value),
+                    "count": count,
+                    "href": href,
+                    "selected": selected,
+                }
+            )
         return items
 
     group("kind", "Kind", single("entities", facets.get("kind") or {}))
@@ -191,7 +199,15 @@ def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products
     dates = []
     if period is None:
         for month, count in sorted((facets.get("month") or {}).items(), reverse=True):
-            dates.append({"value": month, "label": month, "count": count, "href": state.url(start_date=month, end_date=month), "selected": False})
+            dates.append(
+                {
+                    "value": month,
+                    "label": month,
+                    "count": count,
+                    "href": state.url(start_date=month, end_date=month),
+                    "selected": False,
+                }
+            )
         group("month", "Month", dates)
     else:
         month = period[:7]
@@ -201,7 +217,9 @@ def facet_groups(state: SearchState, facets: dict[str, dict[str, int]], products
         for day, count in sorted((facets.get("day") or {}).items(), reverse=True):
             if day.startswith(month):
                 selected = period == day
-                href = state.url(start_date=month, end_date=month) if selected else state.url(start_date=day, end_date=day)
+                href = (
+                    state.url(start_date=month, end_date=month) if selected else state.url(start_date=day, end_date=day)
+                )
                 dates.append({"value": day, "label": day, "count": count, "href": href, "selected": selected})
         group("day", "Day", dates)
     tags = []
@@ -289,7 +307,9 @@ async def product_names(datasette: Datasette) -> dict[str, str]:
 # --- pages ----------------------------------------------------------------------------
 
 
-async def _render(datasette: Datasette, request: Any, template: str, context: dict[str, Any], status: int = 200) -> Response:
+async def _render(
+    datasette: Datasette, request: Any, template: str, context: dict[str, Any], status: int = 200
+) -> Response:
     html = await datasette.render_template(template, {"nav": _nav(datasette), **context}, request=request)
     return Response.html(html, status=status)
 
@@ -313,7 +333,11 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     # the form ranks words by one of the page's modes; a list by another mode (recent,
     # similar, ...) is left by a new search, which starts as hybrid
     context: dict[str, Any] = {
-        "state": state, "params": params, "modes": PAGE_MODES, "mode": mode, "form_mode": mode if mode in PAGE_MODES else "hybrid",
+        "state": state,
+        "params": params,
+        "modes": PAGE_MODES,
+        "mode": mode,
+        "form_mode": mode if mode in PAGE_MODES else "hybrid",
     }
     unknown = unknown_search_parameters(params)
     if unknown is not None:
@@ -323,9 +347,15 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     wanted = dict(params, mode="recent") if not params.get("query") and context["mode"] in PAGE_MODES else params
     try:
         response = await search(datasette, wanted)
-        products = await product_names(datasette) if (response["facets"].get("product_id") or params.get("product_ids")) else {}
+        products = (
+            await product_names(datasette)
+            if (response["facets"].get("product_id") or params.get("product_ids"))
+            else {}
+        )
     except QueryFailed as failure:
-        return await _render(datasette, request, "archivist_search.html", {**context, "failure": failure}, status=failure.status)
+        return await _render(
+            datasette, request, "archivist_search.html", {**context, "failure": failure}, status=failure.status
+        )
     for result in response["results"]:
         result["excerpt_html"] = highlighted(result.get("excerpt")) or result.get("excerpt") or ""
         result["href"] = document_url(datasette, result["id"])
@@ -339,8 +369,10 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         next_url=state.page_url(response["page"] + 1) if response["has_more"] else None,
         partial_facets=response["total"] > FACET_WINDOW,
         mode_urls={mode: state.url(mode=None if mode == "hybrid" else mode, document=None) for mode in PAGE_MODES},
-        api_url=datasette.urls.path("/api/search") + SearchState(datasette, wanted).query_string(page=params.get("page")),
-        canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search") + SearchState(datasette, wanted).query_string(page=params.get("page")),
+        api_url=datasette.urls.path("/api/search")
+        + SearchState(datasette, wanted).query_string(page=params.get("page")),
+        canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search")
+        + SearchState(datasette, wanted).query_string(page=params.get("page")),
     )
     return await _render(datasette, request, "archivist_search.html", context)
 
@@ -365,7 +397,9 @@ async def _more(datasette: Datasette, document: dict[str, Any]) -> list[dict[str
             item["href"] = document_url(datasette, item["id"])
         if nearby:  # the search page lists them, this document included, newest first
             href = SearchState(datasette, params).url()
-            sections.append({"title": title, "items": nearby, "total": found["total"], "href": href, "query_link": link})
+            sections.append(
+                {"title": title, "items": nearby, "total": found["total"], "href": href, "query_link": link}
+            )
 
     period = document.get("day") or document.get("month")
     if period:
@@ -378,7 +412,9 @@ async def _more(datasette: Datasette, document: dict[str, Any]) -> list[dict[str
         name = document.get("product") or str(document["product_id"])
         await section(f"More for the product {name}", {"product_ids": str(document["product_id"])})
     elif document.get("type"):
-        await section(f"More {document['type']} {document['kind']}s", {"entities": document["kind"], "types": document["type"]})
+        await section(
+            f"More {document['type']} {document['kind']}s", {"entities": document["kind"], "types": document["type"]}
+        )
     return sections
 
 
@@ -420,7 +456,9 @@ async def document_page(datasette: Datasette, request: Any) -> Response:
         "tag_urls": {tag: SearchState(datasette, {}).url(tags=tag) for tag in document["tags"]},
         "similar_url": SearchState(datasette, {"mode": "similar", "document": str(document["id"])}).url(),
         "row_url": datasette.urls.row(DATABASE_NAME, "documents", str(document["id"])),
-        "json_url": datasette.urls.path(f"/{DATABASE_NAME}/get_document.json") + "?" + urlencode({"document": document["id"]}),
+        "json_url": datasette.urls.path(f"/{DATABASE_NAME}/get_document.json")
+        + "?"
+        + urlencode({"document": document["id"]}),
     }
     return await _render(datasette, request, "archivist_document.html", context)
 
@@ -447,7 +485,10 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
         return _plain(f"❌ Choose one of this document's files with ?file=\n{listing}", status=400)
     path = Path(root, wanted).resolve()
     if not path.is_relative_to(Path(root).resolve()) or not path.is_file():
-        return _plain(f"❌ The file is no longer there: {wanted}\n💡 Run archivist index to bring the archive up to date.", status=404)
+        return _plain(
+            f"❌ The file is no longer there: {wanted}\n💡 Run archivist index to bring the archive up to date.",
+            status=404,
+        )
     with path.open("rb") as file:
         data = file.read(SOURCE_MAX_BYTES + 1)
     text = data[:SOURCE_MAX_BYTES].decode("utf-8", errors="replace")
@@ -473,7 +514,9 @@ def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
     month = ((conversation or {}).get("date") or "")[:7]
     command = report and report["entity_type"]
     return {
-        "search": ({"query": topic, "start_date": month} if month else {"query": topic}) if topic else {"mode": "recent"},
+        "search": ({"query": topic, "start_date": month} if month else {"query": topic})
+        if topic
+        else {"mode": "recent"},
         "search_workspace": {"query": topic, "date_range": month} if conversation and topic else None,
         "search_semantic": {"query": conversation["title"]} if conversation else None,
         "search_reports": {"query": word(report["title"], word(report["excerpt"], command))} if report else None,
@@ -534,18 +577,25 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
     everything = SearchState(datasette, {})
     kinds: dict[str, dict[str, Any]] = {}
     for row in await attempt("counts", canned(datasette, "document_counts"), []):
-        kind = kinds.setdefault(row["kind"], {"kind": row["kind"], "documents": 0, "types": [], "href": everything.url(entities=row["kind"])})
+        kind = kinds.setdefault(
+            row["kind"],
+            {"kind": row["kind"], "documents": 0, "types": [], "href": everything.url(entities=row["kind"])},
+        )
         kind["documents"] += row["documents"]
         href = everything.url(entities=row["kind"], types=row["type"]) if row["type"] else None
         kind["types"].append({"type": row["type"], "documents": row["documents"], "href": href})
     total = sum(kind["documents"] for kind in kinds.values())
-    recent = (await attempt("recent", search(datasette, {"mode": "recent", "page_size": "10"}), {"results": []}))["results"]
+    recent = (await attempt("recent", search(datasette, {"mode": "recent", "page_size": "10"}), {"results": []}))[
+        "results"
+    ]
     for item in recent:
         item["href"] = document_url(datasette, item["id"])
     # the newest conversation and report give the saved queries their example parameters
     newest = []
     for kind in ("conversation", "report"):
-        found = await attempt("recent", search(datasette, {"mode": "recent", "entities": kind, "page_size": "1"}), {"results": []})
+        found = await attempt(
+            "recent", search(datasette, {"mode": "recent", "entities": kind, "page_size": "1"}), {"results": []}
+        )
         newest.extend(found["results"])
     activity: dict[str, dict[str, Any]] = {}
     for row in await attempt("activity", canned(datasette, "activity", {"by": "month"}), []):
