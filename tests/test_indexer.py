@@ -192,33 +192,52 @@ def test_a_failure_mid_run_leaves_the_previous_archive_intact(make_workspace, mo
     assert index_workspace(workspace).indexed == 2
 
 
+# Run in a child process: index, and halfway through the writes (the transaction open,
+# its pages in the write-ahead log) say so and wait to be killed.
+INDEX_THEN_WAIT = """
+import sys, time
+from archivist.build import indexer
+
+real_store, stored = indexer._store_documents, 0
+
+def store_then_wait(db, source, documents):
+    global stored
+    real_store(db, source, documents)
+    stored += 1
+    if stored == int(sys.argv[2]):
+        print("writing", flush=True)
+        time.sleep(600)
+
+indexer._store_documents = store_then_wait
+indexer.index_workspace(sys.argv[1])
+"""
+
+
 def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
     chats = {
-        f"conversations/2025-11-{n % 28 + 1:02d}/{n:04d}-chat/conversation.md": f"# Chat {n}\n\nkubernetes {n}\n"
-        for n in range(3000)
+        f"conversations/2025-11-{n % 28 + 1:02d}/{n:04d}-chat/conversation.md": f"# Chat {n}\n\n{'kubernetes ' * 200}{n}\n"
+        for n in range(1000)
     }
     workspace = write_files(tmp_path / "big", {**chats, "notes/first.md": "# First\n"})
     index_workspace(workspace, reports_dir="reports")
     db_file = archive_path(workspace)
-    # Make every conversation change, then kill the re-index while it writes.
+    # Make every conversation change, then kill -9 the re-index while it writes.
     for path in workspace.glob("conversations/*/*/conversation.md"):
         path.write_text(path.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
     before = rows(workspace, "select count(*), sum(length(body)) from documents")
     process = subprocess.Popen(
-        [sys.executable, "-c", "from archivist.cli import cli; cli()", "index", str(workspace)],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
+        [sys.executable, "-c", INDEX_THEN_WAIT, str(workspace), "500"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
-    # Wait until the progress bar has started (the transaction is open), then kill -9.
-    process.stderr.read(len("Indexing"))
-    wal = Path(str(db_file) + "-wal")
-    while process.poll() is None and not (wal.exists() and wal.stat().st_size > 1_000_000):
-        pass
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    try:
+        assert process.stdout.readline() == b"writing\n"
+        wal = Path(str(db_file) + "-wal")
+        assert wal.stat().st_size > 1_000_000  # half the changes are written to the log, uncommitted
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
     assert rows(workspace, "pragma integrity_check") == [("ok",)]
     assert rows(workspace, "select count(*), sum(length(body)) from documents") == before
-    assert index_workspace(workspace).indexed == 3000
+    assert index_workspace(workspace).indexed == 1000
 
 
 def test_a_large_records_file_is_read_whole(make_workspace):
