@@ -148,7 +148,8 @@ def _checked(year: int, month: int, day: int = 1, *rest: int, precision: str) ->
     """The date (UTC) these numbers make, or ValueError saying what is wrong with them."""
     if not MIN_YEAR <= year <= MAX_YEAR:
         raise ValueError(f"year {year} is outside {MIN_YEAR}..{MAX_YEAR}")
-    return DocDate(dt.datetime(year, month, day, *rest, tzinfo=dt.UTC), precision)
+    hour, minute, second = (*rest, 0, 0, 0)[:3]
+    return DocDate(dt.datetime(year, month, day, hour, minute, second, tzinfo=dt.UTC), precision)
 
 
 def _make(*numbers: int, precision: str) -> DocDate | None:

@@ -366,7 +366,7 @@ class _FrontMatterLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-_FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+_FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)  # type: ignore[type-var]
 
 
 def split_front_matter(text: str, path: str = "", problems: list[Problem] | None = None) -> tuple[dict[str, Any], str]:
