@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -23,7 +25,11 @@ PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexe
 LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
 
-workspace_argument = click.argument("workspace", type=click.Path(file_okay=False, path_type=Path))
+WORKSPACE_ENV = "ARCHIVIST_WORKSPACE"
+
+# Checked by the command itself (workspace_folder), so that a missing, absent or wrong
+# workspace is one line and exit status 1 rather than click's usage error.
+workspace_argument = click.argument("workspace", required=False, metavar="WORKSPACE", type=click.Path(path_type=Path))
 db_option = click.option(
     "--db",
     "db_path",
@@ -58,18 +64,113 @@ def fail(error: ArchivistError) -> NoReturn:
     sys.exit(1)
 
 
+def refuse(problem: str, code: str = "DIRECTORY_NOT_FOUND") -> NoReturn:
+    """Bad input on the command line itself: one line on stderr, exit status 1, nothing done."""
+    click.echo(f"❌ {problem} [{code}]", err=True)
+    sys.exit(1)
+
+
+def shown(path: Path | str) -> str:
+    """A path as a message names it: absolute, on one line."""
+    text = os.path.abspath(path)
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def run_line(*words: Path | str) -> str:
+    """`archivist WORDS...` as a user can paste it into a shell."""
+    return "`" + " ".join(["archivist", *(shlex.quote(shown(w) if isinstance(w, Path) else w) for w in words)]) + "`"
+
+
+# What each command takes, for the message when its workspace is left out.
+USAGE = {"embed": "WORKSPACE [PATH]", "search": "WORKSPACE QUERY"}
+
+
+def workspace_folder(workspace: Path | None, command: str) -> Path:
+    """WORKSPACE (``~`` expanded) if it is an existing folder; otherwise a one-line error."""
+    if workspace is None:
+        if command == "mcp":
+            refuse(
+                f"No workspace given: pass it as the argument (archivist mcp /path/to/workspace) "
+                f"or set {WORKSPACE_ENV}=/path/to/workspace.",
+                "INVALID_PARAMETER",
+            )
+        refuse(f"No workspace given: run `archivist {command} {USAGE.get(command, 'WORKSPACE')}`.", "INVALID_PARAMETER")
+    folder = Path(os.path.expanduser(workspace))
+    if os.path.isdir(folder):
+        return folder
+    if not os.path.exists(folder):
+        if command in ("index", "embed", "serve"):
+            refuse(f"Workspace not found: no folder at {shown(folder)}: check the path, or create the folder first.")
+        refuse(
+            f"Workspace not found: no folder at {shown(folder)}: check the path "
+            f"(a folder is searchable once `archivist index FOLDER` has run)."
+        )
+    what = "a file" if os.path.isfile(folder) else "not a folder"
+    refuse(
+        f"Workspace is not a folder: {shown(folder)} is {what}: give the workspace's folder "
+        f"(an archive file goes with --db)."
+    )
+
+
+def _database_problem(path: Path, tables: bool) -> str | None:
+    """Why the file at ``path`` is not an archive to read (tables=True) or to index into; None if it is."""
+    import sqlite3  # the check only reads the schema: the interpreter's own SQLite will do
+
+    if not os.path.isfile(path):
+        return "not a file"
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as error:
+        return str(error)
+    return "it has no documents table" if tables and not found else None
+
+
+def archive_to_read(workspace: Path, db_path: Path | None, note: str = "") -> Path:
+    """The archive a reading command opens: it must exist and be an archive. Nothing is created."""
+    path = db_path or archive_path(workspace)
+    if not os.path.lexists(path):
+        if db_path is not None:
+            refuse(f"No archive at {shown(path)}: run {run_line('index', workspace, '--db', path)} first{note}.")
+        refuse(f"No archive in {shown(workspace)}: run {run_line('index', workspace)} first{note}.")
+    problem = _database_problem(path, tables=True)
+    if problem is not None:
+        refuse(f"Not an Archivist archive: {shown(path)} ({problem}): {_rebuild_hint(workspace, db_path)}.")
+    return path
+
+
+def check_archive_to_write(workspace: Path, db_path: Path | None) -> None:
+    """An archive that indexing would open: absent (it is created) or a SQLite database."""
+    path = db_path or archive_path(workspace)
+    if os.path.lexists(path):
+        problem = _database_problem(path, tables=False)
+        if problem is not None:
+            refuse(f"Not an Archivist archive: {shown(path)} ({problem}): {_rebuild_hint(workspace, db_path)}.")
+
+
+def _rebuild_hint(workspace: Path, db_path: Path | None) -> str:
+    if db_path is not None:
+        return "give --db an archive written by `archivist index`, or a new file"
+    return f"move it aside, then run {run_line('index', workspace)}"
+
+
 def checked_workspaces(folders: Iterable[Path]) -> list[Path]:
     """The operator's allowed workspaces, each an existing folder (it may be indexed later)."""
     from archivist.workspace import resolve_folder
 
     found = []
     for folder in folders:
-        resolved = resolve_folder(str(folder))
+        try:
+            resolved = resolve_folder(str(folder))
+        except ArchivistError as error:
+            refuse(f"Allowed workspace not found: {error.problem.removeprefix('Workspace not found: ')}: {error.why}")
         if resolved is None:
-            fail(
-                ArchivistError(
-                    "DIRECTORY_NOT_FOUND", f"Workspace not found: {folder}", "--allow-workspace takes existing folders."
-                )
+            refuse(
+                f"Allowed workspace not found: no folder at {shown(folder)}: "
+                f"--allow-workspace and ARCHIVIST_ALLOW_WORKSPACES take existing folders."
             )
         if not archive_path(resolved).exists():
             click.echo(f"Note: {resolved} is allowed but not indexed yet (run: archivist index {resolved})", err=True)
@@ -162,8 +263,12 @@ def cli() -> None:
 @reports_option
 @click.option("--show-problems", is_flag=True, help="List every skipped or degraded file with its reason.")
 @click.option("--embed", is_flag=True, help="Also embed new and changed documents.")
-def index(workspace: Path, db_path: Path | None, reports_dir: str | None, show_problems: bool, embed: bool) -> None:
+def index(
+    workspace: Path | None, db_path: Path | None, reports_dir: str | None, show_problems: bool, embed: bool
+) -> None:
     """Index WORKSPACE into its archive (incremental, one transaction)."""
+    workspace = workspace_folder(workspace, "index")
+    check_archive_to_write(workspace, db_path)
     summary = run_index(workspace, db_path, reports_dir)
     if show_problems:
         for problem in summary.problems:
@@ -176,11 +281,14 @@ def index(workspace: Path, db_path: Path | None, reports_dir: str | None, show_p
 @workspace_argument
 @click.argument("path", required=False)
 @db_option
-def embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
+def embed(workspace: Path | None, path: str | None, db_path: Path | None) -> None:
     """Embed WORKSPACE's new and changed documents (only those under PATH, if given).
 
     Unchanged chunks never reach the model; an interrupted run resumes where it stopped.
+    It indexes WORKSPACE first, so an unindexed folder gets its archive.
     """
+    workspace = workspace_folder(workspace, "embed")
+    check_archive_to_write(workspace, db_path)
     run_embed(workspace, path, db_path)
 
 
@@ -196,7 +304,7 @@ def embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 @allow_workspace_option
 @allow_host_option
 def serve(
-    workspace: Path,
+    workspace: Path | None,
     db_path: Path | None,
     reports_dir: str | None,
     host: str,
@@ -220,17 +328,15 @@ def serve(
     from archivist.web.app import make_datasette, start
     from archivist.web.guard import guarded, token_from_environment
 
-    if not no_index:
+    workspace = workspace_folder(workspace, "serve")
+    if no_index:
+        db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
+    else:
+        check_archive_to_write(workspace, db_path)
         run_index(workspace, db_path, reports_dir)
         if embed:
             run_embed(workspace, None, db_path)
-    db_path = db_path or archive_path(workspace)
-    if not db_path.exists():
-        fail(
-            ArchivistError(
-                "DIRECTORY_NOT_FOUND", f"No archive at {db_path}", "It has not been indexed.", "Run without --no-index."
-            )
-        )
+        db_path = db_path or archive_path(workspace)
     allowed = checked_workspaces(allowed_workspaces)
     token = token_from_environment()
     settings = {
@@ -250,7 +356,7 @@ def serve(
 
 
 @cli.command()
-@workspace_argument
+@click.argument("workspace", required=False, envvar=WORKSPACE_ENV, type=click.Path(path_type=Path))
 @db_option
 @click.option("--http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
 @click.option("-p", "--port", default=8765, show_default=True, type=int, help="With --http: the port (on 127.0.0.1).")
@@ -258,7 +364,7 @@ def serve(
 @allow_host_option
 @click.option("--conformance-fixtures", is_flag=True, hidden=True, help="Add the MCP conformance suite's fixture tool.")
 def mcp(
-    workspace: Path,
+    workspace: Path | None,
     db_path: Path | None,
     http: bool,
     port: int,
@@ -268,21 +374,15 @@ def mcp(
 ) -> None:
     """Serve WORKSPACE's archive to MCP clients (stdio by default).
 
-    Tools read WORKSPACE and the workspaces given with --allow-workspace, nothing else.
+    Without WORKSPACE, the ARCHIVIST_WORKSPACE environment variable names it (MCP
+    clients start servers from a working directory of their own). Tools read WORKSPACE and the workspaces given with
+    --allow-workspace, nothing else.
     With --http, requests must come for 127.0.0.1 or localhost (DNS rebinding
     protection; --allow-host adds names) and, when ARCHIVIST_TOKEN is set, carry it
     as a bearer token. Nothing but protocol is written to stdout.
     """
-    db_path = db_path or archive_path(workspace)
-    if not db_path.exists():
-        fail(
-            ArchivistError(
-                "DIRECTORY_NOT_FOUND",
-                f"No archive at {db_path}",
-                "The workspace has not been indexed yet.",
-                f"Run: archivist index {workspace}",
-            )
-        )
+    workspace = workspace_folder(workspace, "mcp")
+    db_path = archive_to_read(workspace, db_path)
     allowed = checked_workspaces(allowed_workspaces)
     if not http:
         from archivist.mcp.stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
@@ -303,8 +403,7 @@ def mcp(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     click.echo(f"MCP (streamable HTTP) for {workspace} at http://127.0.0.1:{port}/mcp", err=True)
-    app = guarded(app, allowed_hosts, token_from_environment())
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(guarded(app, allowed_hosts, token_from_environment()), host="127.0.0.1", port=port, log_level="warning")
 
 
 def _print_conversations(rows: list[dict[str, Any]]) -> None:
@@ -329,7 +428,7 @@ def _print_reports(rows: list[dict[str, Any]]) -> None:
 
 @cli.command()
 @workspace_argument
-@click.argument("query")
+@click.argument("query", required=False, metavar="QUERY")
 @db_option
 @click.option("--date-range", default="", help="YYYY-MM (a whole month) or YYYY-MM-DD (one day).")
 @click.option("--type", "conversation_type", default="", help="Conversation type, e.g. debug, plan, brainstorm.")
@@ -338,8 +437,8 @@ def _print_reports(rows: list[dict[str, Any]]) -> None:
 @click.option("--command", "command_filter", default="", help="With --reports: only this command's reports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def search(
-    workspace: Path,
-    query: str,
+    workspace: Path | None,
+    query: str | None,
     db_path: Path | None,
     date_range: str,
     conversation_type: str,
@@ -349,6 +448,10 @@ def search(
     as_json: bool,
 ) -> None:
     """Search WORKSPACE's conversations (or, with --reports, its reports) for QUERY."""
+    workspace = workspace_folder(workspace, "search")
+    if query is None:
+        refuse("No query given: run `archivist search WORKSPACE QUERY`.", "INVALID_QUERY")
+    db_path = archive_to_read(workspace, db_path)
     if reports:
         name, params = "search_reports", {"query": query, "command_filter": command_filter, "max_results": limit}
     else:
@@ -357,7 +460,7 @@ def search(
     try:
         from archivist.queries.runner import Archive
 
-        with Archive(db_path or archive_path(workspace)) as archive:
+        with Archive(db_path) as archive:
             rows = archive.run(name, params)
     except ArchivistError as error:
         fail(error)
@@ -373,20 +476,12 @@ def search(
 @workspace_argument
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status(workspace: Path, db_path: Path | None, as_json: bool) -> None:
+def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     """Show what WORKSPACE's archive holds."""
     import sqlite_utils
 
-    path = db_path or archive_path(workspace)
-    if not path.exists():
-        fail(
-            ArchivistError(
-                "DIRECTORY_NOT_FOUND",
-                f"No archive at {path}",
-                "The workspace has not been indexed yet.",
-                f"Run: archivist index {workspace}",
-            )
-        )
+    workspace = workspace_folder(workspace, "status")
+    path = archive_to_read(workspace, db_path)
     db = sqlite_utils.Database(path)
     kinds = dict(db.execute(KINDS_SQL).fetchall())
     problems = dict(db.execute(PROBLEM_COUNTS_SQL).fetchall())

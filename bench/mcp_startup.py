@@ -59,7 +59,7 @@ def one_start(workspace: Path) -> tuple[float, float]:
 
 
 def slowest_imports(count: int = 10) -> list[tuple[float, str]]:
-    code = "import sys; sys.argv = ['archivist', 'mcp', '--help']; from archivist.cli import cli; from archivist import mcp_tools"
+    code = "import sys; sys.argv = ['archivist', 'mcp', '--help']; from archivist.cli import cli; from archivist.mcp import tools"
     trace = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True).stderr
     found = []
     for line in trace.splitlines():
