@@ -195,3 +195,141 @@ async def test_a_document_page_lists_its_most_similar_documents(embedded_dataset
 async def test_a_document_without_an_embedding_says_how_to_get_one(sample_datasette):
     response = await sample_datasette.client.get("/archive/documents/6")
     assert "archivist embed WORKSPACE" in response.text
+
+
+# --- Datasette on a database that is not an Archivist archive ------------------------------------
+
+NOT_AN_ARCHIVE_PAGES = ("/", "/search", "/search?query=authentication", "/document/1", "/document/1/source")
+
+
+def _sqlite_file(path, *statements):
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    return path
+
+
+def _plain_datasette(*paths):
+    """`datasette PATH…` as the datasette command builds it, with the plugin registered as its entry point does."""
+    from datasette.app import Datasette
+
+    from archivist.web.app import register_plugin
+
+    register_plugin()
+    return Datasette([str(path) for path in paths])
+
+
+@pytest.fixture(params=["another database", "an empty file", "a non-archive named archive.db", "no database"])
+async def non_archive(request, tmp_path):
+    """(Datasette, the served database with a table, or None) for each kind of database that is no archive."""
+    if request.param == "another database":
+        path = _sqlite_file(tmp_path / "other.db", "CREATE TABLE notes (body TEXT)", "INSERT INTO notes VALUES ('hi')")
+        served = ("other", "notes")
+    elif request.param == "an empty file":
+        path = tmp_path / "empty.db"
+        path.touch()
+        served = ("empty", None)
+    elif request.param == "a non-archive named archive.db":
+        path = _sqlite_file(
+            tmp_path / "ws" / ".archivist" / "archive.db",
+            "CREATE TABLE documents (id INTEGER PRIMARY KEY, title TEXT)",
+            "INSERT INTO documents VALUES (1, 'not ours')",
+        )
+        served = ("archive", "documents")
+    else:
+        datasette = _plain_datasette()
+        await datasette.invoke_startup()
+        return datasette, None
+    datasette = _plain_datasette(path)
+    await datasette.invoke_startup()
+    return datasette, served
+
+
+def _says_what_to_run(text):
+    assert "archivist index WORKSPACE" in text
+    assert "datasette WORKSPACE/.archivist/archive.db" in text
+
+
+@pytest.mark.parametrize("path", NOT_AN_ARCHIVE_PAGES)
+async def test_archivist_pages_on_a_non_archive_say_so_and_what_to_run(non_archive, path, caplog):
+    datasette, served = non_archive
+    response = await datasette.client.get(path)
+    assert response.status_code == 404
+    assert "Traceback" not in response.text and "sqlite" not in response.text.lower()
+    _says_what_to_run(response.text)
+    if served is None or served[0] != "archive":
+        assert "No Archivist archive is served here" in response.text
+    else:
+        assert "The database archive (archive.db) is not an Archivist archive" in response.text
+    if not path.endswith("/source"):
+        assert "<title>Not an Archivist archive" in response.text
+        if served:  # Datasette's own pages, one click away
+            assert f'href="/{served[0]}"' in response.text
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
+async def test_api_search_on_a_non_archive_is_a_404_with_the_error_body(non_archive, caplog):
+    datasette, _ = non_archive
+    response = await datasette.client.get("/api/search?query=authentication")
+    assert response.status_code == 404
+    body = response.json()
+    assert body["success"] is False and body["code"] == "DIRECTORY_NOT_FOUND"
+    assert set(body) == {"success", "error", "code"}
+    _says_what_to_run(body["error"])
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
+async def test_datasette_works_as_usual_on_a_non_archive(non_archive):
+    datasette, served = non_archive
+    databases = (await datasette.client.get("/.json")).json()
+    assert response_ok(await datasette.client.get("/-/versions.json"))
+    if served is None:
+        assert (await datasette.client.get("/_memory.json?sql=select+1+as+one&_shape=array")).json() == [{"one": 1}]
+        return
+    name, table = served
+    assert name in databases
+    assert response_ok(await datasette.client.get(f"/{name}"))
+    sql = await datasette.client.get(f"/{name}.json?sql=select+41+%2B+1+as+answer&_shape=array")
+    assert sql.json() == [{"answer": 42}]
+    if table:  # a table named like the archive's keeps Datasette's defaults (no archive sort order, facets)
+        assert response_ok(await datasette.client.get(f"/{name}/{table}"))
+        rows = (await datasette.client.get(f"/{name}/{table}.json?_shape=array")).json()
+        assert len(rows) == 1
+        row = await datasette.client.get(f"/{name}/{table}/1")
+        assert response_ok(row) and "Similar documents" not in row.text
+    # no canned query is offered on a database that is not an archive: Datasette answers as usual
+    assert (await datasette.client.get(f"/{name}.json")).json()["queries"] == []
+    missing = await datasette.client.get(f"/{name}/search.json?query=authentication")
+    assert missing.status_code == 404
+    assert "Archivist" not in (await datasette.client.get(f"/{name}.json")).text
+
+
+def response_ok(response):
+    assert response.status_code == 200, response.text[:500]
+    return True
+
+
+async def test_a_served_file_indexed_later_becomes_the_archive(tmp_path):
+    # `datasette WORKSPACE/.archivist/archive.db` on an empty file, then `archivist index WORKSPACE`
+    from archivist.build.indexer import index_workspace
+    from archivist.workspace import archive_path
+
+    workspace = tmp_path / "ws"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "proxy.md").write_text("# Proxy timeout\n\nThe proxy times out after 30 s.\n")
+    path = archive_path(workspace)
+    path.parent.mkdir()
+    path.touch()
+    datasette = _plain_datasette(path)
+    await datasette.invoke_startup()
+    assert (await datasette.client.get("/api/search?query=proxy")).status_code == 404
+    index_workspace(workspace)
+    response = await datasette.client.get("/api/search?query=proxy&mode=keyword")
+    assert response.status_code == 200
+    assert [result["title"] for result in response.json()["results"]] == ["Proxy timeout"]
+    assert (await datasette.client.get("/search?query=proxy&mode=keyword")).status_code == 200
+    assert (await datasette.client.get("/archive/search_workspace.json?query=proxy")).status_code == 200

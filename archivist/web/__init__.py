@@ -30,16 +30,34 @@ def _metadata() -> dict:
 
 @hookimpl
 def get_metadata(datasette, key, database, table):
-    """The site's title and each archive table's description and facets; a local metadata file wins."""
+    """The site's title and each archive table's description and facets; a local metadata file wins.
+
+    Only while an Archivist archive is served: another database's tables keep Datasette's defaults
+    (the archive's sort order and facets name columns they need not have).
+    """
+    from archivist.web import app
+
+    if not app.known_archive(datasette):
+        return {}
     return copy.deepcopy(_metadata())  # Datasette merges into what it is given
 
 
 @hookimpl
 def canned_queries(datasette, database, actor):
-    """Every canned query, for the database served as ``archive``."""
+    """Every canned query, for the database served as ``archive`` when it is an Archivist archive.
+
+    Any other database is Datasette's as usual: the queries would only fail on it.
+    """
     if database != DATABASE_NAME:
         return None
-    return {name: dict(query) for name, query in catalog.canned_queries().items()}
+    from archivist.web import app
+
+    async def inner():
+        if not await app.is_archive(datasette):
+            return None
+        return {name: dict(query) for name, query in catalog.canned_queries().items()}
+
+    return inner
 
 
 @hookimpl
@@ -76,6 +94,11 @@ def startup(datasette):
     from archivist.web import app
 
     app.unregister_default_error_handler()
+
+    async def inner():
+        await app.is_archive(datasette)  # known from the first request on (get_metadata)
+
+    return inner
 
 
 @hookimpl
@@ -129,12 +152,15 @@ def extra_template_vars(view_name, table, database, request, datasette):
     """A document's page lists its most similar documents."""
     from archivist.web import app
 
-    if view_name != "row" or table != "documents" or request is None:
+    if view_name != "row" or table != "documents" or database != DATABASE_NAME or request is None:
         return {}
 
     async def inner():
+        if not await app.is_archive(datasette):
+            return {"archivist_archive": False}
         document_id = request.url_vars.get("pks", "")
         return {
+            "archivist_archive": True,
             "similar_documents": await app.similar_documents(datasette, database, document_id),
             "document_id": document_id,
         }

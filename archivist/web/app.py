@@ -6,6 +6,7 @@ import asyncio
 import functools
 import json
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from importlib.resources import files
 from pathlib import Path
@@ -92,7 +93,7 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
     def wrap(app: ASGIApp) -> ASGIApp:
         async def checked(scope: dict, receive: Callable, send: Callable) -> None:
             route = _route(scope.get("path", "")) if scope.get("type") == "http" else None
-            if route is None or route[0] != DATABASE_NAME or DATABASE_NAME not in datasette.databases:
+            if route is None or route[0] != DATABASE_NAME or not await is_archive(datasette):
                 return await app(scope, receive, send)  # not one of the archive's canned queries
             database, name, extension = route
             params: dict[str, str] = {}
@@ -113,8 +114,8 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
             failure = _FailureCatcher(send)
             await app(scope, receive, failure.send)
             if failure.status is not None:
-                error = query_failure(datasette, failure.message())
-                await _reply_error(datasette, send, extension == "html", status_of(error), error)
+                failed = query_failure(datasette, failure.message())
+                await _reply_error(datasette, send, extension == "html", status_of(failed), failed)
 
         return checked
 
@@ -219,6 +220,8 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
     (``entities=feature&entities=bug``). The query runs through Datasette's own
     JSON API, so the parameter checks and the SQL are the ones every surface uses.
     """
+    if not await is_archive(datasette):
+        return Response.json(not_an_archive(datasette).to_dict(), status=404)
     unknown = unknown_search_parameters(request.args)
     if unknown is not None:
         return Response.json(unknown.to_dict(), status=400)
@@ -237,8 +240,8 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
         return Response.json(runner.response_of(body))
     if isinstance(body, dict) and body.get("success") is False:
         return Response.json(body, status=response.status_code)
-    error = query_failure(datasette, body)
-    return Response.json(error.to_dict(), status=status_of(error))
+    failed = query_failure(datasette, body)
+    return Response.json(failed.to_dict(), status=status_of(failed))
 
 
 def query_failure(datasette: Datasette, body: Any) -> ArchivistError:
@@ -295,6 +298,79 @@ async def similar_documents(
         params={"document": document_id, "limit": str(limit), "_shape": "array"},
     )
     return response.json() if response.status_code == 200 else []
+
+
+# The tables `archivist index` creates: a database without them is not an archive.
+ARCHIVE_TABLES = ("documents", "files", "archive_meta", "index_runs")
+_ARCHIVE_TABLES_SQL = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ({})".format(
+    ", ".join(f"'{name}'" for name in ARCHIVE_TABLES)
+)
+_archives: weakref.WeakSet[Database] = weakref.WeakSet()  # databases found to be archives (they stay archives)
+
+
+async def is_archive(datasette: Datasette) -> bool:
+    """Whether Datasette serves an Archivist archive as ``archive`` (``datasette WORKSPACE/.archivist/archive.db``).
+
+    Any other database, or none by that name, is Datasette's as usual: the canned queries
+    are not offered on it, and the Archivist pages say what to run (``not_an_archive``).
+    A database that is not one yet is looked at again on each request: it may be indexed
+    while it is served.
+    """
+    db = datasette.databases.get(DATABASE_NAME)
+    if db is None:
+        return False
+    if db in _archives:
+        return True
+    try:
+        found = (await db.execute(_ARCHIVE_TABLES_SQL)).single_value()
+    except Exception:  # not SQLite, unreadable, locked: in any case not an archive to serve
+        logger.debug("Could not read the schema of the database %s", DATABASE_NAME, exc_info=True)
+        return False
+    if found == len(ARCHIVE_TABLES):
+        _archives.add(db)
+        return True
+    return False
+
+
+def known_archive(datasette: Datasette) -> bool:
+    """Whether ``is_archive`` has found the database served as ``archive`` to be an archive (no I/O)."""
+    db = datasette.databases.get(DATABASE_NAME)
+    return db is not None and db in _archives
+
+
+def served_databases(datasette: Datasette) -> list[str]:
+    """The names of the databases Datasette serves, its internal ones left out."""
+    return [name for name in datasette.databases if not name.startswith("_")]
+
+
+def not_an_archive(datasette: Datasette) -> ArchivistError:
+    """What the Archivist pages and /api/search answer when no archive is served as ``archive``.
+
+    The code is DIRECTORY_NOT_FOUND, as for a workspace that has no archive everywhere else
+    (the CLI, MCP): the archive the pages read is not there.
+    """
+    hint = (
+        "Run: archivist index WORKSPACE, then datasette WORKSPACE/.archivist/archive.db "
+        "(or archivist serve WORKSPACE, which does both)."
+    )
+    db = datasette.databases.get(DATABASE_NAME)
+    if db is None:
+        others = served_databases(datasette)
+        served = f"Datasette serves {', '.join(others)}" if others else "Datasette serves no database file"
+        return ArchivistError(
+            "DIRECTORY_NOT_FOUND",
+            "No Archivist archive is served here",
+            f"{served}; the Archivist pages read the database named {DATABASE_NAME}, "
+            "the file WORKSPACE/.archivist/archive.db that archivist index writes.",
+            hint,
+        )
+    shown = f" ({Path(db.path).name})" if db.path else ""
+    return ArchivistError(
+        "DIRECTORY_NOT_FOUND",
+        f"The database {DATABASE_NAME}{shown} is not an Archivist archive",
+        f"It lacks the tables that archivist index creates ({', '.join(ARCHIVE_TABLES)}).",
+        hint,
+    )
 
 
 def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:

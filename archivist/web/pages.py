@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlencode
@@ -22,7 +23,14 @@ from markupsafe import Markup, escape
 from archivist.errors import ArchivistError
 from archivist.queries import catalog, runner, validation
 from archivist.queries.sqlfunctions import items
-from archivist.web.app import highlighted, query_failure, unknown_search_parameters
+from archivist.web.app import (
+    highlighted,
+    is_archive,
+    not_an_archive,
+    query_failure,
+    served_databases,
+    unknown_search_parameters,
+)
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -141,7 +149,7 @@ class SearchState:
 
     def query_string(self, **changes: str | None) -> str:
         """This state's parameters with some changed (None or '' removes one); back to page 1."""
-        params = {key: value for key, value in self.params.items() if key != "page"}
+        params: dict[str, str | None] = {key: value for key, value in self.params.items() if key != "page"}
         params.update(changes)
         ordered = [(key, params[key]) for key in SEARCH_PARAMS if params.get(key)]
         return "?" + urlencode(ordered) if ordered else ""
@@ -289,7 +297,8 @@ def timeline(state: SearchState, facets: dict[str, dict[str, int]]) -> dict[str,
 def pages(state: SearchState, page: int, total_pages: int) -> list[dict[str, Any]]:
     """Page links around the current page: first, last, and two either side."""
     wanted = sorted({1, total_pages, *range(max(1, page - 2), min(total_pages, page + 2) + 1)})
-    links, previous = [], 0
+    links: list[dict[str, Any]] = []
+    previous = 0
     for number in wanted:
         if number - previous > 1:
             links.append({"gap": True})
@@ -314,6 +323,30 @@ async def _render(
     return Response.html(html, status=status)
 
 
+Page = Callable[["Datasette", Any], Awaitable[Response]]
+
+
+def needs_archive(page: Page) -> Page:
+    """A page of the archive: when Datasette serves none (``datasette other.db``), it says so and what to run, with a 404."""
+
+    @functools.wraps(page)
+    async def checked(datasette: Datasette, request: Any) -> Response:
+        if not await is_archive(datasette):
+            return await not_an_archive_page(datasette, request)
+        return await page(datasette, request)
+
+    return checked
+
+
+async def not_an_archive_page(datasette: Datasette, request: Any) -> Response:
+    """No archive is served: the message, and links to the databases Datasette serves (its own pages work)."""
+    failure = not_an_archive(datasette)
+    databases = [{"name": name, "href": datasette.urls.database(name)} for name in served_databases(datasette)]
+    context = {"failure": QueryFailed(404, failure.code, failure.message), "databases": databases}
+    html = await datasette.render_template("archivist_not_archive.html", context, request=request)
+    return Response.html(html, status=404)
+
+
 def _nav(datasette: Datasette) -> list[dict[str, str]]:
     path = datasette.urls.path
     return [
@@ -325,6 +358,7 @@ def _nav(datasette: Datasette) -> list[dict[str, str]]:
     ]
 
 
+@needs_archive
 async def search_page(datasette: Datasette, request: Any) -> Response:
     """GET /search: query box, modes, facets, timeline, results and pages."""
     params = search_params(request.args)
@@ -418,6 +452,7 @@ async def _more(datasette: Datasette, document: dict[str, Any]) -> list[dict[str
     return sections
 
 
+@needs_archive
 async def document_page(datasette: Datasette, request: Any) -> Response:
     """GET /document/{id}: the document rendered, its metadata, similar and nearby documents."""
     try:
@@ -473,6 +508,8 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
     Only a document's own files are served: its path, or one of the files of a
     conversation folder; never anything else of the machine.
     """
+    if not await is_archive(datasette):
+        return _plain(not_an_archive(datasette).message, status=404)
     try:
         document = await _document(datasette, unquote(request.url_vars["id"]))
     except QueryFailed as failure:
@@ -506,13 +543,13 @@ def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
     report = next((d for d in recent if d["kind"] == "report"), None)
     any_document = conversation or (recent[0] if recent else None)
 
-    def word(text: str | None, fallback: str = "") -> str:
+    def word(text: Any, fallback: Any = "") -> str:
         found = _WORD_RE.findall(text or "")
         return max(found, key=len).lower() if found else fallback
 
     topic = word(conversation and conversation["title"]) or word(any_document and any_document["title"])
     month = ((conversation or {}).get("date") or "")[:7]
-    command = report and report["entity_type"]
+    command: str = (report["entity_type"] or "") if report else ""
     return {
         "search": ({"query": topic, "start_date": month} if month else {"query": topic})
         if topic
@@ -563,6 +600,7 @@ def saved_queries(datasette: Datasette, recent: list[dict[str, Any]]) -> list[di
     return listed
 
 
+@needs_archive
 async def home_page(datasette: Datasette, request: Any) -> Response:
     """GET /: the workspace at a glance. A part whose query fails says so; the rest still shows."""
     failures: dict[str, QueryFailed] = {}
@@ -592,9 +630,11 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
         item["href"] = document_url(datasette, item["id"])
     # the newest conversation and report give the saved queries their example parameters
     newest = []
-    for kind in ("conversation", "report"):
+    for newest_kind in ("conversation", "report"):
         found = await attempt(
-            "recent", search(datasette, {"mode": "recent", "entities": kind, "page_size": "1"}), {"results": []}
+            "recent",
+            search(datasette, {"mode": "recent", "entities": newest_kind, "page_size": "1"}),
+            {"results": []},
         )
         newest.extend(found["results"])
     activity: dict[str, dict[str, Any]] = {}
