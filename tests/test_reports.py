@@ -114,6 +114,21 @@ async def test_links_use_the_plugin_setting_in_datasette(workspace):
     assert response.json()[0]["link"] == "https://r.example/proxy-slow-meeting-analysis-command/review_2025_11_28.md"
 
 
+async def test_the_environment_sets_the_base_url_for_every_surface_and_the_plugin_setting_wins(
+    workspace, monkeypatch
+):
+    monkeypatch.setenv("ARCHIVIST_REPORT_LINK_BASE_URL", "https://env.example")
+    link = "/proxy-slow-meeting-analysis-command/review_2025_11_28.md"
+    with Archive(archive_path(workspace)) as archive:  # the CLI and MCP
+        assert archive.run("search_reports", {"query": "one proxy"})[0]["link"] == "https://env.example" + link
+    served = await started_datasette(archive_path(workspace), {"workspace": str(workspace)})
+    response = await served.client.get("/archive/search_reports.json?query=one+proxy&_shape=array")
+    assert response.json()[0]["link"] == "https://env.example" + link
+    configured = await started_datasette(archive_path(workspace), {"report_link_base_url": "https://r.example"})
+    response = await configured.client.get("/archive/search_reports.json?query=one+proxy&_shape=array")
+    assert response.json()[0]["link"] == "https://r.example" + link
+
+
 def test_list_command_reports_is_newest_first_with_undated_last(archive):
     rows = archive.run("list_command_reports", {"command": "analyze_zoom_speech_sdk_log"})
     assert [r["report_name"] for r in rows] == [ZOOM, "older_2025-11-01.md", "undated.md"]

@@ -260,3 +260,16 @@ def open_archive(path: Path) -> sqlite_utils.Database:
     db.execute("PRAGMA synchronous=NORMAL")
     migrations.apply(db)
     return db
+
+
+# The workspace's absolute path, as the canned queries read it (absolute paths of documents,
+# lookups by absolute path): one view, so that no query spells out where the path is kept.
+WORKSPACE_ROOT_SQL = """
+CREATE VIEW workspace_root AS
+    SELECT value AS path FROM archive_meta WHERE key = 'workspace_root';
+"""
+
+
+@migrations()
+def m011_workspace_root(db: sqlite_utils.Database) -> None:
+    db.executescript(WORKSPACE_ROOT_SQL)

@@ -22,12 +22,12 @@ from sqlite_utils.utils import sqlite3
 from archivist import errors
 from archivist.errors import ArchivistError
 from archivist.queries import sqlfunctions, validation
-from archivist.queries.catalog import DEFAULT_SETTINGS, sql_for
+from archivist.queries.catalog import default_settings, sql_for
 from archivist.workspace import archive_path
 
 
 def plugin_settings() -> dict[str, Any]:
-    return dict(DEFAULT_SETTINGS)
+    return default_settings()
 
 
 def connect(db_path: Path, settings: dict[str, Any] | None = None) -> Any:

@@ -170,6 +170,13 @@ def embed_query(text: str | None) -> bytes | None:
     return query_vector(text or "")
 
 
+def model_id() -> str:
+    """The embedding model's id, as llm knows it (the model itself is not loaded)."""
+    from archivist.semantic.model import MODEL_ID
+
+    return MODEL_ID
+
+
 def make_nearest(db_file: str):
     def nearest(query: bytes | None, collection: str, k: Any, allowed: str | None = None) -> str:
         from archivist.semantic import vectors
@@ -216,6 +223,7 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_date_words", 4): date_words,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
         ("archivist_embed", 1): embed_query,
+        ("archivist_model", 0): model_id,
         ("archivist_similarity_floor", 0): lambda: float(settings.get("similarity_floor", SIMILARITY_FLOOR)),
         ("archivist_nearest", 3): nearest,
         ("archivist_nearest", 4): nearest,

@@ -70,7 +70,7 @@ def extra_css_urls(datasette):
 @hookimpl
 def prepare_connection(conn, datasette):
     """Register the SQL functions the canned queries call."""
-    sqlfunctions.register(conn, datasette.plugin_config("archivist") or {})
+    sqlfunctions.register(conn, {**catalog.default_settings(), **(datasette.plugin_config("archivist") or {})})
 
 
 @hookimpl

@@ -1,0 +1,332 @@
+"""Each canned query, declared once: its title, what it does, and its parameters.
+
+A query's SQL is ``sql/<name>.sql``; everything else about it is declared here: each
+parameter's name, rule (``rules``) and one-line description, in the order forms show
+them; the checks across parameters; whether its SQL embeds the query (the model is
+loaded before the SQL runs); and the names seed systems use for its parameters.
+
+Datasette's canned queries (``catalog.canned_queries``) and the parameter checks that
+every surface runs (``validation.QUERIES``) are both derived from these declarations;
+tests hold the SQL files, the MCP tools' input schemas and the search page's form to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from archivist.queries import rules
+from archivist.queries.rules import Check
+
+Rule = Callable[[str], str]
+
+QUERY_LIMITS = f"At least 2 characters; at most {rules.MAX_QUERY_WORDS} words and {rules.MAX_QUERY_CHARS} characters."
+
+
+def _as_given(value: str) -> str:
+    return value
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a canned query."""
+
+    name: str
+    rule: Rule  # checks the value (as text) and returns it normalised, or raises ArchivistError
+    description: str
+    # False: accepted from a seed system's callers and checked, but the SQL does not read it
+    in_sql: bool = True
+
+
+@dataclass(frozen=True)
+class Query:
+    """One canned query: all that is said about it besides its SQL."""
+
+    title: str
+    description: str
+    params: tuple[Param, ...] = ()
+    checks: tuple[Check, ...] = ()  # across parameters, after each one's rule; may read the archive
+    embeds: Callable[[dict[str, str]], bool] | None = None  # when its SQL embeds :query
+    aliases: dict[str, str] = field(default_factory=dict)  # a seed's name for a parameter -> ours
+    hide_sql: bool = True
+
+    @property
+    def sql_params(self) -> list[str]:
+        """The parameters its SQL reads, in declaration order (Datasette's ``params``)."""
+        return [param.name for param in self.params if param.in_sql]
+
+    def param(self, name: str) -> Param:
+        return next(param for param in self.params if param.name == name)
+
+    def describe(self) -> str:
+        """The description Datasette shows: what the query does, then a line per parameter."""
+        lines = [f"{param.name}: {param.description}" for param in self.params if param.in_sql]
+        return self.description + ("\n\n" + "\n".join(lines) if lines else "")
+
+
+def _limit(default: int) -> Param:
+    return Param("limit", rules.bounded_int("limit", 1, 100), f"Most results to return, 1 to 100 (default {default}).")
+
+
+def _document(description: str = "A document id, its path relative to the workspace, or its absolute path.") -> Param:
+    return Param("document", rules.required_text("document", "42"), description)
+
+
+def _conversation_type(documents: str) -> Param:
+    return Param(
+        "conversation_type",
+        rules.conversation_type,
+        f"Only {documents} of this type (brainstorm, debug, plan, review, research, ...); empty: every type.",
+    )
+
+
+QUERIES: dict[str, Query] = {
+    "search_workspace": Query(
+        title="Search conversations",
+        description="Full-text search over conversations (BM25 ranking, every word must match).",
+        params=(
+            Param(
+                "query",
+                rules.query_text("search_workspace", "authentication"),
+                "Words to find in conversations (every word must match). " + QUERY_LIMITS,
+            ),
+            Param(
+                "date_range",
+                rules.date_range,
+                "YYYY-MM (a month: matches every day of it, in both the old YYYY-MM/ and new YYYY-MM-DD/ "
+                "folder layouts) or YYYY-MM-DD (that day only). Empty means all dates.",
+            ),
+            _conversation_type("conversations"),
+            _limit(20),
+        ),
+    ),
+    "search_reports": Query(
+        title="Search analysis reports",
+        description="Case-insensitive substring search through analysis reports, across all commands or one "
+        "(command_filter). Ranked by number of matches, then newer date first.",
+        params=(
+            Param(
+                "query",
+                rules.query_text("search_reports", "proxy timeout"),
+                "Text to find in reports (case-insensitive substring). " + QUERY_LIMITS,
+            ),
+            Param(
+                "command_filter",
+                rules.command_name("command_filter", required=False),
+                "Only reports of this command (a folder name under reports/); empty: every command.",
+            ),
+            Param("max_results", rules.bounded_int("max_results", 1, 100), "Most results, 1 to 100 (default 10)."),
+        ),
+        checks=(rules.reports_exist, rules.filter_command_exists),
+    ),
+    "list_commands": Query(
+        title="Report commands",
+        description="Every command that has reports, with how many and the newest report date.",
+    ),
+    "list_command_reports": Query(
+        title="Reports of one command",
+        description="Every report of one command, newest first (undated reports last).",
+        params=(
+            Param(
+                "command",
+                rules.command_name("command", required=True),
+                "A command name, as list_commands, search_commands or search_reports return it.",
+            ),
+        ),
+        checks=(rules.listed_command_exists,),
+    ),
+    "get_report": Query(
+        title="Get one report",
+        description="The full text of one report.",
+        params=(
+            Param(
+                "path",
+                rules.workspace_path,
+                "The report's path, as returned by search_reports (absolute) or relative to the workspace.",
+            ),
+        ),
+        checks=(rules.report_exists,),
+    ),
+    "search_commands": Query(
+        title="Find commands",
+        description="Commands whose name or whose reports contain the query (case-insensitive).",
+        params=(
+            Param(
+                "query",
+                rules.query_text("search_commands", "proxy"),
+                "Text to find in command names and their reports. " + QUERY_LIMITS,
+            ),
+        ),
+        checks=(rules.reports_exist,),
+    ),
+    "search_semantic": Query(
+        title="Semantic search",
+        description="Documents whose meaning is nearest the query (all-MiniLM-L6-v2 embeddings, cosine "
+        "similarity), each with its best-matching passage, down to the similarity floor (0.32: unrelated "
+        "text finds nothing). conversation_type and date_range filter before the search. An archive with "
+        "no embeddings gives no results, not an error.",
+        params=(
+            Param(
+                "query",
+                rules.query_text("search_semantic", "authentication patterns"),
+                "What to find, in plain words: documents nearest in meaning. " + QUERY_LIMITS,
+            ),
+            _conversation_type("documents"),
+            Param(
+                "date_range",
+                rules.date_range,
+                "YYYY-MM (a month: every day of it) or YYYY-MM-DD (that day only). Empty means all dates.",
+            ),
+            _limit(10),
+        ),
+        embeds=lambda params: True,
+    ),
+    "find_document": Query(
+        title="Find a document",
+        description="One document by id, by path relative to the workspace, or by absolute path.",
+        params=(_document(),),
+        checks=(rules.document_exists,),
+    ),
+    "similar": Query(
+        title="Similar documents",
+        description="The documents nearest in meaning to one document (by id or path), excluding itself, "
+        "with cosine similarity scores.",
+        params=(
+            _document("The document: its id, its path relative to the workspace, or its absolute path."),
+            _limit(10),
+        ),
+        checks=(rules.document_exists,),
+        aliases={"source_path": "document"},
+    ),
+    "embedding_status": Query(
+        title="Embedding status",
+        description="How much of the archive is embedded: chunks, embedded documents, documents still pending "
+        "(new or changed since they were embedded), the archive file, the model, and the most recently "
+        "embedded documents.",
+    ),
+    "search": Query(
+        title="Search everything",
+        description="The unified faceted search over every kind of document. It returns one row: the whole "
+        "response as JSON (query, total, page, page_size, total_pages, has_more, results, facets, filters), "
+        "the same JSON that GET /api/search and the MCP search tool return. Facet counts cover the first "
+        "200 results in order.",
+        params=(
+            Param(
+                "query",
+                rules.optional_query,
+                "Words to search for. Optional in the recent, tag, scan, faceted and similar modes; in "
+                "recent, tag and faceted every word must match. " + QUERY_LIMITS,
+            ),
+            Param(
+                "mode",
+                rules.one_of("mode", rules.MODES),
+                "hybrid (default: keyword and semantic rankings fused), keyword (BM25; every word first, and "
+                "when fewer than 100 documents hold every word, documents holding some of them fill the list up "
+                "to 100), semantic (the 100 nearest documents), similar (the 100 documents nearest to document, "
+                "an id or path), tag (tags required, newest first), recent (newest first), scan (like hybrid, "
+                "or newest first without a query, with short excerpts), faceted (every filter; hybrid ranking "
+                "with a query, newest first without).",
+            ),
+            Param(
+                "entities",
+                rules.text_list,
+                "Comma-separated kinds (conversation, report, memory, record, note) or record entity types "
+                "(product, feature, test, bug, ...).",
+            ),
+            Param(
+                "types",
+                rules.text_list,
+                "Comma-separated memory types, entity types, conversation types or report commands.",
+            ),
+            Param("tags", rules.text_list, "Comma-separated tags: any of them, or all with match_all=true."),
+            Param(
+                "match_all", rules.boolean("match_all"), "true: every tag must be present; false (default): any tag."
+            ),
+            Param(
+                "start_date",
+                rules.date_bound("start_date", end=False),
+                'From this date: ISO dates or datetimes, YYYY-MM, YYYY or natural language ("yesterday", '
+                '"last week", "3 days ago"), all in UTC; a document matches when its whole date lies inside '
+                "(a month-only date needs the whole month), and documents without a date never match a time "
+                "filter.",
+            ),
+            Param(
+                "end_date",
+                rules.date_bound("end_date", end=True),
+                "Until this date, in the same forms as start_date (e.g. today).",
+            ),
+            Param(
+                "product_ids",
+                rules.id_list("product_ids"),
+                "Comma-separated numbers: only records of these products.",
+            ),
+            Param(
+                "match_mode",
+                rules.one_of("match_mode", ("simple", "raw")),
+                'simple (default: the words, FTS syntax escaped) or raw (FTS5 syntax: "phrases", prefix*, AND, '
+                "OR, NOT, NEAR).",
+            ),
+            Param(
+                "min_similarity",
+                rules.number("min_similarity", -1, 1),
+                "Drop semantic candidates below this cosine similarity (default 0.32 for semantic and hybrid, "
+                "so that unrelated text finds nothing; -1 keeps every candidate).",
+            ),
+            Param("document", _as_given, "mode=similar: the document (an id or a path) to find the neighbours of."),
+            Param("page", rules.bounded_int("page", 1, 10_000, example=1), "Page number, from 1."),
+            Param("page_size", rules.bounded_int("page_size", 1, 100), "Results per page, 1 to 100 (default 10)."),
+            Param("limit", rules.bounded_int("limit", 1, 100), "Another name for page_size."),
+            # seed 002's names with no counterpart: its only output, and a boost this archive does not use
+            Param(
+                "output",
+                rules.one_of("output", ("full",)),
+                "full, the only output (mode=scan gives short previews).",
+                in_sql=False,
+            ),
+            Param(
+                "encoding_context", _as_given, "Accepted from the memory service's callers; no effect.", in_sql=False
+            ),
+        ),
+        checks=(rules.search_inputs, rules.entities_known, rules.raw_syntax),
+        embeds=rules.embeds_search,
+        aliases={"kinds": "entities", "memory_type": "types", "k": "page_size", "source_path": "document"},
+    ),
+    "document_counts": Query(
+        title="Documents by kind and type",
+        description="How many documents of each kind and type the archive holds.",
+    ),
+    "get_document": Query(
+        title="A document, whole",
+        description="One document by id or path, with its body, metadata and tags: what the document page shows. "
+        "file is its absolute path on this machine, link a URL for it (reports: under report_link_base_url "
+        "when that is set); product is the title of its product record, when there is one.",
+        params=(_document(),),
+        checks=(rules.document_exists,),
+    ),
+    "activity": Query(
+        title="Activity over time",
+        description="How many documents of each kind are dated in each month or each day. Undated documents are "
+        "not counted.",
+        params=(
+            Param(
+                "by",
+                rules.one_of("by", ("month", "day")),
+                "month (the default) or day; by day, documents dated only by month are left out.",
+            ),
+            Param("kind", rules.one_of("kind", rules.KINDS), "Only documents of this kind; empty: every kind."),
+        ),
+    ),
+    "check_search_syntax": Query(
+        title="Check FTS5 query syntax",
+        description="Runs a raw FTS5 query (match_mode=raw of search) once, to report a syntax error before a "
+        "search runs it. Returns 1 when the query matches something, else 0.",
+        params=(
+            Param(
+                "query",
+                rules.query_text("check_search_syntax", "proxy NEAR(timeout)"),
+                "A query in FTS5 syntax.",
+            ),
+        ),
+        checks=(rules.fts_syntax,),
+    ),
+}
