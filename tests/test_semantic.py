@@ -31,6 +31,9 @@ CONVERSATIONS = {
     "conversations/2025-11-20/007-kubernetes/conversation.md": "# Kubernetes autoscaling\n\nThe kubernetes HPA scales the deployment on CPU; nodes added by the cluster autoscaler.",
     "brainstorm/2025-11-17/001-new-idea/conversation.md": "# New idea\n\nA searchable archive of our AI conversations with semantic search.",
 }
+# a collection's id, by name
+CHUNKS = "(select id from collections where name = 'archivist_chunks')"
+DOCUMENTS = "(select id from collections where name = 'archivist_documents')"
 AUTH = {
     "conversations/2025-11-10/001-jwt-auth",
     "conversations/2025-11-11/002-oauth",
@@ -129,7 +132,7 @@ def test_deleted_documents_lose_their_vectors(make_workspace):
         0,
     )
     assert db.execute(
-        "select count(*) from embeddings where id not in (select id from chunks) and collection_id = 1"
+        f"select count(*) from embeddings where id not in (select id from chunks) and collection_id = {CHUNKS}"
     ).fetchone() == (0,)
 
 
@@ -224,7 +227,7 @@ def test_a_killed_embedding_run_resumes_with_nothing_lost(tmp_path):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    count_sql = "select count(*) from embeddings where collection_id = 2"
+    count_sql = f"select count(*) from embeddings where collection_id = {DOCUMENTS}"
     try:
         deadline = time.monotonic() + 180
         done = 0
@@ -242,7 +245,7 @@ def test_a_killed_embedding_run_resumes_with_nothing_lost(tmp_path):
     db = sqlite_utils.Database(db_file)
     assert db.execute(count_sql).fetchone()[0] == 400
     assert db["chunks"].count == 400
-    assert db.execute("select count(*) from embeddings where collection_id = 1").fetchone()[0] == 400
+    assert db.execute(f"select count(*) from embeddings where collection_id = {CHUNKS}").fetchone()[0] == 400
 
 
 def test_llm_similar_works_on_the_archive(embedded):

@@ -131,24 +131,21 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_document ON chunks (document_id);
 """
 
-# The llm library's collections: one vector per chunk, and one per document
-# (the normalised mean of its chunks), so that `llm similar` works on the archive.
-COLLECTION_EXISTS_SQL = "SELECT 1 FROM collections WHERE name = :name"
+# The llm library's collections in those tables: one vector per chunk, and one per
+# document (the normalised mean of its chunks), so that `llm similar` works on the
+# archive. The semantic layer makes them through llm when embedding first starts; an
+# archive never embedded has none.
 CHUNKS_COLLECTION = "archivist_chunks"
 DOCUMENTS_COLLECTION = "archivist_documents"
 
 
 @migrations()
 def m004_embeddings(db: sqlite_utils.Database) -> None:
+    """llm's embeddings tables, made by llm's own migrations, and the chunks their vectors belong to."""
     from llm.embeddings_migrations import embeddings_migrations
-
-    from archivist.semantic.model import MODEL_ID
 
     embeddings_migrations.apply(db)
     db.executescript(CHUNKS_SQL)
-    for name in (CHUNKS_COLLECTION, DOCUMENTS_COLLECTION):
-        if not db.execute(COLLECTION_EXISTS_SQL, {"name": name}).fetchone():
-            db.table("collections").insert({"name": name, "model": MODEL_ID})
 
 
 FILTER_INDEXES_SQL = """

@@ -4,6 +4,24 @@ Documents are compared by a signature (title, body hash, model, chunker); only
 changed documents are chunked again, and only chunks whose text is new reach the
 model (a chunk whose hash is already stored is copied). Work is committed every
 batch, so a killed run resumes where it stopped.
+
+The vectors live in the ``llm`` library's own tables, so ``llm similar
+archivist_documents ID -d archive.db`` works on an archive. The archive's schema
+creates those tables with llm's own migrations; the two collections are made here,
+through ``llm.Collection``, when embedding first starts (an archive never embedded
+has none, and its queries find nothing):
+
+- ``archivist_chunks``, one vector per chunk, is written by llm's own writer,
+  ``Collection.embed_multi_with_metadata``. The model runs first, outside the write
+  transaction (a long forward pass never holds the archive's write lock), on the
+  texts whose vectors are not stored yet; llm's writer is then handed those vectors,
+  and the stored ones, by text hash (``_ChunkWriter``), and stores every row itself.
+- ``archivist_documents``, one vector per document, is the normalised mean of its
+  chunks' vectors: no model makes it from a text, so llm's writer cannot store it.
+  ``_vector_row`` writes it in llm's row format: the vector encoded by ``llm.encode``,
+  and as content hash the document's own (so a changed document reads as pending).
+  tests/test_llm_tables.py checks that row against one that llm's ``Collection``
+  stores itself, and that llm finds the documents.
 """
 
 from __future__ import annotations
@@ -17,6 +35,7 @@ from typing import Any
 
 import llm
 import sqlite_utils
+from sqlite_utils.utils import sqlite3
 
 from archivist.build import schema
 from archivist.errors import ArchivistError
@@ -32,6 +51,9 @@ WHERE collection_id = :collection AND content_hash IN (SELECT unhex(value) FROM 
 """
 OLD_CHUNKS_SQL = "SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(:ids))"
 DELETE_EMBEDDING_SQL = "DELETE FROM embeddings WHERE collection_id = :collection AND id = :id"
+DELETE_EMBEDDINGS_SQL = (
+    "DELETE FROM embeddings WHERE collection_id = :collection AND id IN (SELECT value FROM json_each(:ids))"
+)
 DELETE_CHUNKS_SQL = "DELETE FROM chunks WHERE document_id IN (SELECT value FROM json_each(:ids))"
 DELETE_CHUNK_SQL = "DELETE FROM chunks WHERE id = :id"
 ORPHAN_CHUNKS_SQL = "SELECT id FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)"
@@ -39,7 +61,6 @@ ORPHAN_DOCUMENT_VECTORS_SQL = """
 SELECT id FROM embeddings WHERE collection_id = :collection
 AND CAST(id AS INTEGER) NOT IN (SELECT id FROM documents)
 """
-COLLECTION_ID_SQL = "SELECT id FROM collections WHERE name = :name"
 
 BATCH_CHUNKS = 256  # chunks per model call, and per commit
 
@@ -79,12 +100,43 @@ def signature(content_hash: str) -> bytes:
 VECTOR_METADATA = {"model": MODEL_ID, "chunker": chunking.VERSION}
 
 
-def chunk_hash(text: str) -> bytes:
+def chunk_hash(text: str | bytes) -> bytes:
     return llm.Collection.content_hash(text)  # the hash llm itself stores
 
 
 def _collection(db: sqlite_utils.Database, name: str) -> int:
-    return db.execute(COLLECTION_ID_SQL, {"name": name}).fetchone()[0]
+    """A collection's id, the collection made through llm if the archive has none by that name yet."""
+    try:
+        return llm.Collection(name, db, model_id=MODEL_ID).id
+    except sqlite3.IntegrityError:  # another run made it between llm's look and its insert
+        return llm.Collection(name, db, create=False).id
+
+
+def _collections(db: sqlite_utils.Database) -> tuple[int, int]:
+    """The chunks and documents collections (made in that order, as archives always had them)."""
+    return _collection(db, schema.CHUNKS_COLLECTION), _collection(db, schema.DOCUMENTS_COLLECTION)
+
+
+class _ChunkWriter(llm.EmbeddingModel):
+    """llm's own writer for the chunks collection; its model is the vectors already embedded, by text hash."""
+
+    model_id = MODEL_ID
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self._at_hand: dict[bytes, bytes] = {}  # chunk hash -> llm-encoded vector
+        self.collection = llm.Collection(schema.CHUNKS_COLLECTION, db, model=self, create=False)
+
+    def embed_batch(self, items: Iterable[str | bytes], *, key: str | None = None) -> Iterator[list[float]]:
+        for item in items:
+            yield list(llm.decode(self._at_hand[chunk_hash(item)]))
+
+    def store(self, entries: list[tuple[str, str, dict[str, Any]]], at_hand: dict[bytes, bytes]) -> None:
+        """Rows for (id, text, metadata) entries, each text's vector found in ``at_hand``."""
+        self._at_hand = at_hand
+        try:
+            self.collection.embed_multi_with_metadata(entries, batch_size=BATCH_CHUNKS)
+        finally:
+            self._at_hand = {}
 
 
 def in_scope(path: str, scope: str | None) -> bool:
@@ -96,10 +148,9 @@ def in_scope(path: str, scope: str | None) -> bool:
 
 
 def plan(
-    db: sqlite_utils.Database, scope: str | None = None, only_ids: set[int] | None = None
+    db: sqlite_utils.Database, documents_collection: int, scope: str | None = None, only_ids: set[int] | None = None
 ) -> tuple[list[_Pending], int]:
     """Documents in scope whose vectors are missing or stale, and how many are up to date."""
-    documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
     current = (VECTOR_METADATA["model"], VECTOR_METADATA["chunker"])
     embedded = {
         id_: digest
@@ -153,16 +204,22 @@ def _mean(vectors: list[list[float]]) -> list[float]:
     return [v / norm for v in total]
 
 
-def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.EmbeddingModel, result: Result) -> None:
-    chunks_collection = _collection(db, schema.CHUNKS_COLLECTION)
-    documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
+def _store(
+    db: sqlite_utils.Database,
+    group: list[_Pending],
+    model: llm.EmbeddingModel,
+    chunk_writer: _ChunkWriter,
+    documents_collection: int,
+    result: Result,
+) -> None:
+    chunks_collection = chunk_writer.collection.id
     wanted = {h for p in group for h in p.hashes}
     known = dict(
         db.execute(
             CHUNK_VECTORS_BY_HASH_SQL, {"collection": chunks_collection, "hashes": _json(h.hex() for h in wanted)}
         ).fetchall()
     )
-    texts = {}
+    texts: dict[bytes, str] = {}
     for item in group:
         for piece, digest in zip(item.chunks, item.hashes):
             if digest not in known:
@@ -174,50 +231,46 @@ def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.Embeddin
     result.chunks_reused += sum(len(p.hashes) for p in group) - len(texts)
     now = int(time.time())
     ids = _json(p.id for p in group)
+    chunk_rows, document_rows, unembedded = [], [], []
+    chunk_entries: list[tuple[str, str, dict[str, Any]]] = []
+    for item in group:
+        for piece, digest in zip(item.chunks, item.hashes):
+            chunk_id = f"{item.id}-{piece.seq}"
+            chunk_rows.append(
+                {
+                    "id": chunk_id,
+                    "document_id": item.id,
+                    "seq": piece.seq,
+                    "start": piece.start,
+                    "end": piece.end,
+                    "content_hash": digest,
+                }
+            )
+            chunk_entries.append((chunk_id, piece.text, {"document_id": item.id, "seq": piece.seq, "path": item.path}))
+        mean = _mean([llm.decode(known[d]) for d in item.hashes])
+        if mean:
+            document_rows.append(
+                _vector_row(
+                    documents_collection,
+                    str(item.id),
+                    llm.encode(mean),
+                    item.signature,
+                    {"title": item.title, "path": item.path, "chunks": len(item.chunks), **VECTOR_METADATA},
+                    now,
+                )
+            )
+        else:
+            unembedded.append(str(item.id))
     with db.atomic():
-        for (old_id,) in db.execute(OLD_CHUNKS_SQL, {"ids": ids}).fetchall():
-            db.execute(DELETE_EMBEDDING_SQL, {"collection": chunks_collection, "id": old_id})
+        stale = [old_id for (old_id,) in db.execute(OLD_CHUNKS_SQL, {"ids": ids}).fetchall()]
+        # the new ids too: llm's writer leaves alone an id already stored with the same text
+        stale += [chunk_id for chunk_id, _, _ in chunk_entries]
+        db.execute(DELETE_EMBEDDINGS_SQL, {"collection": chunks_collection, "ids": _json(stale)})
+        db.execute(DELETE_EMBEDDINGS_SQL, {"collection": documents_collection, "ids": _json(unembedded)})
         db.execute(DELETE_CHUNKS_SQL, {"ids": ids})
-        chunk_rows, vector_rows = [], []
-        for item in group:
-            for piece, digest in zip(item.chunks, item.hashes):
-                chunk_id = f"{item.id}-{piece.seq}"
-                chunk_rows.append(
-                    {
-                        "id": chunk_id,
-                        "document_id": item.id,
-                        "seq": piece.seq,
-                        "start": piece.start,
-                        "end": piece.end,
-                        "content_hash": digest,
-                    }
-                )
-                vector_rows.append(
-                    _vector_row(
-                        chunks_collection,
-                        chunk_id,
-                        known[digest],
-                        digest,
-                        {"document_id": item.id, "seq": piece.seq, "path": item.path},
-                        now,
-                    )
-                )
-            mean = _mean([llm.decode(known[d]) for d in item.hashes])
-            if mean:
-                vector_rows.append(
-                    _vector_row(
-                        documents_collection,
-                        str(item.id),
-                        llm.encode(mean),
-                        item.signature,
-                        {"title": item.title, "path": item.path, "chunks": len(item.chunks), **VECTOR_METADATA},
-                        now,
-                    )
-                )
-            else:
-                db.execute(DELETE_EMBEDDING_SQL, {"collection": documents_collection, "id": str(item.id)})
         db.table("chunks").insert_all(chunk_rows)
-        db.table("embeddings").insert_all(vector_rows, replace=True)
+        chunk_writer.store(chunk_entries, known)
+        db.table("embeddings").insert_all(document_rows, replace=True)
         vectors.bump_version(db, f"{time.time_ns()}")
     result.embedded += len(group)
 
@@ -225,6 +278,7 @@ def _store(db: sqlite_utils.Database, group: list[_Pending], model: llm.Embeddin
 def _vector_row(
     collection: int, id: str, blob: bytes, digest: bytes, metadata: dict[str, Any], now: int
 ) -> dict[str, Any]:
+    """A row of llm's ``embeddings`` table, as llm's own writer makes it (tied to it by tests/test_llm_tables.py)."""
     return {
         "collection_id": collection,
         "id": id,
@@ -237,10 +291,8 @@ def _vector_row(
     }
 
 
-def remove_orphans(db: sqlite_utils.Database) -> int:
+def remove_orphans(db: sqlite_utils.Database, chunks_collection: int, documents_collection: int) -> int:
     """Vectors of documents that are no longer in the archive."""
-    chunks_collection = _collection(db, schema.CHUNKS_COLLECTION)
-    documents_collection = _collection(db, schema.DOCUMENTS_COLLECTION)
     removed = 0
     with db.atomic():
         for (chunk_id,) in db.execute(ORPHAN_CHUNKS_SQL).fetchall():
@@ -264,15 +316,18 @@ def embed_archive(
     started = time.perf_counter()
     db = schema.open_archive(Path(db_path))
     try:
-        result = Result(removed=remove_orphans(db))
-        pending, result.skipped = plan(db, scope, only_ids)
+        chunks_collection, documents_collection = _collections(db)
+        result = Result(removed=remove_orphans(db, chunks_collection, documents_collection))
+        pending, result.skipped = plan(db, documents_collection, scope, only_ids)
         result.total_files = len(pending) + result.skipped
         tick = progress(len(pending)) if progress else None
-        model = llm.get_embedding_model(MODEL_ID) if pending else None
-        for group in _document_batches(pending, db):
-            _store(db, group, model, result)
-            if tick:
-                tick(len(group), result.chunks_embedded)
+        if pending:
+            model = llm.get_embedding_model(MODEL_ID)
+            chunk_writer = _ChunkWriter(db)
+            for group in _document_batches(pending, db):
+                _store(db, group, model, chunk_writer, documents_collection, result)
+                if tick:
+                    tick(len(group), result.chunks_embedded)
     finally:
         db.close()
     result.seconds = time.perf_counter() - started

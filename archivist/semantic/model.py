@@ -77,7 +77,7 @@ class MiniLM(llm.EmbeddingModel):
     model_id = MODEL_ID
     batch_size = CALL_SIZE
 
-    def embed_batch(self, items: Iterable[str | bytes]) -> Iterator[list[float]]:
+    def embed_batch(self, items: Iterable[str | bytes], *, key: str | None = None) -> Iterator[list[float]]:
         texts = [item.decode("utf-8", "replace") if isinstance(item, bytes) else item for item in items]
         yield from encode(texts)
 

@@ -75,7 +75,7 @@ def _current_version(db_path: str) -> str | None:
 
 def _file_state(db_path: str) -> tuple:
     """Cheap evidence that nothing was written: the database and WAL file sizes and times."""
-    state = []
+    state: list[tuple[int, int] | None] = []
     for suffix in ("", "-wal"):
         try:
             stat = os.stat(db_path + suffix)
