@@ -139,6 +139,10 @@ def archive_to_read(workspace: Path, db_path: Path | None, note: str = "") -> Pa
     problem = _database_problem(path, tables=True)
     if problem is not None:
         refuse(f"Not an Archivist archive: {shown(path)} ({problem}): {_rebuild_hint(workspace, db_path)}.")
+    from archivist.build import schema
+
+    if schema.upgrade(path):  # written by an older version: its schema catches up, nothing is lost
+        click.echo(f"Upgraded the archive at {shown(path)} to this version's schema.", err=True)
     return path
 
 

@@ -226,7 +226,9 @@ def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
         path.write_text(path.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
     before = rows(workspace, "select count(*), sum(length(body)) from documents")
     process = subprocess.Popen(
-        [sys.executable, "-c", INDEX_THEN_WAIT, str(workspace), "500"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [sys.executable, "-c", INDEX_THEN_WAIT, str(workspace), "500"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     try:
         assert process.stdout.readline() == b"writing\n"
@@ -348,3 +350,48 @@ def test_an_archive_from_before_the_problems_table_is_upgraded(make_workspace):
     db.close()
     index_workspace(workspace)
     assert problems(workspace) == {"notes/empty.md": ("skipped", "empty file")}
+
+
+# --- an archive written by an older version -------------------------------------------------
+
+
+def _as_written_before_m011(workspace):
+    """The archive as the version before the workspace_root view left it."""
+    db = sqlite_utils.Database(archive_path(workspace))
+    db.executescript("DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root';")
+    db.close()
+
+
+def test_an_older_archive_is_named_as_such_by_the_queries_and_upgraded_by_every_command(make_workspace):
+    from click.testing import CliRunner
+
+    from archivist.cli import cli
+    from archivist.errors import ArchivistError
+    from archivist.queries.runner import Archive
+
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    _as_written_before_m011(workspace)
+    with pytest.raises(ArchivistError) as older:
+        Archive.for_workspace(workspace)
+    assert older.value.code == "DIRECTORY_NOT_FOUND" and "older version" in older.value.message
+    assert "archivist index" in older.value.message
+    for command in (["search", str(workspace), "tokens"], ["status", str(workspace)]):
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 0, result.output
+        assert "Upgraded the archive" in result.stderr
+        with Archive.for_workspace(workspace) as archive:  # current again
+            assert archive.run("find_document", {"document": "notes/a.md"})
+        _as_written_before_m011(workspace)
+
+
+async def test_plain_datasette_upgrades_an_older_archive_when_it_starts(make_workspace):
+    from conftest import started_datasette
+
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    _as_written_before_m011(workspace)
+    datasette = await started_datasette(archive_path(workspace))
+    response = await datasette.client.get("/archive/find_document.json", params={"document": "notes/a.md"})
+    assert response.status_code == 200 and response.json()["rows"], response.text
+    assert "workspace_root" in sqlite_utils.Database(archive_path(workspace)).view_names()

@@ -270,3 +270,33 @@ CREATE VIEW workspace_root AS
 @migrations()
 def m011_workspace_root(db: sqlite_utils.Database) -> None:
     db.executescript(WORKSPACE_ROOT_SQL)
+
+
+# The tables every archive has; a database without them is not an archive.
+ARCHIVE_TABLES = ("documents", "files", "archive_meta", "index_runs")
+
+
+def archive_problem(db: sqlite_utils.Database) -> str | None:
+    """Why ``db`` is not an archive this version's queries can read, or None. Reads only.
+
+    "older" means an archive written by an earlier version: ``upgrade`` (or
+    ``archivist index``) brings it up to date, and nothing of it is lost.
+    """
+    missing = [name for name in ARCHIVE_TABLES if not db[name].exists()]
+    if missing:
+        return f"it lacks the tables that archivist index creates ({', '.join(missing)})"
+    if migrations.pending(db):
+        return "older"
+    return None
+
+
+def upgrade(path: Path) -> bool:
+    """Apply the migrations an existing archive lacks; whether there were any."""
+    db = sqlite_utils.Database(path)
+    try:
+        if archive_problem(db) != "older":
+            return False
+    finally:
+        db.close()
+    open_archive(path).close()
+    return True

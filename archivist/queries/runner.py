@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import sqlite_utils
 from sqlite_utils.utils import sqlite3
 
 from archivist import errors
+from archivist.build import schema
 from archivist.errors import ArchivistError
 from archivist.queries import sqlfunctions, validation
 from archivist.queries.catalog import default_settings, sql_for
@@ -93,13 +95,36 @@ class Archive:
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._connections: list[Any] = []
         self._lock = threading.Lock()
-        self._idle.put(self._open())  # open (and check) the first one now
+        first = self._open()  # open (and check) the first one now
+        try:
+            self._check_schema(first)
+        except ArchivistError:
+            first.close()
+            raise
+        self._idle.put(first)
         self._pooled = 1
         self._own: Any = None
 
     @classmethod
     def for_workspace(cls, workspace: Path, time_limit_ms: int | None = None) -> Archive:
         return cls(archive_path(workspace), time_limit_ms=time_limit_ms)
+
+    def _check_schema(self, conn: Any) -> None:
+        problem = schema.archive_problem(sqlite_utils.Database(conn))
+        if problem == "older":
+            raise ArchivistError(
+                "DIRECTORY_NOT_FOUND",
+                f"The archive at {self.db_path} was written by an older version of Archivist",
+                "Its schema lacks what this version's queries read.",
+                "Run: archivist index WORKSPACE (it upgrades the archive; nothing is lost)",
+            )
+        if problem is not None:
+            raise ArchivistError(
+                "DIRECTORY_NOT_FOUND",
+                f"Not an Archivist archive: {self.db_path}",
+                f"The database {problem}.",
+                "Run: archivist index WORKSPACE",
+            )
 
     def _open(self) -> Any:
         conn = connect(self.db_path, self.settings)

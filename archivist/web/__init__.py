@@ -96,7 +96,8 @@ def startup(datasette):
     app.unregister_default_error_handler()
 
     async def inner():
-        await app.is_archive(datasette)  # known from the first request on (get_metadata)
+        if await app.is_archive(datasette):  # known from the first request on (get_metadata)
+            await app.upgrade_archive(datasette)
 
     return inner
 

@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
+import sqlite_utils
 from datasette.database import Database
 from datasette.plugins import pm
 from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
+from archivist.build.schema import ARCHIVE_TABLES, archive_problem, migrations
 from archivist.errors import ArchivistError, took_too_long
 from archivist.queries import runner, validation
 from archivist.queries.catalog import sql_for
@@ -301,7 +303,6 @@ async def similar_documents(
 
 
 # The tables `archivist index` creates: a database without them is not an archive.
-ARCHIVE_TABLES = ("documents", "files", "archive_meta", "index_runs")
 _ARCHIVE_TABLES_SQL = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ({})".format(
     ", ".join(f"'{name}'" for name in ARCHIVE_TABLES)
 )
@@ -330,6 +331,24 @@ async def is_archive(datasette: Datasette) -> bool:
         _archives.add(db)
         return True
     return False
+
+
+async def upgrade_archive(datasette: Datasette) -> None:
+    """An archive written by an older version gets this version's schema (its pending migrations).
+
+    ``archivist serve`` indexes first, which does the same; this is for plain ``datasette``.
+    An archive served read-only (``-i``) is left as it is: its queries say to run ``archivist index``.
+    """
+    db = datasette.databases[DATABASE_NAME]
+    if not db.is_mutable or not db.path:
+        return
+
+    def upgrade(conn: Any) -> None:
+        migrations.apply(sqlite_utils.Database(conn))
+
+    if await db.execute_fn(lambda conn: archive_problem(sqlite_utils.Database(conn))) == "older":
+        await db.execute_write_fn(upgrade, block=True)
+        logger.warning("Upgraded the archive %s to this version's schema", db.path)
 
 
 def known_archive(datasette: Datasette) -> bool:
