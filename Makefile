@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 WORKSPACE ?= sample-workspace
 PORT ?= 8001
 
-.PHONY: install serve test bench browser
+.PHONY: install serve test check bench browser
 
 # torch comes first and pinned: 2.13.0 is the CPU build; any other resolution
 # would pull gigabytes of CUDA packages.
@@ -37,7 +37,14 @@ browser:
 serve: install
 	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT)
 
-test: install $(CLIENTS) browser
+# Lint, format, types and the layer contract, then the tests.
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: install $(CLIENTS) browser check
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
 bench: install

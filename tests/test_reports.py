@@ -114,9 +114,7 @@ async def test_links_use_the_plugin_setting_in_datasette(workspace):
     assert response.json()[0]["link"] == "https://r.example/proxy-slow-meeting-analysis-command/review_2025_11_28.md"
 
 
-async def test_the_environment_sets_the_base_url_for_every_surface_and_the_plugin_setting_wins(
-    workspace, monkeypatch
-):
+async def test_the_environment_sets_the_base_url_for_every_surface_and_the_plugin_setting_wins(workspace, monkeypatch):
     monkeypatch.setenv("ARCHIVIST_REPORT_LINK_BASE_URL", "https://env.example")
     link = "/proxy-slow-meeting-analysis-command/review_2025_11_28.md"
     with Archive(archive_path(workspace)) as archive:  # the CLI and MCP

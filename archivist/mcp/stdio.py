@@ -21,7 +21,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from archivist.mcp import CAPABILITIES, INSTRUCTIONS, NAME
 
@@ -33,8 +33,10 @@ def _sdk_versions() -> tuple[tuple[str, ...], str]:
         raise ImportError("mcp_types is not installed")
     path = Path(next(iter(spec.submodule_search_locations))) / "version.py"
     module_spec = importlib.util.spec_from_file_location("_archivist_mcp_versions", path)
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"cannot read {path}")
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module_spec.loader.exec_module(module)
     return tuple(module.HANDSHAKE_PROTOCOL_VERSIONS), module.LATEST_HANDSHAKE_VERSION
 
 
@@ -74,7 +76,7 @@ class _Replay(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def readline(self, size: int | None = -1) -> str:
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]  # a text stream's readline
         if self._first is not None:
             line, self._first = self._first, None
             return line
@@ -129,8 +131,10 @@ def serve(
 
     async def run() -> None:
         async with stdio_server(
-            stdin=anyio.wrap_file(_Replay(first, protocol_in)),
-            stdout=anyio.wrap_file(_WithoutSecondAnswer(protocol_out, request["id"] if request else None)),
+            stdin=anyio.wrap_file(cast(IO[str], _Replay(first, protocol_in))),
+            stdout=anyio.wrap_file(
+                cast(IO[str], _WithoutSecondAnswer(protocol_out, request["id"] if request else None))
+            ),
         ) as (read_stream, write_stream):
             low_level = server._lowlevel_server  # MCPServer.run_stdio_async does the same with its own streams
             await low_level.run(read_stream, write_stream, low_level.create_initialization_options())

@@ -45,6 +45,7 @@ def default_settings() -> dict[str, Any]:
     """The settings of the ``archivist`` plugin block that the queries read, from the environment."""
     return {"report_link_base_url": os.environ.get(REPORT_LINK_ENV) or None}
 
+
 _INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)-- include: (?P<file>_\w+\.sql)[ \t]*$", re.M)
 
 
