@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import llm
 import pytest
@@ -217,27 +216,43 @@ def test_chunks_follow_headings_and_carry_offsets():
         assert len(piece.text.split()) <= chunking.MAX_WORDS + 1
 
 
+# Run in a child process: embed, and in the second batch, its transaction open and the
+# first batch committed, say so and wait to be killed.
+EMBED_THEN_WAIT = """
+import sys, time
+from archivist.semantic import embeddings
+
+real_store, real_row, batches = embeddings._store, embeddings._vector_row, []
+
+def store(*args, **kwargs):
+    batches.append(1)
+    return real_store(*args, **kwargs)
+
+def row(*args, **kwargs):
+    if len(batches) == 2:
+        print("writing", flush=True)
+        time.sleep(600)
+    return real_row(*args, **kwargs)
+
+embeddings._store, embeddings._vector_row = store, row
+embeddings.embed_workspace(sys.argv[1])
+"""
+
+
 def test_a_killed_embedding_run_resumes_with_nothing_lost(tmp_path):
     notes = {f"notes/note-{n:03d}.md": f"# Note {n}\n\nNote number {n} is about topic {n % 17}." for n in range(400)}
     workspace = write_files(tmp_path / "many", notes)
     index_workspace(workspace)
     db_file = archive_path(workspace)
     process = subprocess.Popen(
-        [sys.executable, "-c", "from archivist.cli import cli; cli()", "embed", str(workspace)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, "-c", EMBED_THEN_WAIT, str(workspace)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     count_sql = f"select count(*) from embeddings where collection_id = {DOCUMENTS}"
     try:
-        deadline = time.monotonic() + 180
-        done = 0
-        while process.poll() is None and done == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)  # waiting for the first committed batch
-            done = sqlite_utils.Database(db_file).execute(count_sql).fetchone()[0]
+        assert process.stdout.readline() == b"writing\n"
+    finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
-    finally:
-        process.kill()
     committed = sqlite_utils.Database(db_file).execute(count_sql).fetchone()[0]
     assert 0 < committed < 400
     resumed = embeddings.embed_workspace(workspace)
