@@ -1,12 +1,5 @@
 with hits as materialized (
-  select rowid as id
-  from reports_trigram
-  where reports_trigram match archivist_phrase(:query)
-  union
-  select id
-  from documents
-  where kind = 'report' and length(trim(:query)) < 3
-    and archivist_count(body, :query) > 0
+  -- include: _report_hits.sql
 ),
 matching as (
   select d.type as command_name, count(*) as matching_reports

@@ -1,13 +1,5 @@
 with hits as materialized (
-  select rowid as id
-  from reports_trigram
-  where reports_trigram match archivist_phrase(:query)
-  union
-  -- the trigram index cannot look up fewer than three characters
-  select id
-  from documents
-  where kind = 'report' and length(trim(:query)) < 3
-    and archivist_count(body, :query) > 0
+  -- include: _report_hits.sql
 ),
 scored as (
   select d.id, d.name, d.type, d.day, d.path, d.body,
