@@ -1,0 +1,312 @@
+"""Aider chat histories, read where aider writes them (``.aider.chat.history.md``).
+
+A source is a repository folder holding ``.aider.chat.history.md``, or that file itself
+(aider's ``--chat-history-file`` may give it another name: any file with an
+"aider chat started at" header is accepted). The file is appended to by every aider run,
+so it holds many sessions: each ``# aider chat started at YYYY-MM-DD HH:MM:SS`` header
+starts one. The grammar is aider's writer's (``aider/io.py``):
+
+- ``#### `` lines are what the person typed; consecutive ones are one message (a
+  multi-line input), ``#### <blank>`` an empty input. Slash commands that run something
+  (``/run``, ``/test``, ``/git``, ``!``) also become tool calls with their command.
+- ``> `` lines are aider's own output (tool output, warnings, questions and answers):
+  consecutive ones, with the unquoted lines that directly continue a multi-line output,
+  are one ``tool`` message whose text stays out of the search (``tool_output``).
+  ``> Running CMD`` gives a command, ``> Added FILE to the chat`` and
+  ``> Applied edit to FILE`` give files, ``> Main model: NAME with …`` (``> Model:`` in
+  older versions) the model of the replies that follow.
+- Everything else is the assistant's reply; code fences in a reply are tracked, so a
+  ``####`` or ``>`` line inside one is part of the reply.
+
+Times: the header is local time without a zone. It is kept as written, marked as UTC
+(``2025-05-12 14:03:27`` becomes ``2025-05-12T14:03:27Z``), so the day and hour are the
+ones the person saw; the instant is off by their UTC offset. The header is the session's
+start; its messages carry no time of their own. The last session of the file ends at the
+file's modification time (local, kept the same way); the others end where they start.
+
+The session's key is the header's timestamp as written (a repeated one gets ``#2``,
+``#3`` …), its project the folder holding the file, its title the first thing the person
+typed that is not a slash command. Sessions with nothing from the person or the
+assistant (an ``aider --help`` run, an interrupted start) are not yielded. Text before the
+first header is skipped and counted. The file is read line by line, bytes that are not
+UTF-8 are replaced, and nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archivist.build.agentlogs import Message, Session, ToolCall, short_title
+
+KIND = "aider"
+
+HISTORY_NAME = ".aider.chat.history.md"
+EXPECTED = f"a repository folder holding {HISTORY_NAME}, or an aider chat history file"
+CHECK_BYTES = 64 * 1024  # looked at to tell an aider history that has another name
+
+HEADER_RE = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$")
+USER_RE = re.compile(r"^####(?: (.*))?$")
+TOOL_RE = re.compile(r"^>(?: (.*))?$")
+FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+TAG_FENCE_RE = re.compile(r"^\s*<(source|code|pre|codeblock|sourcecode)>\s*$")
+BLANK_INPUT = "<blank>"
+
+# A user's slash command that runs something: its tool call name, and the command it ran.
+RUN_COMMANDS = {"/run": "run", "/test": "test", "/git": "git"}
+COMMAND_RE = re.compile(r"^(/[a-z][a-z-]*)(?:\s+(.*))?$")
+# Aider's own output lines that say what it did.
+RUNNING_RE = re.compile(r"^Running:? (.+)$")
+ADDED_RE = re.compile(r"^Added (.+?) to the chat\.?$")
+ADDED_READ_ONLY_RE = re.compile(r"^Added (.+?) to read-only files\.?$")
+OUTPUT_LINES_RE = re.compile(r"^\d+ lines? of output$")
+EDIT_RE = re.compile(r"^Applied edit to (.+)$")
+MODEL_RE = re.compile(r"^(?:Main model|Model|Models): (\S+)")
+TOKENS_RE = re.compile(r"^> Tokens: ")  # written after every reply: an unclosed fence ends there
+
+
+def check(path: Path | str) -> str | None:
+    """Why ``path`` is not an aider source (a sentence saying what was expected), or None."""
+    path = Path(path)
+    if not path.exists():
+        return f"{path} does not exist: expected {EXPECTED}."
+    if path.is_dir():
+        history = path / HISTORY_NAME
+        if history.is_file():
+            return None
+        return f"{path} has no {HISTORY_NAME}: expected {EXPECTED}."
+    if not path.is_file():
+        return f"{path} is not a file or a folder: expected {EXPECTED}."
+    if path.name == HISTORY_NAME:
+        return None
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(CHECK_BYTES)
+    except OSError as error:
+        return f"{path} cannot be read ({error.strerror or error}): expected {EXPECTED}."
+    text = head.decode("utf-8", errors="replace")
+    if any(HEADER_RE.match(line.rstrip("\r")) for line in text.split("\n")):
+        return None
+    return f'{path} has no "# aider chat started at" header: expected {EXPECTED}.'
+
+
+def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
+    """Every session of the chat history, in the order of the file."""
+    path = Path(path)
+    history = path / HISTORY_NAME if path.is_dir() else path
+    if not history.is_file():
+        return
+    project = os.path.abspath(history.parent)
+    try:
+        ended = _as_written(dt.datetime.fromtimestamp(history.stat().st_mtime))
+    except (OSError, OverflowError, ValueError):
+        ended = None
+    keys: dict[str, int] = {}
+    current: _Session | None = None
+    skipped_before = 0
+    try:
+        handle = history.open("rb")
+    except OSError:
+        return
+    with handle:
+        for raw in handle:
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            header = HEADER_RE.match(line)
+            if header:
+                if current is not None:
+                    session = current.session(last=None)
+                    if session is not None:
+                        yield session
+                stamp = header.group(1)
+                keys[stamp] = keys.get(stamp, 0) + 1
+                key = stamp if keys[stamp] == 1 else f"{stamp}#{keys[stamp]}"
+                current = _Session(key=key, started=stamp.replace(" ", "T") + "Z", project=project, file=history)
+                if skipped_before:
+                    current.problems.append(f"{skipped_before} lines before the first session header skipped")
+                    skipped_before = 0
+            elif current is None:
+                if line.strip():
+                    skipped_before += 1
+            else:
+                current.add(line)
+    if current is not None:
+        session = current.session(last=ended)
+        if session is not None:
+            yield session
+
+
+def _as_written(moment: dt.datetime) -> str:
+    """A local time kept as written, marked as UTC like the headers."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class _Block:
+    role: str
+    lines: list[str] = field(default_factory=list)
+    model: str | None = None
+
+
+class _Session:
+    """One session as its lines are read: blocks of one role, then messages."""
+
+    def __init__(self, key: str, started: str, project: str, file: Path) -> None:
+        self.key = key
+        self.started = started
+        self.project = project
+        self.file = file
+        self.problems: list[str] = []
+        self.messages: list[Message] = []
+        self.models: list[str] = []
+        self.model: str | None = None
+        self.block: _Block | None = None
+        self.fence: str | None = None  # the closing fence while inside a reply's code block
+        self.after_blank = True  # the previous line was blank (or this is the first)
+
+    def add(self, line: str) -> None:
+        blank = not line.strip()
+        if self.block is not None and self.block.role == "assistant" and self.fence is not None:
+            if TOKENS_RE.match(line):
+                # aider writes this right after a reply: a fence still open is never closed
+                self.problems.append("a code fence in a reply was never closed")
+                self.fence = None
+            else:
+                self._fence(line)
+                self.block.lines.append(line)
+                self.after_blank = blank
+                return
+        user = USER_RE.match(line)
+        tool = None if user else TOOL_RE.match(line)
+        if user:
+            self._start("user")
+            assert self.block is not None
+            self.block.lines.append((user.group(1) or "").rstrip())
+        elif tool:
+            self._start("tool")
+            assert self.block is not None
+            self.block.lines.append((tool.group(1) or "").rstrip())
+        elif blank:
+            if self.block is not None and self.block.role == "assistant":
+                self.block.lines.append("")
+            elif self.block is not None:
+                self._close()
+        elif self.block is not None and self.block.role == "tool" and not self.after_blank:
+            # the second and later lines of a multi-line output are written without "> "
+            self.block.lines.append(line.rstrip())
+        else:
+            self._start("assistant")
+            assert self.block is not None
+            self._fence(line)
+            self.block.lines.append(line)
+        self.after_blank = blank
+
+    def _fence(self, line: str) -> None:
+        """Follow code fences in a reply: open one, or close the one that is open."""
+        stripped = line.strip()
+        if self.fence is None:
+            opening = FENCE_RE.match(line)
+            if opening:
+                self.fence = opening.group(1)
+                return
+            tag = TAG_FENCE_RE.match(line)
+            if tag:
+                self.fence = f"</{tag.group(1)}>"
+            return
+        if self.fence.startswith("</"):
+            if stripped == self.fence:
+                self.fence = None
+        elif stripped.startswith(self.fence[0] * len(self.fence)) and not stripped.strip(self.fence[0]):
+            self.fence = None
+
+    def _start(self, role: str) -> None:
+        if self.block is not None and self.block.role == role:
+            return
+        self._close()
+        self.block = _Block(role, model=self.model if role == "assistant" else None)
+
+    def _close(self) -> None:
+        block, self.block = self.block, None
+        self.fence = None
+        if block is None:
+            return
+        if block.role == "user":
+            self._user(block.lines)
+        elif block.role == "tool":
+            self._tool(block.lines)
+        else:
+            text = "\n".join(block.lines).strip()
+            if text:
+                self.messages.append(Message(role="assistant", text=text, model=block.model))
+
+    def _user(self, lines: list[str]) -> None:
+        text = "\n".join("" if line == BLANK_INPUT else line for line in lines).strip()
+        if not text:
+            return
+        calls: list[ToolCall] = []
+        first = lines[0].strip() if lines else ""
+        if first.startswith("!") and len(first) > 1:
+            calls.append(ToolCall(name="run", commands=[first[1:].strip()]))
+        else:
+            command = COMMAND_RE.match(first)
+            if command and command.group(1) in RUN_COMMANDS and command.group(2):
+                name = RUN_COMMANDS[command.group(1)]
+                argument = command.group(2).strip()
+                calls.append(ToolCall(name=name, commands=[f"git {argument}" if name == "git" else argument]))
+        self.messages.append(Message(role="user", text=text, tool_calls=calls))
+
+    def _tool(self, lines: list[str]) -> None:
+        output = "\n".join(lines).strip()
+        if not output:
+            return
+        calls: list[ToolCall] = []
+        for line in lines:
+            line = line.strip()
+            model = MODEL_RE.match(line)
+            if model:
+                self.model = model.group(1)
+                continue
+            running = RUNNING_RE.match(line)
+            if running:
+                calls.append(ToolCall(name="run", commands=[running.group(1).strip()]))
+                continue
+            added = ADDED_RE.match(line)
+            if added and not OUTPUT_LINES_RE.match(added.group(1)):
+                calls.append(ToolCall(name="add", files=[added.group(1).strip()]))
+                continue
+            read_only = ADDED_READ_ONLY_RE.match(line)
+            if read_only:
+                calls.append(ToolCall(name="read", files=[read_only.group(1).strip()]))
+                continue
+            edit = EDIT_RE.match(line)
+            if edit:
+                calls.append(ToolCall(name="edit", files=[edit.group(1).strip()]))
+        self.messages.append(Message(role="tool", text="", tool_calls=calls, tool_output=output))
+
+    def session(self, last: str | None) -> Session | None:
+        self._close()
+        if not any(message.role in ("user", "assistant") for message in self.messages):
+            return None
+        models: list[str] = []
+        for message in self.messages:
+            if message.model and message.model not in models:
+                models.append(message.model)
+        users = [message.text for message in self.messages if message.role == "user"]
+        prompts = [text for text in users if not text.startswith(("/", "!"))]
+        title = short_title((prompts or users)[0]) if users else f"aider chat {self.key}"
+        end = last if last is not None and last >= self.started else self.started
+        return Session(
+            key=self.key,
+            agent=KIND,
+            title=title,
+            messages=self.messages,
+            project=self.project,
+            models=models,
+            started=self.started,
+            last=end,
+            files=[self.file],
+            problems=self.problems,
+        )

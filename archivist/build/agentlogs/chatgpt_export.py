@@ -1,0 +1,280 @@
+"""ChatGPT data exports: one session per exported conversation, along its current branch.
+
+An export is the folder or the ``.zip`` that ChatGPT's "Export data" gives. It holds
+``conversations.json`` (newer exports split it into ``conversations-000.json``, …), a JSON
+list of conversations. A conversation is a tree: ``mapping`` holds its nodes
+``{id, message, parent, children}``; an edited or regenerated message has several
+children, and ``current_node`` is the leaf of the branch the user sees.
+
+What a session holds:
+
+- key: ``conversation_id`` (else ``id``); title: ``title``, else the first user message
+  shortened; project: ``conversation_template_id`` when it names a ChatGPT project
+  (``g-p-…``), the only link to a project the export has;
+- the messages from the root to ``current_node`` (when it is missing or not in the tree,
+  to the leaf written last), leaving out nodes without a message, messages hidden from
+  the conversation (``metadata.is_visually_hidden_from_conversation``: custom
+  instructions, the system prompt), system messages of weight 0, reasoning recaps
+  ("Thought for 5s") and messages left empty;
+- role from ``author.role``; text from ``content.parts`` (strings; an image, audio or
+  video part is shown as ``[image]``, ``[audio]``, ``[video]``; a voice transcription as
+  its text); ``code`` (what the assistant sends a tool, e.g. Python) as a fenced block
+  with a tool call named by its ``recipient``; ``execution_output``, browsing results,
+  quotes and tool errors, and every text of a ``tool`` message, as tool output;
+  ``thoughts`` and the ``analysis`` channel as thinking;
+- model: the message's ``metadata.model_slug`` (else its ``default_model_slug``); the
+  session's models are those of its messages, else the conversation's
+  ``default_model_slug``; times: ``create_time`` (unix seconds) in UTC.
+
+The export container (folder or zip, ``conversations*.json`` read once as a stream, the
+problems of a read) is the one of ``claude_export``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from archivist.build.agentlogs import ROLES, Message, Session, ToolCall, short_title
+from archivist.build.agentlogs.claude_export import (
+    CHATGPT_KIND,
+    UNTITLED,
+    ExportFile,
+    check_export,
+    iso_utc,
+    json_type,
+    parse_time,
+    read_export,
+    text_of,
+    unique,
+)
+
+KIND = CHATGPT_KIND
+
+# Content that is not part of the conversation as the user sees it.
+_HIDDEN_CONTENT = {"user_editable_context", "model_editable_context", "reasoning_recap"}
+_TOOL_OUTPUT_CONTENT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error"}
+
+
+def check(path: str | Path) -> str | None:
+    """Why ``path`` is not a ChatGPT export (a sentence), or None when it is one."""
+    return check_export(path, KIND)
+
+
+def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
+    """Every conversation of the ChatGPT export at ``path`` (folder or zip), in file order.
+
+    Files read only up to some damage, and conversations skipped, are added to
+    ``problems`` when a list is given; a conversation's own skipped parts are in its
+    session's ``problems``.
+    """
+    return read_export(path, _session, problems)
+
+
+def _session(item: Any, file: ExportFile, index: int) -> Session | None:
+    if not isinstance(item, dict):
+        raise ValueError(f"it is {json_type(item)}, not a conversation")
+    mapping = item.get("mapping")
+    if not isinstance(mapping, dict):
+        raise ValueError("it has no mapping (its message tree)")
+    problems: list[str] = []
+    key = text_of(item.get("conversation_id")) or text_of(item.get("id"))
+    if not key:
+        key = f"{file.name}#{index + 1}"
+        problems.append("the conversation has no conversation_id: it is keyed by its place in the export")
+    messages: list[Message] = []
+    unknown: dict[str, int] = {}
+    for raw in _current_branch(item, mapping, problems):
+        message = _message(raw, problems, unknown)
+        if message is not None:
+            messages.append(message)
+    for content_type, count in unknown.items():
+        problems.append(f"{count} message(s) of unknown content type {content_type!r} skipped")
+    if not messages:
+        return None
+    first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
+    title = " ".join(text_of(item.get("title")).split()) or short_title(first_user) or UNTITLED
+    models = unique([message.model or "" for message in messages]) or unique([text_of(item.get("default_model_slug"))])
+    template = text_of(item.get("conversation_template_id"))
+    stamps = [message.timestamp for message in messages if message.timestamp]
+    return Session(
+        key=key,
+        agent=KIND,
+        title=title,
+        messages=messages,
+        project=template if template.startswith("g-p-") else None,
+        models=models,
+        started=stamps[0] if stamps else iso_utc(item.get("create_time")),
+        last=stamps[-1] if stamps else iso_utc(item.get("update_time")),
+        files=[file.path],
+        problems=problems,
+    )
+
+
+def _current_branch(item: dict[str, Any], mapping: dict[str, Any], problems: list[str]) -> list[dict[str, Any]]:
+    """The messages from the root to the current node, in order."""
+    node_id = item.get("current_node")
+    if not isinstance(node_id, str) or not isinstance(mapping.get(node_id), dict):
+        leaf = _latest_leaf(mapping)
+        if leaf is None:
+            return []
+        where = "missing" if node_id is None else f"{node_id!r}, not in the tree"
+        problems.append(f"its current_node is {where}: the branch written last is read")
+        node_id = leaf
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    while isinstance(node_id, str):
+        if node_id in seen:
+            problems.append("the tree's parent links form a loop: the branch is read up to it")
+            break
+        node = mapping.get(node_id)
+        if not isinstance(node, dict):
+            problems.append(f"node {node_id!r} is missing from the tree: the branch is read from below it")
+            break
+        seen.add(node_id)
+        if isinstance(node.get("message"), dict):
+            chain.append(node["message"])
+        node_id = node.get("parent")
+    chain.reverse()
+    return chain
+
+
+def _latest_leaf(mapping: dict[str, Any]) -> str | None:
+    """The leaf whose message was written last (the deepest one where times tie)."""
+
+    def children(node: dict[str, Any]) -> list[Any]:
+        found = node.get("children")
+        return found if isinstance(found, list) else []
+
+    def depth(node_id: str) -> int:
+        seen: set[str] = set()
+        current: Any = node_id
+        while isinstance(current, str) and current not in seen and isinstance(mapping.get(current), dict):
+            seen.add(current)
+            current = mapping[current].get("parent")
+        return len(seen)
+
+    def written(node_id: str) -> tuple[float, int]:
+        message = mapping[node_id].get("message")
+        moment = parse_time(message.get("create_time")) if isinstance(message, dict) else None
+        return (moment.timestamp() if moment else -math.inf, depth(node_id))
+
+    leaves = [
+        node_id
+        for node_id, node in mapping.items()
+        if isinstance(node, dict) and not any(isinstance(child, str) and child in mapping for child in children(node))
+    ]
+    return max(leaves, key=written) if leaves else None
+
+
+def _message(raw: dict[str, Any], problems: list[str], unknown: dict[str, int]) -> Message | None:
+    """A node's message as the conversation shows it, or None where it shows nothing."""
+    author = raw.get("author") if isinstance(raw.get("author"), dict) else {}
+    metadata: dict[str, Any] = raw["metadata"] if isinstance(raw.get("metadata"), dict) else {}
+    if metadata.get("is_visually_hidden_from_conversation") is True:
+        return None
+    role = author.get("role") if isinstance(author, dict) else None
+    if role not in ROLES:
+        problems.append(f"a message by {role!r} (not user, assistant, tool or system) skipped")
+        return None
+    if role == "system" and raw.get("weight") == 0:
+        return None
+    content: dict[str, Any] = raw["content"] if isinstance(raw.get("content"), dict) else {}
+    content_type = content.get("content_type")
+    if content_type in _HIDDEN_CONTENT:
+        return None
+    text = thinking = output = ""
+    if content_type in ("text", "multimodal_text"):
+        text = _parts(content.get("parts"))
+    elif content_type == "code":
+        text = _code(content)
+    elif content_type == "thoughts":
+        thinking = _thoughts(content)
+    elif content_type in _TOOL_OUTPUT_CONTENT:
+        output = _tool_output(content_type, content)
+    elif isinstance(content.get("parts"), list):
+        text = _parts(content["parts"])  # a newer kind of content that still has parts
+    elif isinstance(content.get("text"), str):
+        text = content["text"]
+    else:
+        name = content_type if isinstance(content_type, str) else "(none)"
+        unknown[name] = unknown.get(name, 0) + 1
+        return None
+    if role == "tool":
+        output, text = "\n\n".join(piece for piece in (output, text) if piece.strip()), ""
+    elif role == "assistant" and raw.get("channel") == "analysis":
+        thinking, text = "\n\n".join(piece for piece in (thinking, text) if piece.strip()), ""
+    recipient = text_of(raw.get("recipient"))
+    tool_calls = [ToolCall(name=recipient)] if role == "assistant" and recipient not in ("", "all") else []
+    if not (text.strip() or thinking.strip() or output.strip() or tool_calls):
+        return None
+    model = None
+    if role == "assistant":
+        model = text_of(metadata.get("model_slug")) or text_of(metadata.get("default_model_slug")) or None
+    return Message(
+        role=role,
+        text=text.strip(),
+        timestamp=iso_utc(raw.get("create_time")),
+        model=model,
+        tool_calls=tool_calls,
+        thinking=thinking.strip(),
+        tool_output=output,
+    )
+
+
+def _parts(parts: Any) -> str:
+    """The text of ``content.parts``: strings as they are, media as a marker."""
+    pieces: list[str] = []
+    for part in parts if isinstance(parts, list) else []:
+        if isinstance(part, str):
+            pieces.append(part)
+        elif isinstance(part, dict):
+            kind = text_of(part.get("content_type"))
+            if isinstance(part.get("text"), str) and part["text"].strip():
+                pieces.append(part["text"])  # a voice message's transcription
+            elif "image" in kind:
+                pieces.append("[image]")
+            elif "audio" in kind:
+                pieces.append("[audio]")
+            elif "video" in kind:
+                pieces.append("[video]")
+    return "\n\n".join(piece for piece in pieces if piece.strip())
+
+
+def _code(content: dict[str, Any]) -> str:
+    code = content.get("text")
+    if not isinstance(code, str) or not code.strip():
+        return ""
+    language = text_of(content.get("language"))
+    language = "" if language == "unknown" else language
+    return f"```{language}\n{code.rstrip()}\n```"
+
+
+def _thoughts(content: dict[str, Any]) -> str:
+    thoughts = content.get("thoughts")
+    if not isinstance(thoughts, list):
+        return _parts(content.get("parts"))
+    pieces: list[str] = []
+    for thought in thoughts:
+        if isinstance(thought, dict):
+            pieces.append(
+                "\n".join(text_of(thought.get(key)) for key in ("summary", "content") if text_of(thought.get(key)))
+            )
+        elif isinstance(thought, str):
+            pieces.append(thought)
+    return "\n\n".join(piece for piece in pieces if piece.strip())
+
+
+def _tool_output(content_type: str, content: dict[str, Any]) -> str:
+    if content_type == "tether_browsing_display":
+        return text_of(content.get("result")) or text_of(content.get("summary"))
+    if content_type == "tether_quote":
+        source = "\n".join(text_of(content.get(key)) for key in ("title", "url") if text_of(content.get(key)))
+        return "\n\n".join(piece for piece in (source, text_of(content.get("text"))) if piece)
+    if content_type == "system_error":
+        name, text = text_of(content.get("name")), text_of(content.get("text"))
+        return f"{name}: {text}" if name and text else name or text
+    output = content.get("text")
+    return output if isinstance(output, str) else ""

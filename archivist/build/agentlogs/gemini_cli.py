@@ -1,0 +1,538 @@
+"""Gemini CLI sessions, read in place: one session per session file (SPEC §1.1).
+
+Gemini CLI keeps a folder per project under ``~/.gemini/tmp/`` (a hash of the project's
+path, or in newer versions a slug with a ``.project_root`` file naming the path), and each
+session in its ``chats/`` folder: ``session-<time>-<id>.json`` (one JSON document,
+rewritten whole) or ``session-<time>-<id>.jsonl`` (appended). A sub-agent's session is
+``chats/<parent session id>/<session id>.jsonl``. The source is ``~/.gemini/tmp`` (or
+``~/.gemini``), one project folder, its ``chats`` folder, or one session file.
+
+What is read:
+
+- The metadata (the JSON document's top level, or the first JSONL line and the
+  ``{"$set": …}`` lines after it): the session id (the key) and the ``summary`` (the title).
+- The messages: ``user`` (its displayed text when the log keeps one, else its content) and
+  ``gemini`` (the assistant: its text, ``model``, ``thoughts`` as thinking, and its
+  ``toolCalls`` with the files their arguments name and the shell commands they ran; each
+  call's result follows as a tool message). In the JSONL form the last line of a message
+  id wins (keeping the place of its first), ``{"$rewindTo": id}`` drops that message and
+  every later one, and ``$set.messages`` replaces them all.
+- The project: ``.project_root`` in the project folder, else the path that
+  ``~/.gemini/projects.json`` maps to the folder, else the folder's name.
+- The title: the summary, else the first user message, shortened.
+
+Skipped: ``info``, ``error`` and ``warning`` messages (status lines of the CLI), the
+token counts, ``logs.json`` and checkpoints. A ``.json`` session that was migrated to a
+``.jsonl`` of the same id is read once, from the ``.jsonl``. Lines that are not JSON,
+records of no known shape and messages of unknown types are skipped and counted in the
+session's ``problems``; a last line cut short (a session being written) is skipped
+silently; a JSON document cut short is read up to the damage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import Message, Session, ToolCall, short_title
+
+KIND = "gemini-cli"
+
+_SESSION_NAME = re.compile(r"^session-.+\.jsonl?$")
+_STATUS_TYPES = {"info", "error", "warning"}
+_FILE_KEYS = ("file_path", "absolute_path", "path", "filepath", "file", "paths", "file_paths")
+_HEAD_BYTES = 64 * 1024
+_LINE_BYTES = 64 * 1024 * 1024
+
+
+def check(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is not a Gemini CLI sessions folder or session file, or None when it is one."""
+    root = Path(path).expanduser()
+    expected = (
+        "expected Gemini CLI's ~/.gemini/tmp (a folder per project, with chats/session-*.json or "
+        "session-*.jsonl), one project folder, or one session file"
+    )
+    if not root.exists():
+        return f"{root} does not exist: {expected}."
+    if root.is_file():
+        return None if _looks_like_session(root) else f"{root} is not a Gemini CLI session file: {expected}."
+    if not root.is_dir():
+        return f"{root} is neither a folder nor a file: {expected}."
+    files = _session_files(root)
+    if files:
+        if _looks_like_session(files[0]):
+            return None
+        return f"{files[0]} under {root} is not a Gemini CLI session file: {expected}."
+    if _chats_folders(root) or _is_gemini_home(root):
+        return f"{root} holds no Gemini CLI session yet (no chats/session-*.json or .jsonl file): {expected}."
+    return f"{root} holds no Gemini CLI chats folder: {expected}."
+
+
+def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
+    """Every session under ``path``, one per session file, in the order of their paths."""
+    root = Path(path).expanduser()
+    if root.is_file():
+        files = [root]
+    elif root.is_dir():
+        files = _session_files(root)
+    else:
+        return
+    projects: dict[Path, str | None] = {}
+    used: set[str] = set()
+    for file in files:
+        record = _Record(file)
+        record.read()
+        session_id = _text(record.meta.get("sessionId"))
+        if file.suffix == ".json" and session_id and _migrated(file, session_id):
+            continue  # the CLI carried this session on in the .jsonl beside it
+        relative = _relative(file, root) if root.is_dir() else file.name
+        key = session_id or relative
+        if key in used:
+            key = f"{key}@{relative}"
+        folder = _project_folder(file)
+        if folder is not None and folder not in projects:
+            projects[folder] = _project(folder)
+        parent = file.parent.name if file.parent.parent.name == "chats" else None
+        session = record.session(key, projects.get(folder) if folder else None, parent)
+        if session is not None:
+            used.add(key)
+            yield session
+
+
+# -- finding files ---------------------------------------------------------------------
+
+
+def _chats_folders(root: Path) -> list[Path]:
+    """The ``chats`` folders of a source: its own, or those of the project folders in it."""
+    if root.name == "chats":
+        return [root]
+    if (root / "chats").is_dir():
+        return [root / "chats"]
+    base = root / "tmp" if (root / "tmp").is_dir() else root
+    try:
+        folders = sorted(base.iterdir())
+    except OSError:
+        return []
+    return [folder / "chats" for folder in folders if (folder / "chats").is_dir()]
+
+
+def _is_gemini_home(root: Path) -> bool:
+    """``~/.gemini``, its ``tmp``, or a project folder there, before any chat was recorded."""
+    if root.name == ".gemini" or (root.name == "tmp" and root.parent.name == ".gemini"):
+        return True
+    base = root / "tmp" if (root / "tmp").is_dir() else root
+    markers = (".project_root", "logs.json")
+    try:
+        folders = [root, *(folder for folder in base.iterdir() if folder.is_dir())]
+    except OSError:
+        return False
+    return any((folder / marker).is_file() for folder in folders for marker in markers)
+
+
+def _session_files(root: Path) -> list[Path]:
+    files: list[Path] = []
+    for chats in _chats_folders(root):
+        try:
+            entries = sorted(chats.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_file() and _SESSION_NAME.match(entry.name):
+                files.append(entry)
+            elif entry.is_dir():  # a session's sub-agents
+                try:
+                    files.extend(sub for sub in sorted(entry.iterdir()) if sub.is_file() and sub.suffix == ".jsonl")
+                except OSError:
+                    continue
+    return sorted(files, key=lambda file: _relative(file, root))
+
+
+def _relative(file: Path, root: Path) -> str:
+    try:
+        return file.relative_to(root).as_posix()
+    except ValueError:
+        return file.as_posix()
+
+
+def _looks_like_session(file: Path) -> bool:
+    """A peek: a first JSONL line with session metadata or a message, or a JSON document's keys."""
+    if file.suffix not in (".json", ".jsonl"):
+        return False
+    try:
+        with file.open("rb") as handle:
+            first = b""
+            while not first.strip():
+                first = handle.readline(_LINE_BYTES)
+                if not first:
+                    return file.suffix == ".jsonl"  # a session that has not written anything yet
+            handle.seek(0)
+            head = handle.read(_HEAD_BYTES)
+    except OSError:
+        return False
+    try:
+        record = json.loads(first.decode("utf-8", "replace").lstrip("\ufeff"))
+    except (ValueError, RecursionError):
+        record = None
+    if isinstance(record, dict):
+        return _is_meta(record) or (isinstance(record.get("id"), str) and "type" in record)
+    text = head.decode("utf-8", "replace").lstrip("\ufeff")
+    return bool(re.match(r"\s*\{", text) and re.search(r'"(sessionId|projectHash)"\s*:', text))
+
+
+def _migrated(file: Path, session_id: str) -> bool:
+    """Whether ``X.jsonl`` beside ``X.json`` carries the same session."""
+    sibling = file.with_suffix(".jsonl")
+    try:
+        with sibling.open("rb") as handle:
+            first = json.loads(handle.readline(_LINE_BYTES).decode("utf-8", "replace").lstrip("\ufeff"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and first.get("sessionId") == session_id
+
+
+def _project_folder(file: Path) -> Path | None:
+    for folder in file.parents:
+        if folder.name == "chats":
+            return folder.parent
+    return None
+
+
+def _project(folder: Path) -> str | None:
+    """The project's path: ``.project_root``, else ``projects.json``, else the folder's name."""
+    try:
+        marker = (folder / ".project_root").read_bytes().decode("utf-8", "replace").strip()
+    except OSError:
+        marker = ""
+    if marker:
+        return marker
+    registry = folder.parent.parent / "projects.json" if folder.parent.name == "tmp" else None
+    if registry is not None and registry.is_file():
+        try:
+            projects = json.loads(registry.read_bytes().decode("utf-8", "replace")).get("projects")
+        except (OSError, ValueError, RecursionError, AttributeError):
+            projects = None
+        if isinstance(projects, dict):
+            for project_path, slug in projects.items():
+                if slug == folder.name and isinstance(project_path, str) and project_path:
+                    return project_path
+    return folder.name
+
+
+def _is_meta(record: dict[str, Any]) -> bool:
+    return "id" not in record and ("sessionId" in record or "projectHash" in record or "messages" in record)
+
+
+# -- reading one session ---------------------------------------------------------------
+
+
+class _Record:
+    """One session file, read into its metadata and its messages by id."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self.meta: dict[str, Any] = {}
+        self.messages: dict[str, dict[str, Any]] = {}  # by id, in the order ids first appeared
+        self.skipped: dict[str, int] = {}
+        self.skipped_messages: dict[str, int] = {}
+        self.replaced = 0
+        self.notes: list[str] = []
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def read(self) -> None:
+        try:
+            with self.file.open("rb") as handle:
+                first = True
+                for raw in handle:
+                    complete = raw.endswith(b"\n")
+                    text, replaced = _decode(raw)
+                    text = text.lstrip("\ufeff").strip() if first else text.strip()
+                    if not text:
+                        continue
+                    try:
+                        value = json.loads(text)
+                    except (ValueError, RecursionError):
+                        if first and (self.file.suffix == ".json" or text == "{"):
+                            self._read_document()  # not JSONL: one JSON document, pretty-printed or being rewritten
+                            return
+                        if complete:  # a last line without its newline is still being written
+                            self.skip("not JSON")
+                            self.replaced += replaced
+                        continue
+                    first = False
+                    self.replaced += replaced
+                    self._line(value)
+        except OSError as error:
+            self.notes.append(f"reading stopped: {error.strerror or error}")
+
+    def _read_document(self) -> None:
+        data = self.file.read_bytes()
+        text, replaced = _decode(data)
+        self.replaced += replaced
+        text = text.lstrip("\ufeff")
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError):
+            count = self._salvage(text)
+            self.notes.append(
+                f"the JSON document is cut short or damaged: read the {count} message{'s' if count != 1 else ''} before the damage"
+            )
+            return
+        if isinstance(document, dict):
+            self._set(document)
+        else:
+            self.notes.append("not a JSON object")
+
+    def _salvage(self, text: str) -> int:
+        """The metadata and the whole messages before the point where a document breaks off."""
+        for key in ("sessionId", "projectHash", "startTime", "lastUpdated", "summary", "kind"):
+            match = re.search(rf'"{key}"\s*:\s*("(?:[^"\\]|\\.)*")', text)
+            if match:
+                try:
+                    self.meta[key] = json.loads(match.group(1))
+                except ValueError:
+                    pass
+        start = re.search(r'"messages"\s*:\s*\[', text)
+        if start is None:
+            return 0
+        decoder = json.JSONDecoder()
+        position = start.end()
+        count = 0
+        while True:
+            while position < len(text) and text[position] in " \t\r\n,":
+                position += 1
+            if position >= len(text) or text[position] == "]":
+                break
+            try:
+                message, position = decoder.raw_decode(text, position)
+            except (ValueError, RecursionError):
+                break
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                self.messages[message["id"]] = message
+                count += 1
+        return count
+
+    def _line(self, value: Any) -> None:
+        if not isinstance(value, dict):
+            self.skip("not a JSON object")
+        elif isinstance(value.get("id"), str):
+            self.messages[value["id"]] = value  # a re-appended id replaces, keeping its place
+        elif "$set" in value:
+            if isinstance(value["$set"], dict):
+                self._set(value["$set"])
+            else:
+                self.skip("'$set' without an object")
+        elif "$rewindTo" in value:
+            self._rewind(value["$rewindTo"])
+        elif _is_meta(value):
+            self._set(value)
+        else:
+            self.skip("unknown record")
+
+    def _set(self, fields: dict[str, Any]) -> None:
+        messages = fields.get("messages")
+        self.meta.update({key: value for key, value in fields.items() if key != "messages"})
+        if isinstance(messages, list):
+            self.messages = {}
+            for message in messages:
+                if isinstance(message, dict) and isinstance(message.get("id"), str):
+                    self.messages[message["id"]] = message
+                else:
+                    self.skipped_messages["not a message"] = self.skipped_messages.get("not a message", 0) + 1
+
+    def _rewind(self, message_id: Any) -> None:
+        if not isinstance(message_id, str) or message_id not in self.messages:
+            return
+        while self.messages:  # from the end: a rewind drops the latest messages
+            dropped = next(reversed(self.messages))
+            del self.messages[dropped]
+            if dropped == message_id:
+                break
+
+    def session(self, key: str, project: str | None, parent: str | None) -> Session | None:
+        messages: list[Message] = []
+        models: list[str] = []
+        for record in self.messages.values():
+            kind = record.get("type")
+            timestamp = _iso(record.get("timestamp"))
+            if kind == "user":
+                text = (_parts_text(record.get("displayContent")) or _parts_text(record.get("content"))).strip()
+                if text:
+                    messages.append(Message(role="user", text=text, timestamp=timestamp))
+            elif kind == "gemini":
+                model = _text(record.get("model"))
+                if model and model not in models:
+                    models.append(model)
+                messages.extend(_assistant(record, timestamp, model))
+            elif not (isinstance(kind, str) and kind in _STATUS_TYPES):
+                reason = f"unknown type {kind!r}"
+                self.skipped_messages[reason] = self.skipped_messages.get(reason, 0) + 1
+        if not messages:
+            return None
+        summary = _text(self.meta.get("summary"))
+        first_user = next((m.text for m in messages if m.role == "user"), "")
+        first_text = first_user or next((m.text for m in messages if m.text), "")
+        title = summary or (short_title(first_text) if first_text else "Untitled session")
+        times = [m.timestamp for m in messages if m.timestamp]
+        return Session(
+            key=key,
+            agent=KIND,
+            title=title,
+            messages=messages,
+            project=project,
+            models=models,
+            branch=None,
+            started=min(times) if times else _iso(self.meta.get("startTime")),
+            last=max(times) if times else _iso(self.meta.get("lastUpdated")),
+            files=[self.file],
+            problems=self._problems(),
+            parent=parent,
+        )
+
+    def _problems(self) -> list[str]:
+        problems = []
+        for unit, counts in (("line", self.skipped), ("message", self.skipped_messages)):
+            total = sum(counts.values())
+            if total:
+                reasons = ", ".join(f"{count} {reason}" for reason, count in counts.items())
+                problems.append(f"{total} {unit}{'s' if total != 1 else ''} skipped: {reasons}")
+        if self.replaced:
+            unit = "line" if self.replaced == 1 else "lines"
+            problems.append(f"{self.replaced} {unit} not valid UTF-8: decoded with replacement characters")
+        return problems + self.notes
+
+
+def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None) -> list[Message]:
+    """A gemini message, then one tool message per tool call that has a result."""
+    thoughts = record.get("thoughts")
+    thinking = []
+    for thought in thoughts if isinstance(thoughts, list) else []:
+        if isinstance(thought, dict):
+            lines = [_text(thought.get("subject")), _text(thought.get("description"))]
+            text = "\n".join(line for line in lines if line)
+        else:
+            text = _text(thought) or ""
+        if text:
+            thinking.append(text)
+    calls: list[ToolCall] = []
+    results: list[Message] = []
+    raw_calls = record.get("toolCalls")
+    for call in raw_calls if isinstance(raw_calls, list) else []:
+        if not isinstance(call, dict):
+            continue
+        calls.append(_tool_call(call))
+        output = _result_text(call)
+        if output:
+            when = _iso(call.get("timestamp")) or timestamp
+            results.append(Message(role="tool", text="", timestamp=when, tool_output=output))
+    text = _parts_text(record.get("content")).strip()
+    if not (text or calls or thinking):
+        return []
+    message = Message(
+        role="assistant", text=text, timestamp=timestamp, model=model, tool_calls=calls, thinking="\n\n".join(thinking)
+    )
+    return [message, *results]
+
+
+def _tool_call(call: dict[str, Any]) -> ToolCall:
+    name = _text(call.get("name")) or _text(call.get("displayName")) or "tool"
+    args = call.get("args")
+    args = args if isinstance(args, dict) else {}
+    files: list[str] = []
+    for key in _FILE_KEYS:
+        value = args.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.strip():
+                files.append(item.strip())
+    display = call.get("resultDisplay")
+    shown = _text(display.get("filePath")) if isinstance(display, dict) else None
+    if shown:  # the absolute path of a file the arguments may name relatively
+        files = [f for f in files if f != shown and not shown.endswith("/" + f)] + [shown]
+    commands = []
+    for key in ("command", "cmd"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            commands.append(value.strip())
+    return ToolCall(name=name, files=list(dict.fromkeys(files)), commands=commands)
+
+
+def _result_text(call: dict[str, Any]) -> str:
+    """What a tool returned: the function responses of its result, else what the CLI displayed."""
+    result = call.get("result")
+    texts: list[str] = []
+    for part in result if isinstance(result, list) else [result]:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            response = part.get("functionResponse")
+            if isinstance(response, dict):
+                body = response.get("response")
+                if isinstance(body, dict):
+                    value = body.get("output", body.get("error"))
+                    texts.append(value if isinstance(value, str) else json.dumps(body, ensure_ascii=False))
+                elif isinstance(body, str):
+                    texts.append(body)
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    if not any(texts):
+        display = call.get("resultDisplay")
+        if isinstance(display, str):
+            texts.append(display)
+        elif isinstance(display, dict) and isinstance(display.get("fileDiff"), str):
+            texts.append(display["fileDiff"])
+    return "\n".join(text for text in texts if text)
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), True
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _parts_text(content: Any) -> str:
+    """The text of a message's content: a string, or Gemini parts (``[{"text": …}]``)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return ""
+    texts = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
+            texts.append(part["text"])
+    return "\n".join(text for text in texts if text)
+
+
+def _iso(value: Any) -> str | None:
+    """An ISO 8601 UTC time (``2025-09-18T02:45:11Z``) from ISO text or unix seconds."""
+    if isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, int | float):
+            moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
+        elif isinstance(value, str) and value.strip():
+            moment = datetime.fromisoformat(value.strip())
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+        else:
+            return None
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError, OSError):
+        return None

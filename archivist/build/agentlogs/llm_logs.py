@@ -1,0 +1,574 @@
+"""``llm``'s log database (``logs.db``), read in place and read-only.
+
+A source is the ``logs.db`` file (``llm logs path`` prints it; ``LLM_USER_PATH`` moves it)
+or the folder holding it. It is opened read-only (``mode=ro``) and never written: a
+database in WAL mode whose ``-wal`` and ``-shm`` files are not both there (no connection
+has it open) is opened ``immutable`` instead, because a read-only connection would create
+them. Each query is read to the end at once, so no lock is held between two of them.
+
+llm has kept its logs in two sets of tables, and a database may hold both; tables and
+columns are looked for, never assumed from a version:
+
+- up to 0.35, ``conversations`` (id, name, model) and ``responses`` (one row per prompt
+  and its response, with ``system``, ``datetime_utc``, ``conversation_id``), the tools
+  tables ``tool_calls`` (the calls a response made) and ``tool_results`` (the results the
+  next response was given), ``prompt_fragments`` / ``system_fragments`` for prompts made
+  of fragments, and ``reasoning`` (0.35);
+- from 0.36, ``threads`` (id, name, tip) and ``turns`` (one model call: ``thread_id``, the
+  message it was given last and the last one it added, ``model``, ``datetime_utc``) over a
+  tree of ``messages`` whose ``parts`` are text, reasoning, tool calls, tool results and
+  attachments (text may refer to ``fragments``).
+
+A thread reuses the id of the conversation it continues, so both make one session, keyed
+by that id: its legacy responses (those that are not also turns) and its turns in time
+order. A response with no conversation, or a turn with no thread, is a session of its
+own, keyed by its id. Each response gives the system prompt (once, and again when it
+changes), the tool results it was given (``tool`` messages), the prompt (``user``) and the
+response with its tool calls and reasoning (``assistant``, with its model). Each turn gives
+the messages it added to its thread: those it was given that the session has not shown yet
+and those it produced. A thread's messages after its last turn follow, without a time.
+
+Tool calls keep their name, with files and commands only where the arguments name them
+(``path``, ``file_path``, ``command`` …). The title is the conversation's (or thread's)
+name, else the first prompt shortened; there is no working directory, so no project.
+Times are ``datetime_utc`` in UTC. A part or row that cannot be read (bad JSON, an unknown
+part type or role, a message missing from the tree) is skipped and counted in the
+session's problems; a session with no message is not yielded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archivist.build.agentlogs import ROLES, Message, Session, ToolCall, short_title
+
+KIND = "llm"
+
+DB_NAME = "logs.db"
+EXPECTED = f"llm's {DB_NAME} (the file `llm logs path` prints) or the folder holding it"
+SQLITE_HEADER = b"SQLite format 3\x00"
+WAL_VERSION = 2  # header bytes 18 and 19 of a database in WAL mode
+LOCK_TIMEOUT = 5.0  # seconds to wait for a writer's lock
+CHUNK = 500  # ids per IN (…) query
+STORE_TABLES = frozenset({"turns", "messages", "parts"})
+FILE_KEYS = ("path", "paths", "file", "files", "file_path", "filepath", "filename", "filenames")
+COMMAND_KEYS = ("command", "commands", "cmd", "shell")
+
+
+def check(path: Path | str) -> str | None:
+    """Why ``path`` is not an llm source (a sentence saying what was expected), or None."""
+    path = Path(path)
+    if not path.exists():
+        return f"{path} does not exist: expected {EXPECTED}."
+    if path.is_dir():
+        if not (path / DB_NAME).is_file():
+            return f"{path} has no {DB_NAME}: expected {EXPECTED}."
+        path = path / DB_NAME
+    elif not path.is_file():
+        return f"{path} is not a file or a folder: expected {EXPECTED}."
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        return f"{path} cannot be read ({error.strerror or error}): expected {EXPECTED}."
+    if header != SQLITE_HEADER:
+        return f"{path} is not a SQLite database: expected {EXPECTED}."
+    try:
+        with closing(_connect(path)) as connection:
+            tables = _tables(connection)
+    except sqlite3.Error as error:
+        return f"{path} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
+    if "responses" in tables or tables >= STORE_TABLES:
+        return None
+    if "logs" in tables:
+        return (
+            f"{path} holds only the `logs` table of llm before 0.4, which is not read: expected {EXPECTED} "
+            "with its `responses` table (or the `threads` and `turns` of llm 0.36 and later)."
+        )
+    return (
+        f"{path} is a SQLite database without llm's `responses` table (nor the `turns`, `messages` and "
+        f"`parts` of llm 0.36 and later): expected {EXPECTED}."
+    )
+
+
+def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
+    """Every conversation of the database, in the order of their ids (oldest first)."""
+    path = Path(path)
+    database = path / DB_NAME if path.is_dir() else path
+    if not database.is_file():
+        return
+    try:
+        connection = _connect(database)
+    except sqlite3.Error:
+        return
+    with closing(connection):
+        try:
+            reader = _Reader(connection, database)
+            plans = reader.plans()
+        except sqlite3.Error:
+            return
+        for plan in plans:
+            try:
+                session = reader.session(plan)
+            except sqlite3.Error:
+                continue
+            if session is not None:
+                yield session
+
+
+def _connect(database: Path) -> sqlite3.Connection:
+    """A read-only connection that writes nothing, not even a ``-wal`` or ``-shm`` file."""
+    with database.open("rb") as handle:
+        header = handle.read(100)
+    options = "mode=ro"
+    if len(header) >= 20 and WAL_VERSION in (header[18], header[19]):
+        wal = database.with_name(database.name + "-wal")
+        shm = database.with_name(database.name + "-shm")
+        if not (wal.exists() and shm.exists()):
+            # No connection has it open (each keeps both files), so nothing is half-written;
+            # a read-only connection would create the two files and leave them behind.
+            options = "mode=ro&immutable=1"
+    uri = f"{database.absolute().as_uri()}?{options}"
+    connection = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
+    connection.execute("PRAGMA query_only = 1")
+    return connection
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start : start + CHUNK]
+
+
+def _iso(value: object) -> str | None:
+    """``datetime_utc`` (naive UTC, or with its offset) as ISO 8601 UTC to the second."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _tool_call(name: object, arguments: object, problems: list[str]) -> ToolCall:
+    """A tool call with the files and commands its arguments name."""
+    call = ToolCall(name=str(name) if name else "tool")
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return call
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            problems.append(f"the arguments of a {call.name} tool call are not JSON")
+            return call
+    if not isinstance(arguments, dict):
+        return call
+    for keys, into in ((FILE_KEYS, call.files), (COMMAND_KEYS, call.commands)):
+        for key in keys:
+            value = arguments.get(key)
+            values = value if isinstance(value, list) else [value]
+            into.extend(item for item in values if isinstance(item, str) and item.strip())
+    return call
+
+
+@dataclass
+class _Plan:
+    """One session to read: the legacy responses and the turns that make it."""
+
+    key: str
+    names: list[str] = field(default_factory=list)
+    responses: list[tuple[str, str, int]] = field(default_factory=list)  # (time, id, rowid)
+    turns: list[tuple[str, str, int]] = field(default_factory=list)
+    tip: str | None = None  # the thread's last message
+
+
+@dataclass
+class _MessageRow:
+    parent: str | None
+    role: str
+
+
+class _Reader:
+    def __init__(self, connection: sqlite3.Connection, database: Path) -> None:
+        self.connection = connection
+        self.database = database
+        self.tables = _tables(connection)
+        self.columns: dict[str, set[str]] = {}
+        self.calls_by_response: dict[str, list[int]] = {}
+        self.results_by_response: dict[str, list[int]] = {}
+
+    def query(self, sql: str, parameters: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.connection.execute(sql, tuple(parameters)).fetchall()
+
+    def has(self, table: str, *columns: str) -> bool:
+        if table not in self.tables:
+            return False
+        if table not in self.columns:
+            self.columns[table] = {row[1] for row in self.query(f'PRAGMA table_info("{table}")')}
+        return all(column in self.columns[table] for column in columns)
+
+    def select(self, table: str, columns: Iterable[str]) -> str:
+        """A select list of ``columns``, NULL for those this version of the table lacks."""
+        self.has(table)
+        present = self.columns.get(table, set())
+        return ", ".join(f'"{column}"' if column in present else f'NULL AS "{column}"' for column in columns)
+
+    # -- which sessions ------------------------------------------------
+
+    def plans(self) -> list[_Plan]:
+        plans: dict[str, _Plan] = {}
+
+        def plan(key: str) -> _Plan:
+            if key not in plans:
+                plans[key] = _Plan(key)
+            return plans[key]
+
+        has_turns = self.has("turns", "id")
+        if self.has("responses", "id"):
+            where = " WHERE id NOT IN (SELECT id FROM turns)" if has_turns else ""
+            columns = self.select("responses", ("conversation_id", "datetime_utc"))
+            for rowid, id_, conversation, time in self.query(f"SELECT rowid, id, {columns} FROM responses{where}"):
+                if id_ is None:
+                    continue
+                plan(str(conversation or id_)).responses.append((_iso(time) or "", str(id_), rowid))
+            if self.has("conversations", "id", "name"):
+                for id_, name in self.query("SELECT id, name FROM conversations"):
+                    if id_ is not None and str(id_) in plans and name:
+                        plans[str(id_)].names.append(str(name))
+        if has_turns and self.tables >= STORE_TABLES:
+            columns = self.select("turns", ("thread_id", "datetime_utc"))
+            for rowid, id_, thread, time in self.query(f"SELECT rowid, id, {columns} FROM turns"):
+                if id_ is None:
+                    continue
+                plan(str(thread or id_)).turns.append((_iso(time) or "", str(id_), rowid))
+            if self.has("threads", "id", "name", "tip_message_hash"):
+                for id_, name, tip in self.query("SELECT id, name, tip_message_hash FROM threads"):
+                    if id_ is None:
+                        continue
+                    if tip is not None or str(id_) in plans:
+                        found = plan(str(id_))
+                        found.tip = tip
+                        if name:
+                            found.names.append(str(name))
+        if self.has("tool_calls", "response_id"):
+            self.calls_by_response = self._index("tool_calls")
+        if self.has("tool_results", "response_id"):
+            self.results_by_response = self._index("tool_results")
+        return [plans[key] for key in sorted(plans)]
+
+    def _index(self, table: str) -> dict[str, list[int]]:
+        index: dict[str, list[int]] = {}
+        for rowid, response in self.query(f'SELECT rowid, response_id FROM "{table}" ORDER BY rowid'):
+            if response is not None:
+                index.setdefault(str(response), []).append(rowid)
+        return index
+
+    # -- one session ---------------------------------------------------
+
+    def session(self, plan: _Plan) -> Session | None:
+        builder = _Builder(self)
+        legacy = self._responses(plan)
+        turns = self._turns(plan)
+        steps: list[tuple[str, str, int, dict[str, Any]]] = [
+            (time, id_, 0, row) for (time, id_, _), row in zip(sorted(plan.responses), legacy)
+        ] + [(time, id_, 1, row) for (time, id_, _), row in zip(sorted(plan.turns), turns)]
+        steps.sort(key=lambda step: step[:3])
+        for _time, _id, store, row in steps:
+            if store:
+                builder.turn(row, after_legacy=bool(plan.responses))
+            else:
+                builder.response(row)
+        if plan.tip is not None:
+            builder.rest_of_thread(plan.tip, after_legacy=bool(plan.responses))
+        messages = builder.messages
+        if not messages:
+            return None
+        stamps = [message.timestamp for message in messages if message.timestamp]
+        models: list[str] = []
+        for message in messages:
+            if message.role == "assistant" and message.model and message.model not in models:
+                models.append(message.model)
+        prompts = [message.text for message in messages if message.role == "user" and message.text.strip()]
+        if plan.names:
+            title = short_title(plan.names[0])
+        elif prompts:
+            title = short_title(prompts[0])
+        else:
+            title = f"llm conversation {plan.key}"
+        return Session(
+            key=plan.key,
+            agent=KIND,
+            title=title,
+            messages=messages,
+            models=models,
+            started=stamps[0] if stamps else None,
+            last=stamps[-1] if stamps else None,
+            files=[self.database],
+            problems=builder.problems,
+        )
+
+    def _rows(self, table: str, columns: tuple[str, ...], rowids: list[int]) -> dict[int, dict[str, Any]]:
+        found: dict[int, dict[str, Any]] = {}
+        select = self.select(table, columns)
+        for chunk in _chunks(rowids):
+            marks = ", ".join("?" * len(chunk))
+            for row in self.query(f'SELECT rowid, {select} FROM "{table}" WHERE rowid IN ({marks})', chunk):
+                found[row[0]] = dict(zip(columns, row[1:]))
+        return found
+
+    def _responses(self, plan: _Plan) -> list[dict[str, Any]]:
+        columns = ("id", "model", "prompt", "system", "response", "reasoning", "datetime_utc")
+        rows = self._rows("responses", columns, [rowid for _, _, rowid in plan.responses])
+        return [rows.get(rowid, {"id": id_}) for _, id_, rowid in sorted(plan.responses)]
+
+    def _turns(self, plan: _Plan) -> list[dict[str, Any]]:
+        columns = ("id", "parent_message_hash", "tip_message_hash", "model", "datetime_utc")
+        rows = self._rows("turns", columns, [rowid for _, _, rowid in plan.turns])
+        return [rows.get(rowid, {"id": id_}) for _, id_, rowid in sorted(plan.turns)]
+
+    def tool_calls(self, response: str) -> list[dict[str, Any]]:
+        rowids = self.calls_by_response.get(response, [])
+        rows = self._rows("tool_calls", ("name", "arguments"), rowids)
+        return [rows[rowid] for rowid in rowids if rowid in rows]
+
+    def tool_results(self, response: str) -> list[dict[str, Any]]:
+        rowids = self.results_by_response.get(response, [])
+        rows = self._rows("tool_results", ("name", "output", "exception"), rowids)
+        return [rows[rowid] for rowid in rowids if rowid in rows]
+
+    def fragments_of(self, table: str, response: str) -> str:
+        """The text of a response's prompt (or system) fragments, in order."""
+        if not (self.has(table, "response_id", "fragment_id") and self.has("fragments", "id", "content")):
+            return ""
+        order = ' ORDER BY "order"' if self.has(table, "order") else ""
+        rows = self.query(
+            f'SELECT (SELECT content FROM fragments WHERE fragments.id = fragment_id) FROM "{table}"'
+            f" WHERE response_id = ?{order}",
+            [response],
+        )
+        return "\n\n".join(str(content) for (content,) in rows if content)
+
+    def message_row(self, hash_: str) -> _MessageRow | None:
+        rows = self.query("SELECT parent_hash, role FROM messages WHERE hash = ?", [hash_])
+        if not rows:
+            return None
+        parent, role = rows[0]
+        return _MessageRow(parent=parent, role=str(role or ""))
+
+    def parts(self, hashes: list[str]) -> dict[str, list[tuple[Any, ...]]]:
+        found: dict[str, list[tuple[Any, ...]]] = {}
+        select = self.select("parts", ("message_hash", "position", "type", "tool_name", "text", "payload"))
+        for chunk in _chunks(hashes):
+            marks = ", ".join("?" * len(chunk))
+            for row in self.query(f"SELECT {select} FROM parts WHERE message_hash IN ({marks})", chunk):
+                found.setdefault(row[0], []).append(row[1:])
+        for rows in found.values():
+            rows.sort(key=lambda row: (row[0] is None, row[0]))
+        return found
+
+    def fragments(self, ids: set[int]) -> dict[int, str]:
+        if not ids or not self.has("fragments", "id", "content"):
+            return {}
+        found: dict[int, str] = {}
+        for chunk in _chunks(sorted(ids)):
+            marks = ", ".join("?" * len(chunk))
+            for id_, content in self.query(f"SELECT id, content FROM fragments WHERE id IN ({marks})", chunk):
+                found[id_] = str(content or "")
+        return found
+
+
+class _Builder:
+    """One session's messages, from its responses and turns in time order."""
+
+    def __init__(self, reader: _Reader) -> None:
+        self.reader = reader
+        self.messages: list[Message] = []
+        self.problems: list[str] = []
+        self.system: str | None = None  # the system prompt last shown
+        self.rows: dict[str, _MessageRow | None] = {}
+        self.shown: set[str] = set()  # messages of the tree already in the session
+
+    # -- legacy responses ----------------------------------------------
+
+    def response(self, row: dict[str, Any]) -> None:
+        id_ = str(row.get("id"))
+        time = _iso(row.get("datetime_utc"))
+        model = str(row["model"]) if row.get("model") else None
+        system = row.get("system") or self.reader.fragments_of("system_fragments", id_)
+        if system and system != self.system:
+            self.messages.append(Message(role="system", text=str(system), timestamp=time))
+            self.system = str(system)
+        for result in self.reader.tool_results(id_):
+            output = str(result.get("output") or "")
+            if result.get("exception"):
+                output = f"{output}\n{result['exception']}".strip()
+            self.messages.append(Message(role="tool", text="", timestamp=time, tool_output=output))
+        prompt = row.get("prompt") or self.reader.fragments_of("prompt_fragments", id_)
+        if prompt:
+            self.messages.append(Message(role="user", text=str(prompt), timestamp=time))
+        calls = [
+            _tool_call(call.get("name"), call.get("arguments"), self.problems) for call in self.reader.tool_calls(id_)
+        ]
+        text = str(row.get("response") or "")
+        thinking = str(row.get("reasoning") or "")
+        if text or calls or thinking:
+            self.messages.append(
+                Message(role="assistant", text=text, timestamp=time, model=model, tool_calls=calls, thinking=thinking)
+            )
+
+    # -- turns of the message tree -------------------------------------
+
+    def turn(self, row: dict[str, Any], after_legacy: bool) -> None:
+        time = _iso(row.get("datetime_utc"))
+        model = str(row["model"]) if row.get("model") else None
+        parent = row.get("parent_message_hash")
+        tip = row.get("tip_message_hash")
+        given = self._walk(parent, stop=None, trailing=after_legacy and not self.shown)
+        produced = self._walk(tip, stop=parent, trailing=False) if tip != parent else []
+        self._show(given, time, None)
+        self._show(produced, time, model)
+
+    def rest_of_thread(self, tip: str, after_legacy: bool) -> None:
+        self._show(self._walk(tip, stop=None, trailing=after_legacy and not self.shown), None, None)
+
+    def _row(self, hash_: str) -> _MessageRow | None:
+        if hash_ not in self.rows:
+            self.rows[hash_] = self.reader.message_row(hash_)
+        return self.rows[hash_]
+
+    def _walk(self, start: str | None, stop: str | None, trailing: bool) -> list[str]:
+        """The messages from ``start`` back to one already shown (or ``stop``), oldest first.
+
+        ``trailing``: only the run of user and tool messages at the end (what a turn
+        continuing a legacy conversation was given that the legacy rows do not hold).
+        """
+        hashes: list[str] = []
+        seen: set[str] = set()
+        current = start
+        while current is not None and current != stop and current not in self.shown and current not in seen:
+            row = self._row(current)
+            if row is None:
+                self.problems.append(f"message {current} is missing from the messages table")
+                break
+            if trailing and row.role not in ("user", "tool"):
+                break
+            hashes.append(current)
+            seen.add(current)
+            current = row.parent
+        hashes.reverse()
+        return hashes
+
+    def _show(self, hashes: list[str], time: str | None, model: str | None) -> None:
+        if not hashes:
+            return
+        parts = self.reader.parts(hashes)
+        references = {
+            piece["fragment"]
+            for rows in parts.values()
+            for row in rows
+            for piece in _text_ref(row[4])
+            if isinstance(piece.get("fragment"), int)
+        }
+        fragments = self.reader.fragments(references)
+        for hash_ in hashes:
+            self.shown.add(hash_)
+            row = self._row(hash_)
+            if row is None:
+                continue
+            message = self._message(row.role, parts.get(hash_, []), fragments, time, model)
+            if message is not None:
+                self.messages.append(message)
+
+    def _message(
+        self,
+        role: str,
+        parts: list[tuple[Any, ...]],
+        fragments: dict[int, str],
+        time: str | None,
+        model: str | None,
+    ) -> Message | None:
+        if role not in ROLES:
+            self.problems.append(f"a message with the unknown role {role!r} skipped")
+            return None
+        texts: list[str] = []
+        thinking: list[str] = []
+        calls: list[ToolCall] = []
+        outputs: list[str] = []
+        for _position, kind, tool_name, text, payload in parts:
+            try:
+                data = json.loads(payload) if payload else {}
+            except ValueError:
+                self.problems.append(f"a {kind} part whose payload is not JSON skipped")
+                continue
+            if not isinstance(data, dict):
+                self.problems.append(f"a {kind} part whose payload is not an object skipped")
+                continue
+            if text is None and "text_ref" in data:
+                text = "".join(
+                    str(piece["literal"]) if "literal" in piece else fragments.get(piece.get("fragment") or 0, "")
+                    for piece in _text_ref(payload)
+                )
+            if text is None and isinstance(data.get("text"), str):
+                text = data["text"]
+            if kind == "text":
+                if text:
+                    texts.append(str(text))
+            elif kind == "reasoning":
+                if text:
+                    thinking.append(str(text))
+            elif kind == "tool_call":
+                calls.append(_tool_call(tool_name or data.get("name"), data.get("arguments"), self.problems))
+            elif kind == "tool_result":
+                output = data.get("output")
+                output = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+                if data.get("exception"):
+                    output = f"{output}\n{data['exception']}".strip()
+                outputs.append(output)
+            elif kind == "attachment":
+                continue
+            else:
+                self.problems.append(f"a part of the unknown type {kind!r} skipped")
+        if role == "system":
+            text = "\n\n".join(texts)
+            if not text or text == self.system:
+                return None
+            self.system = text
+            return Message(role="system", text=text, timestamp=time)
+        if role == "user" and outputs and not texts:
+            role = "tool"
+        if not (texts or thinking or calls or outputs):
+            return None
+        return Message(
+            role=role,
+            text="\n\n".join(texts),
+            timestamp=time,
+            model=model if role == "assistant" else None,
+            tool_calls=calls,
+            thinking="\n\n".join(thinking),
+            tool_output="\n\n".join(outputs),
+        )
+
+
+def _text_ref(payload: object) -> list[dict[str, Any]]:
+    """The ``text_ref`` pieces of a part's payload (literals and fragment ids), if any."""
+    if not isinstance(payload, str) or "text_ref" not in payload:
+        return []
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return []
+    pieces = data.get("text_ref") if isinstance(data, dict) else None
+    return [piece for piece in pieces if isinstance(piece, dict)] if isinstance(pieces, list) else []
