@@ -26,6 +26,8 @@ LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
 
 WORKSPACE_ENV = "ARCHIVIST_WORKSPACE"
+# The kinds of agent logs (archivist.build.agentlogs.store.KINDS), named here so that --help does not import them.
+LOG_KINDS = ("claude-code", "codex", "gemini-cli", "claude-export", "chatgpt-export", "aider", "specstory", "llm")
 
 # Checked by the command itself (workspace_folder), so that a missing, absent or wrong
 # workspace is one line and exit status 1 rather than click's usage error.
@@ -51,6 +53,16 @@ allow_host_option = click.option(
     multiple=True,
     metavar="NAME",
     help="A host name (besides localhost and 127.0.0.1) that requests may be addressed to, and pages served from (repeatable).",
+)
+watch_option = click.option(
+    "--watch", is_flag=True, help="Follow the workspace and its sources: index again as soon as a file changes."
+)
+source_option = click.option(
+    "--source",
+    "source_arguments",
+    multiple=True,
+    metavar="KIND=PATH",
+    help="Also read an agent log where it is (remembered for later runs). Kinds: " + ", ".join(LOG_KINDS) + ".",
 )
 reports_option = click.option(
     "--reports-dir",
@@ -244,11 +256,15 @@ def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
     )
 
 
-def run_index(workspace: Path, db_path: Path | None, reports_dir: str | None) -> Summary:
+def run_index(
+    workspace: Path, db_path: Path | None, reports_dir: str | None, log_sources: Iterable[tuple[str, Path]] = ()
+) -> Summary:
     from archivist.build import indexer  # imported when used: `archivist mcp` starts faster without it
 
     try:
-        summary = indexer.index_workspace(workspace, db_path, reports_dir, progress=_progress("Indexing"))
+        summary = indexer.index_workspace(
+            workspace, db_path, reports_dir, progress=_progress("Indexing"), log_sources=log_sources
+        )
     except ArchivistError as error:
         fail(error)
     click.echo(f"{workspace}: {summary.line()}")
@@ -267,13 +283,20 @@ def cli() -> None:
 @reports_option
 @click.option("--show-problems", is_flag=True, help="List every skipped or degraded file with its reason.")
 @click.option("--embed", is_flag=True, help="Also embed new and changed documents.")
+@source_option
 def index(
-    workspace: Path | None, db_path: Path | None, reports_dir: str | None, show_problems: bool, embed: bool
+    workspace: Path | None,
+    db_path: Path | None,
+    reports_dir: str | None,
+    show_problems: bool,
+    embed: bool,
+    source_arguments: tuple[str, ...],
 ) -> None:
-    """Index WORKSPACE into its archive (incremental, one transaction)."""
+    """Index WORKSPACE, and its agent-log sources, into its archive (incremental, one transaction)."""
     workspace = workspace_folder(workspace, "index")
+    log_sources = checked_sources(source_arguments)
     check_archive_to_write(workspace, db_path)
-    summary = run_index(workspace, db_path, reports_dir)
+    summary = run_index(workspace, db_path, reports_dir, log_sources)
     if show_problems:
         for problem in summary.problems:
             click.echo(f"  {problem.status}: {problem.path}: {problem.reason}")
@@ -305,6 +328,8 @@ def embed(workspace: Path | None, path: str | None, db_path: Path | None) -> Non
 @click.option("--no-index", is_flag=True, help="Serve the archive as it is, without indexing first.")
 @click.option("--root", is_flag=True, help="Print a sign-in URL for the root user (needed to run enrichments).")
 @click.option("--embed", is_flag=True, help="Also embed new and changed documents before serving.")
+@source_option
+@watch_option
 @allow_workspace_option
 @allow_host_option
 def serve(
@@ -316,10 +341,12 @@ def serve(
     no_index: bool,
     root: bool,
     embed: bool,
+    source_arguments: tuple[str, ...],
+    watch: bool,
     allowed_workspaces: tuple[Path, ...],
     allowed_hosts: tuple[str, ...],
 ) -> None:
-    """Index WORKSPACE, then serve its archive in Datasette.
+    """Index WORKSPACE, then serve its archive in Datasette (--watch: and keep it up to date).
 
     Bound to loopback (the default), it answers only requests addressed to localhost or
     127.0.0.1 and from its own pages (--allow-host adds names). With ARCHIVIST_TOKEN set,
@@ -333,11 +360,14 @@ def serve(
     from archivist.web.guard import guarded, token_from_environment
 
     workspace = workspace_folder(workspace, "serve")
+    if no_index and source_arguments:
+        refuse("--source adds a source to read, and --no-index reads nothing: give one or the other.", "INVALID_SOURCE")
+    log_sources = checked_sources(source_arguments)
     if no_index:
         db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
     else:
         check_archive_to_write(workspace, db_path)
-        run_index(workspace, db_path, reports_dir)
+        run_index(workspace, db_path, reports_dir, log_sources)
         if embed:
             run_embed(workspace, None, db_path)
         db_path = db_path or archive_path(workspace)
@@ -356,6 +386,8 @@ def serve(
         click.echo(f"Sign in as root: http://{host}:{port}/-/auth-token?token={datasette._root_token}")
     sys.stdout.flush()
     app = datasette.app()  # its plugin checks Host and Origin; the token is checked outside it (see web.host_guard)
+    if watch:
+        start_following(workspace, db_path)
     uvicorn.run(guarded(app, allowed_hosts, token) if token else app, host=host, port=port, log_level="warning")
 
 
@@ -367,6 +399,7 @@ def serve(
 @allow_workspace_option
 @allow_host_option
 @click.option("--conformance-fixtures", is_flag=True, hidden=True, help="Add the MCP conformance suite's fixture tool.")
+@watch_option
 def mcp(
     workspace: Path | None,
     db_path: Path | None,
@@ -375,6 +408,7 @@ def mcp(
     allowed_workspaces: tuple[Path, ...],
     allowed_hosts: tuple[str, ...],
     conformance_fixtures: bool,
+    watch: bool,
 ) -> None:
     """Serve WORKSPACE's archive to MCP clients (stdio by default).
 
@@ -388,6 +422,8 @@ def mcp(
     workspace = workspace_folder(workspace, "mcp")
     db_path = archive_to_read(workspace, db_path)
     allowed = checked_workspaces(allowed_workspaces)
+    if watch:
+        start_following(workspace, db_path)
     if not http:
         from archivist.mcp.stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
 
@@ -476,6 +512,87 @@ def search(
         (_print_reports if reports else _print_conversations)(rows)
 
 
+def start_following(workspace: Path, db_path: Path | None) -> None:
+    """Keep the archive up to date in the background while a server runs (--watch)."""
+    from archivist.build.watch import follow_in_background
+
+    follow_in_background(workspace, db_path)
+
+
+def checked_sources(arguments: Iterable[str]) -> list[tuple[str, Path]]:
+    """Each KIND=PATH of the command line, checked: INVALID_SOURCE (nothing added) unless all are sources."""
+    from archivist.build.agentlogs import store
+
+    checked = []
+    for argument in arguments:
+        try:
+            kind, path = store.parse_argument(argument)
+            store.check(kind, path)
+        except ArchivistError as error:
+            fail(error)
+        checked.append((kind, path))
+    return checked
+
+
+@cli.command()
+@workspace_argument
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the sources as JSON.")
+@click.option("--discover", is_flag=True, help="Add the default locations of each kind that exist, then index.")
+@click.option("--remove", "removals", multiple=True, metavar="KIND=PATH", help="Forget a source and its documents.")
+def sources(
+    workspace: Path | None, db_path: Path | None, as_json: bool, discover: bool, removals: tuple[str, ...]
+) -> None:
+    """List WORKSPACE's agent-log sources with their document counts and last read.
+
+    --discover looks for each kind's default location under the home folder
+    (CLAUDE_CONFIG_DIR, CODEX_HOME and LLM_USER_PATH are honoured) and adds those that
+    exist; --remove drops a source and its documents. Sources are read where they are,
+    never copied or changed.
+    """
+    from archivist.build import schema
+    from archivist.build.agentlogs import store
+
+    workspace = workspace_folder(workspace, "sources")
+    if discover:
+        found = store.discover()
+        for kind, path in found:
+            click.echo(f"Found {kind}: {path}", err=True)
+        if not found:
+            click.echo("Found no agent logs in their default locations.", err=True)
+        check_archive_to_write(workspace, db_path)
+        run_index(workspace, db_path, None, found)
+    path = archive_to_read(workspace, db_path)
+    if removals:
+        db = schema.open_archive(path)
+        try:
+            with db.atomic():
+                for argument in removals:
+                    try:
+                        kind, source_path = store.parse_argument(argument)
+                        removed = store.remove(db, kind, source_path)
+                    except ArchivistError as error:
+                        fail(error)
+                    click.echo(f"Removed {kind}: {source_path} ({removed} documents)", err=True)
+        finally:
+            db.close()
+    db = schema.open_archive(path)
+    try:
+        rows = store.listing(db)
+    finally:
+        db.close()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("No agent-log sources. Add one with: archivist index WORKSPACE --source KIND=PATH")
+    for row in rows:
+        click.echo(
+            f"{row['kind']:15} {row['path']}  {row['documents']} conversations, {row['messages']} messages, "
+            f"last read {row['read_at'] or 'never'}"
+        )
+
+
 @cli.command()
 @workspace_argument
 @db_option
@@ -505,3 +622,27 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
         click.echo(f"  {kind}: {count}")
     for state, count in problems.items():
         click.echo(f"  {state} files: {count}")
+
+
+@cli.command()
+@workspace_argument
+@db_option
+@click.option("--polling", is_flag=True, help="Poll for changes instead of waiting for filesystem events.")
+def watch(workspace: Path | None, db_path: Path | None, polling: bool) -> None:
+    """Follow WORKSPACE and its agent-log sources: index again as soon as a file changes (Ctrl-C stops)."""
+    from archivist.build.watch import follow
+
+    workspace = workspace_folder(workspace, "watch")
+    check_archive_to_write(workspace, db_path)
+    click.echo(f"Following {workspace} (Ctrl-C stops)", err=True)
+
+    def report(summary: Summary) -> None:
+        click.echo(f"{time.strftime('%H:%M:%S')} {summary.line()}", err=True)
+
+    def ready() -> None:
+        click.echo("Watching for changes", err=True)
+
+    try:
+        follow(workspace, db_path, on_run=report, force_polling=polling or None, on_ready=ready)
+    except ArchivistError as error:
+        fail(error)

@@ -16,6 +16,7 @@ CODES = frozenset(
         "PATH_NOT_FOUND",
         "DOCUMENT_NOT_FOUND",
         "DIRECTORY_NOT_FOUND",
+        "INVALID_SOURCE",  # SPEC §1.1: an agent-log source that is missing or not of its kind
         # beyond SPEC §5: the HTTP token, a foreign Host or Origin, and a failure that is not the caller's
         "UNAUTHORIZED",
         "FORBIDDEN",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,13 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample-workspace"
 EVAL = ROOT.parent / "shared" / "eval"
 ARTIFACTS = ROOT / "tests" / "artifacts"  # screenshots and plots the tests keep (not committed)
+
+
+def free_port() -> int:
+    """A port on loopback that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def write_files(root: Path, files: dict[str, str | bytes]) -> Path:

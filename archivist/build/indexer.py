@@ -14,6 +14,7 @@ import sqlite_utils
 from sqlite_utils.utils import sqlite3
 
 from archivist.build import ingest, schema
+from archivist.build.agentlogs import store
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
@@ -79,10 +80,12 @@ def index_workspace(
     db_path: Path | None = None,
     reports_dir: str | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    log_sources: Iterable[tuple[str, Path]] = (),
 ) -> Summary:
-    """Bring the archive up to date with the workspace, in one transaction.
+    """Bring the archive up to date with the workspace and its agent-log sources, in one transaction.
 
     ``reports_dir`` defaults to the one the archive was last indexed with, else ``reports``.
+    ``log_sources`` (kind, absolute path; checked by the caller) are remembered first.
     """
     workspace = Path(workspace)
     if not workspace.is_dir():
@@ -101,6 +104,8 @@ def index_workspace(
         files, walk_problems = ingest.walk(workspace, exclude=_archive_files(db_path))
         sources, type_problems = ingest.group_sources(files, reports_dir)
         with db.atomic():
+            for kind, path in log_sources:
+                store.add(db, kind, path)
             summary = _apply(db, workspace, sources, walk_problems + type_problems, progress)
             summary.seconds = time.perf_counter() - started
             _record_run(db, workspace, reports_dir, summary, started_at)
@@ -150,6 +155,10 @@ def _apply(
             summary.unchanged += 1
             continue
         problems.extend(_index_source(db, workspace, source, known_hashes.get(source.path), summary))
+    read, unchanged, log_problems = store.index_sources(db)
+    summary.indexed += read
+    summary.unchanged += unchanged
+    problems.extend(log_problems)
     _store_problems(db, problems, summary)
     summary.documents = db.table("documents").count
     return summary

@@ -477,7 +477,7 @@ def parse(root: Path, source: Source) -> Parsed:
     try:
         return _parse(root, source)
     except Exception as error:
-        return unparsed(source, f"could not be indexed ({type(error).__name__}: {_clean(str(error))[:200]})")
+        return unparsed(source, f"could not be indexed ({type(error).__name__}: {storable(str(error))[:200]})")
 
 
 def unparsed(source: Source, reason: str) -> Parsed:
@@ -508,7 +508,7 @@ def _parse(root: Path, source: Source) -> Parsed:
 
 def _finish(document: dict[str, Any], source: Source) -> dict[str, Any]:
     """A parsed document as the documents table stores it."""
-    document = _clean(document)
+    document = storable(document)
     document.setdefault("source", source.path)
     document.setdefault("kind", source.kind)
     document["filter_tokens"] = filter_tokens(document)
@@ -518,7 +518,7 @@ def _finish(document: dict[str, Any], source: Source) -> dict[str, Any]:
     return document
 
 
-def _clean(value: Any) -> Any:
+def storable(value: Any) -> Any:
     """``value`` as SQLite stores it whole.
 
     Strings become valid UTF-8 without NUL (a lone surrogate, from a JSON or YAML
@@ -528,9 +528,9 @@ def _clean(value: Any) -> Any:
     if isinstance(value, str):
         return _UNSTORABLE_RE.sub(lambda match: "" if match[0] == "\x00" else "\ufffd", value)
     if isinstance(value, dict):
-        return {_clean(str(key)): _clean(item) for key, item in value.items()}
+        return {storable(str(key)): storable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(item) for item in value]
+        return [storable(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -643,7 +643,7 @@ def _parse_note(source: Source, texts: list[tuple[FileInfo, str]], problems: lis
 
 def _memory_row(path: str, line: int, record: dict[str, Any], problems: list[Problem], at: str = "") -> dict[str, Any]:
     content = str(record.get("content") or record.get("text") or "").strip()
-    external_id = str(record.get("content_hash") or record.get("id") or sha256(_clean(content))[:16])
+    external_id = str(record.get("content_hash") or record.get("id") or sha256(storable(content))[:16])
     title = str(record.get("title") or content.split("\n", 1)[0])
     document = {
         "key": f"memory:{path}#{external_id}",

@@ -272,6 +272,38 @@ def m011_workspace_root(db: sqlite_utils.Database) -> None:
     db.executescript(WORKSPACE_ROOT_SQL)
 
 
+# Agent-log sources (SPEC §1.1), remembered so that every index run reads them again,
+# and the messages of the conversations read from them, in order.
+LOG_SOURCES_SQL = """
+CREATE TABLE log_sources (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    path TEXT NOT NULL,
+    added_at TEXT NOT NULL,
+    read_at TEXT,
+    fingerprint TEXT,
+    UNIQUE (kind, path)
+);
+CREATE TABLE messages (
+    document_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    timestamp TEXT,
+    model TEXT,
+    text TEXT NOT NULL DEFAULT '',
+    thinking TEXT NOT NULL DEFAULT '',
+    tool_output TEXT NOT NULL DEFAULT '',
+    tool_calls TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (document_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+@migrations()
+def m012_log_sources(db: sqlite_utils.Database) -> None:
+    db.executescript(LOG_SOURCES_SQL)
+
+
 # The tables every archive has; a database without them is not an archive.
 ARCHIVE_TABLES = ("documents", "files", "archive_meta", "index_runs")
 

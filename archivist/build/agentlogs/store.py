@@ -1,0 +1,303 @@
+"""Agent-log sources in the archive: which are remembered, and their sessions as conversations.
+
+A source is a kind and an absolute path (``--source KIND=PATH``), remembered in the
+``log_sources`` table so that every later ``archivist index`` reads it again. A source
+is read whole when any of its files changed (size or modification time), and not at
+all otherwise. Each session becomes one ``conversation`` document whose type is its
+agent (the kind), whose body is its user and assistant messages (thinking and raw tool
+output stay out of the search), and whose messages are rows of ``messages``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import sqlite_utils
+
+from archivist.build import dates, ingest
+from archivist.build.agentlogs import Session
+from archivist.errors import ArchivistError
+
+# Each kind's module in this package.
+MODULES = {
+    "claude-code": "claude_code",
+    "codex": "codex",
+    "gemini-cli": "gemini_cli",
+    "claude-export": "claude_export",
+    "chatgpt-export": "chatgpt_export",
+    "aider": "aider",
+    "specstory": "specstory",
+    "llm": "llm_logs",
+}
+KINDS = tuple(MODULES)
+
+SOURCES_SQL = "SELECT id, kind, path, fingerprint FROM log_sources ORDER BY id"
+SOURCE_KEYS_SQL = "SELECT key, id FROM documents WHERE source = :source"
+DELETE_DOCUMENT_SQL = "DELETE FROM documents WHERE id = :id"
+DELETE_MESSAGES_SQL = "DELETE FROM messages WHERE document_id = :id"
+LISTING_SQL = """
+SELECT s.kind, s.path, s.added_at, s.read_at,
+       (SELECT count(*) FROM documents d WHERE d.source = 'log:' || s.id) AS documents,
+       (SELECT count(*) FROM messages m JOIN documents d ON d.id = m.document_id
+        WHERE d.source = 'log:' || s.id) AS messages
+FROM log_sources s ORDER BY s.id
+"""
+
+
+def module(kind: str) -> ModuleType:
+    return importlib.import_module(f"archivist.build.agentlogs.{MODULES[kind]}")
+
+
+def invalid_source(problem: str, why: str, hint: str = "") -> ArchivistError:
+    return ArchivistError("INVALID_SOURCE", problem, why, hint)
+
+
+def parse_argument(value: str) -> tuple[str, Path]:
+    """``KIND=PATH`` as given on the command line: the kind, and the path made absolute."""
+    kind, sep, path = value.partition("=")
+    kind = kind.strip()
+    if not sep or not path.strip():
+        raise invalid_source(
+            f"Invalid source {value!r}",
+            "A source is KIND=PATH, e.g. claude-code=~/.claude/projects.",
+            "Known kinds: " + ", ".join(KINDS) + ".",
+        )
+    if kind not in MODULES:
+        raise invalid_source(
+            f"Unknown source kind {kind!r}",
+            "Known kinds: " + ", ".join(KINDS) + ".",
+            "Give one of them before the '=', e.g. codex=~/.codex/sessions.",
+        )
+    return kind, Path(os.path.abspath(os.path.expanduser(path.strip())))
+
+
+def check(kind: str, path: Path) -> None:
+    """INVALID_SOURCE, saying what was expected, unless ``path`` is a source of ``kind``."""
+    problem = module(kind).check(path)
+    if problem:
+        raise invalid_source(f"Not a {kind} source: {path}", problem, "Check the path and the kind.")
+
+
+def default_locations(environ: dict[str, str] | None = None, home: Path | None = None) -> list[tuple[str, Path]]:
+    """Where each kind keeps its logs by default on this machine (not all need exist)."""
+    environ = dict(os.environ if environ is None else environ)
+    home = home or Path.home()
+    claude = [Path(part).expanduser() for part in environ.get("CLAUDE_CONFIG_DIR", "").split(",") if part.strip()]
+    codex = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else home / ".codex"
+    llm_dir = Path(environ["LLM_USER_PATH"]).expanduser() if environ.get("LLM_USER_PATH") else None
+    llm_dirs = (
+        [llm_dir]
+        if llm_dir
+        else [home / ".config" / "io.datasette.llm", home / "Library/Application Support/io.datasette.llm"]
+    )
+    return [
+        *(
+            ("claude-code", folder / "projects")
+            for folder in (claude or [home / ".claude", home / ".config" / "claude"])
+        ),
+        ("codex", codex / "sessions"),
+        ("gemini-cli", home / ".gemini" / "tmp"),
+        *(("llm", folder / "logs.db") for folder in llm_dirs),
+    ]
+
+
+def discover(environ: dict[str, str] | None = None, home: Path | None = None) -> list[tuple[str, Path]]:
+    """The default locations that exist and hold a source of their kind."""
+    return [
+        (kind, path)
+        for kind, path in default_locations(environ, home)
+        if path.exists() and not module(kind).check(path)
+    ]
+
+
+def add(db: sqlite_utils.Database, kind: str, path: Path) -> bool:
+    """Remember a source (already checked); whether it was new."""
+    existing = db.execute("SELECT 1 FROM log_sources WHERE kind = ? AND path = ?", [kind, str(path)]).fetchone()
+    if existing:
+        return False
+    db.table("log_sources").insert({"kind": kind, "path": str(path), "added_at": _now()})
+    return True
+
+
+def remove(db: sqlite_utils.Database, kind: str, path: Path) -> int:
+    """Forget a source and its documents; how many documents went. INVALID_SOURCE if it is not remembered."""
+    row = db.execute("SELECT id FROM log_sources WHERE kind = ? AND path = ?", [kind, str(path)]).fetchone()
+    if row is None:
+        raise invalid_source(
+            f"No {kind} source at {path} in this archive",
+            "Only remembered sources can be removed.",
+            "List them with: archivist sources WORKSPACE",
+        )
+    removed = _delete_documents(db, f"log:{row[0]}", keep=set())
+    db.execute("DELETE FROM log_sources WHERE id = ?", [row[0]])
+    return removed
+
+
+def listing(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    return [
+        dict(zip(("kind", "path", "added_at", "read_at", "documents", "messages"), row))
+        for row in db.execute(LISTING_SQL)
+    ]
+
+
+def log_files(kind: str, path: Path) -> list[Path]:
+    """The files and folders of a source that hold its logs (not a whole repository around them)."""
+    if kind == "aider" and path.is_dir():
+        return [path / ".aider.chat.history.md"]
+    if kind == "specstory" and path.is_dir() and (path / ".specstory").is_dir():
+        return [path / ".specstory"]
+    if kind == "llm":
+        database = path / "logs.db" if path.is_dir() else path
+        return [database, database.with_name(database.name + "-wal")]  # changes wait in the log
+    return [path]
+
+
+def fingerprint(kind: str, path: Path) -> str:
+    """What changes when any log file of the source changes: every file's path, size and modification time."""
+    digest = hashlib.sha256()
+    for part in log_files(kind, path):
+        for file_path, stat in _files(part):
+            digest.update(f"{file_path}\x00{stat.st_size}\x00{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
+    try:
+        if not path.exists():
+            return
+        if path.is_file():
+            yield str(path), path.stat()
+            return
+        for folder, subfolders, names in os.walk(path):
+            subfolders.sort()
+            for name in sorted(names):
+                full = os.path.join(folder, name)
+                try:
+                    yield full, os.stat(full)
+                except OSError:
+                    continue
+    except OSError:
+        return
+
+
+def index_sources(db: sqlite_utils.Database) -> tuple[int, int, list[ingest.Problem]]:
+    """Read every remembered source that changed: (sources read, sources unchanged, problems)."""
+    read = unchanged = 0
+    problems: list[ingest.Problem] = []
+    for source_id, kind, path, known in db.execute(SOURCES_SQL).fetchall():
+        current = fingerprint(kind, Path(path))
+        if current == known:
+            unchanged += 1
+            continue
+        problems.extend(_read_source(db, source_id, kind, Path(path)))
+        db.execute("UPDATE log_sources SET fingerprint = ?, read_at = ? WHERE id = ?", [current, _now(), source_id])
+        read += 1
+    return read, unchanged, problems
+
+
+def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem]:
+    source = f"log:{source_id}"
+    problems: list[ingest.Problem] = []
+    if not path.exists():
+        problems.append(ingest.Problem(f"{kind}:{path}", "skipped", "the source is no longer there"))
+        return problems
+    existing = dict(db.execute(SOURCE_KEYS_SQL, {"source": source}).fetchall())
+    seen: set[str] = set()
+    now = _now()
+    read_problems: list[str] = []
+    for session in module(kind).read(path, read_problems):
+        document, messages = _document(session, source, now)
+        seen.add(document["key"])
+        if document["key"] in existing:
+            document["id"] = existing[document["key"]]
+            db.table("documents").upsert(document, pk="id")
+        else:
+            document["id"] = db.table("documents").insert(document).last_pk
+        db.execute(DELETE_MESSAGES_SQL, {"id": document["id"]})
+        db.table("messages").insert_all({**message, "document_id": document["id"]} for message in messages)
+        problems.extend(ingest.Problem(document["path"], "degraded", problem) for problem in session.problems)
+    _delete_documents(db, source, keep=seen, existing=existing)
+    problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", problem) for problem in read_problems)
+    return problems
+
+
+def _delete_documents(
+    db: sqlite_utils.Database, source: str, keep: set[str], existing: dict[str, int] | None = None
+) -> int:
+    if existing is None:
+        existing = dict(db.execute(SOURCE_KEYS_SQL, {"source": source}).fetchall())
+    gone = [id_ for key, id_ in existing.items() if key not in keep]
+    for id_ in gone:
+        db.execute(DELETE_MESSAGES_SQL, {"id": id_})
+        db.execute(DELETE_DOCUMENT_SQL, {"id": id_})
+    return len(gone)
+
+
+def _document(session: Session, source: str, now: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One session as a ``documents`` row and its ``messages`` rows."""
+    messages = [
+        {
+            "seq": seq,
+            "role": message.role,
+            "timestamp": message.timestamp,
+            "model": message.model,
+            "text": message.text,
+            "thinking": message.thinking,
+            "tool_output": message.tool_output,
+            "tool_calls": json.dumps(
+                [{"name": c.name, "files": c.files, "commands": c.commands} for c in message.tool_calls],
+                ensure_ascii=False,
+            ),
+        }
+        for seq, message in enumerate(session.messages)
+    ]
+    body = "\n\n".join(
+        f"{m.role}: {m.text.strip()}" for m in session.messages if m.role in ("user", "assistant") and m.text.strip()
+    )
+    files = sorted({file for m in session.messages for c in m.tool_calls for file in c.files})
+    commands = [command for m in session.messages for c in m.tool_calls for command in c.commands]
+    document: dict[str, Any] = {
+        "key": f"{source}:{session.key}",
+        "kind": "conversation",
+        "type": session.agent,
+        "title": session.title,
+        "path": f"{session.agent}:{session.key}",
+        "name": session.key.rsplit("/", 1)[-1],
+        "source": source,
+        "body": body,
+        "tags": [],
+        "extra": {
+            "agent": session.agent,
+            "project": session.project,
+            "models": session.models,
+            "branch": session.branch,
+            "started": session.started,
+            "last": session.last,
+            "messages": len(messages),
+            "parent": session.parent,
+            "files": [str(path) for path in session.files],
+            "touched_files": files,
+            "commands": len(commands),
+        },
+    }
+    document, messages = ingest.storable(document), [ingest.storable(message) for message in messages]
+    date = dates.from_value(session.started) if session.started else None
+    document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
+    document["filter_tokens"] = ingest.filter_tokens(document)
+    document["content_hash"] = ingest.sha256(json.dumps([document["title"], body, document["extra"]], sort_keys=True))
+    document["tags"] = json.dumps(document["tags"])
+    document["extra"] = json.dumps(document["extra"], ensure_ascii=False)
+    document["indexed_at"] = now
+    return document, messages
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,111 @@
+"""Following a workspace and its agent-log sources: index again as soon as a file changes.
+
+Filesystem events come from ``watchfiles`` (inotify on Linux, with its polling fallback
+where events do not arrive, e.g. on network mounts). Changes that arrive together are
+indexed in one run; the archive's own folder is never watched, so a run does not wake
+the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import sqlite_utils
+
+from archivist.build import indexer
+from archivist.workspace import archive_path
+
+logger = logging.getLogger(__name__)
+
+# How long to wait for more changes after the first one before indexing (milliseconds):
+# an agent writes a message as several appends in quick succession.
+DEBOUNCE_MS = 200
+STEP_MS = 50
+TICK_MS = 1000  # the watcher says "nothing new" this often; its first tick means it is up
+
+
+def watched_paths(workspace: Path, db_path: Path) -> list[Path]:
+    """The workspace and every remembered source that exists."""
+    paths = [Path(workspace)]
+    if db_path.exists():
+        db = sqlite_utils.Database(db_path)
+        try:
+            if db["log_sources"].exists():
+                paths += [Path(row[0]) for row in db.execute("SELECT path FROM log_sources ORDER BY id")]
+        finally:
+            db.close()
+    return [path if path.is_dir() else path.parent for path in paths if path.exists()]
+
+
+def follow(
+    workspace: Path,
+    db_path: Path | None = None,
+    stop: threading.Event | None = None,
+    on_run: Callable[[indexer.Summary], None] | None = None,
+    force_polling: bool | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Index ``workspace`` once the watcher is up, then after every batch of changes, until ``stop`` is set.
+
+    The first run happens when the watcher has started (its first tick), so a file written
+    while it was starting is not missed; ``on_ready`` is called after it.
+    """
+    import watchfiles
+
+    db_path = Path(db_path) if db_path else archive_path(workspace)
+    archive_folder = db_path.parent.resolve()
+
+    def relevant(change: watchfiles.Change, path: str) -> bool:
+        return not Path(path).resolve().is_relative_to(archive_folder)
+
+    if not db_path.exists():
+        indexer.index_workspace(workspace, db_path)  # the sources to watch are in the archive
+    ready = False
+    while stop is None or not stop.is_set():
+        paths = watched_paths(workspace, db_path)
+        caught_up = False
+        for changes in watchfiles.watch(
+            *paths,
+            watch_filter=relevant,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=stop,
+            force_polling=force_polling,
+            raise_interrupt=False,
+            rust_timeout=TICK_MS,
+            yield_on_timeout=True,
+        ):
+            if not changes and caught_up:
+                continue  # a tick with nothing new
+            caught_up = True
+            try:
+                summary = indexer.index_workspace(workspace, db_path)
+            except Exception:  # a run that fails (a locked archive, say) is tried again on the next change
+                logger.exception("Indexing %s after a change failed", workspace)
+                continue
+            if on_run:
+                on_run(summary)
+            if not ready and on_ready:
+                on_ready()
+            ready = True
+            if watched_paths(workspace, db_path) != paths:
+                break  # a source was added or removed: watch the new set
+        else:
+            return  # stopped
+
+
+def follow_in_background(workspace: Path, db_path: Path | None = None) -> threading.Event:
+    """``follow`` in a daemon thread (for ``serve --watch`` and ``mcp --watch``); set the event to stop it."""
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            follow(workspace, db_path, stop)
+        except Exception:
+            logger.exception("Following %s stopped", workspace)
+
+    threading.Thread(target=run, name="archivist-watch", daemon=True).start()
+    return stop

@@ -1,0 +1,164 @@
+"""Agent-log sources in an archive: adding, re-reading, listing, discovering and removing them."""
+
+import json
+
+import pytest
+import sqlite_utils
+from click.testing import CliRunner
+from conftest import write_files
+
+from archivist import cli as cli_module
+from archivist.build.agentlogs import store
+from archivist.cli import cli
+from archivist.errors import ArchivistError
+from archivist.workspace import archive_path
+
+SESSION = "7f3c2a10-5b1e-4c1a-9d2e-0a1b2c3d4e5f"
+
+
+def line(kind, uuid, parent, text_or_blocks, at, **extra):
+    role = "assistant" if kind == "assistant" else "user"
+    message = {"role": role, "content": text_or_blocks}
+    if role == "assistant":
+        message.update({"id": f"msg_{uuid}", "type": "message", "model": "claude-sonnet-4-5-20250929"})
+    return json.dumps(
+        {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": "/home/ana/proj",
+            "sessionId": SESSION,
+            "version": "2.0.49",
+            "gitBranch": "main",
+            "type": kind,
+            "message": message,
+            "uuid": uuid,
+            "timestamp": at,
+            **extra,
+        }
+    )
+
+
+SESSION_LINES = [
+    line("user", "u1", None, "why does the kubernetes pod keep restarting", "2025-11-23T04:53:42.362Z"),
+    line(
+        "assistant",
+        "a1",
+        "u1",
+        [
+            {"type": "text", "text": "Let me look at the liveness probe."},
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "kubectl describe pod api"}},
+        ],
+        "2025-11-23T04:53:45.100Z",
+    ),
+]
+
+
+@pytest.fixture
+def projects(tmp_path):
+    """A Claude Code projects folder with one session."""
+    folder = tmp_path / "claude" / "projects" / "-home-ana-proj"
+    folder.mkdir(parents=True)
+    (folder / f"{SESSION}.jsonl").write_text("\n".join(SESSION_LINES) + "\n", encoding="utf-8")
+    return tmp_path / "claude" / "projects"
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    return write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(arg) for arg in args])
+    return result
+
+
+def conversations(workspace):
+    db = sqlite_utils.Database(archive_path(workspace))
+    return [
+        dict(row)
+        for row in db.query(
+            "select d.id, d.type, d.title, d.path, d.day, d.body, d.extra, "
+            "(select count(*) from messages m where m.document_id = d.id) as messages "
+            "from documents d where d.source like 'log:%' order by d.id"
+        )
+    ]
+
+
+def test_the_cli_names_every_kind_the_store_knows():
+    assert cli_module.LOG_KINDS == store.KINDS
+
+
+def test_a_source_is_kind_equals_path_of_a_known_kind():
+    with pytest.raises(ArchivistError) as unknown:
+        store.parse_argument("cursor=/tmp")
+    assert unknown.value.code == "INVALID_SOURCE" and "claude-code, codex" in unknown.value.message
+    with pytest.raises(ArchivistError) as shapeless:
+        store.parse_argument("claude-code")
+    assert shapeless.value.code == "INVALID_SOURCE" and "KIND=PATH" in shapeless.value.message
+
+
+def test_a_bad_source_is_one_line_and_adds_nothing(workspace, tmp_path):
+    for argument in (f"claude-code={tmp_path / 'missing'}", "cursor=/tmp", f"claude-code={workspace / 'notes'}"):
+        result = run("index", workspace, "--source", argument)
+        assert result.exit_code == 1, result.output
+        assert "INVALID_SOURCE" in result.stderr or "source" in result.stderr.lower()
+        assert not archive_path(workspace).exists()  # nothing created, nothing added
+
+
+def test_a_source_is_indexed_remembered_and_read_again_only_when_it_changes(workspace, projects):
+    result = run("index", workspace, "--source", f"claude-code={projects}")
+    assert result.exit_code == 0, result.output
+    (conversation,) = conversations(workspace)
+    assert conversation["type"] == "claude-code" and conversation["day"] == "2025-11-23"
+    assert conversation["messages"] >= 2 and "liveness probe" in conversation["body"]
+    extra = json.loads(conversation["extra"])
+    assert extra["project"] == "/home/ana/proj" and extra["branch"] == "main"
+    listed = json.loads(run("sources", workspace, "--json").stdout)
+    assert [(row["kind"], row["path"], row["documents"]) for row in listed] == [("claude-code", str(projects), 1)]
+    first_read = listed[0]["read_at"]
+
+    # a later run without --source reads it again only if a file changed
+    assert run("index", workspace).exit_code == 0
+    assert json.loads(run("sources", workspace, "--json").stdout)[0]["read_at"] == first_read
+    session_file = projects / "-home-ana-proj" / f"{SESSION}.jsonl"
+    with session_file.open("a", encoding="utf-8") as appended:
+        appended.write(line("user", "u2", "a1", "the probe path was wrong", "2025-11-23T05:10:00.000Z") + "\n")
+    assert run("index", workspace).exit_code == 0
+    (again,) = conversations(workspace)
+    assert again["id"] == conversation["id"] and again["messages"] == conversation["messages"] + 1
+    assert "probe path was wrong" in again["body"]
+
+    # the conversation is searchable like any other
+    found = json.loads(run("search", workspace, "liveness probe", "--json").stdout)["results"]
+    assert [row["path"] for row in found] == [conversation["path"]]
+
+    removed = run("sources", workspace, "--remove", f"claude-code={projects}", "--json")
+    assert removed.exit_code == 0, removed.output
+    assert json.loads(removed.stdout) == [] and conversations(workspace) == []
+    db = sqlite_utils.Database(archive_path(workspace))
+    assert db.execute("select count(*) from messages").fetchone()[0] == 0
+
+
+def test_removing_a_source_that_is_not_there_is_invalid_source(workspace, projects):
+    assert run("index", workspace).exit_code == 0
+    result = run("sources", workspace, "--remove", f"claude-code={projects}")
+    assert result.exit_code == 1 and "INVALID_SOURCE" in result.stderr
+
+
+def test_discover_finds_the_default_locations_that_hold_logs(tmp_path, projects):
+    home = tmp_path / "home"
+    (home / ".codex" / "sessions").mkdir(parents=True)  # there, but empty: not a source
+    found = store.discover({"CLAUDE_CONFIG_DIR": str(projects.parent)}, home)
+    assert found == [("claude-code", projects)]
+    assert ("claude-code", home / ".claude" / "projects") in store.default_locations({}, home)
+    assert ("llm", tmp_path / "x" / "logs.db") in store.default_locations({"LLM_USER_PATH": str(tmp_path / "x")}, home)
+
+
+def test_reading_a_source_changes_nothing_in_it(workspace, projects):
+    def snapshot():
+        return sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in projects.rglob("*"))
+
+    before = snapshot()
+    assert run("index", workspace, "--source", f"claude-code={projects}").exit_code == 0
+    assert snapshot() == before
