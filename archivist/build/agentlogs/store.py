@@ -41,6 +41,7 @@ KINDS = tuple(MODULES)
 
 SOURCES_SQL = "SELECT id, kind, path, fingerprint FROM log_sources ORDER BY id"
 SOURCE_KEYS_SQL = "SELECT key, id FROM documents WHERE source = :source"
+SOURCE_HASHES_SQL = "SELECT key, id, content_hash FROM documents WHERE source = :source"
 DELETE_DOCUMENT_SQL = "DELETE FROM documents WHERE id = :id"
 DELETE_MESSAGES_SQL = "DELETE FROM messages WHERE document_id = :id"
 LISTING_SQL = """
@@ -209,13 +210,18 @@ def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Pat
     if not path.exists():
         problems.append(ingest.Problem(f"{kind}:{path}", "skipped", "the source is no longer there"))
         return problems
-    existing = dict(db.execute(SOURCE_KEYS_SQL, {"source": source}).fetchall())
+    known = {key: (id_, content_hash) for key, id_, content_hash in db.execute(SOURCE_HASHES_SQL, {"source": source})}
+    existing = {key: id_ for key, (id_, _) in known.items()}
     seen: set[str] = set()
     now = _now()
     read_problems: list[str] = []
     for session in module(kind).read(path, read_problems):
-        document, messages = _document(session, source, now)
-        seen.add(document["key"])
+        key, content_hash = f"{source}:{session.key}", session_hash(session)
+        seen.add(key)
+        problems.extend(ingest.Problem(f"{session.agent}:{session.key}", "degraded", p) for p in session.problems)
+        if key in known and known[key][1] == content_hash:
+            continue  # read again, but unchanged: nothing to write
+        document, messages = _document(session, source, now, content_hash)
         if document["key"] in existing:
             document["id"] = existing[document["key"]]
             db.table("documents").upsert(document, pk="id")
@@ -223,7 +229,6 @@ def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Pat
             document["id"] = db.table("documents").insert(document).last_pk
         db.execute(DELETE_MESSAGES_SQL, {"id": document["id"]})
         db.table("messages").insert_all({**message, "document_id": document["id"]} for message in messages)
-        problems.extend(ingest.Problem(document["path"], "degraded", problem) for problem in session.problems)
     _delete_documents(db, source, keep=seen, existing=existing)
     problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", problem) for problem in read_problems)
     return problems
@@ -241,7 +246,27 @@ def _delete_documents(
     return len(gone)
 
 
-def _document(session: Session, source: str, now: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def session_hash(session: Session) -> str:
+    """A digest of everything stored of a session: one read again unchanged is not written again."""
+    digest = hashlib.sha256()
+
+    def add(*values: object) -> None:
+        for value in values:
+            digest.update(str(value).encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+
+    add(session.title, session.agent, session.project, session.models, session.branch, session.started)
+    add(session.last, session.parent, [str(path) for path in session.files])
+    for m in session.messages:
+        add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output)
+        for call in m.tool_calls:
+            add(call.name, call.files, call.commands)
+    return digest.hexdigest()
+
+
+def _document(
+    session: Session, source: str, now: str, content_hash: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One session as a ``documents`` row and its ``messages`` rows."""
     messages = [
         {
@@ -292,7 +317,7 @@ def _document(session: Session, source: str, now: str) -> tuple[dict[str, Any], 
     date = dates.from_value(session.started) if session.started else None
     document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
     document["filter_tokens"] = ingest.filter_tokens(document)
-    document["content_hash"] = ingest.sha256(json.dumps([document["title"], body, document["extra"]], sort_keys=True))
+    document["content_hash"] = content_hash
     document["tags"] = json.dumps(document["tags"])
     document["extra"] = json.dumps(document["extra"], ensure_ascii=False)
     document["indexed_at"] = now

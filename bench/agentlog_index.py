@@ -1,0 +1,138 @@
+"""Indexing Claude Code sessions as a source, against reading the same bytes with json.loads line by line.
+
+Writes --sessions synthetic sessions totalling about --megabytes MB (user prompts,
+assistant text with thinking and tool calls, tool results with file contents, as
+Claude Code writes them), then times `index_workspace` with them as a `claude-code`
+source (a fresh archive), a no-op re-index, a re-index after one line is appended to
+the largest session, and a plain loop of `json.loads` over every line. Prints the
+times and the ratio (target: index ≤ 3× json.loads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from archivist.build.indexer import index_workspace
+
+WORDS = [
+    "proxy",
+    "timeout",
+    "kubernetes",
+    "pod",
+    "restart",
+    "readiness",
+    "probe",
+    "token",
+    "refresh",
+    "session",
+    "cookie",
+    "header",
+    "retry",
+    "backoff",
+    "latency",
+    "socket",
+    "handshake",
+    "certificate",
+    "deploy",
+    "rollback",
+    "migration",
+    "schema",
+    "index",
+]
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def session_lines(rng: random.Random, session: str, target_bytes: int) -> list[str]:
+    lines: list[str] = []
+    size, parent, n = 0, None, 0
+    envelope = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/project", "sessionId": session,
+                "version": "2.0.49", "gitBranch": "main"}  # fmt: skip
+    while size < target_bytes:
+        n += 1
+        at = f"2025-11-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00.000Z"
+        user = {**envelope, "type": "user", "parentUuid": parent, "uuid": f"{session}-u{n}", "timestamp": at,
+                "message": {"role": "user", "content": sentence(rng, 30)}}  # fmt: skip
+        assistant = {**envelope, "type": "assistant", "parentUuid": user["uuid"], "uuid": f"{session}-a{n}",
+                     "timestamp": at, "message": {"id": f"msg_{session}_{n}", "type": "message", "role": "assistant",
+                     "model": "claude-sonnet-4-5-20250929", "content": [
+                         {"type": "thinking", "thinking": sentence(rng, 60), "signature": "x" * 40},
+                         {"type": "text", "text": sentence(rng, 80)},
+                         {"type": "tool_use", "id": f"toolu_{n}", "name": "Read",
+                          "input": {"file_path": f"/home/dev/project/src/module_{n % 50}.py"}}]}}  # fmt: skip
+        result = {**envelope, "type": "user", "parentUuid": assistant["uuid"], "uuid": f"{session}-t{n}",
+                  "timestamp": at, "message": {"role": "user", "content": [
+                      {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": sentence(rng, 400)}]}}  # fmt: skip
+        parent = result["uuid"]
+        for record in (user, assistant, result):
+            line = json.dumps(record)
+            lines.append(line)
+            size += len(line) + 1
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--megabytes", type=int, default=1000)
+    args = parser.parse_args()
+    rng = random.Random(42)
+    root = Path(tempfile.mkdtemp(prefix="archivist-agentlogs-"))
+    try:
+        workspace = root / "workspace"
+        (workspace / "notes").mkdir(parents=True)
+        (workspace / "notes" / "readme.md").write_text("# Notes\n", encoding="utf-8")
+        project = root / "projects" / "-home-dev-project"
+        project.mkdir(parents=True)
+        per_session = args.megabytes * 1_000_000 // args.sessions
+        for s in range(args.sessions):
+            session = f"00000000-0000-4000-8000-{s:012d}"
+            size = int(per_session * rng.uniform(0.2, 1.8))
+            (project / f"{session}.jsonl").write_text("\n".join(session_lines(rng, session, size)) + "\n", "utf-8")
+        files = sorted(project.glob("*.jsonl"))
+        total = sum(path.stat().st_size for path in files)
+
+        started = time.perf_counter()
+        lines = 0
+        for path in files:
+            with path.open(encoding="utf-8") as handle:
+                for line in handle:
+                    json.loads(line)
+                    lines += 1
+        baseline = time.perf_counter() - started
+
+        started = time.perf_counter()
+        summary = index_workspace(workspace, log_sources=[("claude-code", root / "projects")])
+        indexed = time.perf_counter() - started
+        started = time.perf_counter()
+        index_workspace(workspace)
+        noop = time.perf_counter() - started
+        largest = max(files, key=lambda path: path.stat().st_size)
+        with largest.open("a", encoding="utf-8") as appended:
+            appended.write(json.dumps({"type": "user", "sessionId": largest.stem, "uuid": "appended",
+                                       "timestamp": "2025-12-01T00:00:00Z", "cwd": "/home/dev/project",
+                                       "message": {"role": "user", "content": "one more line"}}) + "\n")  # fmt: skip
+        started = time.perf_counter()
+        index_workspace(workspace)
+        appended_seconds = time.perf_counter() - started
+
+        print(f"{len(files)} sessions, {total / 1e6:.0f} MB, {lines} lines; {summary.documents} documents")
+        print(f"json.loads line by line: {baseline:.1f} s")
+        print(f"index as a claude-code source: {indexed:.1f} s ({indexed / baseline:.1f}x json.loads; target <= 3x)")
+        print(f"no-op re-index: {noop:.2f} s")
+        print(f"re-index after one line appended to the largest session ({largest.stat().st_size / 1e6:.1f} MB): "
+              f"{appended_seconds:.2f} s (target <= 0.2 s)")  # fmt: skip
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
