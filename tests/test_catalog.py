@@ -182,6 +182,8 @@ TOOL_QUERIES = {
     "search": "search",
     "search_semantic": "search_semantic",
     "get_similar": "similar",
+    "list_conversations": "list_conversations",
+    "get_conversation": "get_conversation",
     "get_embedding_status": "embedding_status",
     "embed_document": None,
     "embed_workspace": None,

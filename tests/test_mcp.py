@@ -28,6 +28,8 @@ TOOLS = {
     "search",
     "search_semantic",
     "get_similar",
+    "list_conversations",
+    "get_conversation",
     "embed_document",
     "embed_workspace",
     "get_embedding_status",
@@ -123,6 +125,12 @@ async def test_every_tool_answers_and_every_error_is_the_spec_body(embedded_samp
         ),
         "search_semantic": ({"query": "authentication patterns"}, {"query": "x"}, "INVALID_QUERY"),
         "get_similar": (
+            {"document": "conversations/2025-11-10/002-debug-auth"},
+            {"document": "nope.md"},
+            "DOCUMENT_NOT_FOUND",
+        ),
+        "list_conversations": ({"agents": ["workspace"]}, {"agents": ["cursor"]}, "INVALID_PARAMETER"),
+        "get_conversation": (
             {"document": "conversations/2025-11-10/002-debug-auth"},
             {"document": "nope.md"},
             "DOCUMENT_NOT_FOUND",

@@ -75,10 +75,20 @@ CALLS = {
         {"document": "no/such.md"},
         "DOCUMENT_NOT_FOUND",
     ),
+    "list_conversations": ({"limit": 5}, {"start_date": "someday"}, "INVALID_DATE"),
+    "get_conversation": (
+        {"document": "conversations/2025-11-10/002-debug-auth", "limit": 10},
+        {"document": "reports/k8s-cluster-health/baseline-notes.md"},
+        "DOCUMENT_NOT_FOUND",
+    ),
     "embed_document": ({"path": "notes"}, {"path": "/etc"}, "PATH_NOT_FOUND"),
     "embed_workspace": ({}, {"workspace_path": "/no/such/workspace"}, "DIRECTORY_NOT_FOUND"),
     "get_embedding_status": ({}, {"workspace_path": "/no/such/workspace"}, "DIRECTORY_NOT_FOUND"),
 }
+
+
+def test_every_tool_is_called():
+    assert set(CALLS) == TOOLS
 
 
 @pytest.mark.parametrize("tool", sorted(CALLS))

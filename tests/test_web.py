@@ -28,6 +28,8 @@ EXAMPLES = {
     "get_document": "document=conversations/2025-11-10/002-debug-auth",
     "activity": "by=day&kind=conversation",
     "check_search_syntax": "query=proxy+NEAR(timeout)",
+    "list_conversations": "agents=workspace&start_date=2025-11",
+    "get_conversation": "document=conversations/2025-11-10/002-debug-auth",
 }
 
 

@@ -29,6 +29,7 @@ from typing_extensions import TypedDict
 
 from archivist import errors
 from archivist.errors import ArchivistError
+from archivist.queries.rules import AGENTS, INCLUDABLE
 from archivist.queries.runner import TIME_LIMIT_MS, Archive
 from archivist.queries.validation import MAX_QUERY_CHARS, MAX_QUERY_WORDS
 from archivist.workspace import archive_path, resolve_folder
@@ -88,6 +89,17 @@ class SearchResponse(Outcome, total=False):
     results: list[dict[str, Any]]
     facets: dict[str, Any]
     filters: dict[str, Any]
+
+
+class Conversation(Outcome, total=False):
+    document_id: int | None
+    total: int
+    offset: int
+    limit: int
+    has_more: bool
+    next_offset: int | None
+    num_results: int
+    messages: list[dict[str, Any]]
 
 
 class Embedded(Outcome, total=False):
@@ -222,6 +234,43 @@ async def answer(work: Callable[[threading.Event], dict[str, Any]]) -> CallToolR
 def rows_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A list query's rows, as seeds 001 and 003 return them."""
     return {"success": True, "num_results": len(rows), "results": rows}
+
+
+CONVERSATION_LIMIT = 50  # get_conversation's default page, as its SQL has it
+PAGING = ("document_id", "total", "has_more", "next_offset")
+
+
+def conversations_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """list_conversations' rows, each one's models as a list."""
+    return rows_payload([{**row, "models": json.loads(row["models"] or "[]")} for row in rows])
+
+
+def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: int | None) -> dict[str, Any]:
+    """get_conversation's rows as one page: the paging once, then the messages.
+
+    Each message's tool calls are a list; thinking and tool_output are there only when
+    asked for (include), so that a page stays small.
+    """
+    first = rows[0] if rows else {"document_id": None, "total": 0, "has_more": 0, "next_offset": None}
+    messages = []
+    for row in rows:
+        message = {key: value for key, value in row.items() if key not in PAGING}
+        message["tool_calls"] = json.loads(message["tool_calls"] or "[]")
+        for part in INCLUDABLE:
+            if message[part] is None:
+                del message[part]
+        messages.append(message)
+    return {
+        "success": True,
+        "document_id": first["document_id"],
+        "total": first["total"],
+        "offset": offset or 0,
+        "limit": limit or CONVERSATION_LIMIT,
+        "has_more": bool(first["has_more"]),
+        "next_offset": first["next_offset"],
+        "num_results": len(messages),
+        "messages": messages,
+    }
 
 
 def _kind(value: Any) -> str:
@@ -615,6 +664,80 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
             "encoding_context": None,
         }
         return await answer(lambda cancel: workspaces.archive(workspace_path).search(params, cancel))
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_conversations(
+        agents: Annotated[
+            Listing,
+            Field(
+                description="Only these agents: "
+                + ", ".join(AGENTS)
+                + " (workspace: the conversations written in the workspace itself). Default: every agent."
+            ),
+        ] = None,
+        projects: Annotated[
+            Listing,
+            Field(
+                description="Only these projects: a project's full path (the session's working directory) or its "
+                "last folder name, e.g. 'api' for /home/ana/api. Default: every project."
+            ),
+        ] = None,
+        start_date: Annotated[
+            str,
+            Field(
+                description="From this date: ISO date or datetime, YYYY-MM, YYYY, or natural language such as 'last week' or 'yesterday'. A session matches when it ran at some time in the range (one past midnight matches both days)."
+            ),
+        ] = "",
+        end_date: Annotated[str, Field(description="Until this date, same forms as start_date, e.g. 'today'.")] = "",
+        limit: Annotated[int | None, Field(description="Most conversations to return, 1-100 (default 20).")] = None,
+        offset: Annotated[
+            int | None,
+            Field(
+                description="Conversations to skip (default 0). Next page: offset + limit; fewer results than limit is the last page."
+            ),
+        ] = None,
+        workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
+    ) -> Annotated[CallToolResult, Rows]:
+        """Recent conversations, newest first (by last message): agent-log sessions and the workspace's own, each with id, title, agent, project, models, branch, started, last, messages (count), path and parent. Page with offset and limit; read one with get_conversation."""
+        params = {
+            "agents": agents,
+            "projects": projects,
+            "start_date": start_date,
+            "end_date": end_date,
+            "limit": limit,
+            "offset": offset,
+        }
+        return await answer(
+            lambda cancel: conversations_payload(
+                workspaces.archive(workspace_path).run("list_conversations", params, cancel)
+            )
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_conversation(
+        document: Annotated[
+            str, Field(description="The conversation: its id or its path, as list_conversations or search give them.")
+        ],
+        offset: Annotated[
+            int | None,
+            Field(description="Index of the first message to return (default 0). Next page: the answer's next_offset."),
+        ] = None,
+        limit: Annotated[int | None, Field(description="Most messages to return, 1-200 (default 50).")] = None,
+        include: Annotated[
+            Listing,
+            Field(
+                description="Parts of each message left out by default to keep answers small: thinking, tool_output (raw tool results). Default: neither."
+            ),
+        ] = None,
+        workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
+    ) -> Annotated[CallToolResult, Conversation]:
+        """One conversation's messages in order, a page at a time: seq, role, timestamp, model, text and tool_calls (name, files, commands). Read a long session in pages: start at offset 0, then call again with offset=next_offset while has_more is true (total says how many messages there are). A conversation written in the workspace is one message of role 'document'."""
+        params = {"document": document, "offset": offset, "limit": limit, "include": include}
+        return await answer(
+            lambda cancel: conversation_payload(
+                workspaces.archive(workspace_path).run("get_conversation", params, cancel), offset, limit
+            )
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def search_semantic(

@@ -80,6 +80,41 @@ def _conversation_type(documents: str) -> Param:
     )
 
 
+SEARCH_DATES = (
+    "a document matches when its whole date lies inside (a month-only date needs the whole month), and "
+    "documents without a date never match a time filter"
+)
+
+
+CONVERSATION_DATES = (
+    "a session matches when it ran at some time inside (between its first and its last message), a workspace "
+    "conversation when its whole date lies inside, and conversations without a date never match a time filter"
+)
+
+
+def _date_bound(name: str, matches: str = SEARCH_DATES) -> Param:
+    if name == "start_date":
+        return Param(
+            "start_date",
+            rules.date_bound("start_date", end=False),
+            'From this date: ISO dates or datetimes, YYYY-MM, YYYY or natural language ("yesterday", '
+            f'"last week", "3 days ago"), all in UTC; {matches}.',
+        )
+    return Param(
+        "end_date",
+        rules.date_bound("end_date", end=True),
+        "Until this date, in the same forms as start_date (e.g. today).",
+    )
+
+
+def _offset(what: str) -> Param:
+    return Param(
+        "offset",
+        rules.bounded_int("offset", 0, rules.MAX_OFFSET, example=0),
+        f"How many {what} to skip, for paging: 0 (the default) for the first page.",
+    )
+
+
 QUERIES: dict[str, Query] = {
     "search_workspace": Query(
         title="Search conversations",
@@ -242,19 +277,8 @@ QUERIES: dict[str, Query] = {
             Param(
                 "match_all", rules.boolean("match_all"), "true: every tag must be present; false (default): any tag."
             ),
-            Param(
-                "start_date",
-                rules.date_bound("start_date", end=False),
-                'From this date: ISO dates or datetimes, YYYY-MM, YYYY or natural language ("yesterday", '
-                '"last week", "3 days ago"), all in UTC; a document matches when its whole date lies inside '
-                "(a month-only date needs the whole month), and documents without a date never match a time "
-                "filter.",
-            ),
-            Param(
-                "end_date",
-                rules.date_bound("end_date", end=True),
-                "Until this date, in the same forms as start_date (e.g. today).",
-            ),
+            _date_bound("start_date"),
+            _date_bound("end_date"),
             Param(
                 "product_ids",
                 rules.id_list("product_ids"),
@@ -328,5 +352,58 @@ QUERIES: dict[str, Query] = {
             ),
         ),
         checks=(rules.fts_syntax,),
+    ),
+    "list_conversations": Query(
+        title="Conversations, newest first",
+        description="Conversations, newest first (by their last message, else their date): the sessions read "
+        "from agent logs, and the conversations written in the workspace (agent workspace). Each row: id, title, "
+        "agent, project, models (JSON), branch, started, last, messages (how many get_conversation pages "
+        "through), date, path and parent (a sub-agent transcript's session, by path). A session matches a "
+        "time filter when it ran at some time inside it (from its first message to its last: a session "
+        "past midnight matches both days); a workspace conversation when its whole date lies inside. "
+        "Page with offset: fewer rows than limit is the last page.",
+        params=(
+            Param(
+                "agents",
+                rules.agent_list,
+                "Comma-separated agents: " + ", ".join(rules.AGENTS) + " (workspace: the conversations written "
+                "in the workspace); empty: every agent.",
+            ),
+            Param(
+                "projects",
+                rules.text_list,
+                "Comma-separated projects: a project's full path (its working directory) or its last folder "
+                "name (api for /home/ana/api); empty: every project. Workspace conversations have no project.",
+            ),
+            _date_bound("start_date", CONVERSATION_DATES),
+            _date_bound("end_date"),
+            _limit(20),
+            _offset("conversations"),
+        ),
+        checks=(rules.dates_in_order,),
+    ),
+    "get_conversation": Query(
+        title="A conversation, message by message",
+        description="One conversation's messages in order, a page at a time. Each row is one message: seq "
+        "(its index, from 0), role, timestamp, model, text and tool_calls (JSON: each call's name, files "
+        "and commands), and thinking and tool_output when include names them (null otherwise); and on every "
+        "row the paging: document_id, total (messages in the conversation), has_more (1 when messages follow "
+        "this page) and next_offset (the offset of the next page, or null). A conversation written in the "
+        "workspace is one message of role document: its whole text.",
+        params=(
+            _document("The conversation: its id or its path (as list_conversations gives them)."),
+            _offset("messages"),
+            Param(
+                "limit",
+                rules.bounded_int("limit", 1, 200, example=50),
+                "Most messages to return, 1 to 200 (default 50).",
+            ),
+            Param(
+                "include",
+                rules.include_list,
+                "Comma-separated parts of each message left out by default: thinking, tool_output; empty: neither.",
+            ),
+        ),
+        checks=(rules.conversation_page,),
     ),
 }

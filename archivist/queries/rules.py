@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from archivist.build import dates
+from archivist.build.agentlogs.store import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
 from archivist.queries.sqlfunctions import items
 
@@ -187,14 +188,18 @@ def report_exists(params: dict[str, str], execute: Execute) -> None:
         )
 
 
+def _document_not_found(document: str) -> ArchivistError:
+    return ArchivistError(
+        "DOCUMENT_NOT_FOUND",
+        f"Document not found: {document}",
+        "No document in the archive has that id or path.",
+        "Use an id or path returned by a search, or run archivist index first.",
+    )
+
+
 def document_exists(params: dict[str, str], execute: Execute) -> None:
     if not execute("find_document", {"document": params["document"]}):
-        raise ArchivistError(
-            "DOCUMENT_NOT_FOUND",
-            f"Document not found: {params['document']}",
-            "No document in the archive has that id or path.",
-            "Use an id or path returned by a search, or run archivist index first.",
-        )
+        raise _document_not_found(params["document"])
 
 
 def required_text(name: str, example: str) -> Callable[[str], str]:
@@ -342,6 +347,11 @@ def search_inputs(params: dict[str, str], execute: Execute) -> None:
             "limit is another name for page_size: the number of results per page.",
             "Give one of them.",
         )
+    dates_in_order(params, execute)
+
+
+def dates_in_order(params: dict[str, str], execute: Execute) -> None:
+    """start_date (each bound already checked by ``date_bound``) is not after end_date."""
     start, end = dates.parse_bound(params["start_date"]), dates.parse_bound(params["end_date"], end=True)
     if start and end and start > end:
         raise ArchivistError(
@@ -407,3 +417,68 @@ def embeds_search(params: dict[str, str]) -> bool:
     """Whether this search's SQL embeds its query (the model is loaded before the SQL runs)."""
     mode = params["mode"] or "hybrid"
     return mode in ("hybrid", "semantic") or (mode in ("scan", "faceted") and bool(params["query"]))
+
+
+# --- conversations ------------------------------------------------------------
+
+# The agent of the conversations written as markdown in the workspace itself; the
+# others are the kinds of agent-log sources.
+WORKSPACE_AGENT = "workspace"
+AGENTS = (*LOG_KINDS, WORKSPACE_AGENT)
+INCLUDABLE = ("thinking", "tool_output")
+MAX_OFFSET = 10_000_000
+
+
+def agent_list(value: str) -> str:
+    """Comma-separated agents: the source kinds, and ``workspace``; case does not matter."""
+    found = list(dict.fromkeys(item.lower() for item in items(value)))
+    unknown = [item for item in found if item not in AGENTS]
+    if unknown:
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"Unknown agent{'s' if len(unknown) > 1 else ''}: {', '.join(repr(item[:40]) for item in unknown[:5])}",
+            "Agents: " + ", ".join(AGENTS) + f" ({WORKSPACE_AGENT}: the conversations written in the workspace).",
+            "Try agents=claude-code,codex, or leave agents empty for every agent.",
+        )
+    return ",".join(found)
+
+
+def include_list(value: str) -> str:
+    """What get_conversation adds to each message: thinking, tool_output, both or neither."""
+    found = list(dict.fromkeys(item.lower() for item in items(value)))
+    unknown = [item for item in found if item not in INCLUDABLE]
+    if unknown:
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"Cannot include {', '.join(repr(item[:40]) for item in unknown[:5])}",
+            "include names the parts of each message left out by default: " + ", ".join(INCLUDABLE) + ".",
+            "Try include=thinking,tool_output, or leave include empty for the messages alone.",
+        )
+    return ",".join(found)
+
+
+def conversation_page(params: dict[str, str], execute: Execute) -> None:
+    """The document is a conversation, and the offset falls inside it (0 always does)."""
+    found = execute("find_document", {"document": params["document"]})
+    if not found:
+        raise _document_not_found(params["document"])
+    if found[0]["kind"] != "conversation":
+        raise ArchivistError(
+            "DOCUMENT_NOT_FOUND",
+            f"Not a conversation: {params['document']}",
+            f"That document is a {found[0]['kind']}; get_conversation reads conversations only.",
+            "Use an id or path that list_conversations gives, or a conversation found by a search.",
+        )
+    offset = int(params["offset"] or 0)
+    if offset:
+        first = execute(
+            "get_conversation", {"document": params["document"], "offset": "0", "limit": "1", "include": ""}
+        )
+        total = first[0]["total"] if first else 0
+        if offset >= total:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                f"offset {offset} is past the end of the conversation",
+                f"It has {total} message{'' if total == 1 else 's'}: offsets run from 0 to {max(total - 1, 0)}.",
+                "Page with the next_offset of the previous answer, and stop when has_more is false.",
+            )
