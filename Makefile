@@ -34,8 +34,16 @@ browser:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; \
 	fi
 
+# Beside the sample workspace, the sample agent logs: one source of every kind.
+LOGS := sample-agent-logs
+SAMPLE_SOURCES := --source claude-code=$(LOGS)/claude-code/projects --source codex=$(LOGS)/codex/sessions \
+	--source gemini-cli=$(LOGS)/gemini-cli/tmp --source claude-export=$(LOGS)/claude-export \
+	--source chatgpt-export=$(LOGS)/chatgpt-export --source aider=$(LOGS)/aider \
+	--source specstory=$(LOGS)/specstory --source llm=$(LOGS)/llm/logs.db
+SOURCES ?= $(if $(filter sample-workspace,$(WORKSPACE)),$(SAMPLE_SOURCES),)
+
 serve: install
-	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT)
+	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT) $(SOURCES)
 
 # Lint, format, types and the layer contract, then the tests.
 check: install

@@ -512,6 +512,10 @@ def search(
         (_print_reports if reports else _print_conversations)(rows)
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def start_following(workspace: Path, db_path: Path | None) -> None:
     """Keep the archive up to date in the background while a server runs (--watch)."""
     from archivist.build.watch import follow_in_background
@@ -588,7 +592,8 @@ def sources(
         click.echo("No agent-log sources. Add one with: archivist index WORKSPACE --source KIND=PATH")
     for row in rows:
         click.echo(
-            f"{row['kind']:15} {row['path']}  {row['documents']} conversations, {row['messages']} messages, "
+            f"{row['kind']:15} {row['path']}  {plural(row['documents'], 'conversation')}, "
+            f"{plural(row['messages'], 'message')}, "
             f"last read {row['read_at'] or 'never'}"
         )
 

@@ -1,0 +1,183 @@
+"""The sample agent logs: one small source of every kind, read by its reader and indexed beside the sample workspace."""
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT, SAMPLE
+
+from archivist.build.agentlogs import store
+from archivist.cli import cli
+
+LOGS = ROOT / "sample-agent-logs"
+
+# Each kind: where its source is (as a user would give it to --source) and how many sessions it holds.
+SOURCES = {
+    "claude-code": ("claude-code/projects", 2),  # a session and its sub-agent
+    "codex": ("codex/sessions", 1),
+    "gemini-cli": ("gemini-cli/tmp", 1),
+    "claude-export": ("claude-export", 2),
+    "chatgpt-export": ("chatgpt-export", 2),
+    "aider": ("aider", 2),
+    "specstory": ("specstory", 1),
+    "llm": ("llm/logs.db", 2),
+}
+
+
+def sessions(kind):
+    problems: list[str] = []
+    found = list(store.module(kind).read(LOGS / SOURCES[kind][0], problems))
+    assert problems == []
+    return found
+
+
+def calls(session):
+    return [call for message in session.messages for call in message.tool_calls]
+
+
+def commands(session):
+    return [command for call in calls(session) for command in call.commands]
+
+
+def files(session):
+    return [file for call in calls(session) for file in call.files]
+
+
+def by_title(found, title):
+    (session,) = [session for session in found if session.title == title]
+    return session
+
+
+def test_every_kind_has_a_sample():
+    assert set(SOURCES) == set(store.KINDS)
+    assert not (SAMPLE / "sample-agent-logs").exists()  # beside the workspace, never walked as its files
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_each_sample_is_a_source_of_its_kind_with_whole_sessions(kind):
+    path, count = SOURCES[kind]
+    assert store.module(kind).check(LOGS / path) is None
+    found = sessions(kind)
+    assert len(found) == count
+    for session in found:
+        assert session.agent == kind and session.title and session.problems == []
+        assert any(message.role == "user" and message.text for message in session.messages)
+        assert any(message.role == "assistant" and message.text for message in session.messages)
+        assert "2025-10-01" <= session.started <= session.last < "2026-01-01"
+
+
+def test_claude_code_a_session_with_thinking_tools_and_a_sub_agent():
+    main, agent = sessions("claude-code")
+    assert main.title == "Fix flaky keep-alive ping test"
+    assert main.project == "/home/dev/src/captions-gateway" and main.branch == "fix/flaky-keepalive-test"
+    assert main.models == ["claude-sonnet-4-5-20250929"]
+    assert [call.name for call in calls(main)] == ["Read", "Read", "Task", "Edit", "Bash"]
+    assert "/home/dev/src/captions-gateway/tests/test_keepalive.py" in files(main)
+    assert commands(main) == ["uv run pytest tests/test_keepalive.py --count 50 -q"]
+    assert any(message.thinking for message in main.messages)
+    assert agent.parent == main.key and agent.title == "Find tests that sleep on the real clock"
+    assert agent.models == ["claude-haiku-4-5-20251001"]
+
+
+def test_codex_a_rollout_with_shell_calls_a_patch_and_reasoning():
+    (session,) = sessions("codex")
+    assert session.project == "/home/dev/src/report-service" and session.branch == "fix/export-504"
+    assert session.models == ["gpt-5-codex"]
+    assert "helm template charts/report-service | grep -n proxy-" in commands(session)
+    assert "charts/report-service/values.yaml" in files(session)
+    assert any(message.thinking for message in session.messages)
+    outputs = "\n".join(message.tool_output for message in session.messages)
+    assert "AWS_SECRET_ACCESS_KEY=" in outputs  # something for secret masking to find
+
+
+def test_gemini_cli_a_session_with_its_project_from_the_project_root_file():
+    (session,) = sessions("gemini-cli")
+    assert session.title == "Fix admin portal logout after 15 minutes"
+    assert session.project == "/home/dev/src/meeting-rooms-portal" and session.models == ["gemini-2.5-pro"]
+    assert "/home/dev/src/meeting-rooms-portal/src/server/session.ts" in files(session)
+    assert commands(session) == ["npm test -- src/server/session.test.ts"]
+
+
+def test_the_exports_follow_their_current_branch():
+    claude = sessions("claude-export")
+    assert [session.title for session in claude] == [
+        "Scaling media-worker on queue depth",
+        "401s after rotating the JWT signing key",
+    ]
+    assert "[attachment: hpa.yaml]" in claude[0].messages[0].text
+    chatgpt = sessions("chatgpt-export")
+    pac = by_title(chatgpt, "PAC file without DNS lookups")
+    first = next(message for message in pac.messages if message.role == "user")
+    assert "203.0.113.0/24" in first.text  # the edited question, not the one it replaced
+    assert not any("Which host names" in message.text for message in pac.messages)
+    ping = by_title(chatgpt, "Websocket ping interval for proxies")
+    assert [call.name for call in calls(ping)] == ["python"] and ping.models == ["gpt-5"]
+
+
+def test_aider_two_sessions_of_one_history():
+    first, second = sessions("aider")
+    assert first.started == "2025-10-21T14:03:27Z" and second.started == "2025-10-22T09:41:12Z"
+    assert second.last == second.started  # a later interrupted run holds nothing, so no file time is used
+    assert commands(first) == ["pytest tests/test_resolver.py -q"]
+    assert "src/proxy/resolver.py" in files(second)
+    assert first.models == ["anthropic/claude-sonnet-4-5-20250929"]
+
+
+def test_specstory_a_cursor_transcript():
+    (session,) = sessions("specstory")
+    assert session.title == "Session cookies or JWTs for the admin portal"
+    assert session.models == ["claude-4.5-sonnet-thinking"]
+    assert "src/server/auth.ts" in files(session)
+    assert any("npm test" in command for command in commands(session))
+
+
+def test_llm_a_log_database_of_llm_0_36_read_only():
+    database = LOGS / "llm" / "logs.db"
+    assert database.stat().st_size < 100_000
+    with database.open("rb") as handle:
+        header = handle.read(20)
+    assert header[18:20] == b"\x01\x01"  # rollback journal, not WAL
+    found = sessions("llm")
+    pods = next(session for session in found if session.models == ["gpt-4.1-mini"])
+    assert "kubectl --context prod-eu-1 -n platform get pods -l app=media-worker" in commands(pods)
+    pasted = next(session for session in found if session is not pods)
+    assert any("sk-ant-api03-" in message.text for message in pasted.messages if message.role == "user")
+    with sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True) as connection:
+        tables = {name for (name,) in connection.execute("select name from sqlite_master where type = 'table'")}
+    assert {"threads", "turns", "messages", "parts"} <= tables
+    assert not database.with_name("logs.db-wal").exists() and not database.with_name("logs.db-shm").exists()
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_the_sample_workspace_indexes_every_kind_and_finds_the_flaky_test(tmp_path):
+    workspace = tmp_path / "workspace"
+    shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
+    before = fingerprint(LOGS)
+    arguments = ["index", str(workspace)]
+    for kind, (path, _) in SOURCES.items():
+        arguments += ["--source", f"{kind}={LOGS / path}"]
+    runner = CliRunner()
+    indexed = runner.invoke(cli, arguments)
+    assert indexed.exit_code == 0, indexed.output
+    listed = runner.invoke(cli, ["sources", str(workspace), "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.stdout)
+    assert [(row["kind"], row["path"], row["documents"]) for row in rows] == [
+        (kind, str(LOGS / path), count) for kind, (path, count) in SOURCES.items()
+    ]
+    assert all(row["messages"] > 0 for row in rows)
+    found = runner.invoke(cli, ["search", str(workspace), "flaky test"])
+    assert found.exit_code == 0, found.output
+    assert "Fix flaky keep-alive ping test" in found.output and "claude-code" in found.output
+    assert fingerprint(LOGS) == before  # read in place, never changed
