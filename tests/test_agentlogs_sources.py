@@ -162,3 +162,29 @@ def test_reading_a_source_changes_nothing_in_it(workspace, projects):
     before = snapshot()
     assert run("index", workspace, "--source", f"claude-code={projects}").exit_code == 0
     assert snapshot() == before
+
+
+def test_secrets_in_a_session_never_reach_the_archive(workspace, projects):
+    import random
+    import string
+
+    rng = random.Random(7)
+    key = "sk-ant-api03-" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(90)) + "AA"
+    password = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(16)) + "!9"
+    session_file = projects / "-home-ana-proj" / f"{SESSION}.jsonl"
+    with session_file.open("a", encoding="utf-8") as appended:
+        appended.write(line("user", "u3", "a1", f"use ANTHROPIC_API_KEY={key} please", "2025-11-23T05:00:00Z") + "\n")
+        appended.write(line("user", "u4", "u3", f"and DB_PASSWORD={password}", "2025-11-23T05:01:00Z") + "\n")
+    before = session_file.read_bytes()
+    assert run("index", workspace, "--source", f"claude-code={projects}").exit_code == 0
+    assert session_file.read_bytes() == before  # the log keeps what it holds
+    archive = archive_path(workspace)
+    stored = b"".join(path.read_bytes() for path in archive.parent.iterdir() if path.name.startswith(archive.name))
+    assert b"please" in stored  # the words around the secrets are there (in the archive or its log)
+    for secret in (key, password):
+        assert secret.encode() not in stored
+    (conversation,) = conversations(workspace)
+    assert json.loads(conversation["extra"])["secrets_masked"] == 2
+    assert "[secret masked: anthropic-api-key]" in conversation["body"]
+    found = json.loads(run("search", workspace, "ANTHROPIC_API_KEY", "--json").stdout)["results"]
+    assert found and key not in json.dumps(found)

@@ -22,7 +22,7 @@ from typing import Any
 
 import sqlite_utils
 
-from archivist.build import dates, ingest
+from archivist.build import dates, ingest, secrets
 from archivist.build.agentlogs import Session
 from archivist.errors import ArchivistError
 
@@ -163,7 +163,7 @@ def log_files(kind: str, path: Path) -> list[Path]:
 
 def fingerprint(kind: str, path: Path) -> str:
     """What changes when any log file of the source changes: every file's path, size and modification time."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"masking rules {secrets.RULES_VERSION}\n".encode())
     for part in log_files(kind, path):
         for file_path, stat in _files(part):
             digest.update(f"{file_path}\x00{stat.st_size}\x00{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
@@ -255,7 +255,15 @@ def session_hash(session: Session) -> str:
             digest.update(str(value).encode("utf-8", "surrogatepass"))
             digest.update(b"\x00")
 
-    add(session.title, session.agent, session.project, session.models, session.branch, session.started)
+    add(
+        secrets.RULES_VERSION,
+        session.title,
+        session.agent,
+        session.project,
+        session.models,
+        session.branch,
+        session.started,
+    )
     add(session.last, session.parent, [str(path) for path in session.files])
     for m in session.messages:
         add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output)
@@ -267,33 +275,47 @@ def session_hash(session: Session) -> str:
 def _document(
     session: Session, source: str, now: str, content_hash: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One session as a ``documents`` row and its ``messages`` rows."""
+    """One session as a ``documents`` row and its ``messages`` rows, its secrets masked.
+
+    Secrets (keys, tokens, private keys, passwords: ``build.secrets``) never reach the
+    archive, and so never the search index or the model; the document counts them.
+    """
+    masked = 0
+
+    def safe(text: str) -> str:
+        nonlocal masked
+        text, found = secrets.mask(text)
+        masked += found
+        return text
+
     messages = [
         {
             "seq": seq,
             "role": message.role,
             "timestamp": message.timestamp,
             "model": message.model,
-            "text": message.text,
-            "thinking": message.thinking,
-            "tool_output": message.tool_output,
+            "text": safe(message.text),
+            "thinking": safe(message.thinking),
+            "tool_output": safe(message.tool_output),
             "tool_calls": json.dumps(
-                [{"name": c.name, "files": c.files, "commands": c.commands} for c in message.tool_calls],
+                [
+                    {"name": c.name, "files": c.files, "commands": [safe(x) for x in c.commands]}
+                    for c in message.tool_calls
+                ],
                 ensure_ascii=False,
             ),
         }
         for seq, message in enumerate(session.messages)
     ]
-    body = "\n\n".join(
-        f"{m.role}: {m.text.strip()}" for m in session.messages if m.role in ("user", "assistant") and m.text.strip()
-    )
+    said = [(m["role"], str(m["text"]).strip()) for m in messages]
+    body = "\n\n".join(f"{role}: {text}" for role, text in said if role in ("user", "assistant") and text)
     files = sorted({file for m in session.messages for c in m.tool_calls for file in c.files})
     commands = [command for m in session.messages for c in m.tool_calls for command in c.commands]
     document: dict[str, Any] = {
         "key": f"{source}:{session.key}",
         "kind": "conversation",
         "type": session.agent,
-        "title": session.title,
+        "title": safe(session.title),
         "path": f"{session.agent}:{session.key}",
         "name": session.key.rsplit("/", 1)[-1],
         "source": source,
@@ -311,6 +333,7 @@ def _document(
             "files": [str(path) for path in session.files],
             "touched_files": files,
             "commands": len(commands),
+            "secrets_masked": masked,
         },
     }
     document, messages = ingest.storable(document), [ingest.storable(message) for message in messages]

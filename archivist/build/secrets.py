@@ -1,0 +1,532 @@
+"""Secrets: mask high-confidence secrets in text before it is stored or indexed.
+
+Agent logs hold pasted API keys, tokens and ``.env`` contents. ``mask(text)``
+returns the text with each secret replaced by a marker that names its kind and
+keeps no character of the secret, ``[secret masked: github-token]``, and how
+many were masked. The indexer stores, indexes and embeds only the masked text;
+the source files are never touched. Masking masked text changes nothing.
+
+What is masked, and by what:
+
+* **detect-secrets** (Yelp's scanner; its regex plugins are used as a library,
+  one line at a time through ``analyze_string``: never its network verification,
+  nor its noisy keyword and high-entropy plugins): AWS access key ids (standing
+  alone, not inside a longer run of base64), GitHub tokens (``ghp_ gho_ ghu_
+  ghs_ ghr_``), OpenAI keys that carry OpenAI's ``T3BlbkFJ`` marker, Slack tokens
+  and webhook URLs, Stripe live keys, JWTs (only formally valid ones: header and
+  payload decode to JSON), and from its other prefix-anchored plugins GitLab,
+  npm, PyPI, SendGrid, Square and Azure storage keys. A match is widened to the
+  end of its token, because several of its patterns match a fixed-length prefix
+  of tokens that are longer today (Stripe and ``sk-proj-`` keys, a JWT's
+  signature).
+* **Expressions written here**, for what detect-secrets does not cover or
+  covers partly: private key blocks from ``-----BEGIN ... PRIVATE KEY-----``
+  through ``END`` across lines, also JSON-escaped or cut short (it flags the
+  header line only); GitHub fine-grained tokens (``github_pat_``); OpenAI keys
+  without the marker (``sk-``, ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``);
+  Anthropic keys (``sk-ant-``); Google API keys (``AIza``); Hugging Face tokens
+  (``hf_``); AWS secret keys and session tokens assigned to their names, quoted
+  or not (``~/.aws/credentials``, ``.env``, ``aws sts`` JSON output; its own
+  pattern wants quotes and the word aws nearby); bearer, token and basic
+  credentials in ``Authorization`` headers; the password of a URL
+  (``scheme://user:password@host``: only the password is masked; its basic-auth
+  plugin misses passwords holding ``!$&*`` and other characters a URL allows);
+  and assignments whose name says secret (``DB_PASSWORD=...``, ``export
+  NPM_TOKEN=...``, ``"apiKey": "..."``, ``client_secret: '...'``,
+  ``--password=...``), where only the value is masked. Its keyword plugin does
+  this with far more false positives.
+
+A masked span that several detectors found is counted once, and named by the
+most specific: ``OPENAI_API_KEY=sk-proj-...`` is one ``openai-api-key``.
+
+Never masked: prose, code identifiers, git SHAs, sha256 and other hex digests,
+UUIDs, URLs without a password, code that reads a secret (``os.environ[...]``,
+``settings.SECRET_KEY``, ``f"Bearer {token}"``, ``process.env.API_KEY``),
+placeholders (``sk-...``, ``<your-key>``, ``xxxx``, ``changeme``, ``${TOKEN}``,
+``$OPENAI_API_KEY``, ``{{ secrets.TOKEN }}``, AWS's documented ``...EXAMPLE``
+keys), and, after a name or in a header, values shorter than six characters,
+numbers, versions, paths and words: such a value must hold a digit or a symbol,
+or be long and switch case often, as generated keys and chosen passwords do.
+
+Why detect-secrets: it is the widely used, pure-Python scanner whose plugins
+can be run on a single line, with precise token formats for most of the kinds
+above and a JWT check that cuts false positives. The alternatives looked at
+cover less: Microsoft's ``microsoft-security-utilities-secret-masker`` (beta)
+knows Azure key formats but none of AWS, GitHub, OpenAI, Anthropic, Slack or
+Stripe; ``bc-detect-secrets`` is a fork with fewer plugins; ``ggshield`` needs
+GitGuardian's service; ``trufflehog3`` and ``whispers`` scan repositories from
+the command line; ``presidio`` and ``llm-guard`` bring spaCy or transformers.
+
+Speed: this runs on every message at index time (about 40 MB/s on mixed
+agent-log text). Each detector is gated by scans for a literal (``"ghp_" in
+text``, or a pattern with a literal start), so text that cannot hold a secret
+costs a few fast scans; names are looked for once in the lowered text; only the
+lines holding a plugin's anchor are handed to detect-secrets. Lengths are
+bounded so that a long run of base64 costs no more than a scan. Importing
+detect-secrets (it pulls in ``requests``, and routes Python's warnings to its
+logger, which is undone) is deferred to the first text that needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any, NamedTuple
+from urllib.parse import unquote
+
+MARKER = "[secret masked: {kind}]"
+# Bump when what is masked changes: sources are then stored again, masked the new way.
+RULES_VERSION = 1
+
+# When two detections overlap, the one with the lower rank names the kind: a
+# token format says more than the header or assignment it sits in.
+_BY_FORMAT, _BY_CONTEXT, _BY_NAME = 0, 1, 2
+
+
+def marker(kind: str) -> str:
+    """The text that replaces one secret of ``kind``."""
+    return MARKER.format(kind=kind)
+
+
+class _Span(NamedTuple):
+    start: int
+    end: int
+    kind: str
+    rank: int
+
+
+def mask(text: str) -> tuple[str, int]:
+    """``text`` with each high-confidence secret replaced by its marker, and how many were."""
+    if not text:
+        return text, 0
+    spans = sorted(_detect(text), key=lambda span: (span.start, -span.end))
+    if not spans:
+        return text, 0
+    merged: list[_Span] = []
+    for span in spans:
+        if merged and span.start < merged[-1].end:
+            last = merged[-1]
+            kind = span.kind if span.rank < last.rank else last.kind
+            merged[-1] = _Span(last.start, max(last.end, span.end), kind, min(last.rank, span.rank))
+        else:
+            merged.append(span)
+    pieces: list[str] = []
+    position = 0
+    for span in merged:
+        pieces.append(text[position : span.start])
+        pieces.append(marker(span.kind))
+        position = span.end
+    pieces.append(text[position:])
+    return "".join(pieces), len(merged)
+
+
+# --- what a secret's value must not look like --------------------------------
+
+_PLACEHOLDER = re.compile(
+    r"xxxx|\*\*\*|\.\.\.|…|<|>|\$\{|\{\{|%\(|your|example|placeholder|redacted|changeme|change_me|"
+    r"change-me|dummy|replace|insert|secret masked",
+    re.IGNORECASE,
+)
+# Whole values that are words, not secrets.
+_TRIVIAL = frozenset(
+    [
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "secrets",
+        "token",
+        "apikey",
+        "api_key",
+        "api-key",
+        "changeme",
+        "letmein",
+        "admin",
+        "administrator",
+        "root",
+        "default",
+        "required",
+        "optional",
+        "string",
+        "null",
+        "none",
+        "nil",
+        "undefined",
+        "true",
+        "false",
+        "empty",
+        "unknown",
+        "hidden",
+        "masked",
+        "secure",
+        "private",
+        "public",
+        "sample",
+        "testing",
+        "test1234",
+        "password1",
+        "password123",
+        "qwerty",
+        "abcdefgh",
+        "hunter2",
+    ]
+)
+# A reference to a variable or a call, never a literal: settings.SECRET_KEY, process.env.TOKEN,
+# os.environ["X"], get_token(), OTHER_VAR.
+_CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")
+# A name or a chain of names, when it does not mix cases and digits as a key does.
+_NAME_CHAIN = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$")
+_PATH = re.compile(
+    r"(?:~|\.{1,2})?/[\w.-]+/|[A-Za-z]:\\|[\w./-]+\.(?:json|ya?ml|pem|key|crt|p12|txt|env|toml|ini|cfg)$"
+)
+_NUMBER = re.compile(r"[~^<>=v]*[0-9][0-9_.,:+-]*$")  # 4096, 129_595, 12:30, ^9.0.9
+_SYMBOLS = frozenset("!#$%&*+=@^~")
+
+
+def _placeholder(value: str) -> bool:
+    return bool(_PLACEHOLDER.search(value)) or len(set(value)) < 4
+
+
+def _plausible_value(value: str, min_length: int = 6) -> bool:
+    """Whether what an assignment, header or URL holds looks like a secret, not a word or a reference.
+
+    It must hold a digit or a symbol, or be long and switch case often, as generated keys and
+    chosen passwords do: ``my-secret``, ``same-origin``, ``lastToken``, ``X-Access-Token`` are words.
+    """
+    if len(value) < min_length or _NUMBER.match(value) or _placeholder(value):
+        return False
+    if any(char.isspace() for char in value) or value[0] in "$%{<[(@#":
+        return False
+    code = value.rstrip("!?,;")  # process.env.API_KEY!, in TypeScript
+    if value.lower() in _TRIVIAL or _CALL.match(code) or _PATH.match(value):
+        return False
+    if _NAME_CHAIN.match(code) and ("." in code or "_" in code) and not _mixed(code):
+        return False
+    if any(char.isdigit() for char in value) or not _SYMBOLS.isdisjoint(code):
+        return True
+    # Letters only: a generated key switches case often, a camelCase or Title-Case name seldom.
+    switches = sum(a.isupper() != b.isupper() for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha())
+    return len(value) >= 20 and switches >= 6
+
+
+def _mixed(value: str) -> bool:
+    """Upper case, lower case and digits: what a random key of some length always has."""
+    return (
+        any(char.isdigit() for char in value)
+        and any(char.islower() for char in value)
+        and any(char.isupper() for char in value)
+    )
+
+
+# --- detectors written here --------------------------------------------------
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[ A-Z0-9]*? PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:(?P<body>.{0,65536}?)-----END[ A-Z0-9]*? PRIVATE KEY(?: BLOCK)?-----"
+    # A block pasted without its end: the header and the lines of key that follow it.
+    r"|(?P<open>(?:(?:\\r)?(?:\\n|\n)[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n\\]*))+))",
+    re.DOTALL,
+)
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{32}")
+
+
+def _private_keys(text: str) -> Iterator[_Span]:
+    for match in _PRIVATE_KEY.finditer(text):
+        body = match.group("body") if match.group("body") is not None else match.group("open")
+        if body and _KEY_MATERIAL.search(body):
+            yield _Span(match.start(), match.end(), "private-key", _BY_FORMAT)
+
+
+def _token_formats(text: str) -> Iterator[_Span]:
+    if "sk-" in text:
+        for match in _ANTHROPIC.finditer(text):
+            if _mixed(match.group("body")) and not _placeholder(match.group(0)):
+                yield _Span(match.start(), match.end(), "anthropic-api-key", _BY_FORMAT)
+        for match in _OPENAI.finditer(text):
+            if _mixed(match.group("body")) and not _placeholder(match.group(0)):
+                yield _Span(match.start(), match.end(), "openai-api-key", _BY_FORMAT)
+    if "hf_" in text:
+        for match in _HUGGING_FACE.finditer(text):
+            value = match.group(0)
+            if value.lower() != value and value.upper() != value and not _placeholder(value):
+                yield _Span(match.start(), match.end(), "huggingface-token", _BY_FORMAT)
+    for anchor, pattern, kind in _PREFIXED:
+        if anchor in text:
+            for match in pattern.finditer(text):
+                if not _placeholder(match.group(0)):
+                    yield _Span(match.start(), match.end(), kind, _BY_FORMAT)
+
+
+# Bounded lengths, read possessively: inside a long run of base64url a match is chance, and
+# must cost no more than its bound.
+_ANTHROPIC = re.compile(
+    r"(?<![A-Za-z0-9_-])sk-ant-[a-z]{2,10}[0-9]{0,3}-(?P<body>[A-Za-z0-9_-]{32,300}+)(?![A-Za-z0-9_-])"
+)
+_OPENAI = re.compile(
+    r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{32,300}+)(?![A-Za-z0-9_-])"
+)
+_HUGGING_FACE = re.compile(r"(?<![A-Za-z0-9_-])hf_[A-Za-z0-9]{34}(?![A-Za-z0-9_-])")
+_PREFIXED = (
+    (
+        "github_pat_",
+        re.compile(r"github_pat_[A-Za-z0-9]{20,40}_[A-Za-z0-9_]{30,120}+(?![A-Za-z0-9_-])"),
+        "github-token",
+    ),
+    # Bounded on both sides: inside a long base64 blob (a font, a wasm module) "AIza" is chance.
+    ("AIza", re.compile(r"(?<![A-Za-z0-9+/_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9+/=_-])"), "google-api-key"),
+)
+
+_AUTHORIZATION = re.compile(
+    r"authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<scheme>bearer|token|basic)[ \t]+(?P<value>[A-Za-z0-9._~+/=-]+)",
+    re.IGNORECASE,
+)
+
+
+def _authorization(text: str) -> Iterator[_Span]:
+    for match in _AUTHORIZATION.finditer(text):
+        value = match.group("value")
+        if len(value) < 12 or not _plausible_value(value):
+            continue
+        if sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value))) < 2:
+            continue
+        kind = "basic-auth" if match.group("scheme").lower() == "basic" else "bearer-token"
+        yield _Span(match.start("value"), match.end("value"), kind, _BY_CONTEXT)
+
+
+_URL_USERINFO = re.compile(r"(?P<user>[^\s:/?#@\[\],\"'<>\\]*):(?P<password>[^\s/?#@\[\],\"'<>\\]+)@(?=[A-Za-z0-9\[])")
+_PORT = re.compile(r"[0-9]{1,5}$")
+
+
+def _url_password(password: str, user: str) -> bool:
+    """Whether the password of a URL is one: where it stands says so, unless it is a placeholder."""
+    if password == user or _PORT.match(password):
+        return False
+    if password.isalpha():  # letters only: long enough, and not mypassword, secret, ...
+        lowered = password.lower()
+        return len(password) >= 8 and not any(word in lowered for word in ("pass", "secret", "pwd", "token"))
+    return _plausible_value(password, min_length=4)
+
+
+def _url_passwords(text: str) -> Iterator[_Span]:
+    position = text.find("://")
+    while position != -1:
+        if position and text[position - 1].isalnum():
+            match = _URL_USERINFO.match(text, position + 3)
+            if match:
+                password = unquote(match.group("password"))
+                if _url_password(password, unquote(match.group("user"))):
+                    yield _Span(match.start("password"), match.end("password"), "url-password", _BY_CONTEXT)
+        position = text.find("://", position + 3)
+
+
+# An assignment whose name ends with a word that says secret: DB_PASSWORD=..., PGPASSWORD=...,
+# export GITHUB_TOKEN=..., "apiKey": "...", client_secret: '...', --password=..., SECRET_KEY_BASE=...
+# Candidates are found in the lowered text, one scan for each word (a literal start makes each
+# scan fast); the name is then read back to its start.
+_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+_ASSIGNED = r"[a-z0-9_-]{0,80}+(?P<close>\\?[\"']?)(?P<op>[ \t]*(?::=|=(?!=)|:(?!:))[ \t]*)"
+_CANDIDATES = tuple(re.compile(word + _ASSIGNED) for word in _SECRET_WORDS)
+_CANDIDATES_ANY_CASE = tuple(re.compile(word + _ASSIGNED, re.IGNORECASE) for word in _SECRET_WORDS)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_SECRET_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "secrets",
+    "token",
+    "apikey",
+    "accesskey",
+    "privatekey",
+    "secretkey",
+    "authkey",
+    "masterkey",
+    "signingkey",
+    "encryptionkey",
+    "credential",
+    "credentials",
+    "keybase",
+)
+_VALUE = re.compile(
+    r"\\\"(?P<escaped>[^\"\\\n]*)\\\"|\"(?P<double>[^\"\n]*)\"|'(?P<single>[^'\n]*)'"
+    r"|(?P<bare>[^\s\"'`&,;()\[\]{}<>]++)(?![(\[{<])"
+)
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*$")
+_AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}$")
+_AWS_SESSION = re.compile(r"[A-Za-z0-9/+=]{100,}$")
+_HEX = re.compile(r"[0-9a-fA-F]+$")
+
+
+def _assignments(text: str, lowered: str) -> Iterator[_Span]:
+    # Lowering keeps positions unless it lengthens a character (İ); then search the text itself.
+    aligned = len(lowered) == len(text)
+    haystack = lowered if aligned else text
+    seen: set[int] = set()
+    candidates: list[re.Match[str]] = []
+    for pattern in _CANDIDATES if aligned else _CANDIDATES_ANY_CASE:
+        candidates.extend(pattern.finditer(haystack))
+    for candidate in sorted(candidates, key=lambda match: match.start()):
+        name_end = candidate.start("close")
+        if name_end in seen:
+            continue  # secret_token=: found by two words
+        seen.add(name_end)
+        start = candidate.start()
+        while start > 0 and text[start - 1] in _NAME_CHARS and name_end - start < 100:
+            start -= 1
+        if start > 0 and text[start - 1] in "${%\\":
+            continue  # ${DB_PASSWORD}, $TOKEN: a reference, not a name being given a value
+        name = text[start:name_end].lstrip("-").lower()
+        plain = name.replace("_", "").replace("-", "")
+        if not (plain.endswith(_SECRET_ENDINGS) or name.endswith(("_pass", "-pass")) or name == "pass"):
+            continue
+        value_match = _VALUE.match(text, candidate.end())
+        if not value_match:
+            continue
+        group = next(g for g in ("escaped", "double", "single", "bare") if value_match.group(g) is not None)
+        value = value_match.group(group)
+        span_start, span_end = value_match.start(group), value_match.end(group)
+        aws = "aws" in plain or plain in ("secretaccesskey", "sessiontoken")
+        if aws and plain.endswith(("secretaccesskey", "secretkey")) and _AWS_SECRET.match(value):
+            if not (_HEX.match(value) or _placeholder(value) or value.lower() == value or value.upper() == value):
+                yield _Span(span_start, span_end, "aws-secret-key", _BY_FORMAT)
+            continue
+        if aws and plain.endswith("sessiontoken") and _AWS_SESSION.match(value):
+            if not _placeholder(value):
+                yield _Span(span_start, span_end, "aws-session-token", _BY_FORMAT)
+            continue
+        if group == "bare":
+            op = candidate.group("op")
+            if candidate.group("close"):
+                continue  # a quoted name takes a quoted value
+            if "=" in op and op.strip() != op:
+                continue  # KEY = thing: code, whose literals are quoted
+            if "=" not in op and not _ENV_NAME.match(text[start:name_end].lstrip("-")):
+                continue  # password: word, in prose or YAML; only ENV_STYLE names take bare values
+        if _plausible_value(value):
+            yield _Span(span_start, span_end, _assignment_kind(plain), _BY_NAME)
+
+
+def _assignment_kind(plain_name: str) -> str:
+    if "pass" in plain_name or plain_name.endswith("pwd"):
+        return "password"
+    if plain_name.endswith("token"):
+        return "token"
+    if plain_name.endswith("apikey"):
+        return "api-key"
+    return "secret"
+
+
+# --- detect-secrets ------------------------------------------------------------
+
+_AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
+_TAIL = re.compile(r"[A-Za-z0-9_-]*")
+_JWT_TAIL = re.compile(r"[A-Za-z0-9_.+/=-]*")
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _aws_kind(value: str) -> str:
+    return "aws-access-key" if _AWS_KEY_ID.match(value) else "aws-secret-key"
+
+
+def _slack_kind(value: str) -> str:
+    return "slack-webhook" if "://" in value else "slack-token"
+
+
+class _Plugin(NamedTuple):
+    module: str  # in detect_secrets.plugins
+    detector: str
+    sniff: re.Pattern[str]  # what a line must hold for the plugin to be run on it (a literal start: fast)
+    kind: Callable[[str], str] | str
+    # How a match is widened to the end of its token; None: not widened, and it must stand alone,
+    # not inside a longer run of base64 (where AKIA followed by 16 capitals and digits is chance).
+    tail: re.Pattern[str] | None
+
+
+_PLUGINS = tuple(
+    _Plugin(module, detector, re.compile(sniff), kind, tail)
+    for module, detector, sniff, kind, tail in (
+        ("aws", "AWSKeyDetector", r"A(?:KIA|SIA|BIA|CCA|3T)", _aws_kind, None),
+        ("github_token", "GitHubTokenDetector", r"gh[pousr]_", "github-token", _TAIL),
+        ("openai", "OpenAIDetector", r"T3BlbkFJ", "openai-api-key", _TAIL),
+        ("slack", "SlackDetector", r"xox[abposr]-", _slack_kind, _TAIL),
+        ("slack", "SlackDetector", r"hooks\.slack\.com", _slack_kind, _TAIL),
+        ("stripe", "StripeDetector", r"k_live_", "stripe-key", _TAIL),
+        ("jwt", "JwtTokenDetector", r"eyJ", "jwt", _JWT_TAIL),
+        (
+            "gitlab_token",
+            "GitLabTokenDetector",
+            r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-",
+            "gitlab-token",
+            _TAIL,
+        ),
+        ("npm", "NpmDetector", r"_authToken", "npm-token", _TAIL),
+        ("pypi_token", "PypiTokenDetector", r"pypi-AgE", "pypi-token", _TAIL),
+        ("sendgrid", "SendGridDetector", r"SG\.", "sendgrid-api-key", _TAIL),
+        ("square_oauth", "SquareOAuthDetector", r"sq0csp-", "square-oauth-secret", _TAIL),
+        ("azure_storage_key", "AzureStorageKeyDetector", r"AccountKey=", "azure-storage-key", _TAIL),
+    )
+)
+
+
+@cache
+def _detector(module: str, name: str) -> Any:
+    """A detect-secrets plugin (a ``RegexBasedDetector``), imported the first time a text needs it."""
+    # Importing detect-secrets routes all Python warnings to its logger; keep them where they were.
+    showwarning = warnings.showwarning
+    try:
+        plugins = importlib.import_module(f"detect_secrets.plugins.{module}")
+    finally:
+        warnings.showwarning = showwarning
+    return getattr(plugins, name)()
+
+
+def _lines_with(text: str, sniff: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+    """The (start, end) of each line of ``text`` that holds what ``sniff`` finds."""
+    found = sniff.search(text)
+    while found:
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        if end == -1:
+            end = len(text)
+        yield start, end
+        found = sniff.search(text, end)
+
+
+def _library(text: str) -> Iterator[_Span]:
+    for plugin in _PLUGINS:
+        for start, end in _lines_with(text, plugin.sniff):
+            line = text[start:end]
+            for value in set(_detector(plugin.module, plugin.detector).analyze_string(line)):
+                if not value:
+                    continue
+                found = line.find(value)
+                while found != -1:
+                    stop = found + len(value)
+                    if plugin.tail is None:
+                        before, after = line[found - 1 : found], line[stop : stop + 1]
+                        alone = before not in _BASE64 and (after not in _BASE64 and after != "=")
+                    else:
+                        tail = plugin.tail.match(line, stop)
+                        stop, alone = (tail.end() if tail else stop), True
+                    if alone and not _placeholder(line[found:stop]):
+                        kind = plugin.kind if isinstance(plugin.kind, str) else plugin.kind(value)
+                        yield _Span(start + found, start + stop, kind, _BY_FORMAT)
+                    found = line.find(value, stop)
+
+
+def _detect(text: str) -> Iterator[_Span]:
+    lowered = text.lower()
+    yield from _library(text)
+    yield from _token_formats(text)
+    if "PRIVATE KEY" in text:
+        yield from _private_keys(text)
+    if "authorization" in lowered:
+        yield from _authorization(text)
+    if "://" in text and "@" in text:
+        yield from _url_passwords(text)
+    yield from _assignments(text, lowered)
