@@ -285,6 +285,7 @@ CREATE TABLE log_sources (
     UNIQUE (kind, path)
 );
 CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,  -- document_id * 1048576 + seq: one session's messages are one range of ids
     document_id INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     role TEXT NOT NULL,
@@ -293,15 +294,19 @@ CREATE TABLE messages (
     text TEXT NOT NULL DEFAULT '',
     thinking TEXT NOT NULL DEFAULT '',
     tool_output TEXT NOT NULL DEFAULT '',
-    tool_calls TEXT NOT NULL DEFAULT '[]',
-    PRIMARY KEY (document_id, seq)
-) WITHOUT ROWID;
+    tool_calls TEXT NOT NULL DEFAULT '[]'
+);
+CREATE UNIQUE INDEX messages_document ON messages (document_id, seq);
 """
+# Ids of one session's messages: document_id * MESSAGE_IDS + seq (a session keeps its first MESSAGE_IDS).
+MESSAGE_IDS = 1 << 20
 
 
 @migrations()
 def m012_log_sources(db: sqlite_utils.Database) -> None:
     db.executescript(LOG_SOURCES_SQL)
+    # each message's text searchable on its own, so that a hit names its message
+    db["messages"].enable_fts(["text"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True)
 
 
 # The tables every archive has; a database without them is not an archive.

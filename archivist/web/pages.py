@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
+from archivist.build.schema import MESSAGE_IDS
 from archivist.errors import ArchivistError
 from archivist.queries import catalog, runner, validation
 from archivist.queries.sqlfunctions import items
@@ -393,6 +394,10 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     for result in response["results"]:
         result["excerpt_html"] = highlighted(result.get("excerpt")) or result.get("excerpt") or ""
         result["href"] = document_url(datasette, result["id"])
+        if message := result.get("message"):  # the message of a session that matched: a link straight to it
+            seq = message["index"]
+            message["href"] = f"{result['href']}?{urlencode({'m': seq})}#m{seq}"
+            message["snippet_html"] = highlighted(message.get("snippet")) or message.get("snippet") or ""
     context.update(
         response=response,
         facet_groups=facet_groups(state, response["facets"], products),
@@ -596,7 +601,7 @@ def message_view(datasette: Datasette, document_id: int, row: dict[str, Any], pr
         "output_chars": len(row.get("tool_output") or ""),
         "output_cut": output_cut,
         "href": message_url(datasette, document_id, seq),
-        "row_href": datasette.urls.row(DATABASE_NAME, "messages", f"{document_id},{seq}"),
+        "row_href": datasette.urls.row(DATABASE_NAME, "messages", str(int(document_id) * MESSAGE_IDS + int(seq))),
     }
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import sqlite_utils
 
-from archivist.build import dates, ingest, secrets
+from archivist.build import dates, ingest, schema, secrets
 from archivist.build.agentlogs import Session
 from archivist.errors import ArchivistError
 
@@ -218,6 +218,8 @@ def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Pat
     for session in module(kind).read(path, read_problems):
         key, content_hash = f"{source}:{session.key}", session_hash(session)
         seen.add(key)
+        if len(session.messages) > schema.MESSAGE_IDS:
+            session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
         problems.extend(ingest.Problem(f"{session.agent}:{session.key}", "degraded", p) for p in session.problems)
         if key in known and known[key][1] == content_hash:
             continue  # read again, but unchanged: nothing to write
@@ -228,7 +230,10 @@ def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Pat
         else:
             document["id"] = db.table("documents").insert(document).last_pk
         db.execute(DELETE_MESSAGES_SQL, {"id": document["id"]})
-        db.table("messages").insert_all({**message, "document_id": document["id"]} for message in messages)
+        db.table("messages").insert_all(
+            {**message, "id": document["id"] * schema.MESSAGE_IDS + message["seq"], "document_id": document["id"]}
+            for message in messages
+        )
     _delete_documents(db, source, keep=seen, existing=existing)
     problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", problem) for problem in read_problems)
     return problems
@@ -305,7 +310,7 @@ def _document(
                 ensure_ascii=False,
             ),
         }
-        for seq, message in enumerate(session.messages)
+        for seq, message in enumerate(session.messages[: schema.MESSAGE_IDS])
     ]
     said = [(m["role"], str(m["text"]).strip()) for m in messages]
     body = "\n\n".join(f"{role}: {text}" for role, text in said if role in ("user", "assistant") and text)

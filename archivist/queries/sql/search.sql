@@ -112,7 +112,11 @@ fts_words as materialized (
       || '(' || archivist_fts(i.query, i.match_mode) || ')' end as all_words,
     case when i.query != '' then case i.match_mode when 'raw' then '{title body} : ' else '' end
       || '(' || archivist_fts(i.query, case i.match_mode when 'raw' then 'raw' else 'any' end) || ')' end as any_words,
-    (select group_concat(part, ' AND ') from filter_groups) as filter_words
+    (select group_concat(part, ' AND ') from filter_groups) as filter_words,
+    -- a conversation's messages are searched with any of the words (raw queries name
+    -- columns that messages do not have: their hits name no message)
+    case when i.query != '' and i.match_mode != 'raw'
+      then '(' || archivist_fts(i.query, 'any') || ')' end as message_words
   from inputs i
 ),
 fts_expressions as materialized (
@@ -130,6 +134,7 @@ fts_expressions as materialized (
       then filter_words else '""' end as newest_by_time,
     case when ranking in ('semantic', 'hybrid', 'similar') then coalesce(filters, '""') else '""' end as filters,
     coalesce(highlight, '""') as highlight,
+    coalesce(message_words, '""') as message_words,
     all_and_filters is null as everything  -- no words and no filters
   from (
     select
@@ -138,7 +143,8 @@ fts_expressions as materialized (
       any_words || coalesce(' AND ' || filters, '') as any_and_filters,
       coalesce(any_words, all_words) as highlight,
       filters,
-      filter_words
+      filter_words,
+      message_words
     from (select *, 'filter_tokens : (' || filter_words || ')' as filters from fts_words)
   ), plan
 ),
@@ -387,7 +393,22 @@ page_results as (
           from semantic_ranking s where s.id = d.id
         ),
         archivist_excerpt(d.body, '', case plan.mode when 'scan' then 80 else 200 end)
-      )
+      ),
+      -- a conversation read from an agent log: the message that matches best, and its link
+      'message', json((
+        select json_object(
+          'index', m.seq, 'role', m.role, 'timestamp', m.timestamp,
+          'snippet', snippet(messages_fts, 0, '<mark>', '</mark>', '...', 24),
+          'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
+        )
+        from messages_fts
+        join messages m on m.id = messages_fts.rowid
+        where d.kind = 'conversation' and d.source like 'log:%'
+          and messages_fts match (select case when r.by_words then message_words else '""' end from fts_expressions)
+          and messages_fts.rowid between d.id * 1048576 and d.id * 1048576 + 1048575
+        order by messages_fts.rank, m.seq
+        limit 1
+      ))
     ) as item
     from page_rows r
     cross join documents d on d.id = r.id  -- the page first, then its documents by id
