@@ -306,7 +306,7 @@ MESSAGE_IDS = 1 << 20
 def m012_log_sources(db: sqlite_utils.Database) -> None:
     db.executescript(LOG_SOURCES_SQL)
     # each message's text searchable on its own, so that a hit names its message
-    db["messages"].enable_fts(["text"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True)
+    db.table("messages").enable_fts(["text"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True)
 
 
 # The tables every archive has; a database without them is not an archive.
