@@ -79,3 +79,56 @@ async def test_the_page_the_api_and_mcp_name_the_same_message(workspace):
     assert link[1] == f"/document/{session['id']}?m=5#m5"
     target = (await datasette.client.get(link[1].split("#")[0])).text
     assert 'id="m5"' in target and "zeppelin hangar doors" in target
+
+
+@pytest.mark.parametrize(
+    ("filters", "paths"),
+    [
+        ({"agents": "claude-code"}, {"claude-code"}),
+        ({"agents": "workspace"}, {"conversations/2025-11-10/001-plan"}),
+        ({"agents": "codex"}, set()),
+        ({"projects": "proj"}, {"claude-code"}),
+        ({"projects": "/home/ana/proj/"}, {"claude-code"}),
+        ({"models": "claude-sonnet-4-5-20250929"}, {"claude-code"}),
+        ({"models": "gpt-5"}, set()),
+    ],
+)
+async def test_conversations_filter_by_agent_project_and_model_on_every_surface(workspace, filters, paths):
+    params = {"query": "zeppelin", "mode": "keyword", **filters}
+    with Archive.for_workspace(workspace) as archive:
+        response = archive.search(params)
+    assert {path.split(":")[0] for path in hits(response)} == paths
+    assert {key: response["filters"][key] for key in filters} == {
+        key: [value.lower() if key == "agents" else value] for key, value in filters.items()
+    }
+    datasette = await started_datasette(archive_path(workspace))
+    assert (await datasette.client.get("/api/search", params=params)).json() == response
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        result = await client.call_tool("search", params)
+    assert json.loads(result.content[0].text) == response
+    page = (await datasette.client.get("/search", params=params)).text
+    (key, value) = next(iter(filters.items()))
+    assert f"{dict(agents='agent', projects='project', models='model')[key]}: {value}" in page
+
+
+def test_a_session_past_midnight_is_found_on_both_days_and_by_the_files_it_touched(tmp_path):
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n"})
+    project = tmp_path / "projects" / "-home-ana-proj"
+    project.mkdir(parents=True)
+    tool_use = {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/home/ana/proj/src/app.py"}}
+    lines = [
+        line("user", "n1", None, "late night fix", "2025-11-23T23:50:00.000Z"),
+        line("assistant", "n2", "n1", [{"type": "text", "text": "editing"}, tool_use], "2025-11-24T00:10:00.000Z"),
+    ]
+    (project / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    index_workspace(workspace, log_sources=[("claude-code", tmp_path / "projects")])
+    with Archive.for_workspace(workspace) as archive:
+
+        def found(**filters):
+            return archive.search({"mode": "recent", "entities": "conversation", **filters})["total"]
+
+        assert found(start_date="2025-11-23", end_date="2025-11-23") == 1
+        assert found(start_date="2025-11-24", end_date="2025-11-24") == 1
+        assert found(start_date="2025-11-25", end_date="2025-11-25") == 0
+        assert found(files="app.py") == found(files="/home/ana/proj/src/app.py") == 1
+        assert found(files="other.py") == 0

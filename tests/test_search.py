@@ -12,6 +12,7 @@ import pytest
 from conftest import started_datasette
 
 from archivist.errors import ArchivistError
+from archivist.queries import declarations
 from archivist.queries.catalog import sql_for
 from archivist.workspace import archive_path
 
@@ -445,26 +446,7 @@ def test_ingested_memories_and_records_carry_their_fields(archive):
 
 def test_query_plan_filters_inside_the_fts_match(archive):
     """Filters are FTS words: the documents table is only read by id, never scanned."""
-    params = {
-        name: ""
-        for name in (
-            "query",
-            "mode",
-            "entities",
-            "types",
-            "tags",
-            "match_all",
-            "start_date",
-            "end_date",
-            "product_ids",
-            "match_mode",
-            "min_similarity",
-            "document",
-            "page",
-            "page_size",
-            "limit",
-        )
-    }
+    params = {name: "" for name in declarations.QUERIES["search"].sql_params}
     for case in (
         {"query": "borders", "mode": "keyword", "entities": "bug", "start_date": "2024-01", "product_ids": "598"},
         {"mode": "recent", "tags": "python,testing", "match_all": "true"},

@@ -34,7 +34,7 @@ MAX_DATA_FILE_BYTES = 128 * 1024 * 1024  # a .jsonl or .csv file holds many docu
 DATA_SUFFIXES = {".jsonl", ".csv"}
 MAX_PROBLEMS_PER_FILE = 100  # listed one by one; the rest are counted in one more
 # Bump when parsing changes what documents hold: the indexer then reads every source again.
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 CONVERSATION_TYPES = (
     "brainstorm",
     "debug",
@@ -462,7 +462,23 @@ def filter_tokens(document: dict[str, Any]) -> str:
     if document.get("product_id") is not None:
         tokens.append(f"p{document['product_id']}")
     tokens.extend("g" + tag.encode("utf-8").hex() for tag in document.get("tags") or [])
+    if document["kind"] == "conversation":
+        # a conversation's agent (an agent-log kind, or "workspace" for the workspace's own),
+        # project (its path and its last folder's name), models and the files it touched
+        tokens.append("a" + _hex(str(document.get("agent") or "workspace").lower()))
+        if project := document.get("project"):
+            project = str(project).rstrip("/") or "/"
+            tokens.extend("j" + _hex(name) for name in dict.fromkeys([project, project.rsplit("/", 1)[-1]]) if name)
+        tokens.extend("o" + _hex(str(model)) for model in dict.fromkeys(document.get("models") or []))
+        for file in dict.fromkeys(document.get("files") or []):
+            tokens.extend("f" + _hex(name) for name in dict.fromkeys([str(file), str(file).rsplit("/", 1)[-1]]) if name)
+    for day in document.get("more_days") or []:  # a session that runs past midnight: each of its days
+        tokens.extend(prefix + "d" + day.replace("-", "") for prefix in ["", *prefixes])
     return " ".join(tokens)
+
+
+def _hex(text: str) -> str:
+    return text.encode("utf-8", "surrogatepass").hex()
 
 
 # --- parsing -----------------------------------------------------------------

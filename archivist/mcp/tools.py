@@ -610,6 +610,19 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         product_ids: Annotated[
             list[int] | str | None, Field(description="Only records of these products (positive whole numbers).")
         ] = None,
+        agents: Annotated[
+            Listing,
+            Field(
+                description="Conversations of these agents: claude-code, codex, gemini-cli, claude-export, chatgpt-export, aider, specstory, llm, or workspace."
+            ),
+        ] = None,
+        projects: Annotated[
+            Listing, Field(description="Conversations of these projects: a full path, or its last folder's name.")
+        ] = None,
+        models: Annotated[Listing, Field(description="Conversations that used these models.")] = None,
+        files: Annotated[
+            Listing, Field(description="Conversations that touched these files: a full path, or a file name.")
+        ] = None,
         match_mode: Annotated[
             str,
             Field(description='simple (default: plain words) or raw (FTS5 syntax: "phrases", prefix*, AND, OR, NOT).'),
@@ -650,6 +663,10 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
             "start_date": start_date,
             "end_date": end_date,
             "product_ids": product_ids,
+            "agents": agents,
+            "projects": projects,
+            "models": models,
+            "files": files,
             "match_mode": match_mode,
             "min_similarity": min_similarity,
             "document": document,

@@ -285,6 +285,17 @@ QUERIES: dict[str, Query] = {
                 "Comma-separated numbers: only records of these products.",
             ),
             Param(
+                "agents",
+                rules.text_list,
+                "Comma-separated agents of conversations: agent-log kinds (claude-code, codex, gemini-cli, "
+                "claude-export, chatgpt-export, aider, specstory, llm) or workspace (its own markdown).",
+            ),
+            Param("projects", rules.text_list, "Comma-separated projects: a full path, or its last folder's name."),
+            Param("models", rules.text_list, "Comma-separated models a conversation used."),
+            Param(
+                "files", rules.text_list, "Comma-separated files a conversation touched: a full path, or a file name."
+            ),
+            Param(
                 "match_mode",
                 rules.one_of("match_mode", ("simple", "raw")),
                 'simple (default: the words, FTS syntax escaped) or raw (FTS5 syntax: "phrases", prefix*, AND, '

@@ -247,7 +247,17 @@ def facet_groups(
 def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[str, str]]:
     """Each filter in force, with the URL that removes it."""
     chips = []
-    for key, label in (("entities", "kind"), ("types", "type"), ("tags", "tag"), ("product_ids", "product")):
+    chip_keys = (
+        ("entities", "kind"),
+        ("types", "type"),
+        ("tags", "tag"),
+        ("product_ids", "product"),
+        ("agents", "agent"),
+        ("projects", "project"),
+        ("models", "model"),
+        ("files", "file"),
+    )
+    for key, label in chip_keys:
         values = items(state.params.get(key))
         for value in values:
             rest = ",".join(v for v in values if v != value)

@@ -163,7 +163,7 @@ def log_files(kind: str, path: Path) -> list[Path]:
 
 def fingerprint(kind: str, path: Path) -> str:
     """What changes when any log file of the source changes: every file's path, size and modification time."""
-    digest = hashlib.sha256(f"masking rules {secrets.RULES_VERSION}\n".encode())
+    digest = hashlib.sha256(f"masking rules {secrets.RULES_VERSION}, parser {ingest.PARSER_VERSION}\n".encode())
     for part in log_files(kind, path):
         for file_path, stat in _files(part):
             digest.update(f"{file_path}\x00{stat.st_size}\x00{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
@@ -262,6 +262,7 @@ def session_hash(session: Session) -> str:
 
     add(
         secrets.RULES_VERSION,
+        ingest.PARSER_VERSION,
         session.title,
         session.agent,
         session.project,
@@ -344,12 +345,37 @@ def _document(
     document, messages = ingest.storable(document), [ingest.storable(message) for message in messages]
     date = dates.from_value(session.started) if session.started else None
     document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
-    document["filter_tokens"] = ingest.filter_tokens(document)
+    document["filter_tokens"] = ingest.filter_tokens(
+        {
+            **document,
+            "agent": session.agent,
+            "project": session.project,
+            "models": session.models,
+            "files": files,
+            "more_days": _more_days(session.started, session.last),
+        }
+    )
     document["content_hash"] = content_hash
     document["tags"] = json.dumps(document["tags"])
     document["extra"] = json.dumps(document["extra"], ensure_ascii=False)
     document["indexed_at"] = now
     return document, messages
+
+
+MAX_DAYS = 31  # a session's days beyond its first that a date filter finds it on
+
+
+def _more_days(started: str | None, last: str | None) -> list[str]:
+    """The days after its first that a session ran on (it matches a date filter on any of them)."""
+    first, final = dates.from_value(started) if started else None, dates.from_value(last) if last else None
+    if first is None or final is None:
+        return []
+    day, end = first.value.date(), final.value.date()
+    days: list[str] = []
+    while day < end and len(days) < MAX_DAYS:
+        day += dt.timedelta(days=1)
+        days.append(day.isoformat())
+    return days
 
 
 def _now() -> str:

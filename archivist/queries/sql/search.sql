@@ -33,6 +33,10 @@ with inputs as materialized (
     archivist_list(:types) as types,
     archivist_list(:tags, 'tag') as tags,
     archivist_list(:product_ids) as product_ids,
+    archivist_list(:agents, 'lower') as agents,
+    archivist_list(:projects) as projects,
+    archivist_list(:models) as models,
+    archivist_list(:files) as files,
     archivist_time(:start_date, 0) as start_at,
     archivist_time(:end_date, 1) as end_at,
     cast(nullif(trim(:min_similarity), '') as real) as min_similarity,
@@ -101,6 +105,21 @@ filter_groups (part) as (
   union all
   select '(' || (select group_concat('p' || cast(value as integer), ' OR ') from json_each(product_ids)) || ')'
   from inputs where product_ids != '[]'
+  union all
+  -- conversations by agent, project (a path, or its last folder's name), model and file
+  -- touched (a path, or a file name): any of each list (ingest.filter_tokens)
+  select '(' || (select group_concat('a' || hex(value), ' OR ') from json_each(agents)) || ')'
+  from inputs where agents != '[]'
+  union all
+  select '(' || (
+    select group_concat('j' || hex(rtrim(value, '/')), ' OR ') from json_each(projects)
+  ) || ')' from inputs where projects != '[]'
+  union all
+  select '(' || (select group_concat('o' || hex(value), ' OR ') from json_each(models)) || ')'
+  from inputs where models != '[]'
+  union all
+  select '(' || (select group_concat('f' || hex(value), ' OR ') from json_each(files)) || ')'
+  from inputs where files != '[]'
 ),
 
 -- 3. fts_words, fts_expressions -----------------------------------------------------------
@@ -461,6 +480,10 @@ select json_object(
     'start_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.start_at, 'unixepoch'),
     'end_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.end_at, 'unixepoch'),
     'product_ids', json(plan.product_ids),
+    'agents', json(plan.agents),
+    'projects', json(plan.projects),
+    'models', json(plan.models),
+    'files', json(plan.files),
     'match_mode', case plan.match_mode when 'raw' then 'raw' else 'simple' end,
     'min_similarity', plan.min_similarity,
     'document', nullif(trim(:document), '')
