@@ -335,3 +335,13 @@ async def test_a_served_file_indexed_later_becomes_the_archive(tmp_path):
     assert [result["title"] for result in response.json()["results"]] == ["Proxy timeout"]
     assert (await datasette.client.get("/search?query=proxy&mode=keyword")).status_code == 200
     assert (await datasette.client.get("/archive/search_workspace.json?query=proxy")).status_code == 200
+
+
+async def test_a_doubled_slash_with_a_non_ascii_name_is_never_a_500(sample_datasette):
+    import httpx
+
+    transport = httpx.ASGITransport(app=sample_datasette.app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        for path in ("/archive//%C3%A9", "/document/a%2F%2F%C3%A9", "/search//%C3%9F"):
+            response = await client.get(path)
+            assert response.status_code < 500, (path, response.status_code, response.text[:200])

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import sqlite_utils
 from datasette.database import Database
@@ -156,7 +156,9 @@ def tidy_requests(app: ASGIApp) -> ASGIApp:
             path = scope.get("path", "")
             if "//" in path:
                 tidy = "/" + "/".join(part for part in path.split("/") if part)
-                scope = {**scope, "path": tidy, "raw_path": tidy.encode("utf-8", "surrogateescape")}
+                # raw_path is what came over the wire: ASCII, anything else percent-encoded
+                raw = quote(tidy.encode("utf-8", "surrogateescape"), safe="/:@!$&'()*+,;=-._~")
+                scope = {**scope, "path": tidy, "raw_path": raw.encode("ascii")}
             for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True):
                 if key == "_timelimit" and not (value.isascii() and value.isdigit()):
                     error = ArchivistError(
