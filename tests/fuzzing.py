@@ -53,6 +53,8 @@ TOOLS = (
     "embed_document",
     "embed_workspace",
     "get_embedding_status",
+    "list_conversations",
+    "get_conversation",
 )
 EMBEDDING_TOOLS = ("embed_document", "embed_workspace")
 ROW_TOOLS = (
@@ -62,6 +64,7 @@ ROW_TOOLS = (
     "search_commands",
     "search_semantic",
     "get_similar",
+    "list_conversations",
 )
 
 # Text that only an SQL error, SQLite itself or a Python traceback puts in an answer.
@@ -111,6 +114,9 @@ class Place:
     commands: tuple[str, ...]  # report commands of the archive
     report_paths: tuple[str, ...]
     documents: tuple[str, ...]  # ids and paths of documents
+    conversations: tuple[str, ...] = ()  # ids and paths of conversations, the longest agent-log session first
+    projects: tuple[str, ...] = ()  # the agent-log sessions' projects: paths and last folder names
+    models: tuple[str, ...] = ()  # the models the agent-log sessions used
 
     def __repr__(self) -> str:
         return f"Place({self.workspace})"
@@ -281,6 +287,36 @@ MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "f
 KIND_VALUES = ("conversation", "report", "memory", "record", "note", "product", "feature", "test", "bug")
 TYPE_VALUES = ("debug", "plan", "brainstorm", "decision", "note", "task", "k8s-cluster-health", "")
 TAG_VALUES = ("kubernetes", "auth", "decision", "python")
+AGENT_VALUES = (
+    "claude-code",
+    "codex",
+    "gemini-cli",
+    "claude-export",
+    "chatgpt-export",
+    "aider",
+    "specstory",
+    "llm",
+    "workspace",
+    "Claude-Code",
+    " codex ",
+    "cursor",
+    "",
+)
+INCLUDE_VALUES = ("thinking", "tool_output", "THINKING", " tool_output ", "", "tool_calls")
+PROJECT_VALUES = ("api", "/home/ana/api", "/home/dev/src/", "src", "/", "")
+MODEL_VALUES = ("claude", "gpt", "GPT-5", "")
+FILE_VALUES = (  # files the sample sessions touched, by path and by name, and some they did not
+    "/home/dev/src/captions-gateway/tests/test_keepalive.py",
+    "test_keepalive.py",
+    "charts/report-service/values.yaml",
+    "values.yaml",
+    "src/server/auth.ts",
+    "session.ts",
+    "src/proxy/resolver.py",
+    "tests/",
+    "*.py",
+    "",
+)
 EXTRA_KEYS = ("bogus", "sql", "__proto__", "workspace", "query ", "Query", "_shape", "constructor", "", " ", "\x00")
 
 
@@ -358,9 +394,11 @@ def text_parameter(valid: SearchStrategy[str]) -> Parameter:
     return Parameter(valid, st.one_of(hostile_text(), hostile_text(), json_junk()))
 
 
-def int_parameter(low: int, high: int) -> Parameter:
+def int_parameter(low: int, high: int, more_edges: tuple[int, ...] = ()) -> Parameter:
     """An integer: in range; or out of range, huge, or a string, float, bool, null, list."""
-    edges = st.sampled_from((0, -1, low - 1, high + 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, -(10**30)))
+    edges = st.sampled_from(
+        (0, -1, low - 1, high + 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, -(10**30)) + more_edges
+    )
     text_numbers = st.sampled_from(("10", " 5 ", "1e3", "0x10", "-0", "5.0", "", "٣", "1_000"))
     return Parameter(
         st.integers(low, high), st.one_of(edges, edges, st.integers(), text_numbers, json_junk(), hostile_text())
@@ -482,6 +520,20 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
     document = text_parameter(st.one_of(st.sampled_from(place.documents), st.integers(-5, 100).map(str), sqlite_edges))
     limit = int_parameter(1, 100)
     dates = text_parameter(st.sampled_from(DATES + DATES + BAD_DATES))
+    # a conversation (most often one with messages), or any document, or an id that is none
+    conversation = text_parameter(
+        st.one_of(
+            st.sampled_from(place.conversations or place.documents),
+            st.sampled_from(place.conversations or place.documents),
+            st.sampled_from(place.documents),
+            st.integers(-5, 100).map(str),
+            sqlite_edges,
+        )
+    )
+    # huge offsets and limits: around the offset rule's bound (10,000,000), and a float's last exact integer
+    big_edges = (9_999_999, 10_000_000, 10_000_001, 2**53)
+    agents = listing_parameter(AGENT_VALUES)
+    projects = listing_parameter(place.projects + PROJECT_VALUES)
     table: dict[str, dict[str, Parameter]] = {
         "search_workspace": {"query": query, "date_range": date_range, "conversation_type": kind, "limit": limit},
         "search_reports": {"query": query, "command_filter": command, "max_results": limit},
@@ -501,6 +553,10 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
                 st.one_of(st.lists(st.sampled_from((598, 601, 1)), max_size=3), st.just("598,601")),
                 st.one_of(st.lists(st.integers(-(2**70), 2**70), max_size=4), listing_parameter(("598", "x")).hostile),
             ),
+            "agents": agents,
+            "projects": projects,
+            "models": listing_parameter(place.models + MODEL_VALUES),
+            "files": listing_parameter(FILE_VALUES),
             "match_mode": text_parameter(st.sampled_from(("simple", "raw", "", "RAW", "regex"))),
             "min_similarity": float_parameter(),
             "document": document,
@@ -523,6 +579,20 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
         "embed_document": {"path": embed_path_parameter(place)},
         "embed_workspace": {"background": bool_parameter()},
         "get_embedding_status": {},
+        "list_conversations": {
+            "agents": agents,
+            "projects": projects,
+            "start_date": dates,
+            "end_date": dates,
+            "limit": limit,
+            "offset": int_parameter(0, 30, big_edges),
+        },
+        "get_conversation": {
+            "document": conversation,
+            "offset": int_parameter(0, 12, big_edges),
+            "limit": int_parameter(1, 200, big_edges),
+            "include": listing_parameter(INCLUDE_VALUES),
+        },
     }
     return {**table[tool], "workspace_path": workspace_parameter(place, tool in EMBEDDING_TOOLS)}
 
@@ -538,6 +608,7 @@ REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
     "search_semantic": (("query",),),
     "get_similar": (("document", "source_path"),),
     "embed_document": (("path",),),
+    "get_conversation": (("document",),),
 }
 # Never left out, never well-typed and valid: without it, the tool would embed the server's workspace.
 ALWAYS_FAILING = {"embed_workspace": "workspace_path", "embed_document": "path"}
@@ -667,6 +738,7 @@ CORE_STRINGS = (
 )
 CORE = CORE_STRINGS + (None, True, 0, -1, 2**63, 1.5, [], {"a": 1})
 
+CLAUDE_CODE_SESSION = "claude-code:-home-dev-src-captions-gateway/3f6d2b1e-8c4a-4e7f-9b2d-5a1c0e9f7d43"
 BASE_CALLS: dict[str, dict[str, Any]] = {  # a call that answers (the embedding tools': one that must fail)
     "search_workspace": {"query": "authentication"},
     "search_reports": {"query": "proxy timeout"},
@@ -679,6 +751,13 @@ BASE_CALLS: dict[str, dict[str, Any]] = {  # a call that answers (the embedding 
     "embed_document": {"path": "conversations/no-such-document"},
     "embed_workspace": {"workspace_path": "/nonexistent-archivist-fuzz/workspace"},
     "get_embedding_status": {},
+    "list_conversations": {"agents": "claude-code,workspace", "start_date": "2025-10", "limit": 10},
+    "get_conversation": {  # the sample's Claude Code session: thinking, tool calls and their output
+        "document": CLAUDE_CODE_SESSION,
+        "offset": 2,
+        "limit": 5,
+        "include": "thinking,tool_output",
+    },
 }
 
 
@@ -710,7 +789,7 @@ def http_catalogue(
         (f"/archive/{name}.json", keys) for name, keys in sorted(CANNED.items())
     ]
     for path, keys in surfaces:
-        first = (keys[0], "authentication" if keys[0] == "query" else place.documents[0])
+        first = (keys[0], _first_value(path, keys[0], place))
         for key in keys if every_key else keys[:1]:
             for value in values:
                 requests.append((path, [first, (key, value)] if key != keys[0] else [(key, value)]))
@@ -718,6 +797,13 @@ def http_catalogue(
         requests.append((f"/document/{quote(value) or '%20'}", []))
         requests.append(("/search", [("query", value)]))
     return [request for request in requests if fits_in_a_url(request)]
+
+
+def _first_value(path: str, key: str, place: Place) -> str:
+    """A value of a surface's first key that answers, to set beside a nasty one."""
+    if path == "/archive/get_conversation.json" and place.conversations:
+        return place.conversations[0]
+    return {"query": "authentication", "agents": "claude-code,workspace", "by": "month"}.get(key, place.documents[0])
 
 
 # --- HTTP --------------------------------------------------------------------------------------
@@ -732,6 +818,10 @@ SEARCH_KEYS = (
     "start_date",
     "end_date",
     "product_ids",
+    "agents",
+    "projects",
+    "models",
+    "files",
     "match_mode",
     "min_similarity",
     "document",
@@ -757,13 +847,17 @@ CANNED = {  # canned query: its parameters, the one it needs first
     "activity": ("by", "kind"),
     "check_search_syntax": ("query",),
     "search": SEARCH_KEYS,
+    "list_conversations": ("agents", "projects", "start_date", "end_date", "limit", "offset"),
+    "get_conversation": ("document", "offset", "limit", "include"),
 }
 SPECIAL_KEYS = ("_shape", "_size", "_json", "_nl", "_trace", "_timelimit", "_sort", "_facet", "_next", "_sql")
 
 
 @functools.cache
-def http_valid(key: str, place: Place) -> SearchStrategy[str]:
-    """A plausible value for a query-string key."""
+def http_valid(key: str, place: Place, query: str = "") -> SearchStrategy[str]:
+    """A plausible value for a query-string key (of the canned ``query``, where it matters)."""
+    if query == "get_conversation" and key == "document" and place.conversations:
+        return st.sampled_from(place.conversations)
     plausible: dict[str, SearchStrategy[str]] = {
         "query": st.sampled_from(WORDS + ("proxy timeout",)),
         "mode": st.sampled_from(MODES),
@@ -787,12 +881,18 @@ def http_valid(key: str, place: Place) -> SearchStrategy[str]:
         "command_filter": st.sampled_from(place.commands),
         "by": st.sampled_from(("month", "day")),
         "kind": st.sampled_from(KIND_VALUES[:5]),
+        "agents": st.sampled_from(AGENT_VALUES + ("claude-code,workspace", "codex,llm")),
+        "projects": st.sampled_from(place.projects + PROJECT_VALUES),
+        "models": st.sampled_from(place.models + MODEL_VALUES),
+        "files": st.sampled_from(FILE_VALUES),
+        "include": st.sampled_from(INCLUDE_VALUES + ("thinking,tool_output",)),
+        "offset": st.integers(0, 12).map(str),
     }
     return plausible.get(key, st.integers(1, 100).map(str))  # limits, pages, sizes
 
 
 @st.composite
-def query_string(draw: st.DrawFn, keys: tuple[str, ...], place: Place) -> list[tuple[str, str]]:
+def query_string(draw: st.DrawFn, keys: tuple[str, ...], place: Place, query: str = "") -> list[tuple[str, str]]:
     """(key, value) pairs: plausible values of the surface's keys (the first one nearly always), 0-2 hostile
     ones (repeating a key at times), at times special or unknown keys."""
     pairs: list[tuple[str, str]] = []
@@ -801,7 +901,7 @@ def query_string(draw: st.DrawFn, keys: tuple[str, ...], place: Place) -> list[t
         if not draw(_one_in(10)):
             chosen.insert(0, keys[0])
         for key in chosen:
-            pairs.append((key, draw(http_valid(key, place))))
+            pairs.append((key, draw(http_valid(key, place, query))))
         for key in draw(st.lists(st.sampled_from(keys), min_size=0, max_size=draw(st.sampled_from((0, 0, 1, 1, 2))))):
             pairs.append((key, draw(st.one_of(hostile_text(), st.integers(-(2**70), 2**70).map(str)))))
     if draw(_one_in(5)):  # Datasette's own parameters
@@ -817,7 +917,7 @@ def http_requests(place: Place) -> SearchStrategy[tuple[str, list[tuple[str, str
     """(path, query string) for /api/search, the canned queries' JSON, and the pages."""
     api = st.tuples(st.just("/api/search"), query_string(SEARCH_KEYS, place))
     canned = st.sampled_from(sorted(CANNED)).flatmap(
-        lambda name: st.tuples(st.just(f"/archive/{name}.json"), query_string(CANNED[name], place))
+        lambda name: st.tuples(st.just(f"/archive/{name}.json"), query_string(CANNED[name], place, name))
     )
     document_id = st.one_of(
         st.sampled_from(place.documents), st.integers(-(2**70), 2**70).map(str), hostile_text()
@@ -893,6 +993,22 @@ def success_shape(tool: str, body: Any) -> str | None:
             return "results is not a list of objects"
         if body.get("num_results") != len(results) or len(results) > 100:
             return f"num_results {body.get('num_results')!r} for {len(results)} results"
+        if tool == "list_conversations" and not all(isinstance(row.get("models"), list) for row in results):
+            return "a conversation whose models is not a list"
+    elif tool == "get_conversation":
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not all(isinstance(message, dict) for message in messages):
+            return "messages is not a list of objects"
+        if not all(_is_count(body.get(key)) for key in ("total", "offset", "limit", "num_results")):
+            return "total, offset, limit or num_results is not a count"
+        if body["num_results"] != len(messages) or not 1 <= body["limit"] <= 200 or len(messages) > body["limit"]:
+            return f"num_results {body['num_results']} / limit {body['limit']} for {len(messages)} messages"
+        if not isinstance(body.get("has_more"), bool) or body["has_more"] != (body.get("next_offset") is not None):
+            return f"has_more {body.get('has_more')!r} with next_offset {body.get('next_offset')!r}"
+        if body["offset"] + len(messages) > body["total"] or (
+            body["has_more"] and body["next_offset"] != body["offset"] + len(messages)
+        ):
+            return f"offset {body['offset']} + {len(messages)} messages against total {body['total']}"
     elif tool == "get_report":
         if not isinstance(body.get("content"), str) or not isinstance(body.get("path"), str):
             return "a report without content or path"
@@ -1063,11 +1179,30 @@ class Caller:
         )
 
 
+# The sample agent logs (one source of every kind) beside the sample workspace: (kind, path under LOGS).
+LOGS = Path(__file__).resolve().parent.parent / "sample-agent-logs"
+LOG_SOURCES = (
+    ("claude-code", "claude-code/projects"),
+    ("codex", "codex/sessions"),
+    ("gemini-cli", "gemini-cli/tmp"),
+    ("claude-export", "claude-export"),
+    ("chatgpt-export", "chatgpt-export"),
+    ("aider", "aider"),
+    ("specstory", "specstory"),
+    ("llm", "llm/logs.db"),
+)
+
+
 def prepare_place(workspace: Path, scratch: Path) -> Place:
-    """A Place around an indexed (and embedded) ``workspace``: a foreign workspace and a bare folder in ``scratch``."""
+    """A Place around an indexed (and embedded) ``workspace``, with the sample agent logs indexed and embedded
+    into it: a foreign workspace and a bare folder in ``scratch``."""
     from archivist.build.indexer import index_workspace
     from archivist.queries.runner import Archive
+    from archivist.semantic.embeddings import embed_workspace
     from archivist.workspace import archive_path
+
+    index_workspace(workspace, log_sources=[(kind, LOGS / path) for kind, path in LOG_SOURCES])
+    embed_workspace(workspace)  # the sessions' documents: remembered sources are read again
 
     foreign = scratch / "foreign"
     note = foreign / "conversations" / "2025-01-02" / "001-debug-printer" / "conversation.md"
@@ -1082,5 +1217,21 @@ def prepare_place(workspace: Path, scratch: Path) -> Place:
             row["path"] for command in commands for row in archive.run("list_command_reports", {"command": command})
         )
         newest = archive.search({"mode": "recent", "page_size": 20})["results"]
+        talks = sorted(archive.run("list_conversations", {"limit": "100"}), key=lambda row: -row["messages"])
     documents = tuple(str(item["id"]) for item in newest) + tuple(item["path"] for item in newest if item.get("path"))
-    return Place(workspace.resolve(), foreign.resolve(), bare.resolve(), commands, reports, documents)
+    conversations = tuple(str(row["id"]) for row in talks) + tuple(row["path"] for row in talks)
+    folders = {row["project"] for row in talks if row["project"]}
+    projects = tuple(sorted(folders | {folder.rstrip("/").rsplit("/", 1)[-1] for folder in folders}))
+    models = tuple(sorted({model for row in talks for model in json.loads(row["models"] or "[]")}))
+    assert CLAUDE_CODE_SESSION in conversations, "the sample's Claude Code session was not indexed"
+    return Place(
+        workspace.resolve(),
+        foreign.resolve(),
+        bare.resolve(),
+        commands,
+        reports,
+        documents,
+        conversations,
+        projects,
+        models,
+    )

@@ -85,7 +85,8 @@ def first_of_each(found: list[tuple[Any, Violation]]) -> str:
 
 @pytest.fixture(scope="module")
 def place(embedded_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Place:
-    """A disposable copy of the embedded sample (the embedding tools may write to it), and folders around it."""
+    """A disposable copy of the embedded sample (the embedding tools may write to it), the sample agent logs
+    indexed into it (get_conversation reads real sessions), and folders around it."""
     scratch = tmp_path_factory.mktemp("fuzz")
     workspace = scratch / "sample"
     shutil.copytree(embedded_sample, workspace)
