@@ -40,13 +40,13 @@ def replace_call() -> dict[str, Any]:
     return {
         "id": "replace-1758163515400-ab12",
         "name": "replace",
-        "args": {"file_path": "/work/site/README.md", "old_string": "teh", "new_string": "the"},
+        "args": {"file_path": "/home/dev/site/README.md", "old_string": "teh", "new_string": "the"},
         "result": [
             {
                 "functionResponse": {
                     "id": "replace-1758163515400-ab12",
                     "name": "replace",
-                    "response": {"output": "Successfully modified file: /work/site/README.md (1 replacements)."},
+                    "response": {"output": "Successfully modified file: /home/dev/site/README.md (1 replacements)."},
                 }
             }
         ],
@@ -129,7 +129,7 @@ def jsonl_session() -> str:
                         "args": {"file_path": "README.md", "old_string": "teh", "new_string": "the"},
                         "status": "success",
                         "timestamp": "2026-02-01T09:00:04.000Z",
-                        "resultDisplay": {"fileName": "README.md", "filePath": "/work/site/README.md"},
+                        "resultDisplay": {"fileName": "README.md", "filePath": "/home/dev/site/README.md"},
                     }
                 ],
                 tokens={"input": 8123, "output": 57, "cached": 0, "thoughts": 0, "tool": 0, "total": 8180},
@@ -196,7 +196,7 @@ def test_a_json_session_yields_messages_tool_calls_thinking_and_output(tmp_path:
             "assistant",
             "",
             "2025-09-18T02:45:15Z",
-            [("replace", ["/work/site/README.md"], []), ("run_shell_command", [], ["git commit -am 'fix typo'"])],
+            [("replace", ["/home/dev/site/README.md"], []), ("run_shell_command", [], ["git commit -am 'fix typo'"])],
         ),
         ("tool", "", "2025-09-18T02:45:16Z", []),
         ("tool", "", "2025-09-18T02:45:18Z", []),
@@ -205,19 +205,19 @@ def test_a_json_session_yields_messages_tool_calls_thinking_and_output(tmp_path:
     thinking = session.messages[1]
     assert thinking.thinking == "Locating the typo\nI'll read README.md first."
     assert thinking.model == "gemini-2.5-pro"
-    assert session.messages[2].tool_output == "Successfully modified file: /work/site/README.md (1 replacements)."
+    assert session.messages[2].tool_output == "Successfully modified file: /home/dev/site/README.md (1 replacements)."
     assert session.messages[3].tool_output == "[main 1a2b3c4] fix typo\n 1 file changed"  # no result: what was shown
 
 
 def test_a_jsonl_session_keeps_the_last_line_of_each_message_and_follows_rewinds(tmp_path: Path) -> None:
     project = tmp_path / "tmp" / "site"
-    write(project, ".project_root", "/work/site\n")
+    write(project, ".project_root", "/home/dev/site\n")
     write(project, "chats/session-2026-02-01T09-00-123e4567.jsonl", jsonl_session())
 
     session = only(list(gemini_cli.read(project)))
 
     assert session.key == JSONL_ID
-    assert session.project == "/work/site"
+    assert session.project == "/home/dev/site"
     assert session.title == "Fix README typo"  # from a later $set
     assert session.models == ["gemini-2.5-flash", "gemini-2.5-pro"]
     assert [(m.role, m.text) for m in session.messages] == [
@@ -226,7 +226,7 @@ def test_a_jsonl_session_keeps_the_last_line_of_each_message_and_follows_rewinds
         ("assistant", "Fixed and committed."),
     ]
     call = session.messages[1].tool_calls[0]
-    assert (call.name, call.files) == ("replace", ["/work/site/README.md"])
+    assert (call.name, call.files) == ("replace", ["/home/dev/site/README.md"])
     assert session.messages[1].model == "gemini-2.5-flash"
     assert (session.started, session.last) == ("2026-02-01T09:00:01Z", "2026-02-01T09:00:06Z")
     assert session.problems == []
@@ -263,13 +263,13 @@ def test_the_displayed_text_of_a_user_message_is_its_text(tmp_path: Path) -> Non
 
 def test_the_project_comes_from_projects_json_when_the_folder_has_no_marker(tmp_path: Path) -> None:
     home = tmp_path / ".gemini"
-    write(home, "projects.json", json.dumps({"projects": {"/work/my-app": "my-app", "/work/other": "other"}}))
+    write(home, "projects.json", json.dumps({"projects": {"/home/dev/my-app": "my-app", "/home/dev/other": "other"}}))
     write(home, "tmp/my-app/chats/session-2026-02-01T09-00-s3.jsonl", minimal("s-3"))
     write(home, "tmp/unknown/chats/session-2026-02-01T09-00-s4.jsonl", minimal("s-4"))
 
     projects = {s.key: s.project for s in gemini_cli.read(home)}
 
-    assert projects == {"s-3": "/work/my-app", "s-4": "unknown"}
+    assert projects == {"s-3": "/home/dev/my-app", "s-4": "unknown"}
 
 
 def test_a_sub_agents_session_names_its_parent(tmp_path: Path) -> None:
@@ -446,10 +446,10 @@ def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
 
 def test_reading_writes_nothing(tmp_path: Path) -> None:
     home = tmp_path / ".gemini"
-    write(home, "projects.json", json.dumps({"projects": {"/work/site": "site"}}))
+    write(home, "projects.json", json.dumps({"projects": {"/home/dev/site": "site"}}))
     write(home, "tmp/site/chats/session-2025-09-18T02-45-3b44bc68.json", json.dumps(json_session(), indent=2)[:-40])
     write(home, "tmp/site/chats/session-2026-02-01T09-00-123e4567.jsonl", jsonl_session() + '{"id": "g9", "ty')
-    write(home, "tmp/other/.project_root", "/work/other")
+    write(home, "tmp/other/.project_root", "/home/dev/other")
     write(home, "tmp/other/chats/session-2026-02-01T09-00-o1.jsonl", minimal("o1"))
     before = snapshot(tmp_path)
     entries_before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
