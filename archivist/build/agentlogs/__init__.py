@@ -17,6 +17,9 @@ Sources are read where they are: nothing here writes, moves or copies a file.
 
 from __future__ import annotations
 
+import datetime as dt
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,3 +73,37 @@ def short_title(text: str, limit: int = TITLE_CHARS) -> str:
     """A first user message as a title: one line, at most ``limit`` characters."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+_ISO_UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\Z")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?\Z")
+
+
+def iso_utc(value: object) -> str | None:
+    """A log's time as ISO 8601 UTC to the second (``2025-11-23T04:53:42Z``), or None.
+
+    From ISO text (a naive one is UTC; ``Z`` and offsets are read) or Unix time in seconds
+    or milliseconds, as a number or as digits; anything else, or a year outside
+    1970..2200, is None.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if _ISO_UTC_RE.match(text):
+            return text[:19] + "Z"  # the common case, without parsing
+        if _NUMBER_RE.match(text):
+            return iso_utc(float(text))
+        try:
+            moment = dt.datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            return None
+        try:
+            moment = dt.datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=dt.UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    else:
+        return None
+    moment = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if 1970 <= moment.year <= 2200 else None

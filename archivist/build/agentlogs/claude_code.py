@@ -20,7 +20,6 @@ nothing is ever written.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from collections import Counter
@@ -29,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import Message, Session, ToolCall, short_title
+from archivist.build.agentlogs import Message, Session, ToolCall, iso_utc, short_title
 
 KIND = "claude-code"
 
@@ -90,7 +89,6 @@ COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 OUTPUT_TAGS_RE = re.compile(r"</?(?:local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>")
 OUTPUT_PREFIXES = ("<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>")
 AGENT_ID_RE = re.compile(r"agentId:\s*([0-9A-Za-z_-]+)")
-ISO_UTC_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$")
 
 
 # --- check -------------------------------------------------------------------------------
@@ -542,7 +540,7 @@ class _Builder:
         if kind == "system":
             content = record.get("content")
             if isinstance(content, str) and content.strip():
-                self.messages.append(Message("system", content, _iso(record.get("timestamp"))))
+                self.messages.append(Message("system", content, iso_utc(record.get("timestamp"))))
             return True
         if kind == "summary":
             leaf, summary = record.get("leafUuid"), record.get("summary")
@@ -568,7 +566,7 @@ class _Builder:
         if not isinstance(message, dict):
             return False
         content = message.get("content")
-        timestamp = _iso(record.get("timestamp"))
+        timestamp = iso_utc(record.get("timestamp"))
         if record.get("isCompactSummary"):
             text = _blocks_text(content)
             if text.strip():
@@ -620,7 +618,7 @@ class _Builder:
         response_id = message.get("id")
         draft = self.responses.get(response_id) if isinstance(response_id, str) else None
         if draft is None:
-            draft = _Response(_iso(record.get("timestamp")), model)
+            draft = _Response(iso_utc(record.get("timestamp")), model)
             self.messages.append(draft)
             if isinstance(response_id, str):
                 self.responses[response_id] = draft
@@ -790,25 +788,3 @@ def _blocks_text(content: object) -> str:
 
 def _text_or(value: object, default: str | None) -> str | None:
     return value if isinstance(value, str) and value.strip() else default
-
-
-def _iso(value: object) -> str | None:
-    """A log's timestamp as ISO 8601 UTC to the second (``2025-11-23T04:53:42Z``), or None."""
-    if isinstance(value, str):
-        if ISO_UTC_RE.match(value):
-            return value[:19] + "Z"
-        try:
-            moment = dt.datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = value / 1000 if value > 1e11 else value  # milliseconds since 1970
-        try:
-            moment = dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
-    else:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
-from archivist.build.agentlogs import Message, Session, ToolCall, short_title
+from archivist.build.agentlogs import Message, Session, ToolCall, iso_utc, short_title
 
 KIND = "claude-export"
 CHATGPT_KIND = "chatgpt-export"
@@ -433,12 +433,6 @@ def parse_time(value: Any) -> dt.datetime | None:
     except (OverflowError, OSError, ValueError):
         return None
     return moment if 1970 <= moment.year <= 2200 else None
-
-
-def iso_utc(value: Any) -> str | None:
-    """``2025-11-17T05:34:19Z`` from an ISO 8601 text or unix seconds, or None."""
-    moment = parse_time(value)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
 
 
 def text_of(value: Any) -> str:

@@ -43,9 +43,10 @@ import os
 import re
 import shlex
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from archivist.build.agentlogs import iso_utc
 
 from . import Message, Session, ToolCall, short_title
 
@@ -404,7 +405,7 @@ class _Rollout:
         items = document.get("items")
         for item in items if isinstance(items, list) else []:
             if isinstance(item, dict) and isinstance(item.get("type"), str):
-                self._response_item(item, _iso(item.get("timestamp")))
+                self._response_item(item, iso_utc(item.get("timestamp")))
             else:
                 self.lines.skip("record without a type")
 
@@ -413,7 +414,7 @@ class _Rollout:
             self.lines.skip("not a JSON object")
             return
         kind = record.get("type")
-        timestamp = _iso(record.get("timestamp"))
+        timestamp = iso_utc(record.get("timestamp"))
         payload = record.get("payload")
         if not isinstance(kind, str):
             if "record_type" in record:
@@ -447,7 +448,7 @@ class _Rollout:
             return  # a parent's meta, copied with its history
         meta = _meta_fields(payload)
         self.session_id = _text(meta.get("id")) or _text(meta.get("session_id"))
-        self.started = _iso(meta.get("timestamp")) or timestamp
+        self.started = iso_utc(meta.get("timestamp")) or timestamp
         self.project = _text(meta.get("cwd"))
         git = payload.get("git") if isinstance(payload.get("git"), dict) else meta.get("git")
         if isinstance(git, dict):
@@ -657,7 +658,7 @@ class _Rollout:
 
     def _modified(self) -> str | None:
         try:
-            return _iso(self.file.stat().st_mtime)
+            return iso_utc(self.file.stat().st_mtime)
         except OSError:
             return None
 
@@ -689,24 +690,6 @@ def _parent(meta: dict[str, Any]) -> str | None:
 
 def _text(value: Any) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
-
-
-def _iso(value: Any) -> str | None:
-    """An ISO 8601 UTC time (``2025-10-29T00:59:38Z``) from ISO text or unix seconds."""
-    if isinstance(value, bool):
-        return None
-    try:
-        if isinstance(value, int | float):
-            moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
-        elif isinstance(value, str) and value.strip():
-            moment = datetime.fromisoformat(value.strip())
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
-        else:
-            return None
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (ValueError, OverflowError, OSError):
-        return None
 
 
 def _content_text(content: Any) -> str:

@@ -35,9 +35,10 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from archivist.build.agentlogs import iso_utc
 
 from . import Message, Session, ToolCall, short_title
 
@@ -360,7 +361,7 @@ class _Record:
         models: list[str] = []
         for record in self.messages.values():
             kind = record.get("type")
-            timestamp = _iso(record.get("timestamp"))
+            timestamp = iso_utc(record.get("timestamp"))
             if kind == "user":
                 text = (_parts_text(record.get("displayContent")) or _parts_text(record.get("content"))).strip()
                 if text:
@@ -388,8 +389,8 @@ class _Record:
             project=project,
             models=models,
             branch=None,
-            started=min(times) if times else _iso(self.meta.get("startTime")),
-            last=max(times) if times else _iso(self.meta.get("lastUpdated")),
+            started=min(times) if times else iso_utc(self.meta.get("startTime")),
+            last=max(times) if times else iso_utc(self.meta.get("lastUpdated")),
             files=[self.file],
             problems=self._problems(),
             parent=parent,
@@ -429,7 +430,7 @@ def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None)
         calls.append(_tool_call(call))
         output = _result_text(call)
         if output:
-            when = _iso(call.get("timestamp")) or timestamp
+            when = iso_utc(call.get("timestamp")) or timestamp
             results.append(Message(role="tool", text="", timestamp=when, tool_output=output))
     text = _parts_text(record.get("content")).strip()
     if not (text or calls or thinking):
@@ -518,21 +519,3 @@ def _parts_text(content: Any) -> str:
         elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
             texts.append(part["text"])
     return "\n".join(text for text in texts if text)
-
-
-def _iso(value: Any) -> str | None:
-    """An ISO 8601 UTC time (``2025-09-18T02:45:11Z``) from ISO text or unix seconds."""
-    if isinstance(value, bool):
-        return None
-    try:
-        if isinstance(value, int | float):
-            moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
-        elif isinstance(value, str) and value.strip():
-            moment = datetime.fromisoformat(value.strip())
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
-        else:
-            return None
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (ValueError, OverflowError, OSError):
-        return None

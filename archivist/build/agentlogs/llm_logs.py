@@ -38,7 +38,6 @@ session's problems; a session with no message is not yielded.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -47,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import ROLES, Message, Session, ToolCall, short_title
+from archivist.build.agentlogs import ROLES, Message, Session, ToolCall, iso_utc, short_title
 
 KIND = "llm"
 
@@ -150,19 +149,6 @@ def _chunks(items: list[Any]) -> Iterator[list[Any]]:
         yield items[start : start + CHUNK]
 
 
-def _iso(value: object) -> str | None:
-    """``datetime_utc`` (naive UTC, or with its offset) as ISO 8601 UTC to the second."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _tool_call(name: object, arguments: object, problems: list[str]) -> ToolCall:
     """A tool call with the files and commands its arguments name."""
     call = ToolCall(name=str(name) if name else "tool")
@@ -243,7 +229,7 @@ class _Reader:
             for rowid, id_, conversation, time in self.query(f"SELECT rowid, id, {columns} FROM responses{where}"):
                 if id_ is None:
                     continue
-                plan(str(conversation or id_)).responses.append((_iso(time) or "", str(id_), rowid))
+                plan(str(conversation or id_)).responses.append((iso_utc(time) or "", str(id_), rowid))
             if self.has("conversations", "id", "name"):
                 for id_, name in self.query("SELECT id, name FROM conversations"):
                     if id_ is not None and str(id_) in plans and name:
@@ -253,7 +239,7 @@ class _Reader:
             for rowid, id_, thread, time in self.query(f"SELECT rowid, id, {columns} FROM turns"):
                 if id_ is None:
                     continue
-                plan(str(thread or id_)).turns.append((_iso(time) or "", str(id_), rowid))
+                plan(str(thread or id_)).turns.append((iso_utc(time) or "", str(id_), rowid))
             if self.has("threads", "id", "name", "tip_message_hash"):
                 for id_, name, tip in self.query("SELECT id, name, tip_message_hash FROM threads"):
                     if id_ is None:
@@ -405,7 +391,7 @@ class _Builder:
 
     def response(self, row: dict[str, Any]) -> None:
         id_ = str(row.get("id"))
-        time = _iso(row.get("datetime_utc"))
+        time = iso_utc(row.get("datetime_utc"))
         model = str(row["model"]) if row.get("model") else None
         system = row.get("system") or self.reader.fragments_of("system_fragments", id_)
         if system and system != self.system:
@@ -432,7 +418,7 @@ class _Builder:
     # -- turns of the message tree -------------------------------------
 
     def turn(self, row: dict[str, Any], after_legacy: bool) -> None:
-        time = _iso(row.get("datetime_utc"))
+        time = iso_utc(row.get("datetime_utc"))
         model = str(row["model"]) if row.get("model") else None
         parent = row.get("parent_message_hash")
         tip = row.get("tip_message_hash")
