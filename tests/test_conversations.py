@@ -130,7 +130,7 @@ def midnight_session() -> Session:
 
 def late_session() -> Session:
     """On 2025-11-25, in another project also named api, with a sub-agent's sidechain."""
-    session = Session("33333333-aaaa-4bbb-8ccc-000000000003", "/srv/work/api", "main")
+    session = Session("33333333-aaaa-4bbb-8ccc-000000000003", "/srv/projects/api", "main")
     session.user("review the queue worker", at("2025-11-25T09:00:00"))
     session.assistant(
         [
@@ -235,8 +235,8 @@ def test_every_conversation_newest_first_by_its_last_message(archive):
 def test_a_sub_agent_transcript_names_its_session_by_path(archive):
     rows = {row["path"]: row for row in archive.run("list_conversations", {"agents": "claude-code"})}
     assert rows[SIDECHAIN]["parent"] == LATE
-    assert rows[SIDECHAIN]["project"] == "/srv/work/api"
-    (parent,) = archive.run("list_conversations", {"projects": "/srv/work/api", "limit": 1})
+    assert rows[SIDECHAIN]["project"] == "/srv/projects/api"
+    (parent,) = archive.run("list_conversations", {"projects": "/srv/projects/api", "limit": 1})
     assert parent["path"] == LATE and parent["parent"] is None
     assert archive.run("get_conversation", {"document": rows[SIDECHAIN]["parent"]})[0]["document_id"] == parent["id"]
 
@@ -269,7 +269,7 @@ def test_an_unknown_agent_lists_the_known_ones(archive):
         ("api", [LATE, SIDECHAIN, LONG]),  # by its last folder name: both projects called api
         ("/home/ana/api", [LONG]),  # by its whole path: that one
         ("/home/ana/api/", [LONG]),
-        ("web,/srv/work/api", [LATE, SIDECHAIN, MIDNIGHT]),
+        ("web,/srv/projects/api", [LATE, SIDECHAIN, MIDNIGHT]),
         ("ana", []),  # not a part of a path
         ("nope", []),
     ],
