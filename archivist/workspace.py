@@ -24,17 +24,24 @@ def _not_a_folder(
     return ArchivistError("DIRECTORY_NOT_FOUND", f"Workspace not found: {shown!r}", why, hint)
 
 
+def malformed(value: str) -> str | None:
+    """Why ``value`` cannot be a path on this machine (a NUL byte, too long), or None."""
+    if "\x00" in value:
+        return "A path cannot contain a NUL byte."
+    encoded = value.encode("utf-8", "surrogatepass")
+    if len(encoded) > MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
+        return f"The path is too long (at most {MAX_PATH_BYTES} bytes, {MAX_NAME_BYTES} per name)."
+    return None
+
+
 def resolve_folder(value: str) -> Path | None:
     """Where a caller's folder path leads (home folder, symlinks and '..' resolved); None if to no folder.
 
     A malformed path (a NUL byte, too long, an unknown ~user) is DIRECTORY_NOT_FOUND.
     Nothing is created and nothing but metadata is read.
     """
-    if "\x00" in value:
-        raise _not_a_folder(value.replace("\x00", "\\x00"), "A path cannot contain a NUL byte.")
-    encoded = value.encode("utf-8", "surrogatepass")
-    if len(encoded) > MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
-        raise _not_a_folder(value, f"The path is too long (at most {MAX_PATH_BYTES} bytes, {MAX_NAME_BYTES} per name).")
+    if why := malformed(value):
+        raise _not_a_folder(value.replace("\x00", "\\x00"), why)
     path = Path(value)
     if value.startswith("~"):
         try:

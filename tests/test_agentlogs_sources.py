@@ -99,10 +99,14 @@ def test_a_source_is_kind_equals_path_of_a_known_kind():
 
 
 def test_a_bad_source_is_one_line_and_adds_nothing(workspace, tmp_path):
-    for argument in (f"claude-code={tmp_path / 'missing'}", "cursor=/tmp", f"claude-code={workspace / 'notes'}"):
+    too_long = "/" + "a" * 300 + "/x"
+    arguments = [f"claude-code={tmp_path / 'missing'}", "cursor=/tmp", f"claude-code={workspace / 'notes'}"]
+    arguments += [f"{kind}={too_long}" for kind in store.KINDS]
+    for argument in arguments:
         result = run("index", workspace, "--source", argument)
-        assert result.exit_code == 1, result.output
+        assert result.exit_code == 1, (argument, result.output)
         assert "INVALID_SOURCE" in result.stderr or "source" in result.stderr.lower()
+        assert isinstance(result.exception, SystemExit)  # a clean exit, not an exception
         assert not archive_path(workspace).exists()  # nothing created, nothing added
 
 

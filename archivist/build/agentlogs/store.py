@@ -25,6 +25,7 @@ import sqlite_utils
 from archivist.build import dates, ingest, schema, secrets
 from archivist.build.agentlogs import Session
 from archivist.errors import ArchivistError
+from archivist.workspace import malformed
 
 # Each kind's module in this package.
 MODULES = {
@@ -77,12 +78,19 @@ def parse_argument(value: str) -> tuple[str, Path]:
             "Known kinds: " + ", ".join(KINDS) + ".",
             "Give one of them before the '=', e.g. codex=~/.codex/sessions.",
         )
-    return kind, Path(os.path.abspath(os.path.expanduser(path.strip())))
+    path = path.strip()
+    if why := malformed(path):
+        shown = path.replace("\x00", "\\x00")
+        raise invalid_source(f"Invalid {kind} path {shown[:120]!r}", why, "Give the path of the logs on this machine.")
+    return kind, Path(os.path.abspath(os.path.expanduser(path)))
 
 
 def check(kind: str, path: Path) -> None:
     """INVALID_SOURCE, saying what was expected, unless ``path`` is a source of ``kind``."""
-    problem = module(kind).check(path)
+    try:
+        problem = module(kind).check(path)
+    except OSError as error:  # a folder this user may not read, a name the system refuses
+        problem = f"It cannot be read: {error.strerror or error}."
     if problem:
         raise invalid_source(f"Not a {kind} source: {path}", problem, "Check the path and the kind.")
 
