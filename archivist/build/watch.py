@@ -16,6 +16,7 @@ from pathlib import Path
 import sqlite_utils
 
 from archivist.build import indexer
+from archivist.build.agentlogs import store
 from archivist.workspace import archive_path
 
 logger = logging.getLogger(__name__)
@@ -33,8 +34,7 @@ def watched_paths(workspace: Path, db_path: Path) -> list[Path]:
     if db_path.exists():
         db = sqlite_utils.Database(db_path)
         try:
-            if db["log_sources"].exists():
-                paths += [Path(row[0]) for row in db.execute("SELECT path FROM log_sources ORDER BY id")]
+            paths += store.paths(db)
         finally:
             db.close()
     return [path if path.is_dir() else path.parent for path in paths if path.exists()]

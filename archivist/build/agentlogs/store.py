@@ -150,6 +150,13 @@ def remove(db: sqlite_utils.Database, kind: str, path: Path) -> int:
     return removed
 
 
+def paths(db: sqlite_utils.Database) -> list[Path]:
+    """Where the remembered sources are (an archive from before sources: none)."""
+    if not db["log_sources"].exists():
+        return []
+    return [Path(row[0]) for row in db.execute("SELECT path FROM log_sources ORDER BY id")]
+
+
 def listing(db: sqlite_utils.Database) -> list[dict[str, Any]]:
     return [
         dict(zip(("kind", "path", "added_at", "read_at", "documents", "messages"), row))
