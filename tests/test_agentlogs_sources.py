@@ -79,6 +79,7 @@ def conversations(workspace):
         dict(row)
         for row in db.query(
             "select d.id, d.type, d.title, d.path, d.day, d.body, d.extra, "
+            "(select t.body from document_texts t where t.id = d.id) as text, "
             "(select count(*) from messages m where m.document_id = d.id) as messages "
             "from documents d where d.source like 'log:%' order by d.id"
         )
@@ -115,7 +116,9 @@ def test_a_source_is_indexed_remembered_and_read_again_only_when_it_changes(work
     assert result.exit_code == 0, result.output
     (conversation,) = conversations(workspace)
     assert conversation["type"] == "claude-code" and conversation["day"] == "2025-11-23"
-    assert conversation["messages"] >= 2 and "liveness probe" in conversation["body"]
+    assert conversation["messages"] >= 2 and "liveness probe" in conversation["text"]
+    # its body is its opening prompt; its whole text is its messages
+    assert conversation["body"] == "why does the kubernetes pod keep restarting"
     extra = json.loads(conversation["extra"])
     assert extra["project"] == "/home/ana/proj" and extra["branch"] == "main"
     listed = json.loads(run("sources", workspace, "--json").stdout)
@@ -131,7 +134,7 @@ def test_a_source_is_indexed_remembered_and_read_again_only_when_it_changes(work
     assert run("index", workspace).exit_code == 0
     (again,) = conversations(workspace)
     assert again["id"] == conversation["id"] and again["messages"] == conversation["messages"] + 1
-    assert "probe path was wrong" in again["body"]
+    assert "probe path was wrong" in again["text"] and again["body"] == conversation["body"]
 
     # the conversation is searchable like any other
     found = json.loads(run("search", workspace, "liveness probe", "--json").stdout)["results"]
@@ -189,6 +192,6 @@ def test_secrets_in_a_session_never_reach_the_archive(workspace, projects):
         assert secret.encode() not in stored
     (conversation,) = conversations(workspace)
     assert json.loads(conversation["extra"])["secrets_masked"] == 2
-    assert "[secret masked: anthropic-api-key]" in conversation["body"]
+    assert "[secret masked: anthropic-api-key]" in conversation["text"]
     found = json.loads(run("search", workspace, "ANTHROPIC_API_KEY", "--json").stdout)["results"]
     assert found and key not in json.dumps(found)

@@ -56,12 +56,16 @@ def test_a_keyword_hit_in_a_session_names_its_message_and_links_to_it(workspace)
     assert found["conversations/2025-11-10/001-plan"]["message"] is None
 
 
-def test_a_raw_query_or_a_filter_only_search_names_no_message(workspace):
+def test_a_raw_query_names_its_message_unless_it_names_a_column(workspace):
     with Archive.for_workspace(workspace) as archive:
-        raw = archive.search({"query": "zeppelin", "mode": "keyword", "match_mode": "raw"})
+        raw = archive.search({"query": "zeppelin AND doors", "mode": "keyword", "match_mode": "raw"})
+        titled = archive.search({"query": "body: zeppelin", "mode": "keyword", "match_mode": "raw"})
         recent = archive.search({"mode": "recent", "entities": "conversation"})
-    assert raw["total"] == 2 and all(hit["message"] is None for hit in raw["results"])
-    assert all(hit["message"] is None for hit in recent["results"])
+    (hit,) = raw["results"]
+    assert hit["path"].startswith("claude-code:") and hit["message"]["index"] == 5
+    # a column of documents: the workspace's markdown conversation only, no message named
+    assert [hit["path"] for hit in titled["results"]] == ["conversations/2025-11-10/001-plan"]
+    assert all(hit["message"] is None for hit in titled["results"] + recent["results"])
 
 
 async def test_the_page_the_api_and_mcp_name_the_same_message(workspace):

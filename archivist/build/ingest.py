@@ -542,6 +542,8 @@ def storable(value: Any) -> Any:
     SQLite's JSON functions reject) become null.
     """
     if isinstance(value, str):
+        if "\x00" not in value and value.isascii():
+            return value  # the common case, at C speed
         return _UNSTORABLE_RE.sub(lambda match: "" if match[0] == "\x00" else "\ufffd", value)
     if isinstance(value, dict):
         return {storable(str(key)): storable(item) for key, item in value.items()}

@@ -309,6 +309,73 @@ def m012_log_sources(db: sqlite_utils.Database) -> None:
     db.table("messages").enable_fts(["text"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True)
 
 
+# Messages searched one by one, each with its own filter words (ingest.filter_tokens for
+# its session, dated by the message's own time), so that a MATCH finds the message and
+# applies agent, project, model, kind and date filters as it searches. Contentless: the
+# text is read from ``messages`` (a snippet is made by archivist_snippet); a row goes
+# when its message does. Its rowid is the message's id.
+#
+# A conversation read from an agent log keeps in ``documents.body`` only its opening
+# prompt (what its title and excerpt come from): its whole text, which can run to
+# megabytes, is ``document_texts`` (built from its messages when the model or a passage
+# needs it), so that a session that gains a message never rewrites it.
+#
+# ``log_files`` is each file of a source as last read; for a JSONL session file, where to
+# read on when it grows (from the start of its last response, which new lines may
+# continue); a truncated or rewritten one is read again from the start. A source's
+# problems are kept with it (``log_sources.problems``) until it is read again, and each
+# message counts the secrets masked in it (``messages.secrets``).
+MESSAGE_INDEX_SQL = """
+DROP TABLE IF EXISTS messages_fts;
+DROP TRIGGER IF EXISTS messages_ai;
+DROP TRIGGER IF EXISTS messages_ad;
+DROP TRIGGER IF EXISTS messages_au;
+CREATE VIRTUAL TABLE message_index USING fts5(
+    text, filter_tokens, content='', contentless_delete=1, tokenize='porter unicode61'
+);
+CREATE TRIGGER messages_ad_index AFTER DELETE ON messages BEGIN
+    DELETE FROM message_index WHERE rowid = old.id;
+END;
+CREATE VIEW document_texts AS
+    SELECT d.id, d.title, CASE WHEN d.source LIKE 'log:%' THEN coalesce((
+        SELECT group_concat(m.role || ': ' || m.text, char(10) || char(10))
+        FROM (
+            SELECT role, text FROM messages
+            WHERE document_id = d.id AND role IN ('user', 'assistant') AND trim(text) != ''
+            ORDER BY seq
+        ) m
+    ), '') ELSE d.body END AS body
+    FROM documents d;
+CREATE TABLE log_files (
+    source_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    document_id INTEGER,  -- the one session the file holds, when it can be read on from resume_at
+    resume_at INTEGER,
+    resume_seq INTEGER,
+    head_hash TEXT,  -- of its first bytes and of those before resume_at: a rewrite changes it
+    PRIMARY KEY (source_id, path)
+);
+CREATE TRIGGER log_sources_ad_files AFTER DELETE ON log_sources BEGIN
+    DELETE FROM log_files WHERE source_id = old.id;
+END;
+ALTER TABLE log_sources ADD COLUMN problems TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE messages ADD COLUMN secrets INTEGER NOT NULL DEFAULT 0;
+UPDATE log_sources SET fingerprint = NULL;
+"""
+
+
+@migrations()
+def m013_message_index(db: sqlite_utils.Database) -> None:
+    """Message-level search with filters, and JSONL logs read from where they stopped.
+
+    The sources are read again by the next ``archivist index`` (their fingerprints are
+    cleared), which fills the message index and shortens the sessions' bodies.
+    """
+    db.executescript(MESSAGE_INDEX_SQL)
+
+
 # The tables every archive has; a database without them is not an archive.
 ARCHIVE_TABLES = ("documents", "files", "archive_meta", "index_runs")
 

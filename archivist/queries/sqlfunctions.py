@@ -17,27 +17,72 @@ _PUNCTUATION_ONLY_RE = re.compile(r"^\W+$")
 _FILTER_WORD_RE = re.compile(r"^[ktymdpg]\w*\d|^k(conversation|report|memory|record|note)", re.IGNORECASE)
 
 
-def fts_query(query: str | None, mode: str | None = "all") -> str:
+def fts_query(query: str | None, mode: str | None = "all", columns: str | None = "title body") -> str:
     """An FTS5 MATCH expression. ``all``/``any``: escaped terms ANDed/ORed; ``raw``: as given.
 
     Terms search every column without a column filter (a column filter makes the
     FTS engine read positions, and BM25 counts documents per term: it costs), except
     terms shaped like the filter words of ``ingest.filter_tokens`` (``p95``,
-    ``y2024``, ``kmemory``), which are kept to the title and body. An empty query
-    becomes ``""``, which matches nothing instead of failing.
+    ``y2024``, ``kmemory``), which are kept to the text ``columns`` (documents: the
+    title and body; message_index: the text). An empty query becomes ``""``, which
+    matches nothing instead of failing.
     """
     query = (query or "").strip()
     if mode == "raw":
+        if columns != "title body" and _names_a_column(query):
+            return '""'  # a column of documents (title: …) that the other table has not
         return query or '""'
     terms = []
     for match in _TERM_RE.finditer(query):
         term = match[1] if match[1] is not None else match[2]
         if term and not _PUNCTUATION_ONLY_RE.match(term):
             quoted = '"' + term.replace('"', '""') + '"'
-            terms.append("{title body} : " + quoted if _FILTER_WORD_RE.search(term) else quoted)
+            terms.append("{" + (columns or "title body") + "} : " + quoted if _FILTER_WORD_RE.search(term) else quoted)
     if not terms:
         return '""'
     return (" OR " if mode == "any" else " ").join(terms)
+
+
+_WORD_RE = re.compile(r"\w+")
+_QUOTED_RE = re.compile(r'"(?:[^"]|"")*"')
+
+
+def _names_a_column(query: str) -> bool:
+    """Whether a raw FTS5 expression has a column filter (``title : x``, ``{title body}: x``)."""
+    return ":" in _QUOTED_RE.sub("", query)
+
+
+def _stem(word: str) -> str:
+    """A word's stem, roughly as the porter tokenizer finds it (timeouts, timed -> time)."""
+    word = word.casefold()
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def snippet(text: str | None, query: str | None, words: int | None = 24) -> str:
+    """About ``words`` words of ``text`` around its first word of the query, those words in
+    ``<mark>``; ``...`` where cut. For a table with no copy of its text (message_index)."""
+    if not text:
+        return ""
+    stems = {_stem(word) for word in _WORD_RE.findall(query or "")}
+    tokens = list(_WORD_RE.finditer(text))
+    hits = [i for i, token in enumerate(tokens) if stems and _stem(token.group()).startswith(tuple(stems))]
+    size = max(1, int(words or 24))
+    first = max(0, (hits[0] if hits else 0) - size // 3)
+    chosen = tokens[first : first + size]
+    if not chosen:
+        return " ".join(text.split())[:200]
+    start, end = (chosen[0].start() if first else 0), chosen[-1].end()
+    marked, position = [], start
+    for i, token in enumerate(chosen, start=first):
+        if i in hits:
+            marked += [text[position : token.start()], "<mark>", token.group(), "</mark>"]
+            position = token.end()
+    marked.append(text[position:end])
+    body = " ".join("".join(marked).split())
+    return ("..." if start > 0 else "") + body + ("..." if end < len(text.rstrip()) else "")
 
 
 def phrase(query: str | None) -> str:
@@ -141,6 +186,83 @@ def date_words(start: float | None, end: float | None, first: float | None, last
     return json.dumps({"words": words, "edge_days": edge_days})
 
 
+KIND_WORDS = ("conversation", "report", "memory", "record", "note")
+
+
+def _hex(value: Any) -> str:
+    return str(value).encode("utf-8", "surrogatepass").hex().upper()
+
+
+def _integer(value: Any) -> int:
+    """As SQL's CAST(value AS INTEGER): the leading number, else 0."""
+    found = re.match(r"\s*[-+]?\d+", str(value))
+    return int(found.group()) if found else 0
+
+
+def filter_words(filters: str | None, date_spec: str | None) -> str:
+    """The search's filters as FTS words (ingest.filter_tokens), one OR group per filter.
+
+    ``filters`` is a JSON object of the parsed lists (entities, types, tags, match_all,
+    product_ids, agents, projects, models, files); ``date_spec`` is ``date_words``'s.
+    Answers ``{"documents", "messages", "files"}``: the groups ANDed for documents_fts,
+    those that message_index holds too (all but files touched, a session's), and the
+    files group alone; each null when there is none. Kind, type and date make one word
+    per combination (bugs of May 2024 are ``krecordt627567m202405``, a short list in the
+    index); no document carries the word ``x``: filters that exclude everything match nothing.
+    """
+    given = json.loads(filters or "{}")
+
+    def items(key: str) -> list[Any]:
+        value = given.get(key) or []
+        return value if isinstance(value, list) else []
+
+    entities, types, spec = items("entities"), items("types"), json.loads(date_spec) if date_spec else None
+    groups: list[tuple[str, bool]] = []  # (group, whether messages hold it)
+    if entities or types or spec is not None:
+        prefixes = [
+            ("k" + str(kind), None) if kind in KIND_WORDS else ("krecordt" + _hex(kind), _hex(kind))
+            for kind in entities
+        ] or [("", None)]
+        codes: list[str | None] = [_hex(kind) for kind in types] or [None]
+        days = [str(word) for word in spec.get("words", [])] if spec is not None else [""]
+        scope = {
+            prefix + ("t" + code if fixed is None and code is not None else "") + day: None
+            for prefix, fixed in prefixes
+            for code in codes
+            if fixed is None or code is None or code == fixed
+            for day in days
+        }
+        groups.append(("(" + (" OR ".join(word for word in scope if word) or "x") + ")", True))
+    if tags := items("tags"):
+        groups.append(
+            ("(" + (" AND " if given.get("match_all") else " OR ").join("g" + _hex(t) for t in tags) + ")", True)
+        )
+    if products := items("product_ids"):
+        groups.append(("(" + " OR ".join(f"p{_integer(p)}" for p in products) + ")", True))
+    # conversations by agent, project (a path, or its last folder's name), model and file
+    # touched (a path, or a file name): any of each list
+    for key, letter, on_messages in (
+        ("agents", "a", True),
+        ("projects", "j", True),
+        ("models", "o", True),
+        ("files", "f", False),
+    ):
+        if values := items(key):
+            words = (letter + _hex(str(v).rstrip("/") if key == "projects" else v) for v in values)
+            groups.append(("(" + " OR ".join(words) + ")", on_messages))
+
+    def joined(parts: list[str]) -> str | None:
+        return " AND ".join(parts) if parts else None
+
+    return json.dumps(
+        {
+            "documents": joined([group for group, _ in groups]),
+            "messages": joined([group for group, on_messages in groups if on_messages]),
+            "files": joined([group for group, on_messages in groups if not on_messages]),
+        }
+    )
+
+
 def file_url(absolute_path: str | None) -> str | None:
     if not absolute_path:
         return None
@@ -213,6 +335,8 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
     functions = {
         ("archivist_fts", 1): lambda q: fts_query(q, "all"),
         ("archivist_fts", 2): fts_query,
+        ("archivist_fts", 3): fts_query,
+        ("archivist_snippet", 3): snippet,
         ("archivist_phrase", 1): phrase,
         ("archivist_count", 2): count_matches,
         ("archivist_excerpt", 3): excerpt,
@@ -221,6 +345,7 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_list", 2): list_json,
         ("archivist_time", 2): time_bound,
         ("archivist_date_words", 4): date_words,
+        ("archivist_filter_words", 2): filter_words,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
         ("archivist_embed", 1): embed_query,
         ("archivist_model", 0): model_id,

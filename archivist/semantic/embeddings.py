@@ -44,7 +44,8 @@ from archivist.semantic.model import MODEL_ID
 
 DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
 EMBEDDED_SIGNATURES_SQL = "SELECT id, content_hash, metadata ->> 'model', metadata ->> 'chunker' FROM embeddings WHERE collection_id = :collection"
-DOCUMENT_BODIES_SQL = "SELECT id, title, body FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"
+# a conversation from an agent log is its messages (schema.MESSAGE_INDEX_SQL), other documents their body
+DOCUMENT_BODIES_SQL = "SELECT id, title, body FROM document_texts WHERE id IN (SELECT value FROM json_each(:ids))"
 CHUNK_VECTORS_BY_HASH_SQL = """
 SELECT content_hash, embedding FROM embeddings
 WHERE collection_id = :collection AND content_hash IN (SELECT unhex(value) FROM json_each(:hashes))

@@ -12,6 +12,13 @@ the same three names:
   raises: it is skipped and told in the session's ``problems``, or, when no session
   holds it (a file that cannot be read at all), appended to ``problems``.
 
+A kind whose logs are appended to (JSONL) may also have
+
+- ``read_from(path, offset, key, project) -> Session | None``: the messages of one
+  session file from byte ``offset`` on (where its ``Session.tail`` said to resume), as a
+  session keyed ``key``; None when those lines cannot simply follow what was read before
+  (the whole source is read again then).
+
 Sources are read where they are: nothing here writes, moves or copies a file.
 """
 
@@ -49,6 +56,20 @@ class Message:
 
 
 @dataclass
+class Tail:
+    """Where to go on reading a session that is one file, alone in it, when the file grows.
+
+    Its last assistant response can be continued by lines not yet written, so reading
+    resumes at the line that began it (``resume_at``, a byte offset), and what is read
+    from there replaces the session's messages from ``resume_seq`` on.
+    """
+
+    file: Path
+    resume_at: int
+    resume_seq: int
+
+
+@dataclass
 class Session:
     """One conversation as an agent log holds it."""
 
@@ -64,6 +85,8 @@ class Session:
     files: list[Path] = field(default_factory=list)  # the files it was read from
     problems: list[str] = field(default_factory=list)  # lines or records skipped, and why
     parent: str | None = None  # for a sub-agent transcript: the key of the session it belongs to
+    tail: Tail | None = None  # how to read on when its one file grows (kinds with read_from)
+    titled: bool = True  # False: the title is only a first message (read_from: keep the stored one)
 
 
 TITLE_CHARS = 80

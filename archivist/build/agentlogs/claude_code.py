@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import Message, Session, ToolCall, iso_utc, short_title
+from archivist.build.agentlogs import Message, Session, Tail, ToolCall, iso_utc, short_title
 
 KIND = "claude-code"
 
@@ -242,13 +242,38 @@ def _read_session_file(path: Path, project: str, summaries: dict[str, str]) -> G
     main = _Builder(key, path, fallback_project=project)
     sidechains = _Sidechains(main)
     _read_lines_into(path, main, sidechains)
-    yield from _maybe(main.session(summaries))
+    session = main.session(summaries)
+    if session is not None and not sidechains.by_name:
+        session.tail = main.tail()  # alone in its file: an append can be read on its own
+    yield from _maybe(session)
     for builder in sidechains.builders():
         yield from _maybe(builder.session({}))
     for agent in _jsonl_files(path.parent / path.stem / SUBAGENTS_FOLDER):
         if agent.name.startswith(AGENT_PREFIX):
             yield from _maybe(_subagent_builder(agent, key, project, main).session({}))
     return main
+
+
+def read_from(path: Path | str, offset: int, key: str, project: str | None) -> Session | None:
+    """A session file's lines from byte ``offset`` (its ``Tail.resume_at``) as session ``key``.
+
+    None when they cannot simply follow what was read before: the file is shorter than
+    ``offset``, or a sub-agent's sidechain lines appeared in it.
+    """
+    path = Path(path)
+    try:
+        if path.stat().st_size < offset:
+            return None
+    except OSError:
+        return None
+    builder = _Builder(key, path, fallback_project=project)
+    if _read_lines_into(path, builder, None, offset):
+        return None
+    session = builder.session({})
+    if session is None:
+        session = Session(key, KIND, "", project=project, files=[path], problems=builder.problems, titled=False)
+    session.tail = builder.tail(offset)
+    return session
 
 
 def _read_agent_file(path: Path, project: str, parent_key: str | None, parent: _Builder | None) -> Session | None:
@@ -313,6 +338,7 @@ class _Tally:
     skipped: Counter[str] = field(default_factory=Counter)
     replaced: int = 0
     stopped: str | None = None
+    line_at: int = 0  # the byte offset of the line being read
 
     def problems(self) -> list[str]:
         problems = []
@@ -329,8 +355,9 @@ class _Tally:
         return problems
 
 
-def _records(path: Path, tally: _Tally) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a file's lines, streamed; what is not one is counted in ``tally``.
+def _records(path: Path, tally: _Tally, start: int = 0) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a file's lines from byte ``start``, streamed; what is not one is
+    counted in ``tally``, and ``tally.line_at`` is the offset of the line just yielded.
 
     A last line with no newline that does not parse is a line still being written: left
     for the next read, not a problem.
@@ -338,18 +365,23 @@ def _records(path: Path, tally: _Tally) -> Iterator[dict[str, Any]]:
     number = 0
     try:
         with path.open("rb") as lines:
+            lines.seek(start)
+            position = start
             pending: bytes | None = None
             for raw in lines:
                 if pending is not None:
                     number += 1
                     record = _parse(pending, tally, last=False)
                     if record is not None:
+                        tally.line_at = position
                         yield record
+                    position += len(pending)
                 pending = raw
             if pending is not None:
                 number += 1
                 record = _parse(pending, tally, last=not pending.endswith(b"\n"))
                 if record is not None:
+                    tally.line_at = position
                     yield record
     except OSError as error:
         tally.stopped = f"reading stopped after line {number}: {error.strerror or error}"
@@ -375,10 +407,12 @@ def _parse(raw: bytes, tally: _Tally, last: bool) -> dict[str, Any] | None:
     return record
 
 
-def _read_lines_into(path: Path, main: _Builder, sidechains: _Sidechains | None) -> None:
-    """Read one file's lines into ``main`` (and its inline sidechains into ``sidechains``)."""
+def _read_lines_into(path: Path, main: _Builder, sidechains: _Sidechains | None, start: int = 0) -> bool:
+    """Read one file's lines from byte ``start`` into ``main`` (and its inline sidechains
+    into ``sidechains``); whether any line was a sidechain's."""
     tally = _Tally()
-    for record in _records(path, tally):
+    sidechain = False
+    for record in _records(path, tally, start):
         kind = record.get("type")
         if not isinstance(kind, str):
             tally.skipped["with no type"] += 1
@@ -387,11 +421,15 @@ def _read_lines_into(path: Path, main: _Builder, sidechains: _Sidechains | None)
             tally.skipped[f"unknown type {kind!r}"] += 1
             continue
         builder = main
-        if sidechains is not None and record.get("isSidechain") is True:
-            builder = sidechains.builder_for(record)
+        if record.get("isSidechain") is True:
+            sidechain = True
+            if sidechains is not None:
+                builder = sidechains.builder_for(record)
         if not builder.take(record, kind):
             tally.skipped[f"malformed {kind!r}"] += 1
+        builder.offsets.extend([tally.line_at] * (len(builder.messages) - len(builder.offsets)))
     main.problems.extend(tally.problems())
+    return sidechain
 
 
 def _leading_summaries(files: Iterable[Path]) -> dict[str, str]:
@@ -524,6 +562,7 @@ class _Builder:
         self.tasks: dict[str, str] = {}  # Task/Agent tool_use id → its description
         self.agent_titles: dict[str, str] = {}  # a sub-agent's id → the description of its task
         self.problems: list[str] = []
+        self.offsets: list[int] = []  # the byte offset of the line that began each of messages
 
     def take(self, record: dict[str, Any], kind: str) -> bool:
         """Read one line; False when it is malformed for its type."""
@@ -689,6 +728,17 @@ class _Builder:
                 best, best_position = summary, position
         return best
 
+    def tail(self, start: int = 0, first_seq: int = 0) -> Tail | None:
+        """Where to go on reading: at its last assistant response (later lines may continue
+        it), else at its last message; ``start``/``first_seq``: where this reading began."""
+        if not self.messages:
+            return None
+        last = max((i for i, item in enumerate(self.messages) if isinstance(item, _Response)), default=-1)
+        if last < 0:
+            last = len(self.messages) - 1
+        before = sum(1 for item in self.messages[:last] if not isinstance(item, _Response) or item.message())
+        return Tail(self.file, self.offsets[last] if last < len(self.offsets) else start, first_seq + before)
+
     def session(self, summaries: dict[str, str]) -> Session | None:
         """The session read, or None when it has no message (an empty or interrupted session)."""
         messages = [
@@ -721,6 +771,7 @@ class _Builder:
             files=[self.file],
             problems=self.problems,
             parent=self.parent,
+            titled=bool(self.custom_title or self.ai_title or self._summary(summaries) or self.description),
         )
 
 

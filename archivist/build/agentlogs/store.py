@@ -15,7 +15,9 @@ import hashlib
 import importlib
 import json
 import os
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,7 +25,7 @@ from typing import Any
 import sqlite_utils
 
 from archivist.build import dates, ingest, schema, secrets
-from archivist.build.agentlogs import Session
+from archivist.build.agentlogs import Session, Tail
 from archivist.errors import ArchivistError
 from archivist.workspace import malformed
 
@@ -40,7 +42,7 @@ MODULES = {
 }
 KINDS = tuple(MODULES)
 
-SOURCES_SQL = "SELECT id, kind, path, fingerprint FROM log_sources ORDER BY id"
+SOURCES_SQL = "SELECT id, kind, path, fingerprint, problems FROM log_sources ORDER BY id"
 SOURCE_KEYS_SQL = "SELECT key, id FROM documents WHERE source = :source"
 SOURCE_HASHES_SQL = "SELECT key, id, content_hash FROM documents WHERE source = :source"
 DELETE_DOCUMENT_SQL = "DELETE FROM documents WHERE id = :id"
@@ -176,13 +178,42 @@ def log_files(kind: str, path: Path) -> list[Path]:
     return [path]
 
 
+# How sessions are stored; a change reads every source again (with the parser's version).
+LAYOUT = 2  # 2: the body is the opening prompt, messages are searched one by one
+HEAD_CHARS = 2000  # the opening prompt kept as a session's body
+HEAD_BYTES = 65536  # a log file's first bytes, and
+EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewrite is told from an append
+INSERT_MESSAGE_SQL = """
+INSERT INTO messages (id, document_id, seq, role, timestamp, model, text, thinking, tool_output, tool_calls, secrets)
+VALUES (:id, :document_id, :seq, :role, :timestamp, :model, :text, :thinking, :tool_output, :tool_calls, :secrets)
+"""
+INSERT_MESSAGE_INDEX_SQL = "INSERT INTO message_index (rowid, text, filter_tokens) VALUES (?, ?, ?)"
+LOG_FILES_SQL = (
+    "SELECT path, size, mtime_ns, document_id, resume_at, resume_seq, head_hash FROM log_files WHERE source_id = ?"
+)
+# what the messages from seq on held: they are read again (the last response may have grown)
+REPLACED_SQL = """
+SELECT coalesce(sum(secrets), 0),
+       coalesce(sum((SELECT sum(json_array_length(c.value, '$.commands')) FROM json_each(m.tool_calls) c)), 0)
+FROM messages m WHERE document_id = :id AND seq >= :seq
+"""
+DELETE_MESSAGES_FROM_SQL = "DELETE FROM messages WHERE document_id = :id AND seq >= :seq"
+STORED_SESSION_SQL = "SELECT key, title, body, extra, content_hash FROM documents WHERE id = ?"
+
+
 def fingerprint(kind: str, path: Path) -> str:
     """What changes when any log file of the source changes: every file's path, size and modification time."""
-    digest = hashlib.sha256(f"masking rules {secrets.RULES_VERSION}, parser {ingest.PARSER_VERSION}\n".encode())
-    for part in log_files(kind, path):
-        for file_path, stat in _files(part):
-            digest.update(f"{file_path}\x00{stat.st_size}\x00{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    digest = hashlib.sha256(
+        f"masking rules {secrets.RULES_VERSION}, parser {ingest.PARSER_VERSION}, layout {LAYOUT}\n".encode()
+    )
+    for file_path, stat in _source_files(kind, path):
+        digest.update(f"{file_path}\x00{stat.st_size}\x00{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def _source_files(kind: str, path: Path) -> Iterator[tuple[str, os.stat_result]]:
+    for part in log_files(kind, path):
+        yield from _files(part)
 
 
 def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
@@ -205,29 +236,46 @@ def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
 
 
 def index_sources(db: sqlite_utils.Database) -> tuple[int, int, list[ingest.Problem]]:
-    """Read every remembered source that changed: (sources read, sources unchanged, problems)."""
+    """Read every remembered source that changed: (sources read, sources unchanged, problems).
+
+    A source whose only changes are lines appended to session files is read on from
+    where each stopped; any other change reads it whole. Each source's problems are
+    kept with it, and told again while it is unchanged.
+    """
     read = unchanged = 0
     problems: list[ingest.Problem] = []
-    for source_id, kind, path, known in db.execute(SOURCES_SQL).fetchall():
+    for source_id, kind, path, known, stored_problems in db.execute(SOURCES_SQL).fetchall():
         current = fingerprint(kind, Path(path))
         if current == known:
             unchanged += 1
+            problems.extend(ingest.Problem(*problem) for problem in json.loads(stored_problems or "[]"))
             continue
-        problems.extend(_read_source(db, source_id, kind, Path(path)))
-        db.execute("UPDATE log_sources SET fingerprint = ?, read_at = ? WHERE id = ?", [current, _now(), source_id])
+        found = _read_appends(db, source_id, kind, Path(path))
+        if found is None:
+            found = _read_source(db, source_id, kind, Path(path))
+        found = list({(p.path, p.status, p.reason): p for p in found}.values())
+        db.execute(
+            "UPDATE log_sources SET fingerprint = ?, read_at = ?, problems = ? WHERE id = ?",
+            [current, _now(), json.dumps([[p.path, p.status, p.reason] for p in found], ensure_ascii=False), source_id],
+        )
+        problems.extend(found)
         read += 1
     return read, unchanged, problems
 
 
 def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem]:
+    """Read a whole source: sessions new or changed are written, those gone are deleted."""
     source = f"log:{source_id}"
     problems: list[ingest.Problem] = []
+    db.execute("DELETE FROM log_files WHERE source_id = ?", [source_id])
     if not path.exists():
         problems.append(ingest.Problem(f"{kind}:{path}", "skipped", "the source is no longer there"))
         return problems
+    files = list(_source_files(kind, path))  # as they were before reading: a later change reads again
     known = {key: (id_, content_hash) for key, id_, content_hash in db.execute(SOURCE_HASHES_SQL, {"source": source})}
     existing = {key: id_ for key, (id_, _) in known.items()}
     seen: set[str] = set()
+    tails: dict[str, tuple[int, Tail]] = {}
     now = _now()
     read_problems: list[str] = []
     for session in module(kind).read(path, read_problems):
@@ -235,23 +283,205 @@ def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Pat
         seen.add(key)
         if len(session.messages) > schema.MESSAGE_IDS:
             session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
+            session.tail = None
         problems.extend(ingest.Problem(f"{session.agent}:{session.key}", "degraded", p) for p in session.problems)
         if key in known and known[key][1] == content_hash:
-            continue  # read again, but unchanged: nothing to write
-        document, messages = _document(session, source, now, content_hash)
-        if document["key"] in existing:
-            document["id"] = existing[document["key"]]
-            db.table("documents").upsert(document, pk="id")
+            document_id = known[key][0]  # read again, but unchanged: nothing to write
         else:
-            document["id"] = db.table("documents").insert(document).last_pk
-        db.execute(DELETE_MESSAGES_SQL, {"id": document["id"]})
-        db.table("messages").insert_all(
-            {**message, "id": document["id"] * schema.MESSAGE_IDS + message["seq"], "document_id": document["id"]}
-            for message in messages
-        )
+            document, messages = _document(session, source, now, content_hash)
+            if document["key"] in existing:
+                document["id"] = existing[document["key"]]
+                db.table("documents").upsert(document, pk="id")
+            else:
+                document["id"] = db.table("documents").insert(document).last_pk
+            document_id = document["id"]
+            db.execute(DELETE_MESSAGES_SQL, {"id": document_id})
+            _insert_messages(db, document_id, session, messages, document)
+        if session.tail is not None:
+            tails[str(session.tail.file)] = (document_id, session.tail)
     _delete_documents(db, source, keep=seen, existing=existing)
+    _remember_files(db, source_id, files, tails)
     problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", problem) for problem in read_problems)
     return problems
+
+
+def _remember_files(
+    db: sqlite_utils.Database,
+    source_id: int,
+    files: list[tuple[str, os.stat_result]],
+    tails: dict[str, tuple[int, Tail]],
+) -> None:
+    rows = []
+    for file, stat in files:
+        document_id, tail = tails.get(file, (None, None))
+        rows.append(
+            {
+                "source_id": source_id,
+                "path": file,
+                "size": stat.st_size,
+                "mtime_ns": stat.st_mtime_ns,
+                "document_id": document_id,
+                "resume_at": tail.resume_at if tail else None,
+                "resume_seq": tail.resume_seq if tail else None,
+                "head_hash": _head_hash(Path(file), tail.resume_at, stat.st_size) if tail else None,
+            }
+        )
+    db.table("log_files").insert_all(rows, pk=("source_id", "path"), replace=True)
+
+
+def _head_hash(file: Path, resume_at: int, size: int) -> str | None:
+    """A digest of a file's first bytes (of its first ``size``) and of those just before
+    ``resume_at``; None if unreadable."""
+    digest = hashlib.sha256()
+    try:
+        with file.open("rb") as handle:
+            digest.update(handle.read(min(HEAD_BYTES, size)))
+            start = max(0, resume_at - EDGE_BYTES)
+            handle.seek(start)
+            digest.update(handle.read(resume_at - start))
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _read_appends(db: sqlite_utils.Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem] | None:
+    """Read on the session files that only grew since the last read; None if anything else changed.
+
+    Each such file is read from where its last response began (``Tail``); what is read
+    replaces the session's messages from there, and the session's counts, times, models
+    and files follow. Files added, removed, shortened or rewritten: None (read it whole).
+    """
+    reader = getattr(module(kind), "read_from", None)
+    if reader is None:
+        return None
+    stored = {row[0]: row for row in db.execute(LOG_FILES_SQL, [source_id]).fetchall()}
+    current = dict(_source_files(kind, path))
+    if not stored or set(stored) != set(current):
+        return None
+    changed = [file for file, stat in current.items() if (stat.st_size, stat.st_mtime_ns) != tuple(stored[file][1:3])]
+    for file in changed:
+        _, size, _, document_id, resume_at, _, head_hash = stored[file]
+        grown = current[file].st_size >= size
+        if document_id is None or not grown or _head_hash(Path(file), resume_at, size) != head_hash:
+            return None
+    problems: list[ingest.Problem] = []
+    source = f"log:{source_id}"
+    for file in changed:
+        _, _, _, document_id, resume_at, resume_seq, _ = stored[file]
+        row = db.execute(STORED_SESSION_SQL, [document_id]).fetchone()
+        if row is None:
+            return None
+        key, title, body, extra_json, content_hash = row
+        extra = json.loads(extra_json)
+        session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"))
+        if session is None:
+            return None
+        problems.extend(ingest.Problem(f"{kind}:{session.key}", "degraded", p) for p in session.problems)
+        stat = current[file]
+        tail = _read_on(db, document_id, session, resume_seq, (title, body, extra, content_hash), source)
+        if tail is None:
+            tail = Tail(Path(file), resume_at, resume_seq)
+        db.execute(
+            "UPDATE log_files SET size = ?, mtime_ns = ?, resume_at = ?, resume_seq = ?, head_hash = ?"
+            " WHERE source_id = ? AND path = ?",
+            [stat.st_size, stat.st_mtime_ns, tail.resume_at, tail.resume_seq, _head_hash(Path(file), tail.resume_at, stat.st_size),
+             source_id, file],
+        )  # fmt: skip
+    return problems
+
+
+def _read_on(
+    db: sqlite_utils.Database,
+    document_id: int,
+    read: Session,
+    resume_seq: int,
+    stored: tuple[str, str, dict[str, Any], str],
+    source: str,
+) -> Tail | None:
+    """Store what was read on: messages from ``resume_seq`` replaced; where to read on next."""
+    title, body, extra, content_hash = stored
+    replaced_secrets, replaced_commands = db.execute(REPLACED_SQL, {"id": document_id, "seq": resume_seq}).fetchone()
+    stamps = [stamp for stamp in (extra.get("last"), read.last) if stamp]
+    session = Session(
+        key=read.key,
+        agent=read.agent,
+        title=read.title if read.titled else title,
+        messages=read.messages,
+        project=extra.get("project"),
+        models=list(dict.fromkeys([*extra.get("models", []), *read.models])),
+        branch=extra.get("branch"),
+        started=extra.get("started") or read.started,
+        last=max(stamps) if stamps else None,
+        files=[Path(file) for file in extra.get("files", [])],
+        parent=extra.get("parent"),
+    )
+    before = _Before(
+        messages=resume_seq,
+        secrets=extra.get("secrets_masked", 0) - replaced_secrets,
+        commands=extra.get("commands", 0) - replaced_commands,
+        touched=extra.get("touched_files", []),
+        head=body,
+    )
+    digest = hashlib.sha256(f"{content_hash}\x00{session_hash(read)}\x00{resume_seq}".encode()).hexdigest()
+    document, messages = _document(session, source, _now(), digest, before)
+    document["id"] = document_id
+    db.table("documents").update(document_id, {k: v for k, v in document.items() if k != "key"})
+    db.execute(DELETE_MESSAGES_FROM_SQL, {"id": document_id, "seq": resume_seq})
+    _insert_messages(db, document_id, session, messages, document)
+    if read.tail is None:
+        return None
+    return Tail(read.tail.file, read.tail.resume_at, resume_seq + read.tail.resume_seq)
+
+
+_ISO_UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\Z")
+
+
+def _day(timestamp: str | None) -> str | None:
+    """The UTC day of a message's time (readers give ISO 8601 UTC: agentlogs.iso_utc)."""
+    if not timestamp:
+        return None
+    if _ISO_UTC_RE.match(timestamp):
+        return timestamp[:10]
+    moment = dates.from_value(timestamp)
+    return str(moment.columns()["day"]) if moment else None
+
+
+def _insert_messages(
+    db: sqlite_utils.Database,
+    document_id: int,
+    session: Session,
+    messages: list[dict[str, Any]],
+    document: dict[str, Any],
+) -> None:
+    """Store a session's messages, and each one's text with its filter words in ``message_index``.
+
+    A message's filter words are its session's (kind, agent, project, models) dated by the
+    message's own day, so a date filter finds the messages written that day.
+    """
+    base = document_id * schema.MESSAGE_IDS
+    by_day: dict[str | None, str] = {}
+    indexed = []
+    for message in messages:
+        message["id"], message["document_id"] = base + message["seq"], document_id
+        if not message["text"].strip():
+            continue
+        day = _day(message["timestamp"]) or document.get("day")
+        tokens = by_day.get(day)
+        if tokens is None:
+            tokens = by_day[day] = ingest.filter_tokens(
+                {
+                    "kind": "conversation",
+                    "type": session.agent,
+                    "month": day[:7] if day else None,
+                    "day": day,
+                    "agent": session.agent,
+                    "project": session.project,
+                    "models": session.models,
+                }
+            )
+        indexed.append((message["id"], message["text"], tokens))
+    db.conn.executemany(INSERT_MESSAGE_SQL, messages)
+    db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
 
 
 def _delete_documents(
@@ -278,6 +508,7 @@ def session_hash(session: Session) -> str:
     add(
         secrets.RULES_VERSION,
         ingest.PARSER_VERSION,
+        LAYOUT,
         session.title,
         session.agent,
         session.project,
@@ -293,54 +524,69 @@ def session_hash(session: Session) -> str:
     return digest.hexdigest()
 
 
+@dataclass
+class _Before:
+    """What a session read on from a message already held before it (``_read_on``)."""
+
+    messages: int = 0
+    secrets: int = 0
+    commands: int = 0
+    touched: list[str] = field(default_factory=list)
+    head: str = ""
+
+
 def _document(
-    session: Session, source: str, now: str, content_hash: str
+    session: Session, source: str, now: str, content_hash: str, before: _Before | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One session as a ``documents`` row and its ``messages`` rows, its secrets masked.
 
     Secrets (keys, tokens, private keys, passwords: ``build.secrets``) never reach the
-    archive, and so never the search index or the model; the document counts them.
+    archive, and so never the search index or the model; the document counts them. The
+    body is the opening prompt (``HEAD_CHARS``); the whole text is ``document_texts``.
+    ``before``: the messages are those from ``before.messages`` on of a session held.
     """
-    masked = 0
+    before = before or _Before()
+    room = schema.MESSAGE_IDS - before.messages
+    messages: list[dict[str, Any]] = []
+    for seq, message in enumerate(session.messages[: max(0, room)], start=before.messages):
+        found = 0
 
-    def safe(text: str) -> str:
-        nonlocal masked
-        text, found = secrets.mask(text)
-        masked += found
-        return text
+        def safe(text: str) -> str:
+            nonlocal found
+            text, count = secrets.mask(text)
+            found += count
+            return text
 
-    messages = [
-        {
-            "seq": seq,
-            "role": message.role,
-            "timestamp": message.timestamp,
-            "model": message.model,
-            "text": safe(message.text),
-            "thinking": safe(message.thinking),
-            "tool_output": safe(message.tool_output),
-            "tool_calls": json.dumps(
-                [
-                    {"name": c.name, "files": c.files, "commands": [safe(x) for x in c.commands]}
-                    for c in message.tool_calls
-                ],
-                ensure_ascii=False,
-            ),
-        }
-        for seq, message in enumerate(session.messages[: schema.MESSAGE_IDS])
-    ]
-    said = [(m["role"], str(m["text"]).strip()) for m in messages]
-    body = "\n\n".join(f"{role}: {text}" for role, text in said if role in ("user", "assistant") and text)
-    files = sorted({file for m in session.messages for c in m.tool_calls for file in c.files})
-    commands = [command for m in session.messages for c in m.tool_calls for command in c.commands]
+        calls = [
+            {"name": c.name, "files": c.files, "commands": [safe(x) for x in c.commands]} for c in message.tool_calls
+        ]
+        messages.append(
+            {
+                "seq": seq,
+                "role": message.role,
+                "timestamp": message.timestamp,
+                "model": message.model,
+                "text": safe(message.text),
+                "thinking": safe(message.thinking),
+                "tool_output": safe(message.tool_output),
+                "tool_calls": json.dumps(calls, ensure_ascii=False),
+                "secrets": found,
+            }
+        )
+    title, title_secrets = secrets.mask(session.title)
+    masked = before.secrets + title_secrets + sum(m["secrets"] for m in messages)
+    head = before.head or _head(messages)
+    touched = sorted({*before.touched, *(file for m in session.messages for c in m.tool_calls for file in c.files)})
+    commands = before.commands + sum(len(c.commands) for m in session.messages for c in m.tool_calls)
     document: dict[str, Any] = {
         "key": f"{source}:{session.key}",
         "kind": "conversation",
         "type": session.agent,
-        "title": safe(session.title),
+        "title": title,
         "path": f"{session.agent}:{session.key}",
         "name": session.key.rsplit("/", 1)[-1],
         "source": source,
-        "body": body,
+        "body": head,
         "tags": [],
         "extra": {
             "agent": session.agent,
@@ -349,15 +595,18 @@ def _document(
             "branch": session.branch,
             "started": session.started,
             "last": session.last,
-            "messages": len(messages),
+            "messages": before.messages + len(messages),
             "parent": session.parent,
             "files": [str(path) for path in session.files],
-            "touched_files": files,
-            "commands": len(commands),
+            "touched_files": touched,
+            "commands": commands,
             "secrets_masked": masked,
         },
     }
-    document, messages = ingest.storable(document), [ingest.storable(message) for message in messages]
+    document = ingest.storable(document)
+    for message in messages:  # flat rows of text and numbers: only their text needs it
+        for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls"):
+            message[name] = ingest.storable(message[name])
     date = dates.from_value(session.started) if session.started else None
     document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
     document["filter_tokens"] = ingest.filter_tokens(
@@ -366,7 +615,7 @@ def _document(
             "agent": session.agent,
             "project": session.project,
             "models": session.models,
-            "files": files,
+            "files": touched,
             "more_days": _more_days(session.started, session.last),
         }
     )
@@ -375,6 +624,16 @@ def _document(
     document["extra"] = json.dumps(document["extra"], ensure_ascii=False)
     document["indexed_at"] = now
     return document, messages
+
+
+def _head(messages: list[dict[str, Any]]) -> str:
+    """A session's opening prompt (else its first words), as its body: at most HEAD_CHARS."""
+    said = [m for m in messages if m["role"] in ("user", "assistant") and str(m["text"]).strip()]
+    first = next((m for m in said if m["role"] == "user"), said[0] if said else None)
+    if first is None:
+        return ""
+    text = str(first["text"]).strip()
+    return text if len(text) <= HEAD_CHARS else text[: HEAD_CHARS - 1].rstrip() + "…"
 
 
 MAX_DAYS = 31  # a session's days beyond its first that a date filter finds it on

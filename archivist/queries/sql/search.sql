@@ -4,14 +4,17 @@
 -- The steps, each a group of CTEs below, in order:
 --   1. inputs, plan         the parameters parsed; the ranking the mode asks for (keyword,
 --                           semantic, hybrid, similar or newest first) and how deep it ranks
---   2. filter words         kind, type, date, tags and products as words of the FTS column
---                           filter_tokens (ingest.filter_tokens), so that the FTS engine
---                           applies the filters while it matches: date_filter .. filter_groups
+--   2. filter words         kind, type, date, tags, products, agents, projects, models and
+--                           files as words of the FTS column filter_tokens
+--                           (ingest.filter_tokens), so that the FTS engine applies the
+--                           filters while it matches: date_filter, filter_groups
 --   3. fts_words,           the query's words and the filters as FTS expressions, one per
 --      fts_expressions      ranking ('""', which matches nothing, where a ranking is not used)
 --   4. cut_by_time          documents on a day that a bound with a time of day cuts
 --   5. keyword ranking      BM25: every word first, then some words (every_word_* ..
---                           keyword_ranking, keyword_total)
+--                           keyword_ranking, keyword_total); a conversation read from an
+--                           agent log matches by its title and opening prompt, or by a
+--                           message (message_index), and ranks by its best
 --   6. semantic ranking     the query's vector, nearest chunks within the filters
 --   7. similar ranking      the documents nearest to one document (mode=similar)
 --   8. hybrid_ranking       reciprocal-rank fusion of the keyword and semantic rankings
@@ -63,63 +66,16 @@ date_filter as materialized (
   ) as spec
   from inputs
 ),
-kind_prefixes as (
-  -- kinds are k<kind>; record entity types are k<kind>t<type> (bug: krecordt627567)
-  select
-    case when value in ('conversation', 'report', 'memory', 'record', 'note')
-      then 'k' || value else 'krecordt' || hex(value) end as prefix,
-    case when value in ('conversation', 'report', 'memory', 'record', 'note')
-      then null else hex(value) end as fixed_type
-  from inputs, json_each(inputs.entities)
-  union all
-  select '', null from inputs where entities = '[]'
-),
-type_codes as (
-  select hex(value) as type_hex from inputs, json_each(inputs.types)
-  union all
-  select null from inputs where types = '[]'
-),
-date_words as (
-  select value as word from date_filter, json_each(date_filter.spec, '$.words')
-  union all
-  select '' from date_filter where spec is null
-),
-scope_words as (
-  -- kind, type and date make one word per combination (ingest.filter_tokens):
-  -- bugs of May 2024 are krecordt627567m202405, a short list in the index
-  select distinct k.prefix || case when k.fixed_type is null then coalesce('t' || t.type_hex, '') else '' end || w.word as word
-  from kind_prefixes k, type_codes t, date_words w
-  where k.fixed_type is null or t.type_hex is null or t.type_hex = k.fixed_type
-),
-filter_groups (part) as (
-  -- one OR group per filter (scope, tags, products), ANDed below;
-  -- no document carries the word "x": filters that exclude everything match nothing
-  select '(' || coalesce((select group_concat(word, ' OR ') from scope_words where word != ''), 'x') || ')'
-  from inputs, date_filter
-  where inputs.entities != '[]' or inputs.types != '[]' or date_filter.spec is not null
-  union all
-  select '(' || (
-    select group_concat('g' || hex(value), case when match_all then ' AND ' else ' OR ' end)
-    from json_each(tags)
-  ) || ')' from inputs where tags != '[]'
-  union all
-  select '(' || (select group_concat('p' || cast(value as integer), ' OR ') from json_each(product_ids)) || ')'
-  from inputs where product_ids != '[]'
-  union all
-  -- conversations by agent, project (a path, or its last folder's name), model and file
-  -- touched (a path, or a file name): any of each list (ingest.filter_tokens)
-  select '(' || (select group_concat('a' || hex(value), ' OR ') from json_each(agents)) || ')'
-  from inputs where agents != '[]'
-  union all
-  select '(' || (
-    select group_concat('j' || hex(rtrim(value, '/')), ' OR ') from json_each(projects)
-  ) || ')' from inputs where projects != '[]'
-  union all
-  select '(' || (select group_concat('o' || hex(value), ' OR ') from json_each(models)) || ')'
-  from inputs where models != '[]'
-  union all
-  select '(' || (select group_concat('f' || hex(value), ' OR ') from json_each(files)) || ')'
-  from inputs where files != '[]'
+filter_groups as materialized (
+  -- the filters as FTS words (archivist_filter_words: ingest.filter_tokens's words, one OR
+  -- group per filter, ANDed): for documents, for messages (which hold all but the files a
+  -- session touched), and the files group
+  select archivist_filter_words(json_object(
+    'entities', json(entities), 'types', json(types), 'tags', json(tags), 'match_all', match_all,
+    'product_ids', json(product_ids), 'agents', json(agents), 'projects', json(projects),
+    'models', json(models), 'files', json(files)
+  ), (select spec from date_filter)) as spec
+  from inputs
 ),
 
 -- 3. fts_words, fts_expressions -----------------------------------------------------------
@@ -131,11 +87,15 @@ fts_words as materialized (
       || '(' || archivist_fts(i.query, i.match_mode) || ')' end as all_words,
     case when i.query != '' then case i.match_mode when 'raw' then '{title body} : ' else '' end
       || '(' || archivist_fts(i.query, case i.match_mode when 'raw' then 'raw' else 'any' end) || ')' end as any_words,
-    (select group_concat(part, ' AND ') from filter_groups) as filter_words,
-    -- a conversation's messages are searched with any of the words (raw queries name
-    -- columns that messages do not have: their hits name no message)
-    case when i.query != '' and i.match_mode != 'raw'
-      then '(' || archivist_fts(i.query, 'any') || ')' end as message_words
+    (select spec ->> 'documents' from filter_groups) as filter_words,
+    -- an agent log's messages are searched one by one (message_index), with the filters
+    -- they hold (a raw query that names a column of documents finds no message)
+    case when i.query != '' then '(' || archivist_fts(i.query, i.match_mode, 'text') || ')' end as message_all,
+    case when i.query != '' then '(' || archivist_fts(
+      i.query, case i.match_mode when 'raw' then 'raw' else 'any' end, 'text'
+    ) || ')' end as message_any,
+    (select 'filter_tokens : (' || (spec ->> 'messages') || ')' from filter_groups) as message_filters,
+    (select 'filter_tokens : (' || (spec ->> 'files') || ')' from filter_groups) as session_files
   from inputs i
 ),
 fts_expressions as materialized (
@@ -153,7 +113,12 @@ fts_expressions as materialized (
       then filter_words else '""' end as newest_by_time,
     case when ranking in ('semantic', 'hybrid', 'similar') then coalesce(filters, '""') else '""' end as filters,
     coalesce(highlight, '""') as highlight,
-    coalesce(message_words, '""') as message_words,
+    -- messages: every word (keyword and hybrid rankings, and words newest first), some
+    -- words (the ranking's fill, and the message a hit names)
+    case when ranking in ('keyword', 'hybrid', 'newest') then coalesce(message_every, '""') else '""' end as message_every,
+    case when ranking in ('keyword', 'hybrid') then coalesce(message_some, '""') else '""' end as message_some,
+    coalesce(message_some, '""') as message_best,
+    session_files,
     all_and_filters is null as everything  -- no words and no filters
   from (
     select
@@ -163,10 +128,13 @@ fts_expressions as materialized (
       coalesce(any_words, all_words) as highlight,
       filters,
       filter_words,
-      message_words
+      message_all || coalesce(' AND ' || message_filters, '') as message_every,
+      message_any || coalesce(' AND ' || message_filters, '') as message_some,
+      session_files
     from (select *, 'filter_tokens : (' || filter_words || ')' as filters from fts_words)
   ), plan
 ),
+
 
 -- 4. cut_by_time ----------------------------------------------------------------------------
 cut_by_time as materialized (
@@ -181,12 +149,30 @@ cut_by_time as materialized (
 ),
 
 -- 5. keyword ranking ------------------------------------------------------------------------
-every_word_matches as materialized (
-  -- every match of every word, ranked once: the total, the ranked list and membership come from it
+session_file_matches as materialized (
+  -- the sessions whose touched files a filter names: a message hit counts only in them
+  select rowid as id from documents_fts
+  where documents_fts match (select coalesce(session_files, '""') from fts_expressions)
+),
+every_word_hits as materialized (
+  -- documents with every word (a session: its title and opening prompt), and messages of
+  -- agent logs with every word, as their sessions' ids
   select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank
   from documents_fts
   where documents_fts match (select every_word from fts_expressions)
-    and rowid not in (select id from cut_by_time)
+  union all
+  select rowid / 1048576, bm25(message_index, 1.0, 0.0)
+  from message_index
+  where message_index match (select message_every from fts_expressions)
+),
+every_word_matches as materialized (
+  -- every match of every word, ranked once: the total, the ranked list and membership come
+  -- from it; a session ranks by its best message (files= is its sessions' filter)
+  select id, min(rank) as rank
+  from every_word_hits
+  where id not in (select id from cut_by_time)
+    and ((select session_files from fts_expressions) is null or id in (select id from session_file_matches))
+  group by id
 ),
 every_word_top as materialized (
   select id, rank from every_word_matches order by rank limit (select depth from plan)
@@ -194,14 +180,26 @@ every_word_top as materialized (
 every_word_total as materialized (
   select count(*) as n from every_word_matches
 ),
-some_words_top as materialized (
-  -- documents with some of the words: only read when fewer than 100 have every word
+some_word_hits as materialized (
+  -- documents and messages with some of the words: only read when fewer than 100 have every word
   select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank
   from documents_fts
   where documents_fts match (
     select case when (select n from every_word_total) < 100 then some_words else '""' end from fts_expressions
   )
-    and rowid not in (select id from cut_by_time)
+  union all
+  select rowid / 1048576, bm25(message_index, 1.0, 0.0)
+  from message_index
+  where message_index match (
+    select case when (select n from every_word_total) < 100 then message_some else '""' end from fts_expressions
+  )
+),
+some_words_top as materialized (
+  select id, min(rank) as rank
+  from some_word_hits
+  where id not in (select id from cut_by_time)
+    and ((select session_files from fts_expressions) is null or id in (select id from session_file_matches))
+  group by id
   order by rank
   limit 100
 ),
@@ -293,13 +291,20 @@ hybrid_ranking as (
 ),
 
 -- 9. newest first ---------------------------------------------------------------------------
-newest_matches as materialized (
-  -- words as a filter (or several filters ANDed): their matches, newest first
-  select d.id, d.timestamp
-  from documents_fts f
-  join documents d on d.id = f.rowid
+newest_candidates as materialized (
+  -- words as a filter (or several filters ANDed): the documents they match, and the
+  -- sessions with a message holding every word
+  select rowid as id from documents_fts
   where documents_fts match (select newest_matches from fts_expressions)
-    and f.rowid not in (select id from cut_by_time)
+  union
+  select id from every_word_matches where (select ranking from plan) = 'newest'
+),
+newest_matches as materialized (
+  -- those matches, newest first
+  select d.id, d.timestamp
+  from newest_candidates c
+  join documents d on d.id = c.id
+  where c.id not in (select id from cut_by_time)
   order by d.timestamp desc, d.id desc
   limit (select depth from plan)
 ),
@@ -319,9 +324,7 @@ newest_total as materialized (
     when (select count(*) from newest_matches) + (select count(*) from newest_by_time) < (select depth from plan)
       then (select count(*) from newest_matches) + (select count(*) from newest_by_time)
     else (
-      select count(*) from documents_fts
-      where documents_fts match (select newest_matches from fts_expressions)
-        and rowid not in (select id from cut_by_time)
+      select count(*) from newest_candidates where id not in (select id from cut_by_time)
     ) + (
       select count(*) from filters_by_time
       where filters_by_time match (select newest_by_time from fts_expressions)
@@ -417,16 +420,18 @@ page_results as (
       'message', json((
         select json_object(
           'index', m.seq, 'role', m.role, 'timestamp', m.timestamp,
-          'snippet', snippet(messages_fts, 0, '<mark>', '</mark>', '...', 24),
+          'snippet', archivist_snippet(m.text, plan.query, 24),
           'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
         )
-        from messages_fts
-        join messages m on m.id = messages_fts.rowid
-        where d.kind = 'conversation' and d.source like 'log:%'
-          and messages_fts match (select case when r.by_words then message_words else '""' end from fts_expressions)
-          and messages_fts.rowid between d.id * 1048576 and d.id * 1048576 + 1048575
-        order by messages_fts.rank, m.seq
-        limit 1
+        from (
+          select rowid as id, rank from message_index
+          where d.kind = 'conversation' and d.source like 'log:%'
+            and message_index match (select case when r.by_words then message_best else '""' end from fts_expressions)
+            and rowid between d.id * 1048576 and d.id * 1048576 + 1048575
+          order by rank, rowid
+          limit 1
+        ) best
+        join messages m on m.id = best.id
       ))
     ) as item
     from page_rows r
@@ -438,27 +443,47 @@ page_results as (
 
 -- 12. facets --------------------------------------------------------------------------------
 facet_rows as materialized (
-  select d.kind, d.type, d.month, d.day, d.tags, d.product_id
+  select d.kind, d.type, d.month, d.day, d.tags, d.product_id,
+    -- an agent log's conversation: its agent, project and models
+    case when d.source like 'log:%' then d.extra end as session
   from ranked r join documents d on d.id = r.id
   where r.position <= 200
 ),
+facet_values as (
+  -- each ranked document's value of every facet (tags and models: each of theirs), read
+  -- from facet_rows once: SQLite plans a CTE again for each place that names it
+  select v.key as facet, coalesce(t.value, v.value) as value
+  from facet_rows r, json_each(json_object(
+    'kind', r.kind, 'type', r.type, 'month', r.month, 'day', r.day, 'tags', json(r.tags),
+    'product_id', r.product_id, 'agent', r.session ->> 'agent', 'project', r.session ->> 'project',
+    'model', json(coalesce(r.session ->> '$.models', '[]'))
+  )) v
+  left join json_each(case when v.type = 'array' then v.value end) t
+  where coalesce(t.value, v.value) is not null and (v.type != 'array' or t.value is not null)
+),
+facet_groups as (
+  -- counts per facet and value, most first (months and days newest first); 50 at most per facet
+  select facet, value, n from (
+    select facet, value, n, row_number() over (
+      partition by facet
+      order by case when facet in ('month', 'day') then 0 else -n end, case when facet in ('month', 'day') then value end desc, value
+    ) as position
+    from (select facet, value, count(*) as n from facet_values group by facet, value)
+  )
+  where position <= 50 or facet in ('kind', 'type', 'month', 'day', 'agent')
+  order by facet, position
+),
 facet_counts as (
-  select json_object(
-    'kind', (select json_group_object(kind, n) from (
-      select kind, count(*) as n from facet_rows group by kind order by n desc, kind)),
-    'type', (select json_group_object(type, n) from (
-      select type, count(*) as n from facet_rows where type is not null group by type order by n desc, type)),
-    'month', (select json_group_object(month, n) from (
-      select month, count(*) as n from facet_rows where month is not null group by month order by month desc)),
-    'day', (select json_group_object(day, n) from (
-      select day, count(*) as n from facet_rows where day is not null group by day order by day desc)),
-    'tags', (select json_group_object(tag, n) from (
-      select t.value as tag, count(*) as n from facet_rows, json_each(facet_rows.tags) t
-      group by t.value order by n desc, t.value limit 50)),
-    'product_id', (select json_group_object(product_id, n) from (
-      select product_id, count(*) as n from facet_rows where product_id is not null
-      group by product_id order by n desc, product_id limit 50))
-  ) as counts
+  select json_group_object(names.facet, json(coalesce(g.counts, '{}'))) as counts
+  from (
+    select column1 as facet, column2 as position from (values
+      ('kind', 1), ('type', 2), ('month', 3), ('day', 4), ('tags', 5), ('product_id', 6),
+      ('agent', 7), ('project', 8), ('model', 9))
+  ) names
+  left join (
+    select facet, json_group_object(value, n) as counts from facet_groups group by facet
+  ) g on g.facet = names.facet
+  order by names.position
 )
 
 -- 13. the response --------------------------------------------------------------------------

@@ -40,7 +40,8 @@ select
   d.date,
   d.path as source_path,
   round(b.similarity, 4) as score,
-  substr(d.body, b.start + 1, b."end" - b.start) as text
+  -- an agent-log conversation's text is its messages (document_texts)
+  substr((select t.body from document_texts t where t.id = d.id), b.start + 1, b."end" - b.start) as text
 from best b
 join documents d on d.id = b.document_id
 where b.n = 1
