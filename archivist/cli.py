@@ -520,7 +520,15 @@ def start_following(workspace: Path, db_path: Path | None) -> None:
     """Keep the archive up to date in the background while a server runs (--watch)."""
     from archivist.build.watch import follow_in_background
 
-    follow_in_background(workspace, db_path)
+    follow_in_background(workspace, db_path, on_run=vectors_follow(workspace, db_path))
+
+
+def vectors_follow(workspace: Path, db_path: Path | None) -> Callable[[Any], None] | None:
+    """For a watch of an archive that has been embedded: what wakes its embedding in the background."""
+    from archivist.semantic.embeddings import BackgroundEmbedder, has_vectors
+
+    db_file = Path(db_path) if db_path else archive_path(workspace)
+    return BackgroundEmbedder(db_file).wake if has_vectors(db_file) else None
 
 
 def checked_sources(arguments: Iterable[str]) -> list[tuple[str, Path]]:
@@ -640,9 +648,12 @@ def watch(workspace: Path | None, db_path: Path | None, polling: bool) -> None:
     workspace = workspace_folder(workspace, "watch")
     check_archive_to_write(workspace, db_path)
     click.echo(f"Following {workspace} (Ctrl-C stops)", err=True)
+    embed = vectors_follow(workspace, db_path)
 
     def report(summary: Summary) -> None:
         click.echo(f"{time.strftime('%H:%M:%S')} {summary.line()}", err=True)
+        if embed:
+            embed(summary)
 
     def ready() -> None:
         click.echo("Watching for changes", err=True)

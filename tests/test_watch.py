@@ -114,3 +114,43 @@ def test_serve_watch_answers_searches_for_what_was_just_written(tmp_path, stoppe
     wait_for(lambda: found("first"), "the server")
     Path(workspace / "notes" / "c.md").write_text("# Gamma\n\nzeppelin hangar\n", encoding="utf-8")
     wait_for(lambda: found("zeppelin"), "a new note to be searchable")
+
+
+def test_watch_of_an_embedded_archive_embeds_new_messages_in_the_background(tmp_path, stopped):
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# Alpha\n\nfirst\n"})
+    projects = tmp_path / "claude" / "projects"
+    (projects / "-home-ana-proj").mkdir(parents=True)
+    session_file = projects / "-home-ana-proj" / f"{SESSION}.jsonl"
+    session_file.write_text("\n".join(SESSION_LINES) + "\n", encoding="utf-8")
+    embedded = subprocess.run(
+        [*ARCHIVIST, "embed", str(workspace)], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}
+    )
+    assert embedded.returncode == 0, embedded.stderr
+    added = subprocess.run(
+        [*ARCHIVIST, "index", str(workspace), "--source", f"claude-code={projects}"], capture_output=True, text=True
+    )
+    assert added.returncode == 0, added.stderr
+
+    def session_vector_is_current():
+        """Whether the session's document vector is of its text as it is now."""
+        db = sqlite_utils.Database(archive_path(workspace))
+        try:
+            return bool(
+                db.execute(
+                    "select 1 from documents d join embeddings e on e.id = cast(d.id as text)"
+                    " join collections c on c.id = e.collection_id and c.name = 'archivist_documents'"
+                    " where d.source like 'log:%' and e.content_hash = unhex(d.content_hash)"
+                ).fetchone()
+            )
+        finally:
+            db.close()
+
+    assert not session_vector_is_current()  # indexed after the archive was embedded
+    # the archive is read all along (as a server would): the watch starts all the same
+    process = subprocess.Popen([*ARCHIVIST, "watch", str(workspace)], env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    stopped(process)
+    wait_for(session_vector_is_current, "the session's vectors")
+    with session_file.open("a", encoding="utf-8") as appended:
+        appended.write(line("user", "u9", "a1", "and the readiness probe?", "2025-11-23T06:00:00.000Z") + "\n")
+    wait_for(lambda: not session_vector_is_current(), "the appended message")
+    wait_for(session_vector_is_current, "the appended message's vectors")

@@ -2,8 +2,8 @@
 
 Filesystem events come from ``watchfiles`` (inotify on Linux, with its polling fallback
 where events do not arrive, e.g. on network mounts). Changes that arrive together are
-indexed in one run; the archive's own folder is never watched, so a run does not wake
-the next one.
+indexed in one run; changes to the archive's own files are ignored, so a run does not
+wake the next one.
 """
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ def follow(
         caught_up = False
         for changes in watchfiles.watch(
             *paths,
-            watch_filter=relevant,
+            # filtered here, not by watchfiles: while the archive is read or written, its
+            # changes keep coming, and were they dropped the watcher would neither tick
+            # nor yield, and the first run would wait for them to stop
+            watch_filter=None,
             debounce=DEBOUNCE_MS,
             step=STEP_MS,
             stop_event=stop,
@@ -78,8 +81,8 @@ def follow(
             rust_timeout=TICK_MS,
             yield_on_timeout=True,
         ):
-            if not changes and caught_up:
-                continue  # a tick with nothing new
+            if caught_up and not any(relevant(*change) for change in changes):
+                continue  # a tick, or only the archive's own files
             caught_up = True
             try:
                 summary = indexer.index_workspace(workspace, db_path)
@@ -97,13 +100,15 @@ def follow(
             return  # stopped
 
 
-def follow_in_background(workspace: Path, db_path: Path | None = None) -> threading.Event:
+def follow_in_background(
+    workspace: Path, db_path: Path | None = None, on_run: Callable[[indexer.Summary], None] | None = None
+) -> threading.Event:
     """``follow`` in a daemon thread (for ``serve --watch`` and ``mcp --watch``); set the event to stop it."""
     stop = threading.Event()
 
     def run() -> None:
         try:
-            follow(workspace, db_path, stop)
+            follow(workspace, db_path, stop, on_run=on_run)
         except Exception:
             logger.exception("Following %s stopped", workspace)
 

@@ -27,6 +27,8 @@ has none, and its queries find nothing):
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -41,6 +43,8 @@ from archivist.build import schema
 from archivist.errors import ArchivistError
 from archivist.semantic import chunking, vectors
 from archivist.semantic.model import MODEL_ID
+
+logger = logging.getLogger(__name__)
 
 DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
 EMBEDDED_SIGNATURES_SQL = "SELECT id, content_hash, metadata ->> 'model', metadata ->> 'chunker' FROM embeddings WHERE collection_id = :collection"
@@ -377,3 +381,55 @@ def embed_workspace(
     db_path = Path(db_path) if db_path else archive_path(workspace)
     index_workspace(workspace, db_path)
     return embed_archive(db_path, scope, progress)
+
+
+def has_vectors(db_path: Path) -> bool:
+    """Whether an archive has been embedded (its chunks collection exists): its vectors are kept current."""
+    if not Path(db_path).exists():
+        return False
+    db = sqlite_utils.Database(db_path)
+    try:
+        return db["collections"].exists() and bool(
+            db.execute("SELECT 1 FROM collections WHERE name = ?", [schema.CHUNKS_COLLECTION]).fetchone()
+        )
+    finally:
+        db.close()
+
+
+class BackgroundEmbedder:
+    """Embeds what the indexing runs of a watch added, in a thread of its own.
+
+    ``wake()`` after each run: the thread embeds everything new or changed
+    (``embed_archive``, committed a batch at a time, the model run outside the write
+    transaction), so searches never wait for it; wakes that come while it works make
+    one more pass afterwards.
+    """
+
+    def __init__(self, db_path: Path, on_result: Callable[[Result], None] | None = None) -> None:
+        self.db_path = Path(db_path)
+        self.on_result = on_result
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="archivist-vectors", daemon=True)
+        self._thread.start()
+
+    def wake(self, *_: object) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                result = embed_archive(self.db_path)
+            except Exception:  # a locked archive, say: tried again on the next wake
+                logger.exception("Embedding %s in the background failed", self.db_path)
+                continue
+            if self.on_result:
+                self.on_result(result)
