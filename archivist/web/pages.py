@@ -187,7 +187,10 @@ def facet_groups(
         if items:
             groups.append({"name": name, "label": label, "items": items})
 
-    def single(key: str, counts: dict[str, int], labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    def single(
+        key: str, counts: dict[str, int], labels: dict[str, str] | None = None, titled: bool = False
+    ) -> list[dict[str, Any]]:
+        """One value at a time; ``titled``: a shortened label keeps the whole value as its title."""
         items = []
         for value, count in counts.items():
             href, selected = state.toggle(key, value)
@@ -195,6 +198,7 @@ def facet_groups(
                 {
                     "value": value,
                     "label": (labels or {}).get(value, value),
+                    "title": value if titled else None,
                     "count": count,
                     "href": href,
                     "selected": selected,
@@ -241,7 +245,17 @@ def facet_groups(
         tags.append({"value": tag, "label": tag, "count": count, "href": href, "selected": selected})
     group("tags", "Tags", tags)
     group("product", "Product", single("product_ids", facets.get("product_id") or {}, products))
+    # conversations read from agent logs: by agent, project (shown by its folder) and model
+    group("agent", "Agent", single("agents", facets.get("agent") or {}))
+    projects = facets.get("project") or {}
+    group("project", "Project", single("projects", projects, {path: project_name(path) for path in projects}, True))
+    group("model", "Model", single("models", facets.get("model") or {}))
     return groups
+
+
+def project_name(path: str) -> str:
+    """A project by its last folder's name, which the projects filter also takes: "proj" for "/home/ana/proj"."""
+    return path.rstrip("/").rsplit("/", 1)[-1] or path
 
 
 def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[str, str]]:

@@ -604,9 +604,9 @@ def _document(
         },
     }
     document = ingest.storable(document)
-    for message in messages:  # flat rows of text and numbers: only their text needs it
+    for row in messages:  # flat rows of text and numbers: only their text needs it
         for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls"):
-            message[name] = ingest.storable(message[name])
+            row[name] = ingest.storable(row[name])
     date = dates.from_value(session.started) if session.started else None
     document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
     document["filter_tokens"] = ingest.filter_tokens(
