@@ -168,3 +168,25 @@ def test_secrets_in_appended_lines_are_masked_and_counted(setup, monkeypatch):
     document, messages, _ = stored(workspace)
     assert json.loads(document["extra"])["secrets_masked"] == 1 and messages[-1]["secrets"] == 1
     assert key not in messages[-1]["text"]
+
+
+def test_a_sources_problems_are_told_on_every_run_until_it_is_read_again(setup):
+    workspace, projects, session = setup
+    write(session, ["not json at all", '{"type": "hologram", "uuid": "h1"}'], "a")
+
+    def problems():
+        db = sqlite_utils.Database(archive_path(workspace))
+        return [row for row in db.execute("select path, status, reason from index_problems") if "claude-code" in row[0]]
+
+    first = index_workspace(workspace)
+    told = problems()
+    assert told and any("unknown type 'hologram'" in reason for _, _, reason in told)
+    assert any("hologram" in problem.reason for problem in first.problems)
+    again = index_workspace(workspace)  # nothing changed: the source is not read, its problems stay
+    assert problems() == told and any("hologram" in problem.reason for problem in again.problems)
+    write(session, LATER, "a")  # read on from the end: the problems before stay too
+    index_workspace(workspace)
+    assert set(told) <= set(problems())
+    write(session, FIRST)  # read again, clean: they go
+    index_workspace(workspace)
+    assert problems() == []

@@ -246,13 +246,16 @@ def index_sources(db: sqlite_utils.Database) -> tuple[int, int, list[ingest.Prob
     problems: list[ingest.Problem] = []
     for source_id, kind, path, known, stored_problems in db.execute(SOURCES_SQL).fetchall():
         current = fingerprint(kind, Path(path))
+        kept = [ingest.Problem(*problem) for problem in json.loads(stored_problems or "[]")]
         if current == known:
             unchanged += 1
-            problems.extend(ingest.Problem(*problem) for problem in json.loads(stored_problems or "[]"))
+            problems.extend(kept)
             continue
         found = _read_appends(db, source_id, kind, Path(path))
         if found is None:
             found = _read_source(db, source_id, kind, Path(path))
+        else:
+            found = kept + found  # what was read before is not read again: its problems stand
         found = list({(p.path, p.status, p.reason): p for p in found}.values())
         db.execute(
             "UPDATE log_sources SET fingerprint = ?, read_at = ?, problems = ? WHERE id = ?",
