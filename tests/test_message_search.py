@@ -136,3 +136,24 @@ def test_a_session_past_midnight_is_found_on_both_days_and_by_the_files_it_touch
         assert found(start_date="2025-11-25", end_date="2025-11-25") == 0
         assert found(files="app.py") == found(files="/home/ana/proj/src/app.py") == 1
         assert found(files="other.py") == 0
+
+
+@pytest.mark.parametrize(
+    ("filters", "found"),
+    [
+        ({"agents": "claude-code", "projects": "proj", "start_date": "2025-11-23", "end_date": "2025-11-23"}, True),
+        ({"projects": "/home/ana/proj", "start_date": "2025-11"}, True),
+        ({"types": "claude-code", "start_date": "2025-11-23T05:00:00Z"}, True),
+        ({"agents": "claude-code", "projects": "proj", "start_date": "2025-10-01", "end_date": "2025-10-31"}, False),
+        ({"agents": "claude-code", "end_date": "2025-11-22"}, False),
+        ({"entities": "report", "agents": "claude-code"}, False),
+        ({"tags": "plans", "agents": "claude-code"}, False),
+    ],
+)
+def test_an_agent_or_project_with_a_date_finds_the_messages_of_those_days(workspace, filters, found):
+    with Archive.for_workspace(workspace) as archive:
+        response = archive.search({"query": "zeppelin doors", "mode": "keyword", **filters})
+    sessions = [hit for hit in response["results"] if hit["path"].startswith("claude-code:")]
+    assert bool(sessions) is found
+    for hit in sessions:
+        assert hit["message"]["index"] == 5 and hit["message"]["timestamp"].startswith("2025-11-23")

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import re
 import urllib.parse
+from collections.abc import Iterable
 from typing import Any
 
 from archivist.build import dates
@@ -205,10 +206,11 @@ def filter_words(filters: str | None, date_spec: str | None) -> str:
     ``filters`` is a JSON object of the parsed lists (entities, types, tags, match_all,
     product_ids, agents, projects, models, files); ``date_spec`` is ``date_words``'s.
     Answers ``{"documents", "messages", "files"}``: the groups ANDed for documents_fts,
-    those that message_index holds too (all but files touched, a session's), and the
-    files group alone; each null when there is none. Kind, type and date make one word
-    per combination (bugs of May 2024 are ``krecordt627567m202405``, a short list in the
-    index); no document carries the word ``x``: filters that exclude everything match nothing.
+    those for message_index (``_message_groups``), and the files group alone (files
+    touched are a session's, not a message's); each null when there is none. Kind, type
+    and date make one word per combination (bugs of May 2024 are
+    ``krecordt627567m202405``, a short list in the index); no document carries the word
+    ``x``: filters that exclude everything match nothing.
     """
     given = json.loads(filters or "{}")
 
@@ -217,50 +219,77 @@ def filter_words(filters: str | None, date_spec: str | None) -> str:
         return value if isinstance(value, list) else []
 
     entities, types, spec = items("entities"), items("types"), json.loads(date_spec) if date_spec else None
-    groups: list[tuple[str, bool]] = []  # (group, whether messages hold it)
-    if entities or types or spec is not None:
+    days = [str(word) for word in spec.get("words", [])] if spec is not None else None
+    groups: list[str] = []
+    if entities or types or days is not None:
         prefixes = [
             ("k" + str(kind), None) if kind in KIND_WORDS else ("krecordt" + _hex(kind), _hex(kind))
             for kind in entities
         ] or [("", None)]
         codes: list[str | None] = [_hex(kind) for kind in types] or [None]
-        days = [str(word) for word in spec.get("words", [])] if spec is not None else [""]
         scope = {
             prefix + ("t" + code if fixed is None and code is not None else "") + day: None
             for prefix, fixed in prefixes
             for code in codes
             if fixed is None or code is None or code == fixed
-            for day in days
+            for day in ([""] if days is None else days)
         }
-        groups.append(("(" + (" OR ".join(word for word in scope if word) or "x") + ")", True))
+        groups.append(_any_of(word for word in scope if word))
     if tags := items("tags"):
-        groups.append(
-            ("(" + (" AND " if given.get("match_all") else " OR ").join("g" + _hex(t) for t in tags) + ")", True)
-        )
+        groups.append("(" + (" AND " if given.get("match_all") else " OR ").join("g" + _hex(t) for t in tags) + ")")
     if products := items("product_ids"):
-        groups.append(("(" + " OR ".join(f"p{_integer(p)}" for p in products) + ")", True))
-    # conversations by agent, project (a path, or its last folder's name), model and file
-    # touched (a path, or a file name): any of each list
-    for key, letter, on_messages in (
-        ("agents", "a", True),
-        ("projects", "j", True),
-        ("models", "o", True),
-        ("files", "f", False),
-    ):
-        if values := items(key):
-            words = (letter + _hex(str(v).rstrip("/") if key == "projects" else v) for v in values)
-            groups.append(("(" + " OR ".join(words) + ")", on_messages))
-
-    def joined(parts: list[str]) -> str | None:
-        return " AND ".join(parts) if parts else None
-
+        groups.append(_any_of(f"p{_integer(p)}" for p in products))
+    # conversations by agent, project (a path, or its last folder's name) and model: any of each list
+    named = {
+        "a": [_hex(v) for v in items("agents")],
+        "j": [_hex(str(v).rstrip("/")) for v in items("projects")],
+        "o": [_hex(v) for v in items("models")],
+    }
+    groups.extend(_any_of(letter + code for code in codes_) for letter, codes_ in named.items() if codes_)
+    files = [_hex(v) for v in items("files")]
+    documents = groups + ([_any_of("f" + code for code in files)] if files else [])
+    # no message has tags or a product: with those filters, no message matches
+    messages = "(x)" if tags or products else _message_groups(entities, types, days, named)
     return json.dumps(
         {
-            "documents": joined([group for group, _ in groups]),
-            "messages": joined([group for group, on_messages in groups if on_messages]),
-            "files": joined([group for group, on_messages in groups if not on_messages]),
+            "documents": " AND ".join(documents) or None,
+            "messages": messages,
+            "files": _any_of("f" + code for code in files) if files else None,
         }
     )
+
+
+def _any_of(words: Iterable[str]) -> str:
+    return "(" + (" OR ".join(words) or "x") + ")"
+
+
+def _message_groups(
+    entities: list[Any], types: list[Any], days: list[str] | None, named: dict[str, list[str]]
+) -> str | None:
+    """The filters as message_index's words (store._insert_messages), or "x" when no message can match.
+
+    Every message is a conversation's, so a kind filter only asks whether conversations
+    are among its kinds. A date is carried by the rarest group that can hold it: an
+    agent's or a project's words of that date (``a<hex>m202507``: the messages of one
+    agent in one month, a short list) else the type's, else the date alone; FTS5 reads
+    every list of a query to rank its matches, so shorter lists answer sooner.
+    """
+    if entities and "conversation" not in entities:
+        return "(x)"
+    days_ = None if days is None else days or ["x"]  # a date range no message can be in
+    carrier = next((letter for letter in ("a", "j") if named[letter]), "t" if types else None)
+    groups = []
+    if types:
+        codes = [_hex(kind) for kind in types]
+        dated = days_ if carrier == "t" and days_ is not None else [""]
+        groups.append(_any_of("t" + code + day for code in codes for day in dated))
+    for letter in ("a", "j", "o"):
+        if named[letter]:
+            dated = days_ if carrier == letter and days_ is not None else [""]
+            groups.append(_any_of(letter + code + day for code in named[letter] for day in dated))
+    if days_ is not None and carrier is None:
+        groups.append(_any_of(days_))
+    return " AND ".join(groups) or None
 
 
 def file_url(absolute_path: str | None) -> str | None:

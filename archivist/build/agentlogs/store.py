@@ -179,7 +179,7 @@ def log_files(kind: str, path: Path) -> list[Path]:
 
 
 # How sessions are stored; a change reads every source again (with the parser's version).
-LAYOUT = 2  # 2: the body is the opening prompt, messages are searched one by one
+LAYOUT = 3  # 2: the body is the opening prompt, messages searched one by one; 3: agent and project words by date
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 HEAD_BYTES = 65536  # a log file's first bytes, and
 EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewrite is told from an append
@@ -436,6 +436,28 @@ def _read_on(
     return Tail(read.tail.file, read.tail.resume_at, resume_seq + read.tail.resume_seq)
 
 
+def _message_tokens(session: Session, day: str | None) -> str:
+    """A message's filter words: its session's (ingest.filter_tokens), dated by the message's
+    day, and its agent's and project's words of that day, month and year (``a<hex>m202507``:
+    a filter on an agent or a project and a date is then one short list: sqlfunctions.filter_words)."""
+    words = ingest.filter_tokens(
+        {
+            "kind": "conversation",
+            "type": session.agent,
+            "month": day[:7] if day else None,
+            "day": day,
+            "agent": session.agent,
+            "project": session.project,
+            "models": session.models,
+        }
+    )
+    if not day:
+        return words
+    dates_ = ("y" + day[:4], "m" + day[:7].replace("-", ""), "d" + day.replace("-", ""))
+    named = [word for word in words.split() if word[0] in "aj"]
+    return " ".join([words, *(word + date for word in named for date in dates_)])
+
+
 _ISO_UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\Z")
 
 
@@ -471,17 +493,7 @@ def _insert_messages(
         day = _day(message["timestamp"]) or document.get("day")
         tokens = by_day.get(day)
         if tokens is None:
-            tokens = by_day[day] = ingest.filter_tokens(
-                {
-                    "kind": "conversation",
-                    "type": session.agent,
-                    "month": day[:7] if day else None,
-                    "day": day,
-                    "agent": session.agent,
-                    "project": session.project,
-                    "models": session.models,
-                }
-            )
+            tokens = by_day[day] = _message_tokens(session, day)
         indexed.append((message["id"], message["text"], tokens))
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)

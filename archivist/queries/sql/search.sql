@@ -156,46 +156,50 @@ session_file_matches as materialized (
 ),
 every_word_hits as materialized (
   -- documents with every word (a session: its title and opening prompt), and messages of
-  -- agent logs with every word, as their sessions' ids
-  select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank
+  -- agent logs with every word, as their sessions' ids (and the message's own)
+  select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank, null as message_id
   from documents_fts
   where documents_fts match (select every_word from fts_expressions)
   union all
-  select rowid / 1048576, bm25(message_index, 1.0, 0.0)
+  select rowid / 1048576, bm25(message_index, 1.0, 0.0), rowid
   from message_index
   where message_index match (select message_every from fts_expressions)
 ),
 every_word_matches as materialized (
   -- every match of every word, ranked once: the total, the ranked list and membership come
-  -- from it; a session ranks by its best message (files= is its sessions' filter)
-  select id, min(rank) as rank
+  -- from it; a session ranks by its best message, which its hit names (SQLite takes a bare
+  -- column from the row of the min()); files= is its sessions' filter
+  select id, min(rank) as rank, message_id
   from every_word_hits
   where id not in (select id from cut_by_time)
     and ((select session_files from fts_expressions) is null or id in (select id from session_file_matches))
   group by id
 ),
 every_word_top as materialized (
-  select id, rank from every_word_matches order by rank limit (select depth from plan)
+  select id, rank, message_id from every_word_matches order by rank limit (select depth from plan)
 ),
 every_word_total as materialized (
   select count(*) as n from every_word_matches
 ),
 some_word_hits as materialized (
-  -- documents and messages with some of the words: only read when fewer than 100 have every word
-  select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank
+  -- documents and messages with some of the words: only read when fewer than 100 have every
+  -- word (messages: and when the query has several words; one word is the pass above)
+  select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank, null as message_id
   from documents_fts
   where documents_fts match (
     select case when (select n from every_word_total) < 100 then some_words else '""' end from fts_expressions
   )
   union all
-  select rowid / 1048576, bm25(message_index, 1.0, 0.0)
+  select rowid / 1048576, bm25(message_index, 1.0, 0.0), rowid
   from message_index
   where message_index match (
-    select case when (select n from every_word_total) < 100 then message_some else '""' end from fts_expressions
+    select case when (select n from every_word_total) < 100 and message_some != message_every
+      then message_some else '""' end
+    from fts_expressions
   )
 ),
 some_words_top as materialized (
-  select id, min(rank) as rank
+  select id, min(rank) as rank, message_id
   from some_word_hits
   where id not in (select id from cut_by_time)
     and ((select session_files from fts_expressions) is null or id in (select id from session_file_matches))
@@ -205,12 +209,12 @@ some_words_top as materialized (
 ),
 keyword_ranking as materialized (
   -- every word first; under 100 such documents, documents with some words fill up to 100
-  select id, rank, position from (
-    select id, rank, row_number() over (order by tier, rank, id) as position
+  select id, rank, position, message_id from (
+    select id, rank, message_id, row_number() over (order by tier, rank, id) as position
     from (
-      select id, rank, 0 as tier from every_word_top
+      select id, rank, message_id, 0 as tier from every_word_top
       union all
-      select id, rank, 1 from some_words_top where id not in (select id from every_word_top)
+      select id, rank, message_id, 1 from some_words_top where id not in (select id from every_word_top)
     )
   )
   where position <= max(100, (select n from every_word_total))
@@ -380,8 +384,11 @@ total as materialized (
 page_rows as (
   select r.id, r.score, r.position,
     -- found by its words: its excerpt is a highlighted snippet (else a passage)
-    r.id in (select id from keyword_ranking) or (select newest_matches from fts_expressions) != '""' as by_words
-  from ranked r, plan
+    k.id is not null or (select newest_matches from fts_expressions) != '""' as by_words,
+    k.message_id  -- the message its words were found in, if they were
+  from ranked r
+  cross join plan
+  left join keyword_ranking k on k.id = r.id
   where r.position > (plan.page - 1) * plan.page_size
   order by r.position
   limit (select page_size from plan)
@@ -418,20 +425,21 @@ page_results as (
       ),
       -- a conversation read from an agent log: the message that matches best, and its link
       'message', json((
-        select json_object(
-          'index', m.seq, 'role', m.role, 'timestamp', m.timestamp,
-          'snippet', archivist_snippet(m.text, plan.query, 24),
-          'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
-        )
-        from (
-          select rowid as id, rank from message_index
-          where d.kind = 'conversation' and d.source like 'log:%'
-            and message_index match (select case when r.by_words then message_best else '""' end from fts_expressions)
-            and rowid between d.id * 1048576 and d.id * 1048576 + 1048575
-          order by rank, rowid
-          limit 1
-        ) best
-        join messages m on m.id = best.id
+          select json_object(
+            'index', m.seq, 'role', m.role, 'timestamp', m.timestamp,
+            'snippet', archivist_snippet(m.text, plan.query, 24),
+            'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
+          )
+          from messages m
+          where m.id = coalesce(r.message_id, (
+            -- found otherwise (its title, its meaning, newest first): its best message for the words
+            select rowid from message_index
+            where r.message_id is null and d.kind = 'conversation' and d.source like 'log:%'
+              and message_index match (select case when r.by_words then message_best else '""' end from fts_expressions)
+              and rowid between d.id * 1048576 and d.id * 1048576 + 1048575
+            order by rank, rowid
+            limit 1
+          ))
       ))
     ) as item
     from page_rows r

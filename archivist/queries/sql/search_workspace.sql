@@ -6,18 +6,20 @@
 -- and ranks by its best.
 with params as (
   select
-    'filter_tokens : kconversation'
-    || case when :conversation_type != '' then 't' || hex(:conversation_type) else '' end
-    || case length(:date_range)
-         when 7 then 'm' || replace(:date_range, '-', '')
-         when 10 then 'd' || replace(:date_range, '-', '')
-         else '' end
-    as filters
+    case when :conversation_type != '' then 't' || hex(:conversation_type) else '' end as type_word,
+    case length(:date_range)
+      when 7 then 'm' || replace(:date_range, '-', '')
+      when 10 then 'd' || replace(:date_range, '-', '')
+      else '' end as date_word
 ),
 expressions as materialized (
+  -- every message is a conversation's: its filter needs no kind word (a word on every
+  -- message is a long list that FTS5 reads whole to rank)
   select
-    '(' || archivist_fts(:query, 'all') || ') AND ' || filters as documents,
-    '(' || archivist_fts(:query, 'all', 'text') || ') AND ' || filters as messages
+    '(' || archivist_fts(:query, 'all') || ') AND filter_tokens : kconversation' || type_word || date_word
+      as documents,
+    '(' || archivist_fts(:query, 'all', 'text') || ')'
+      || coalesce(' AND filter_tokens : ' || nullif(type_word || date_word, ''), '') as messages
   from params
 ),
 matches as materialized (
