@@ -171,7 +171,7 @@ def test_secrets_in_appended_lines_are_masked_and_counted(setup, monkeypatch):
 
 
 def test_a_sources_problems_are_told_on_every_run_until_it_is_read_again(setup):
-    workspace, projects, session = setup
+    workspace, _, session = setup
     write(session, ["not json at all", '{"type": "hologram", "uuid": "h1"}'], "a")
 
     def problems():

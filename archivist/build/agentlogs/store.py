@@ -251,11 +251,9 @@ def index_sources(db: sqlite_utils.Database) -> tuple[int, int, list[ingest.Prob
             unchanged += 1
             problems.extend(kept)
             continue
-        found = _read_appends(db, source_id, kind, Path(path))
-        if found is None:
-            found = _read_source(db, source_id, kind, Path(path))
-        else:
-            found = kept + found  # what was read before is not read again: its problems stand
+        appended = _read_appends(db, source_id, kind, Path(path))
+        # read on: what was read before is not read again, and its problems stand
+        found = _read_source(db, source_id, kind, Path(path)) if appended is None else kept + appended
         found = list({(p.path, p.status, p.reason): p for p in found}.values())
         db.execute(
             "UPDATE log_sources SET fingerprint = ?, read_at = ?, problems = ? WHERE id = ?",
