@@ -19,18 +19,28 @@ A kind whose logs are appended to (JSONL) may also have
   session keyed ``key``; None when those lines cannot simply follow what was read before
   (the whole source is read again then).
 
-Sources are read where they are: nothing here writes, moves or copies a file.
+Sources are read where they are: nothing here writes, moves or copies a file. Memory stays
+bounded whatever a file holds: a line longer than ``MAX_LINE_BYTES`` is skipped (``lines``
+reads through it in pieces), and a file larger than ``MAX_FILE_BYTES`` is not read whole
+(``too_large`` says why).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 ROLES = ("user", "assistant", "tool", "system")
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # a JSONL line longer than this is skipped, never held
+MAX_FILE_BYTES = 1024 * 1024 * 1024  # a file read whole (a JSON document, a transcript) may have at most this
+_SKIP_BYTES = 1024 * 1024  # read at a time through the rest of a line that is too long
 
 
 @dataclass
@@ -130,3 +140,77 @@ def iso_utc(value: object) -> str | None:
         return None
     moment = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if 1970 <= moment.year <= 2200 else None
+
+
+# --- bounded reading -----------------------------------------------------------------------
+
+
+def size_text(size: int) -> str:
+    """A size in bytes for a sentence: ``64 MB``, ``2 GB``, ``1.1 GB`` (rounded up: never shown as less)."""
+    unit, name = (1024**3, "GB") if size >= 1024**3 else (1024**2, "MB")
+    if size % unit == 0:
+        return f"{size // unit} {name}"
+    return f"{math.ceil(size * 10 / unit) / 10:.1f} {name}"
+
+
+LONG_LINE = f"line over {size_text(MAX_LINE_BYTES)}"  # the reason a line too long is skipped
+
+
+def lines(handle: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes | None, int]]:
+    """Each line of ``handle`` from where it stands: the line (with its newline, if it has one)
+    and its length in bytes.
+
+    A line longer than ``limit`` bytes (its newline counted) is not kept: it is read through
+    to its newline (or the end of the file) a piece at a time, and given as None with its
+    whole length, so that offsets counted from the lengths stay exact.
+    """
+    while True:
+        line = handle.readline(limit)
+        if len(line) < limit or line.endswith(b"\n"):
+            if not line:
+                return
+            yield line, len(line)
+            continue
+        rest = _skip_line(handle)
+        if rest == 0:  # exactly ``limit`` bytes, the last line of the file
+            yield line, len(line)
+            return
+        yield None, len(line) + rest
+
+
+def _skip_line(handle: BinaryIO) -> int:
+    """Read through the rest of a line, up to and with its newline: the bytes read."""
+    skipped = 0
+    while True:
+        piece = handle.read(_SKIP_BYTES)
+        if not piece:
+            return skipped
+        end = piece.find(b"\n")
+        if end >= 0:
+            handle.seek(end + 1 - len(piece), os.SEEK_CUR)  # the bytes after it are the next lines
+            return skipped + end + 1
+        skipped += len(piece)
+
+
+def head_lines(handle: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of ``handle`` from where it stands, for a peek at a file's first lines: they
+    end at the first line longer than ``limit`` bytes, which is not read through."""
+    while True:
+        line = handle.readline(limit)
+        if not line or (len(line) >= limit and not line.endswith(b"\n")):
+            return
+        yield line
+
+
+def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
+    """Why a file that is read whole is not read (it is larger than ``limit`` bytes), or None.
+
+    None too when its size cannot be known: reading it then tells what is wrong.
+    """
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if size <= limit:
+        return None
+    return f"not read: {size_text(size)}, more than the {size_text(limit)} a file read whole may have"

@@ -28,8 +28,9 @@ The session's key is the header's timestamp as written (a repeated one gets ``#2
 ``#3`` …), its project the folder holding the file, its title the first thing the person
 typed that is not a slash command. Sessions with nothing from the person or the
 assistant (an ``aider --help`` run, an interrupted start) are not yielded. Text before the
-first header is skipped and counted. The file is read line by line, bytes that are not
-UTF-8 are replaced, and nothing is ever written.
+first header is skipped and counted. The file is read line by line (a line over 64 MB is
+skipped and told in its session's problems), bytes that are not UTF-8 are replaced, and
+nothing is ever written.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.build.agentlogs import Message, Session, ToolCall, short_title
+from archivist.build.agentlogs import LONG_LINE, Message, Session, ToolCall, lines, short_title
 
 KIND = "aider"
 
@@ -113,7 +114,13 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     except OSError:
         return
     with handle:
-        for raw in handle:
+        for raw, _ in lines(handle):
+            if raw is None:
+                if current is None:
+                    skipped_before += 1
+                else:
+                    current.problems.append(f"a {LONG_LINE} skipped")
+                continue
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             header = HEADER_RE.match(line)
             if header:

@@ -14,8 +14,8 @@ one message; a line whose ``uuid`` was already read is a copy and is dropped); `
 ``custom-title`` and ``ai-title`` lines give the title; the other known types are
 bookkeeping. Unknown types and lines that are not JSON are skipped and counted in the
 session's problems; the last line of a file still being written (no newline yet) is left
-for the next read. Files are read line by line, bytes that are not UTF-8 are replaced, and
-nothing is ever written.
+for the next read. Files are read line by line (a line over 64 MB is skipped and counted),
+bytes that are not UTF-8 are replaced, and nothing is ever written.
 """
 
 from __future__ import annotations
@@ -28,7 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import Message, Session, Tail, ToolCall, iso_utc, short_title
+from archivist.build.agentlogs import (
+    LONG_LINE,
+    Message,
+    Session,
+    Tail,
+    ToolCall,
+    head_lines,
+    iso_utc,
+    lines,
+    short_title,
+    too_large,
+)
 
 KIND = "claude-code"
 
@@ -137,8 +148,8 @@ def _looks_like_claude_code(path: Path) -> bool | None:
     """Whether one of the first lines is a Claude Code line; None when there is no line to tell."""
     seen = 0
     try:
-        with path.open("rb") as lines:
-            for raw in lines:
+        with path.open("rb") as handle:
+            for raw in head_lines(handle):
                 if not raw.strip():
                     continue
                 seen += 1
@@ -167,25 +178,28 @@ def _is_claude_code_line(record: object) -> bool:
 
 
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every session under ``path`` (see ``check``), sub-agents after their parent, in name order."""
+    """Every session under ``path`` (see ``check``), sub-agents after their parent, in name order.
+
+    What was skipped in a file that yields no session (it has no message) goes to ``problems``.
+    """
     path = Path(path)
     try:
         if path.is_file():
-            yield from _read_single_file(path)
+            yield from _read_single_file(path, problems)
             return
         if not path.is_dir():
             return
         if _jsonl_files(path):
-            yield from _read_project(path)
+            yield from _read_project(path, problems)
             return
         projects = _subfolders(path)
     except OSError:
         return
     for project in projects:
-        yield from _read_project(project)
+        yield from _read_project(project, problems)
 
 
-def _read_project(folder: Path) -> Iterator[Session]:
+def _read_project(folder: Path, problems: list[str] | None) -> Iterator[Session]:
     """One project's folder: each session, then its sub-agents; agent files with no session last."""
     files = _jsonl_files(folder)
     sessions = [file for file in files if not file.name.startswith(AGENT_PREFIX)]
@@ -195,14 +209,15 @@ def _read_project(folder: Path) -> Iterator[Session]:
     stems = {file.stem for file in sessions}
     left = list(agent_files)
     for file in sessions:
-        parent = yield from _read_session_file(file, folder.name, summaries)
+        parent = yield from _read_session_file(file, folder.name, summaries, problems)
         mine = [agent for agent in left if _owned_by(owners[agent], parent, stems)]
         for agent in mine:
             left.remove(agent)
-            yield from _maybe(_read_agent_file(agent, folder.name, parent.key, parent))
+            yield from _maybe(_read_agent_file(agent, folder.name, parent.key, parent, problems))
     for agent in left:
         owner = owners[agent]
-        yield from _maybe(_read_agent_file(agent, folder.name, f"{folder.name}/{owner}" if owner else None, None))
+        parent_key = f"{folder.name}/{owner}" if owner else None
+        yield from _maybe(_read_agent_file(agent, folder.name, parent_key, None, problems))
 
 
 def _owned_by(owner: str | None, parent: _Builder, stems: set[str]) -> bool:
@@ -211,29 +226,31 @@ def _owned_by(owner: str | None, parent: _Builder, stems: set[str]) -> bool:
     return owner is not None and (owner == parent.file.stem or (owner in parent.session_ids and owner not in stems))
 
 
-def _read_single_file(path: Path) -> Iterator[Session]:
+def _read_single_file(path: Path, problems: list[str] | None) -> Iterator[Session]:
     """One .jsonl file: a session (with its sub-agents), or one sub-agent transcript."""
     if not path.name.startswith(AGENT_PREFIX):
         project = path.parent.name
         siblings = _jsonl_files(path.parent)
         summaries = _leading_summaries([file for file in siblings if not file.name.startswith(AGENT_PREFIX)])
-        parent = yield from _read_session_file(path, project, summaries)
+        parent = yield from _read_session_file(path, project, summaries, problems)
         stems = {file.stem for file in siblings if not file.name.startswith(AGENT_PREFIX)}
         for agent in siblings:
             if agent.name.startswith(AGENT_PREFIX) and _owned_by(_first_session_id(agent), parent, stems):
-                yield from _maybe(_read_agent_file(agent, project, parent.key, parent))
+                yield from _maybe(_read_agent_file(agent, project, parent.key, parent, problems))
     elif path.parent.name == SUBAGENTS_FOLDER:
         session_folder = path.parent.parent
         project = session_folder.parent.name
         builder = _subagent_builder(path, f"{project}/{session_folder.name}", project, None)
-        yield from _maybe(builder.session({}))
+        yield from _maybe(_session_of(builder, {}, problems))
     else:
         project = path.parent.name
         owner = _first_session_id(path)
-        yield from _maybe(_read_agent_file(path, project, f"{project}/{owner}" if owner else None, None))
+        yield from _maybe(_read_agent_file(path, project, f"{project}/{owner}" if owner else None, None, problems))
 
 
-def _read_session_file(path: Path, project: str, summaries: dict[str, str]) -> Generator[Session, None, _Builder]:
+def _read_session_file(
+    path: Path, project: str, summaries: dict[str, str], problems: list[str] | None
+) -> Generator[Session, None, _Builder]:
     """A session file's session, its inline sidechains, then its subagents/ transcripts.
 
     Returns the session's builder (its key, ids and project), for the agent files beside it.
@@ -242,7 +259,7 @@ def _read_session_file(path: Path, project: str, summaries: dict[str, str]) -> G
     main = _Builder(key, path, fallback_project=project)
     sidechains = _Sidechains(main)
     _read_lines_into(path, main, sidechains)
-    session = main.session(summaries)
+    session = _session_of(main, summaries, problems)
     if session is not None and not sidechains.by_name:
         session.tail = main.tail()  # alone in its file: an append can be read on its own
     yield from _maybe(session)
@@ -250,7 +267,7 @@ def _read_session_file(path: Path, project: str, summaries: dict[str, str]) -> G
         yield from _maybe(builder.session({}))
     for agent in _jsonl_files(path.parent / path.stem / SUBAGENTS_FOLDER):
         if agent.name.startswith(AGENT_PREFIX):
-            yield from _maybe(_subagent_builder(agent, key, project, main).session({}))
+            yield from _maybe(_session_of(_subagent_builder(agent, key, project, main), {}, problems))
     return main
 
 
@@ -276,7 +293,9 @@ def read_from(path: Path | str, offset: int, key: str, project: str | None) -> S
     return session
 
 
-def _read_agent_file(path: Path, project: str, parent_key: str | None, parent: _Builder | None) -> Session | None:
+def _read_agent_file(
+    path: Path, project: str, parent_key: str | None, parent: _Builder | None, problems: list[str] | None
+) -> Session | None:
     """An ``agent-<id>.jsonl`` beside the sessions: one sub-agent transcript."""
     builder = _Builder(
         f"{project}/{path.stem}",
@@ -286,7 +305,7 @@ def _read_agent_file(path: Path, project: str, parent_key: str | None, parent: _
         description=parent.agent_titles.get(path.stem[len(AGENT_PREFIX) :]) if parent else None,
     )
     _read_lines_into(path, builder, None)
-    return builder.session({})
+    return _session_of(builder, {}, problems)
 
 
 def _subagent_builder(path: Path, parent_key: str, project: str, parent: _Builder | None) -> _Builder:
@@ -304,6 +323,15 @@ def _subagent_builder(path: Path, parent_key: str, project: str, parent: _Builde
     )
     _read_lines_into(path, builder, None)
     return builder
+
+
+def _session_of(builder: _Builder, summaries: dict[str, str], problems: list[str] | None) -> Session | None:
+    """The session a file was read into; when there is none (no message), what its reading
+    skipped is told in ``problems``, since no session holds it."""
+    session = builder.session(summaries)
+    if session is None and problems is not None:
+        problems.extend(f"{builder.key}: {problem}" for problem in builder.problems)
+    return session
 
 
 def _maybe(session: Session | None) -> Iterator[Session]:
@@ -364,22 +392,23 @@ def _records(path: Path, tally: _Tally, start: int = 0) -> Iterator[dict[str, An
     """
     number = 0
     try:
-        with path.open("rb") as lines:
-            lines.seek(start)
+        with path.open("rb") as handle:
+            handle.seek(start)
             position = start
-            pending: bytes | None = None
-            for raw in lines:
+            pending: tuple[bytes | None, int] | None = None  # a line and its length, parsed once the next is read
+            for line in lines(handle):
                 if pending is not None:
                     number += 1
-                    record = _parse(pending, tally, last=False)
+                    record = _parse(pending[0], tally, last=False)
                     if record is not None:
                         tally.line_at = position
                         yield record
-                    position += len(pending)
-                pending = raw
+                    position += pending[1]
+                pending = line
             if pending is not None:
                 number += 1
-                record = _parse(pending, tally, last=not pending.endswith(b"\n"))
+                raw = pending[0]
+                record = _parse(raw, tally, last=raw is not None and not raw.endswith(b"\n"))
                 if record is not None:
                     tally.line_at = position
                     yield record
@@ -387,7 +416,12 @@ def _records(path: Path, tally: _Tally, start: int = 0) -> Iterator[dict[str, An
         tally.stopped = f"reading stopped after line {number}: {error.strerror or error}"
 
 
-def _parse(raw: bytes, tally: _Tally, last: bool) -> dict[str, Any] | None:
+def _parse(raw: bytes | None, tally: _Tally, last: bool) -> dict[str, Any] | None:
+    """A line's JSON object (None: not one, counted in ``tally``); ``raw`` is None for a line
+    too long to be read, which is counted even as the last line."""
+    if raw is None:
+        tally.skipped[LONG_LINE] += 1
+        return None
     if not raw.strip():
         return None
     try:
@@ -440,8 +474,8 @@ def _leading_summaries(files: Iterable[Path]) -> dict[str, str]:
     summaries: dict[str, str] = {}
     for file in files:
         try:
-            with file.open("rb") as lines:
-                for count, raw in enumerate(lines):
+            with file.open("rb") as handle:
+                for count, raw in enumerate(head_lines(handle)):
                     if count >= HEAD_LINES or b'"summary"' not in raw:
                         break
                     try:
@@ -461,8 +495,8 @@ def _leading_summaries(files: Iterable[Path]) -> dict[str, str]:
 def _first_session_id(path: Path) -> str | None:
     """The ``sessionId`` of a sub-agent transcript: its parent session's id."""
     try:
-        with path.open("rb") as lines:
-            for count, raw in enumerate(lines):
+        with path.open("rb") as handle:
+            for count, raw in enumerate(head_lines(handle)):
                 if count >= SESSION_ID_LINES:
                     break
                 try:
@@ -478,6 +512,8 @@ def _first_session_id(path: Path) -> str | None:
 
 def _meta_description(path: Path) -> str | None:
     """The ``description`` of an ``agent-<id>.meta.json`` (what the sub-agent was asked to do)."""
+    if too_large(path):
+        return None  # only a title: not worth telling
     try:
         meta = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
     except (OSError, ValueError):

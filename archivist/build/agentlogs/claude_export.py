@@ -29,9 +29,10 @@ What a session holds:
 
 The export container is shared with ``chatgpt_export``: the folder or zip, its
 ``conversations*.json`` files in their numbered order, each read once as a stream (a
-conversation at a time, so a file of hundreds of MB is never held whole), and the
-problems of a read: a damaged file is read up to the damage, a conversation that cannot
-be read is skipped, and both are told in the ``problems`` list the caller gives.
+conversation at a time, so a file of hundreds of MB is never held whole; a single
+conversation over 1 GB is where the reading of its file stops), and the problems of a
+read: a damaged file is read up to the damage, a conversation that cannot be read is
+skipped, and both are told in the ``problems`` list the caller gives.
 Nothing is written and the zip is read in place, never extracted.
 """
 
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
-from archivist.build.agentlogs import Message, Session, ToolCall, iso_utc, short_title
+from archivist.build.agentlogs import MAX_FILE_BYTES, Message, Session, ToolCall, iso_utc, short_title, size_text
 
 KIND = "claude-export"
 CHATGPT_KIND = "chatgpt-export"
@@ -73,6 +74,7 @@ _MARKERS = {KIND: ("users.json", "projects.json"), CHATGPT_KIND: ("chat.html", "
 
 CONVERSATION_FILES = "conversations*.json"
 CHUNK_CHARS = 1 << 20  # characters read at a time from a conversations file
+NUMBER_TAIL = 2  # characters a number cut short can end with that it does not parse ("e-" of "1e-5")
 PEEK_ITEMS = 20  # items check() looks at for a conversation of a known shape
 PROBLEMS_PER_FILE = 10  # conversations skipped in one file that are told one by one; the rest are counted
 UNTITLED = "Untitled conversation"
@@ -185,12 +187,21 @@ def open_export(path: Path) -> Export:
 # A JSON list read one item at a time
 
 
-class _Reader:
-    """Text read in chunks, parsed one JSON value at a time with the standard decoder."""
+class _TooLarge(Exception):
+    """A JSON value longer than the reader may hold."""
 
-    def __init__(self, stream: TextIO, chunk: int) -> None:
+
+class _Reader:
+    """Text read in chunks, parsed one JSON value at a time with the standard decoder.
+
+    One value is held whole while it is parsed: one longer than ``limit`` characters raises
+    _TooLarge (a character is at least a byte: it is more than ``limit`` bytes).
+    """
+
+    def __init__(self, stream: TextIO, chunk: int, limit: int) -> None:
         self.stream = stream
         self.chunk = max(1, chunk)
+        self.limit = max(1, limit)
         self.decoder = json.JSONDecoder()
         self.buffer = ""
         self.pos = 0
@@ -204,6 +215,14 @@ class _Reader:
         self.offset += self.pos
         self.buffer = self.buffer[self.pos :] + data
         self.pos = 0
+
+    def _more(self) -> None:
+        """Read on inside a value: as much again as is held (so a large value is parsed a
+        bounded number of times), never more than ``limit`` characters of it and one."""
+        held = len(self.buffer) - self.pos
+        if held > self.limit:
+            raise _TooLarge
+        self._fill(min(max(self.chunk, len(self.buffer)), self.limit + 1 - held))
 
     def peek(self) -> str:
         """The next character that is not white space ("" at the end of the file)."""
@@ -230,23 +249,24 @@ class _Reader:
             except json.JSONDecodeError as error:
                 if self.eof or not self._maybe_cut(error):
                     raise
-                # Read as much again as is held, so a large value is parsed a bounded number of times.
-                self._fill(max(self.chunk, len(self.buffer)))
+                self._more()
                 continue
-            if end >= len(self.buffer) and not self.eof:
-                self._fill(self.chunk)  # a number may go on past the buffer
+            if end + NUMBER_TAIL >= len(self.buffer) and not self.eof:
+                self._more()  # a number may go on past the buffer ("3" of "3.25" cut after "3.")
                 continue
             self.pos = end
             return item
 
 
-def iter_json_list(stream: TextIO, chunk: int | None = None) -> Iterator[Any]:
+def iter_json_list(stream: TextIO, chunk: int | None = None, limit: int | None = None) -> Iterator[Any]:
     """The items of the JSON list in ``stream``, one at a time, each parsed once.
 
-    A file that is no JSON list, or is damaged or cut short, raises ExportError after the
-    items before the damage are yielded.
+    A file that is no JSON list, is damaged or cut short, or has an item longer than
+    ``limit`` characters (``MAX_FILE_BYTES``: an item is held whole to be parsed) raises
+    ExportError after the items before it are yielded.
     """
-    reader = _Reader(stream, chunk or CHUNK_CHARS)
+    limit = limit or MAX_FILE_BYTES
+    reader = _Reader(stream, chunk or CHUNK_CHARS, limit)
     first = reader.peek()
     if first == "":
         raise ExportError("is empty")
@@ -259,6 +279,11 @@ def iter_json_list(stream: TextIO, chunk: int | None = None) -> Iterator[Any]:
     while True:
         try:
             item = reader.value()
+        except _TooLarge:
+            raise ExportError(
+                f"has conversation {count + 1} over {size_text(limit)}, more than one conversation read whole "
+                "may have: it and the rest of the file are skipped"
+            ) from None
         except json.JSONDecodeError as error:
             if reader.eof and reader._maybe_cut(error):
                 raise ExportError(

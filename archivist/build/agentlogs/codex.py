@@ -32,8 +32,10 @@ Skipped without a word: context the harness injects as user or developer message
 (``<environment_context>``, ``<user_instructions>``, ``# AGENTS.md instructions…``,
 permissions and collaboration-mode blocks), token counts and other events, ``compacted``
 summaries, encrypted reasoning. Lines that are not JSON and records of unknown types are
-skipped and counted in the session's ``problems``; a last line cut short (a session being
-written) is skipped silently. Compressed (``.zst``) rollouts are not read.
+skipped and counted in the session's ``problems``, and so is a line over 64 MB; a last line
+cut short (a session being written) is skipped silently. A ``.json`` document over 1 GB is
+not read, and a file that yields no session tells what it skipped in ``problems``.
+Compressed (``.zst``) rollouts are not read.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from typing import Any
 
 from archivist.build.agentlogs import iso_utc
 
-from . import Message, Session, ToolCall, short_title
+from . import LONG_LINE, MAX_LINE_BYTES, Message, Session, ToolCall, head_lines, lines, short_title, too_large
 
 KIND = "codex"
 
@@ -98,7 +100,6 @@ _FILE_KEYS = (
 )
 _SHELL_FLAGS = {"-c", "-lc", "-ic", "-lic", "-Command", "-command", "/c", "/C"}
 _HEAD_BYTES = 64 * 1024
-_LINE_BYTES = 64 * 1024 * 1024  # a first line holds the instructions: long, but not this long
 _INDEX_LEVELS = 5  # sessions/YYYY/MM/DD/rollout-….jsonl is four folders below the Codex home
 
 
@@ -125,7 +126,10 @@ def check(path: str | os.PathLike[str]) -> str | None:
 
 
 def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
-    """Every session under ``path``, one per rollout file, in the order of their paths."""
+    """Every session under ``path``, one per rollout file, in the order of their paths.
+
+    What was skipped in a file that yields no session goes to ``problems``.
+    """
     root = Path(path).expanduser()
     if root.is_file():
         files = [root]
@@ -170,6 +174,8 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
         if session is not None:
             used.add(key)
             yield session
+        elif problems is not None:
+            problems.extend(f"{relative}: {problem}" for problem in rollout.lines.problems())
 
 
 # -- finding files ---------------------------------------------------------------------
@@ -194,24 +200,23 @@ def _relative(file: Path, root: Path) -> str:
 
 def _looks_like_rollout(file: Path) -> bool:
     """A peek at the first lines: Codex records, or the oldest CLI's JSON document."""
-    lines: list[str] = []
+    texts: list[str] = []
     try:
         with file.open("rb") as handle:
             if file.suffix == ".json":
                 head = handle.read(_HEAD_BYTES).decode("utf-8", "replace")
                 return bool(re.match(r'\s*\{\s*"session"\s*:', head.lstrip("\ufeff")))
-            while len(lines) < 5:
-                raw = handle.readline(_LINE_BYTES)
-                if not raw:
-                    break
+            for raw in head_lines(handle):  # a first line holds the instructions: long, but not too long
                 line = raw.decode("utf-8", "replace").lstrip("\ufeff").strip()
                 if line:
-                    lines.append(line)
+                    texts.append(line)
+                if len(texts) >= 5:
+                    break
     except OSError:
         return False
-    if not lines:
+    if not texts:
         return bool(_ROLLOUT_NAME.match(file.name))  # a session that has not written anything yet
-    for line in lines:
+    for line in texts:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
@@ -242,7 +247,7 @@ def _identity(file: Path) -> tuple[str | None, str | None]:
         return None, None
     try:
         with file.open("rb") as handle:
-            line = handle.readline()
+            line = handle.readline(MAX_LINE_BYTES)
         record = json.loads(line.decode("utf-8", "replace").lstrip("\ufeff"))
     except (OSError, ValueError, RecursionError):
         return None, None
@@ -292,7 +297,11 @@ class _Lines:
         try:
             with file.open("rb") as handle:
                 first = True
-                for raw in handle:
+                for raw, _ in lines(handle):
+                    if raw is None:
+                        self.skip(LONG_LINE)
+                        first = False
+                        continue
                     complete = raw.endswith(b"\n")
                     try:
                         text = raw.decode("utf-8")
@@ -381,6 +390,9 @@ class _Rollout:
     def _read_document(self) -> None:
         """The oldest CLI: ``{"session": {...}, "items": [...]}``, rewritten whole."""
         self.bare = True
+        self.lines.error = too_large(self.file)
+        if self.lines.error:
+            return
         try:
             data = self.file.read_bytes()
         except OSError as error:

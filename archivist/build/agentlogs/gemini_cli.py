@@ -25,8 +25,9 @@ Skipped: ``info``, ``error`` and ``warning`` messages (status lines of the CLI),
 token counts, ``logs.json`` and checkpoints. A ``.json`` session that was migrated to a
 ``.jsonl`` of the same id is read once, from the ``.jsonl``. Lines that are not JSON,
 records of no known shape and messages of unknown types are skipped and counted in the
-session's ``problems``; a last line cut short (a session being written) is skipped
-silently; a JSON document cut short is read up to the damage.
+session's ``problems``, and so is a line over 64 MB; a last line cut short (a session being
+written) is skipped silently; a JSON document cut short is read up to the damage, and one
+over 1 GB is not read. A file that yields no session tells why in ``problems``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any
 
 from archivist.build.agentlogs import iso_utc
 
-from . import Message, Session, ToolCall, short_title
+from . import LONG_LINE, MAX_LINE_BYTES, Message, Session, ToolCall, lines, short_title, too_large
 
 KIND = "gemini-cli"
 
@@ -48,7 +49,6 @@ _SESSION_NAME = re.compile(r"^session-.+\.jsonl?$")
 _STATUS_TYPES = {"info", "error", "warning"}
 _FILE_KEYS = ("file_path", "absolute_path", "path", "filepath", "file", "paths", "file_paths")
 _HEAD_BYTES = 64 * 1024
-_LINE_BYTES = 64 * 1024 * 1024
 
 
 def check(path: str | os.PathLike[str]) -> str | None:
@@ -75,7 +75,11 @@ def check(path: str | os.PathLike[str]) -> str | None:
 
 
 def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
-    """Every session under ``path``, one per session file, in the order of their paths."""
+    """Every session under ``path``, one per session file, in the order of their paths.
+
+    What was skipped in a file that yields no session (a file too large, one with no
+    message) goes to ``problems``.
+    """
     root = Path(path).expanduser()
     if root.is_file():
         files = [root]
@@ -103,6 +107,8 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
         if session is not None:
             used.add(key)
             yield session
+        elif problems is not None:
+            problems.extend(f"{relative}: {problem}" for problem in record.problems())
 
 
 # -- finding files ---------------------------------------------------------------------
@@ -168,7 +174,7 @@ def _looks_like_session(file: Path) -> bool:
         with file.open("rb") as handle:
             first = b""
             while not first.strip():
-                first = handle.readline(_LINE_BYTES)
+                first = handle.readline(MAX_LINE_BYTES)
                 if not first:
                     return file.suffix == ".jsonl"  # a session that has not written anything yet
             handle.seek(0)
@@ -190,7 +196,7 @@ def _migrated(file: Path, session_id: str) -> bool:
     sibling = file.with_suffix(".jsonl")
     try:
         with sibling.open("rb") as handle:
-            first = json.loads(handle.readline(_LINE_BYTES).decode("utf-8", "replace").lstrip("\ufeff"))
+            first = json.loads(handle.readline(MAX_LINE_BYTES).decode("utf-8", "replace").lstrip("\ufeff"))
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(first, dict) and first.get("sessionId") == session_id
@@ -205,14 +211,15 @@ def _project_folder(file: Path) -> Path | None:
 
 def _project(folder: Path) -> str | None:
     """The project's path: ``.project_root``, else ``projects.json``, else the folder's name."""
+    marker_file = folder / ".project_root"
     try:
-        marker = (folder / ".project_root").read_bytes().decode("utf-8", "replace").strip()
+        marker = "" if too_large(marker_file) else marker_file.read_bytes().decode("utf-8", "replace").strip()
     except OSError:
         marker = ""
     if marker:
         return marker
     registry = folder.parent.parent / "projects.json" if folder.parent.name == "tmp" else None
-    if registry is not None and registry.is_file():
+    if registry is not None and registry.is_file() and not too_large(registry):
         try:
             projects = json.loads(registry.read_bytes().decode("utf-8", "replace")).get("projects")
         except (OSError, ValueError, RecursionError, AttributeError):
@@ -247,10 +254,18 @@ class _Record:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def read(self) -> None:
+        if self.file.suffix == ".json" and self._too_large():
+            return
         try:
             with self.file.open("rb") as handle:
                 first = True
-                for raw in handle:
+                for raw, _ in lines(handle):
+                    if raw is None:
+                        if first and self.file.suffix == ".json":
+                            self._read_document()  # one JSON document on one long line
+                            return
+                        self.skip(LONG_LINE)
+                        continue
                     complete = raw.endswith(b"\n")
                     text, replaced = _decode(raw)
                     text = text.lstrip("\ufeff").strip() if first else text.strip()
@@ -272,7 +287,16 @@ class _Record:
         except OSError as error:
             self.notes.append(f"reading stopped: {error.strerror or error}")
 
+    def _too_large(self) -> bool:
+        """Whether the file is too large to be read whole (told in its notes)."""
+        reason = too_large(self.file)
+        if reason is not None:
+            self.notes.append(reason)
+        return reason is not None
+
     def _read_document(self) -> None:
+        if self._too_large():
+            return
         data = self.file.read_bytes()
         text, replaced = _decode(data)
         self.replaced += replaced
@@ -392,11 +416,11 @@ class _Record:
             started=min(times) if times else iso_utc(self.meta.get("startTime")),
             last=max(times) if times else iso_utc(self.meta.get("lastUpdated")),
             files=[self.file],
-            problems=self._problems(),
+            problems=self.problems(),
             parent=parent,
         )
 
-    def _problems(self) -> list[str]:
+    def problems(self) -> list[str]:
         problems = []
         for unit, counts in (("line", self.skipped), ("message", self.skipped_messages)):
             total = sum(counts.values())

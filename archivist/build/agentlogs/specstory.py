@@ -25,8 +25,9 @@ headers, ``<tool-use data-tool-name=…>`` blocks, ``---`` where the role change
   in its ``<!-- … Session <id> … -->`` comment: only the most recently written file is
   read, and the others are named in its problems.
 
-A file that cannot be read or holds no message yields nothing; empty turns are dropped.
-Bytes that are not UTF-8 are replaced, and nothing is ever written.
+A file that cannot be read or holds no message yields nothing; empty turns are dropped. A
+file over 1 GB is not read, and said so in ``problems``. Bytes that are not UTF-8 are
+replaced, and nothing is ever written.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.build.agentlogs import Message, Session, ToolCall, short_title
+from archivist.build.agentlogs import Message, Session, ToolCall, short_title, too_large
 
 KIND = "specstory"
 
@@ -164,7 +165,10 @@ def _project(history: Path) -> str | None:
 
 
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every transcript of the source, one session each, in file name order (oldest first)."""
+    """Every transcript of the source, one session each, in file name order (oldest first).
+
+    A transcript too large to be read whole is told in ``problems``.
+    """
     path = Path(path)
     if path.is_file():
         files = [path]
@@ -178,6 +182,11 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     skipped = _copies(files)
     for file in files:
         if file in skipped:
+            continue
+        reason = too_large(file)
+        if reason is not None:
+            if problems is not None:
+                problems.append(f"{file.name}: {reason}")
             continue
         session = _read_file(file, project)
         if session is None:
