@@ -53,12 +53,18 @@ def stopped():
             process.wait()
 
 
-def test_watch_indexes_new_and_changed_files_and_source_sessions(tmp_path, stopped):
+def workspace_and_session(tmp_path):
+    """A workspace with one note, and a Claude Code projects folder with one session beside it."""
     workspace = write_files(tmp_path / "ws", {"notes/a.md": "# Alpha\n\nfirst\n"})
     projects = tmp_path / "claude" / "projects"
     (projects / "-home-ana-proj").mkdir(parents=True)
     session_file = projects / "-home-ana-proj" / f"{SESSION}.jsonl"
     session_file.write_text("\n".join(SESSION_LINES) + "\n", encoding="utf-8")
+    return workspace, projects, session_file
+
+
+def test_watch_indexes_new_and_changed_files_and_source_sessions(tmp_path, stopped):
+    workspace, projects, session_file = workspace_and_session(tmp_path)
     added = subprocess.run(
         [*ARCHIVIST, "index", str(workspace), "--source", f"claude-code={projects}"], capture_output=True, text=True
     )
@@ -117,11 +123,7 @@ def test_serve_watch_answers_searches_for_what_was_just_written(tmp_path, stoppe
 
 
 def test_watch_of_an_embedded_archive_embeds_new_messages_in_the_background(tmp_path, stopped):
-    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# Alpha\n\nfirst\n"})
-    projects = tmp_path / "claude" / "projects"
-    (projects / "-home-ana-proj").mkdir(parents=True)
-    session_file = projects / "-home-ana-proj" / f"{SESSION}.jsonl"
-    session_file.write_text("\n".join(SESSION_LINES) + "\n", encoding="utf-8")
+    workspace, projects, session_file = workspace_and_session(tmp_path)
     embedded = subprocess.run(
         [*ARCHIVIST, "embed", str(workspace)], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}
     )
