@@ -2,8 +2,8 @@
 
 A workspace with a Claude Code source of --sessions sessions is followed by a real
 `archivist watch` process; each of --appends rounds appends one message with a word
-nobody wrote before to one session, and times how long until the archive's full-text
-index matches that word. Prints p50 and p95 (target p95 2 s).
+nobody wrote before to one session, and times how long until the archive's message
+index (message_index, what keyword search reads) matches that word. Prints p50 and p95 (target p95 2 s).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def main() -> None:
                     appended.write(
                         session_line(session, f"new-{n}", None, f"the {word} appears", "2025-11-23T05:00:00Z") + "\n"
                     )
-                while not db.execute("SELECT 1 FROM documents_fts WHERE documents_fts MATCH ?", [word]).fetchone():
+                while not db.execute("SELECT 1 FROM message_index WHERE message_index MATCH ?", [word]).fetchone():
                     time.sleep(0.01)
                 latencies.append(time.perf_counter() - started)
         finally:
