@@ -14,10 +14,10 @@ the same three names:
 
 A kind whose logs are appended to (JSONL) may also have
 
-- ``read_from(path, offset, key, project) -> Session | None``: the messages of one
-  session file from byte ``offset`` on (where its ``Session.tail`` said to resume), as a
-  session keyed ``key``; None when those lines cannot simply follow what was read before
-  (the whole source is read again then).
+- ``read_from(path, offset, key, project, models) -> Session | None``: the messages of
+  one session file from byte ``offset`` on (where its ``Session.tail`` said to resume), as
+  a session keyed ``key`` whose project and models so far were those; None when those
+  lines cannot simply follow what was read before (the whole source is read again then).
 
 Sources are read where they are: nothing here writes, moves or copies a file. Memory stays
 bounded whatever a file holds: a line longer than ``MAX_LINE_BYTES`` is skipped (``lines``

@@ -271,11 +271,14 @@ def _read_session_file(
     return main
 
 
-def read_from(path: Path | str, offset: int, key: str, project: str | None) -> Session | None:
+def read_from(
+    path: Path | str, offset: int, key: str, project: str | None, models: list[str] | None = None
+) -> Session | None:
     """A session file's lines from byte ``offset`` (its ``Tail.resume_at``) as session ``key``.
 
     None when they cannot simply follow what was read before: the file is shorter than
-    ``offset``, or a sub-agent's sidechain lines appeared in it.
+    ``offset``, or a sub-agent's sidechain lines appeared in it. (``models``: each line
+    names its own, so those used before are not needed.)
     """
     path = Path(path)
     try:

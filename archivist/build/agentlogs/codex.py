@@ -50,7 +50,7 @@ from typing import Any
 
 from archivist.build.agentlogs import iso_utc
 
-from . import LONG_LINE, MAX_LINE_BYTES, Message, Session, ToolCall, head_lines, lines, short_title, too_large
+from . import LONG_LINE, MAX_LINE_BYTES, Message, Session, Tail, ToolCall, head_lines, lines, short_title, too_large
 
 KIND = "codex"
 
@@ -166,6 +166,7 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
             copied = _common_prefix(own, prints[ancestor])
             if copied and (rollout.replayed or copied >= 2):
                 del rollout.messages[:copied]
+                del rollout.offsets[:copied]
         relative = _relative(file, root) if root.is_dir() else file.name
         key = rollout.session_id or relative
         if key in used:
@@ -176,6 +177,32 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
             yield session
         elif problems is not None:
             problems.extend(f"{relative}: {problem}" for problem in rollout.lines.problems())
+
+
+def read_from(
+    path: str | os.PathLike[str], offset: int, key: str, project: str | None, models: list[str] | None = None
+) -> Session | None:
+    """A rollout's lines from byte ``offset`` (its ``Tail.resume_at``: a user message) as session
+    ``key``, the last of ``models`` in use until a turn names its own. None when they cannot
+    simply follow what was read before: a rollback, a session's meta, nothing read."""
+    file = Path(path)
+    try:
+        if file.suffix != ".jsonl" or file.stat().st_size < offset:
+            return None
+    except OSError:
+        return None
+    rollout = _Rollout(file)
+    rollout.project = project
+    for model in models or []:
+        rollout._use_model(model)
+    rollout.read(offset)
+    if rollout.rolled_back or rollout.metas:
+        return None
+    session = rollout.session(key, {})
+    if session is None:
+        return None
+    session.tail = rollout.tail(offset)
+    return session
 
 
 # -- finding files ---------------------------------------------------------------------
@@ -289,15 +316,19 @@ class _Lines:
         self.skipped: dict[str, int] = {}
         self.replaced = 0
         self.error: str | None = None
+        self.line_at = 0  # the byte offset of the line being read
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
-    def records(self, file: Path) -> Iterator[Any]:
+    def records(self, file: Path, start: int = 0) -> Iterator[Any]:
+        """The file's JSON values from byte ``start``; ``line_at`` is where each one's line starts."""
         try:
             with file.open("rb") as handle:
-                first = True
-                for raw, _ in lines(handle):
+                handle.seek(start)
+                first, position = start == 0, start
+                for raw, length in lines(handle):
+                    self.line_at, position = position, position + length
                     if raw is None:
                         self.skip(LONG_LINE)
                         first = False
@@ -350,6 +381,8 @@ class _Rollout:
         self.file = file
         self.lines = _Lines()
         self.messages: list[Message] = []
+        self.offsets: list[int] = []  # where the line that began each message starts
+        self.rolled_back = False
         self.session_id: str | None = None
         self.started: str | None = None
         self.project: str | None = None
@@ -379,11 +412,11 @@ class _Rollout:
         """A second session_meta: the parent's history was copied into this file."""
         return self.metas > 1
 
-    def read(self) -> None:
+    def read(self, start: int = 0) -> None:
         if self.file.suffix == ".json":
             self._read_document()
         else:
-            for record in self.lines.records(self.file):
+            for record in self.lines.records(self.file, start):
                 self._record(record)
         self._flush_thinking()
 
@@ -578,6 +611,7 @@ class _Rollout:
 
     def _add(self, message: Message) -> None:
         self.messages.append(message)
+        self.offsets.append(self.lines.line_at)
 
     def _say(self, role: str, text: str, timestamp: str | None, source: str) -> None:
         """A user or assistant text, unless it mirrors one already said (event vs item)."""
@@ -638,6 +672,8 @@ class _Rollout:
         starts = [index for index, message in enumerate(self.messages) if message.role == "user" and message.text]
         if starts:
             del self.messages[starts[max(0, len(starts) - turns)] :]
+            del self.offsets[starts[max(0, len(starts) - turns)] :]
+        self.rolled_back = True
         self._thinking = []
         self._mirrors = {"user": {"item": [], "event": []}, "assistant": {"item": [], "event": []}}
 
@@ -666,7 +702,19 @@ class _Rollout:
             files=[self.file],
             problems=self.lines.problems(),
             parent=self.parent,
+            tail=self.tail(),
+            titled=bool(self.title),
         )
+
+    def tail(self, start: int = 0) -> Tail | None:
+        """Where to read on when the file grows: at its last user message (nothing before one
+        is changed by later lines, but for a rollback, which reads the file whole again)."""
+        if self.bare or self.file.suffix != ".jsonl" or not self.messages:
+            return None
+        users = [i for i, m in enumerate(self.messages) if m.role == "user"]
+        last = users[-1] if users else 0
+        kept = sum(1 for m in self.messages[:last] if m.text or m.tool_calls or m.thinking or m.tool_output)
+        return Tail(self.file, self.offsets[last] if last < len(self.offsets) else start, kept)
 
     def _modified(self) -> str | None:
         try:

@@ -2,10 +2,14 @@
 
 A source is a kind and an absolute path (``--source KIND=PATH``), remembered in the
 ``log_sources`` table so that every later ``archivist index`` reads it again. A source
-is read whole when any of its files changed (size or modification time), and not at
-all otherwise. Each session becomes one ``conversation`` document whose type is its
-agent (the kind), whose body is its user and assistant messages (thinking and raw tool
-output stay out of the search), and whose messages are rows of ``messages``.
+none of whose files changed (size or modification time) is not read at all; one whose
+session files only grew is read on from where each stopped (``log_files``, kinds with
+``read_from``); any other change reads it whole.
+
+Each session becomes one ``conversation`` document whose type is its agent (the kind),
+whose body is its opening prompt, and whose messages are rows of ``messages``, each
+searched on its own in ``message_index`` with its filter words (thinking and raw tool
+output stay out of the search).
 """
 
 from __future__ import annotations
@@ -374,7 +378,7 @@ def _read_appends(db: sqlite_utils.Database, source_id: int, kind: str, path: Pa
             return None
         key, title, body, extra_json, content_hash = row
         extra = json.loads(extra_json)
-        session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"))
+        session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"), extra.get("models"))
         if session is None:
             return None
         problems.extend(ingest.Problem(f"{kind}:{session.key}", "degraded", p) for p in session.problems)
