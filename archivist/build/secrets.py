@@ -363,6 +363,8 @@ _HEX = re.compile(r"[0-9a-fA-F]+$")
 
 
 def _assignments(text: str, lowered: str) -> Iterator[_Span]:
+    if "=" not in text and ":" not in text:
+        return  # every assignment has its = or :
     # Lowering keeps positions unless it lengthens a character (İ); then search the text itself.
     aligned = len(lowered) == len(text)
     haystack = lowered if aligned else text
@@ -473,6 +475,9 @@ _PLUGINS = tuple(
 )
 
 
+_ANY_SNIFF = re.compile("|".join(f"(?:{plugin.sniff.pattern})" for plugin in _PLUGINS))
+
+
 @cache
 def _detector(module: str, name: str) -> Any:
     """A detect-secrets plugin (a ``RegexBasedDetector``), imported the first time a text needs it."""
@@ -498,6 +503,8 @@ def _lines_with(text: str, sniff: re.Pattern[str]) -> Iterator[tuple[int, int]]:
 
 
 def _library(text: str) -> Iterator[_Span]:
+    if not _ANY_SNIFF.search(text):
+        return  # one scan for all the plugins' starts: most texts hold none
     for plugin in _PLUGINS:
         for start, end in _lines_with(text, plugin.sniff):
             line = text[start:end]
