@@ -475,9 +475,6 @@ _PLUGINS = tuple(
 )
 
 
-_ANY_SNIFF = re.compile("|".join(f"(?:{plugin.sniff.pattern})" for plugin in _PLUGINS))
-
-
 @cache
 def _detector(module: str, name: str) -> Any:
     """A detect-secrets plugin (a ``RegexBasedDetector``), imported the first time a text needs it."""
@@ -503,8 +500,6 @@ def _lines_with(text: str, sniff: re.Pattern[str]) -> Iterator[tuple[int, int]]:
 
 
 def _library(text: str) -> Iterator[_Span]:
-    if not _ANY_SNIFF.search(text):
-        return  # one scan for all the plugins' starts: most texts hold none
     for plugin in _PLUGINS:
         for start, end in _lines_with(text, plugin.sniff):
             line = text[start:end]
