@@ -167,7 +167,7 @@ def cases(written: dict[int, tuple[str, str, str]], seed: int, count: int) -> di
     held = sorted(set(written.values()))
     filtered, alone, listing = [], [], []
     for n in range(count):
-        pool = [COMMON[:60], COMMON[60:], MIDDLE, RARE][n % 4]
+        pool = [word for word in [COMMON[:60], COMMON[60:], MIDDLE, RARE][n % 4] if len(word) > 1]  # a query has 2+
         query = rng.choice(pool) if n % 3 else " ".join(rng.sample(COMMON[20:] + MIDDLE, 2))
         agent, project, month = rng.choice(held)
         start, end = month_bounds(month)

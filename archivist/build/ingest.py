@@ -446,7 +446,8 @@ def filter_tokens(document: dict[str, Any]) -> str:
     is then one rare word instead of three common ones, which matters twice: the
     FTS engine intersects fewer and shorter lists, and BM25 counts the documents
     of every word in a query, filters included. Hex keeps any type or tag a single
-    exact word; SQL builds the same with ``hex()``.
+    exact word; SQL builds the same with ``hex()``. A message of an agent log
+    (``dated_names``) also has its agent's and project's words with each of its dates.
     """
     kind = f"k{document['kind']}"
     prefixes = [kind]
@@ -472,6 +473,16 @@ def filter_tokens(document: dict[str, Any]) -> str:
         tokens.extend("o" + _hex(str(model)) for model in dict.fromkeys(document.get("models") or []))
         for file in dict.fromkeys(document.get("files") or []):
             tokens.extend("f" + _hex(name) for name in dict.fromkeys([str(file), str(file).rsplit("/", 1)[-1]]) if name)
+        if document.get("dated_names") and document.get("day"):
+            # a message: its agent's and project's words of its day, month and year too
+            # (a<hex>m202507), so that an agent or project filter with a date is one short list
+            day = str(document["day"])
+            named = [token for token in tokens if token[0] in "aj"]
+            tokens.extend(
+                name + date
+                for name in named
+                for date in (f"y{day[:4]}", f"m{day[:7]}".replace("-", ""), "d" + day.replace("-", ""))
+            )
     for day in document.get("more_days") or []:  # a session that runs past midnight: each of its days
         tokens.extend(prefix + "d" + day.replace("-", "") for prefix in ["", *prefixes])
     return " ".join(tokens)

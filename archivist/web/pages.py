@@ -255,7 +255,7 @@ def facet_groups(
 
 def project_name(path: str) -> str:
     """A project by its last folder's name, which the projects filter also takes: "proj" for "/home/ana/proj"."""
-    return path.rstrip("/").rsplit("/", 1)[-1] or path
+    return re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
 
 
 def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[str, str]]:
@@ -510,7 +510,7 @@ def session_of(document: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any
     return {
         "agent": extra["agent"],
         "project": project,
-        "project_name": re.split(r"[/\\]", project.rstrip("/\\"))[-1] or project,
+        "project_name": project_name(project),
         "models": [model for model in extra.get("models") or [] if model],
         "branch": extra.get("branch"),
         "started": extra.get("started"),

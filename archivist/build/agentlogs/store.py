@@ -19,7 +19,6 @@ import hashlib
 import importlib
 import json
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 import sqlite_utils
 
 from archivist.build import dates, ingest, schema, secrets
-from archivist.build.agentlogs import Session, Tail
+from archivist.build.agentlogs import Session, Tail, iso_utc
 from archivist.errors import ArchivistError
 from archivist.workspace import malformed
 
@@ -438,39 +437,10 @@ def _read_on(
     return Tail(read.tail.file, read.tail.resume_at, resume_seq + read.tail.resume_seq)
 
 
-def _message_tokens(session: Session, day: str | None) -> str:
-    """A message's filter words: its session's (ingest.filter_tokens), dated by the message's
-    day, and its agent's and project's words of that day, month and year (``a<hex>m202507``:
-    a filter on an agent or a project and a date is then one short list: sqlfunctions.filter_words)."""
-    words = ingest.filter_tokens(
-        {
-            "kind": "conversation",
-            "type": session.agent,
-            "month": day[:7] if day else None,
-            "day": day,
-            "agent": session.agent,
-            "project": session.project,
-            "models": session.models,
-        }
-    )
-    if not day:
-        return words
-    dates_ = ("y" + day[:4], "m" + day[:7].replace("-", ""), "d" + day.replace("-", ""))
-    named = [word for word in words.split() if word[0] in "aj"]
-    return " ".join([words, *(word + date for word in named for date in dates_)])
-
-
-_ISO_UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\Z")
-
-
 def _day(timestamp: str | None) -> str | None:
-    """The UTC day of a message's time (readers give ISO 8601 UTC: agentlogs.iso_utc)."""
-    if not timestamp:
-        return None
-    if _ISO_UTC_RE.match(timestamp):
-        return timestamp[:10]
-    moment = dates.from_value(timestamp)
-    return str(moment.columns()["day"]) if moment else None
+    """The UTC day of a message's time (readers give it as ISO 8601 UTC: agentlogs.iso_utc)."""
+    moment = iso_utc(timestamp)
+    return moment[:10] if moment else None
 
 
 def _insert_messages(
@@ -495,7 +465,18 @@ def _insert_messages(
         day = _day(message["timestamp"]) or document.get("day")
         tokens = by_day.get(day)
         if tokens is None:
-            tokens = by_day[day] = _message_tokens(session, day)
+            tokens = by_day[day] = ingest.filter_tokens(
+                {
+                    "kind": "conversation",
+                    "type": session.agent,
+                    "month": day[:7] if day else None,
+                    "day": day,
+                    "agent": session.agent,
+                    "project": session.project,
+                    "models": session.models,
+                    "dated_names": True,
+                }
+            )
         indexed.append((message["id"], message["text"], tokens))
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
