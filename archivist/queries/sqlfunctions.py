@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import re
 import urllib.parse
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -62,28 +64,56 @@ def _stem(word: str) -> str:
     return word
 
 
+SNIPPET_SCAN = 1 << 20  # characters looked through for a first word of the query
+
+
 def snippet(text: str | None, query: str | None, words: int | None = 24) -> str:
     """About ``words`` words of ``text`` around its first word of the query, those words in
-    ``<mark>``; ``...`` where cut. For a table with no copy of its text (message_index)."""
+    ``<mark>``; ``...`` where cut. For a table with no copy of its text (message_index).
+
+    Reads the text only up to the window (and no further than ``SNIPPET_SCAN`` characters
+    for the first word): a message of megabytes costs what its start costs.
+    """
     if not text:
         return ""
-    stems = {_stem(word) for word in _WORD_RE.findall(query or "")}
-    tokens = list(_WORD_RE.finditer(text))
-    hits = [i for i, token in enumerate(tokens) if stems and _stem(token.group()).startswith(tuple(stems))]
+    stems = tuple({_stem(word) for word in _WORD_RE.findall(query or "")})
     size = max(1, int(words or 24))
-    first = max(0, (hits[0] if hits else 0) - size // 3)
-    chosen = tokens[first : first + size]
+
+    def hit(token: re.Match[str]) -> bool:
+        return bool(stems) and _stem(token.group()).startswith(stems)
+
+    before: deque[re.Match[str]] = deque(maxlen=size // 3)
+    seen = 0  # the words before the first hit
+    chosen: list[re.Match[str]] = []
+    for token in _WORD_RE.finditer(text):
+        if chosen:
+            if len(chosen) >= size:
+                break
+            chosen.append(token)
+        elif hit(token):
+            chosen = [*before, token]
+        elif token.start() > SNIPPET_SCAN:
+            break
+        else:
+            before.append(token)
+            seen += 1
+    if not chosen:  # no word of the query: the start
+        seen, chosen = 0, list(itertools.islice(_WORD_RE.finditer(text), size))
     if not chosen:
-        return " ".join(text.split())[:200]
-    start, end = (chosen[0].start() if first else 0), chosen[-1].end()
+        return " ".join(text[:SNIPPET_SCAN].split())[:200]
+    cut = seen > len(before)  # words before the window: it starts at its first word
+    start, end = (chosen[0].start() if cut else 0), chosen[-1].end()
     marked, position = [], start
-    for i, token in enumerate(chosen, start=first):
-        if i in hits:
+    for token in chosen:
+        if hit(token):
             marked += [text[position : token.start()], "<mark>", token.group(), "</mark>"]
             position = token.end()
     marked.append(text[position:end])
     body = " ".join("".join(marked).split())
-    return ("..." if start > 0 else "") + body + ("..." if end < len(text.rstrip()) else "")
+    return ("..." if start > 0 else "") + body + ("..." if _NOT_SPACE_RE.search(text, end) else "")
+
+
+_NOT_SPACE_RE = re.compile(r"\S")
 
 
 def phrase(query: str | None) -> str:
