@@ -162,7 +162,7 @@ def test_an_archive_from_before_the_view_gets_it(make_workspace):
     workspace = make_workspace({"notes/a.md": "# A\n\nSome text.\n"})
     index_workspace(workspace)
     db = schema.open_archive(archive_path(workspace))
-    db.executescript("DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root';")
+    db.executescript("DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root'; PRAGMA user_version = 0;")
     db.close()
     index_workspace(workspace)
     with runner.Archive.for_workspace(workspace) as archive:

@@ -341,6 +341,7 @@ def test_an_archive_from_before_the_problems_table_is_upgraded(make_workspace):
         CREATE VIEW index_problems AS SELECT path, status, reason FROM files WHERE status != 'indexed' ORDER BY path;
         INSERT INTO files (path, source, status, reason) VALUES ('notes/empty.md', NULL, 'skipped', 'empty file');
         DELETE FROM _sqlite_migrations WHERE name = 'm010_problems';
+        PRAGMA user_version = 0;
         """
     )
     db.close()
@@ -358,7 +359,7 @@ def test_an_archive_from_before_the_problems_table_is_upgraded(make_workspace):
 def _as_written_before_m011(workspace):
     """The archive as the version before the workspace_root view left it."""
     db = sqlite_utils.Database(archive_path(workspace))
-    db.executescript("DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root';")
+    db.executescript("DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root'; PRAGMA user_version = 0;")
     db.close()
 
 

@@ -215,6 +215,6 @@ def test_a_collection_made_by_another_run_at_the_same_moment_is_used(make_worksp
         return iter(rows)
 
     monkeypatch.setattr(sqlite_utils.db.Table, "rows_where", look_then_lose_the_race)
-    db = schema.open_archive(db_file)
+    db = sqlite_utils.Database(schema.open_archive(db_file).conn)
     assert embeddings._collections(db) == (1, 2)
     assert raced == [schema.CHUNKS_COLLECTION, schema.DOCUMENTS_COLLECTION]

@@ -10,11 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-from sqlite_utils.utils import sqlite3
-
 from archivist.build import ingest, schema
 from archivist.build.agentlogs import store
+from archivist.build.database import Database, sqlite3
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
@@ -119,13 +117,13 @@ def _archive_files(db_path: Path) -> set[Path]:
     return {db_path, *(db_path.with_name(db_path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))}
 
 
-def _meta(db: sqlite_utils.Database, key: str) -> str | None:
+def _meta(db: Database, key: str) -> str | None:
     row = db.execute(META_SQL, {"key": key}).fetchone()
     return row[0] if row else None
 
 
 def _apply(
-    db: sqlite_utils.Database,
+    db: Database,
     workspace: Path,
     sources: dict[str, ingest.Source],
     problems: list[ingest.Problem],
@@ -160,12 +158,12 @@ def _apply(
     summary.unchanged += unchanged
     problems.extend(log_problems)
     _store_problems(db, problems, summary)
-    summary.documents = db.table("documents").count
+    summary.documents = db.count("documents")
     return summary
 
 
 def _index_source(
-    db: sqlite_utils.Database, workspace: Path, source: ingest.Source, known_hash: str | None, summary: Summary
+    db: Database, workspace: Path, source: ingest.Source, known_hash: str | None, summary: Summary
 ) -> list[ingest.Problem]:
     """Read a new or changed source and store what it holds; its problems.
 
@@ -199,7 +197,7 @@ def _unchanged_on_disk(source: ingest.Source, known_files: dict[str, tuple]) -> 
     return True
 
 
-def _store_documents(db: sqlite_utils.Database, source: ingest.Source, documents: list[dict[str, Any]]) -> None:
+def _store_documents(db: Database, source: ingest.Source, documents: list[dict[str, Any]]) -> None:
     existing = dict(db.execute(DOCUMENT_KEYS_SQL, {"source": source.path}).fetchall())
     now = _now()
     rows = []
@@ -212,20 +210,20 @@ def _store_documents(db: sqlite_utils.Database, source: ingest.Source, documents
         db.execute(DELETE_DOCUMENT_SQL, {"id": stale_id})
     updates = [row for row in rows if "id" in row]
     inserts = [row for row in rows if "id" not in row]
-    if updates:
-        db.table("documents").upsert_all(updates, pk="id")
-    if inserts:
-        db.table("documents").insert_all(inserts)
+    db.upsert("documents", updates, pk="id")
+    db.insert("documents", inserts)
 
 
-def _store_source(db: sqlite_utils.Database, source: ingest.Source, parsed: ingest.Parsed) -> None:
-    db.table("sources").upsert(
-        {"path": source.path, "kind": source.kind, "content_hash": parsed.content_hash, "indexed_at": _now()},
+def _store_source(db: Database, source: ingest.Source, parsed: ingest.Parsed) -> None:
+    db.upsert(
+        "sources",
+        [{"path": source.path, "kind": source.kind, "content_hash": parsed.content_hash, "indexed_at": _now()}],
         pk="path",
     )
     db.execute(DELETE_SOURCE_FILES_SQL, {"source": source.path})
     skipped = {p.path for p in parsed.problems if p.status == "skipped"}
-    db.table("files").insert_all(
+    db.insert(
+        "files",
         (
             {
                 "path": info.path,
@@ -237,12 +235,11 @@ def _store_source(db: sqlite_utils.Database, source: ingest.Source, parsed: inge
             }
             for info in source.files
         ),
-        pk="path",
         replace=True,
     )
 
 
-def _store_problems(db: sqlite_utils.Database, problems: list[ingest.Problem], summary: Summary) -> None:
+def _store_problems(db: Database, problems: list[ingest.Problem], summary: Summary) -> None:
     """Record every problem of this run, one row each; unchanged sources keep theirs from before."""
     for problem in problems:
         db.execute(INSERT_PROBLEM_FILE_SQL, {"path": problem.path, "status": problem.status})
@@ -254,10 +251,9 @@ def _store_problems(db: sqlite_utils.Database, problems: list[ingest.Problem], s
     summary.problems = [ingest.Problem(*row) for row in db.execute(PROBLEMS_SQL)]
 
 
-def _record_run(
-    db: sqlite_utils.Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str
-) -> None:
-    db.table("archive_meta").upsert_all(
+def _record_run(db: Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str) -> None:
+    db.upsert(
+        "archive_meta",
         [
             {"key": "workspace_root", "value": str(workspace.resolve())},
             {"key": "reports_dir", "value": reports_dir},
@@ -266,15 +262,18 @@ def _record_run(
         ],
         pk="key",
     )
-    db.table("index_runs").insert(
-        {
-            "started_at": started_at,
-            "finished_at": _now(),
-            "seconds": round(summary.seconds, 3),
-            "indexed": summary.indexed,
-            "unchanged": summary.unchanged,
-            "removed": summary.removed,
-            "skipped": summary.skipped,
-            "degraded": summary.degraded,
-        }
+    db.insert(
+        "index_runs",
+        [
+            {
+                "started_at": started_at,
+                "finished_at": _now(),
+                "seconds": round(summary.seconds, 3),
+                "indexed": summary.indexed,
+                "unchanged": summary.unchanged,
+                "removed": summary.removed,
+                "skipped": summary.skipped,
+                "degraded": summary.degraded,
+            }
+        ],
     )

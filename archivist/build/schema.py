@@ -1,135 +1,21 @@
-"""The archive's schema, created and upgraded by numbered migrations."""
+"""The archive's schema, created and upgraded by the numbered migrations of ``migrations``.
+
+An archive records the schema version it was brought to (SQLite's ``user_version``):
+opening one that is up to date reads that number and nothing else, so that neither
+sqlite-utils nor the migrations are imported on the way to an index run or a search.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
-import sqlite_utils
-from sqlite_utils import Migrations
+from archivist.build.database import Database
 
-migrations = Migrations("archivist")
-
-DOCUMENTS_SQL = """
-CREATE TABLE documents (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
-    kind TEXT NOT NULL,
-    type TEXT,
-    title TEXT,
-    path TEXT NOT NULL,
-    name TEXT,
-    source TEXT NOT NULL,
-    line INTEGER,
-    external_id TEXT,
-    product_id INTEGER,
-    date TEXT,
-    date_precision TEXT,
-    month TEXT,
-    day TEXT,
-    created_at TEXT,
-    timestamp REAL,
-    tags TEXT NOT NULL DEFAULT '[]',
-    body TEXT NOT NULL DEFAULT '',
-    content_hash TEXT NOT NULL,
-    extra TEXT NOT NULL DEFAULT '{}',
-    filter_tokens TEXT NOT NULL DEFAULT '',
-    indexed_at TEXT NOT NULL
-);
-CREATE INDEX documents_kind_date ON documents (kind, date);
-CREATE INDEX documents_kind_month ON documents (kind, month);
-CREATE INDEX documents_kind_type ON documents (kind, type);
-CREATE INDEX documents_source ON documents (source);
-CREATE INDEX documents_timestamp ON documents (timestamp);
-"""
-
-FILES_SQL = """
-CREATE TABLE sources (
-    path TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    indexed_at TEXT NOT NULL
-);
-CREATE TABLE files (
-    path TEXT PRIMARY KEY,
-    source TEXT,
-    size INTEGER,
-    mtime_ns INTEGER,
-    status TEXT NOT NULL,
-    reason TEXT
-);
-CREATE INDEX files_source ON files (source);
-CREATE INDEX files_status ON files (status);
-CREATE TABLE archive_meta (
-    key TEXT PRIMARY KEY,
-    value TEXT
-);
-CREATE TABLE index_runs (
-    id INTEGER PRIMARY KEY,
-    started_at TEXT NOT NULL,
-    finished_at TEXT NOT NULL,
-    seconds REAL NOT NULL,
-    indexed INTEGER NOT NULL,
-    unchanged INTEGER NOT NULL,
-    removed INTEGER NOT NULL,
-    skipped INTEGER NOT NULL,
-    degraded INTEGER NOT NULL
-);
-CREATE VIEW index_problems AS
-    SELECT path, status, reason FROM files WHERE status != 'indexed' ORDER BY path;
-"""
-
-# Substring search over reports (seed 001): a trigram index that holds reports only.
-REPORTS_TRIGRAM_SQL = """
-CREATE VIRTUAL TABLE reports_trigram USING fts5(
-    body, content='documents', content_rowid='id', tokenize='trigram'
-);
-CREATE TRIGGER reports_trigram_ai AFTER INSERT ON documents WHEN new.kind = 'report' BEGIN
-    INSERT INTO reports_trigram (rowid, body) VALUES (new.id, new.body);
-END;
-CREATE TRIGGER reports_trigram_ad AFTER DELETE ON documents WHEN old.kind = 'report' BEGIN
-    INSERT INTO reports_trigram (reports_trigram, rowid, body) VALUES ('delete', old.id, old.body);
-END;
-CREATE TRIGGER reports_trigram_au AFTER UPDATE ON documents BEGIN
-    INSERT INTO reports_trigram (reports_trigram, rowid, body)
-        SELECT 'delete', old.id, old.body WHERE old.kind = 'report';
-    INSERT INTO reports_trigram (rowid, body)
-        SELECT new.id, new.body WHERE new.kind = 'report';
-END;
-"""
-
-
-@migrations()
-def m001_documents(db: sqlite_utils.Database) -> None:
-    db.executescript(DOCUMENTS_SQL)
-    # filter_tokens lets the FTS engine itself apply kind/type/date filters
-    # (see ingest.filter_tokens): matches are narrowed before any ranking.
-    db.table("documents").enable_fts(
-        ["title", "body", "filter_tokens"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True
-    )
-
-
-@migrations()
-def m002_files_and_runs(db: sqlite_utils.Database) -> None:
-    db.executescript(FILES_SQL)
-
-
-@migrations()
-def m003_reports_trigram(db: sqlite_utils.Database) -> None:
-    db.executescript(REPORTS_TRIGRAM_SQL)
-
-
-CHUNKS_SQL = """
-CREATE TABLE chunks (
-    id TEXT PRIMARY KEY,
-    document_id INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    start INTEGER NOT NULL,
-    "end" INTEGER NOT NULL,
-    content_hash BLOB NOT NULL
-);
-CREATE INDEX chunks_document ON chunks (document_id);
-"""
+# How many migrations ``migrations`` has (a test checks it): an archive at this version needs none.
+SCHEMA_VERSION = 13
+# Every migration's work, as one script for a new archive (``python -m archivist.build.migrations``).
+NEW_ARCHIVE_SQL = Path(__file__).with_name("new_archive.sql")
 
 # The llm library's collections in those tables: one vector per chunk, and one per
 # document (the normalised mean of its chunks), so that `llm similar` works on the
@@ -138,265 +24,72 @@ CREATE INDEX chunks_document ON chunks (document_id);
 CHUNKS_COLLECTION = "archivist_chunks"
 DOCUMENTS_COLLECTION = "archivist_documents"
 
-
-@migrations()
-def m004_embeddings(db: sqlite_utils.Database) -> None:
-    """llm's embeddings tables, made by llm's own migrations, and the chunks their vectors belong to."""
-    from llm.embeddings_migrations import embeddings_migrations
-
-    embeddings_migrations.apply(db)
-    db.executescript(CHUNKS_SQL)
-
-
-FILTER_INDEXES_SQL = """
-CREATE INDEX documents_month ON documents (month);
-CREATE INDEX documents_day ON documents (day);
-CREATE INDEX documents_type ON documents (type);
-"""
-
-
-@migrations()
-def m005_filter_indexes(db: sqlite_utils.Database) -> None:
-    """Filters that are not tied to one kind (semantic search's type and date filters)."""
-    db.executescript(FILTER_INDEXES_SQL)
-
-
-@migrations()
-def m006_filter_words(db: sqlite_utils.Database) -> None:
-    """Recompute every document's filter words: year words and kind/type/date combinations are new."""
-    from archivist.build.ingest import filter_tokens
-
-    rows = db.execute("SELECT id, kind, type, month, day, product_id, tags FROM documents").fetchall()
-    for id_, kind, type_, month, day, product_id, tags in rows:
-        document = {
-            "kind": kind,
-            "type": type_,
-            "month": month,
-            "day": day,
-            "product_id": product_id,
-            "tags": json.loads(tags),
-        }
-        db.execute("UPDATE documents SET filter_tokens = ? WHERE id = ?", [filter_tokens(document), id_])
-
-
-@migrations()
-def m007_path_index(db: sqlite_utils.Database) -> None:
-    """Documents are looked up by path (find_document, similar, search's similar mode)."""
-    db.execute("CREATE INDEX documents_path ON documents (path)")
-
-
-# Filter words again, keyed by time: a contentless FTS table whose rowid orders documents
-# newest first (then by id), so "every document matching these filters, newest first"
-# reads the index backwards and stops after the rows it needs, with no join and no sort.
-# Undated documents are keyed by id alone and so come last. Ids must stay below 2^26.
-TIME_KEY = "(CASE WHEN {row}.timestamp IS NULL THEN {row}.id ELSE (CAST({row}.timestamp AS INTEGER) + 1) * 67108864 + {row}.id END)"
-FILTERS_BY_TIME_SQL = f"""
-CREATE VIRTUAL TABLE filters_by_time USING fts5(
-    filter_tokens, content='', detail=none, columnsize=0, tokenize='unicode61'
-);
-CREATE TRIGGER filters_by_time_ai AFTER INSERT ON documents BEGIN
-    INSERT INTO filters_by_time (rowid, filter_tokens) VALUES ({TIME_KEY.format(row="new")}, new.filter_tokens);
-END;
-CREATE TRIGGER filters_by_time_ad AFTER DELETE ON documents BEGIN
-    INSERT INTO filters_by_time (filters_by_time, rowid, filter_tokens)
-        VALUES ('delete', {TIME_KEY.format(row="old")}, old.filter_tokens);
-END;
-CREATE TRIGGER filters_by_time_au AFTER UPDATE ON documents BEGIN
-    INSERT INTO filters_by_time (filters_by_time, rowid, filter_tokens)
-        VALUES ('delete', {TIME_KEY.format(row="old")}, old.filter_tokens);
-    INSERT INTO filters_by_time (rowid, filter_tokens) VALUES ({TIME_KEY.format(row="new")}, new.filter_tokens);
-END;
-INSERT INTO filters_by_time (rowid, filter_tokens)
-    SELECT {TIME_KEY.format(row="documents")}, filter_tokens FROM documents;
-"""
-
-
-@migrations()
-def m008_filters_by_time(db: sqlite_utils.Database) -> None:
-    db.executescript(FILTERS_BY_TIME_SQL)
-
-
-@migrations()
-def m009_kind_day_index(db: sqlite_utils.Database) -> None:
-    """Activity per day (the activity query) counts from an index, as per month does."""
-    db.execute("CREATE INDEX documents_kind_day ON documents (kind, day)")
-
-
-# One row per problem (a CSV lists each bad row): the files table keeps each file's
-# worst status and all its reasons; a file's problems go when its row does.
-PROBLEMS_SQL = """
-CREATE TABLE problems (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL,
-    status TEXT NOT NULL,
-    reason TEXT NOT NULL
-);
-CREATE UNIQUE INDEX problems_path_reason ON problems (path, reason);
-CREATE TRIGGER files_ad_problems AFTER DELETE ON files BEGIN
-    DELETE FROM problems WHERE path = old.path;
-END;
-INSERT OR IGNORE INTO problems (path, status, reason)
-    SELECT path, status, coalesce(reason, status) FROM files WHERE status != 'indexed' ORDER BY path;
-DROP VIEW index_problems;
-CREATE VIEW index_problems AS
-    SELECT path, status, reason FROM problems ORDER BY path, id;
-"""
-
-
-@migrations()
-def m010_problems(db: sqlite_utils.Database) -> None:
-    db.executescript(PROBLEMS_SQL)
-
-
-def open_archive(path: Path) -> sqlite_utils.Database:
-    """Open (creating if needed) an archive and bring its schema up to date."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite_utils.Database(path)
-    db.execute("PRAGMA busy_timeout = 10000")  # Datasette (enrichment jobs) may be writing too
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    migrations.apply(db)
-    return db
-
-
-# The workspace's absolute path, as the canned queries read it (absolute paths of documents,
-# lookups by absolute path): one view, so that no query spells out where the path is kept.
-WORKSPACE_ROOT_SQL = """
-CREATE VIEW workspace_root AS
-    SELECT value AS path FROM archive_meta WHERE key = 'workspace_root';
-"""
-
-
-@migrations()
-def m011_workspace_root(db: sqlite_utils.Database) -> None:
-    db.executescript(WORKSPACE_ROOT_SQL)
-
-
-# Agent-log sources (SPEC §1.1), remembered so that every index run reads them again,
-# and the messages of the conversations read from them, in order.
-LOG_SOURCES_SQL = """
-CREATE TABLE log_sources (
-    id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,
-    path TEXT NOT NULL,
-    added_at TEXT NOT NULL,
-    read_at TEXT,
-    fingerprint TEXT,
-    UNIQUE (kind, path)
-);
-CREATE TABLE messages (
-    id INTEGER PRIMARY KEY,  -- document_id * 1048576 + seq: one session's messages are one range of ids
-    document_id INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    timestamp TEXT,
-    model TEXT,
-    text TEXT NOT NULL DEFAULT '',
-    thinking TEXT NOT NULL DEFAULT '',
-    tool_output TEXT NOT NULL DEFAULT '',
-    tool_calls TEXT NOT NULL DEFAULT '[]'
-);
-CREATE UNIQUE INDEX messages_document ON messages (document_id, seq);
-"""
 # Ids of one session's messages: document_id * MESSAGE_IDS + seq (a session keeps its first MESSAGE_IDS).
 MESSAGE_IDS = 1 << 20
 
 
-@migrations()
-def m012_log_sources(db: sqlite_utils.Database) -> None:
-    db.executescript(LOG_SOURCES_SQL)
-    # each message's text searchable on its own, so that a hit names its message
-    db.table("messages").enable_fts(["text"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True)
+def open_archive(path: Path) -> Database:
+    """Open (creating if needed) an archive and bring its schema up to date."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = Database(path)
+    db.execute("PRAGMA busy_timeout = 10000")  # Datasette (enrichment jobs) may be writing too
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    if schema_version(db.conn) != SCHEMA_VERSION:
+        migrate(db.conn)
+    return db
 
 
-# Messages searched one by one, each with its own filter words (ingest.filter_tokens for
-# its session, dated by the message's own time), so that a MATCH finds the message and
-# applies agent, project, model, kind and date filters as it searches. Contentless: the
-# text is read from ``messages`` (a snippet is made by archivist_snippet); a row goes
-# when its message does. Its rowid is the message's id.
-#
-# A conversation read from an agent log keeps in ``documents.body`` only its opening
-# prompt (what its title and excerpt come from): its whole text, which can run to
-# megabytes, is ``document_texts`` (built from its messages when the model or a passage
-# needs it), so that a session that gains a message never rewrites it.
-#
-# ``log_files`` is each file of a source as last read; for a JSONL session file, where to
-# read on when it grows (from the start of its last response, which new lines may
-# continue); a truncated or rewritten one is read again from the start. A source's
-# problems are kept with it (``log_sources.problems``) until it is read again, and each
-# message counts the secrets masked in it (``messages.secrets``).
-MESSAGE_INDEX_SQL = """
-DROP TABLE IF EXISTS messages_fts;
-DROP TRIGGER IF EXISTS messages_ai;
-DROP TRIGGER IF EXISTS messages_ad;
-DROP TRIGGER IF EXISTS messages_au;
-CREATE VIRTUAL TABLE message_index USING fts5(
-    text, filter_tokens, content='', contentless_delete=1, tokenize='porter unicode61'
-);
-CREATE TRIGGER messages_ad_index AFTER DELETE ON messages BEGIN
-    DELETE FROM message_index WHERE rowid = old.id;
-END;
-CREATE VIEW document_texts AS
-    SELECT d.id, d.title, CASE WHEN d.source LIKE 'log:%' THEN coalesce((
-        SELECT group_concat(m.role || ': ' || m.text, char(10) || char(10))
-        FROM (
-            SELECT role, text FROM messages
-            WHERE document_id = d.id AND role IN ('user', 'assistant') AND trim(text) != ''
-            ORDER BY seq
-        ) m
-    ), '') ELSE d.body END AS body
-    FROM documents d;
-CREATE TABLE log_files (
-    source_id INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    document_id INTEGER,  -- the one session the file holds, when it can be read on from resume_at
-    resume_at INTEGER,
-    resume_seq INTEGER,
-    head_hash TEXT,  -- of its first bytes and of those before resume_at: a rewrite changes it
-    PRIMARY KEY (source_id, path)
-);
-CREATE TRIGGER log_sources_ad_files AFTER DELETE ON log_sources BEGIN
-    DELETE FROM log_files WHERE source_id = old.id;
-END;
-ALTER TABLE log_sources ADD COLUMN problems TEXT NOT NULL DEFAULT '[]';
-ALTER TABLE messages ADD COLUMN secrets INTEGER NOT NULL DEFAULT 0;
-UPDATE log_sources SET fingerprint = NULL;
-"""
+def migrate(conn: Any) -> None:
+    """Apply every migration the archive on ``conn`` lacks, and record its schema version.
 
-
-@migrations()
-def m013_message_index(db: sqlite_utils.Database) -> None:
-    """Message-level search with filters, and JSONL logs read from where they stopped.
-
-    The sources are read again by the next ``archivist index`` (their fingerprints are
-    cleared), which fills the message index and shortens the sessions' bodies.
+    A new (empty) database gets them all from ``new_archive.sql``, the schema they make,
+    in one script.
     """
-    db.executescript(MESSAGE_INDEX_SQL)
+    if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+        conn.executescript(NEW_ARCHIVE_SQL.read_text(encoding="utf-8"))
+    else:
+        import sqlite_utils
+
+        from archivist.build.migrations import migrations
+
+        migrations.apply(sqlite_utils.Database(conn))
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def schema_version(conn: Any) -> int:
+    """The schema version an archive was last brought to (0: none recorded)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 # The tables every archive has; a database without them is not an archive.
 ARCHIVE_TABLES = ("documents", "files", "archive_meta", "index_runs")
 
 
-def archive_problem(db: sqlite_utils.Database) -> str | None:
-    """Why ``db`` is not an archive this version's queries can read, or None. Reads only.
+def archive_problem(db: Any) -> str | None:
+    """Why ``db`` (a connection, or a database object holding one as ``conn``) is not an
+    archive this version's queries can read, or None. Reads only.
 
     "older" means an archive written by an earlier version: ``upgrade`` (or
     ``archivist index``) brings it up to date, and nothing of it is lost.
     """
-    missing = [name for name in ARCHIVE_TABLES if not db[name].exists()]
+    conn = getattr(db, "conn", db)
+    found = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = [name for name in ARCHIVE_TABLES if name not in found]
     if missing:
         return f"it lacks the tables that archivist index creates ({', '.join(missing)})"
-    if migrations.pending(db):
-        return "older"
-    return None
+    if schema_version(conn) == SCHEMA_VERSION:
+        return None
+    import sqlite_utils  # an archive that has not recorded its version: ask the migrations
+
+    from archivist.build.migrations import migrations
+
+    return "older" if migrations.pending(sqlite_utils.Database(conn)) else None
 
 
 def upgrade(path: Path) -> bool:
     """Apply the migrations an existing archive lacks; whether there were any."""
-    db = sqlite_utils.Database(path)
+    db = Database(path)
     try:
         if archive_problem(db) != "older":
             return False

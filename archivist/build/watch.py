@@ -13,10 +13,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import sqlite_utils
-
 from archivist.build import indexer
 from archivist.build.agentlogs import store
+from archivist.build.database import Database
 from archivist.workspace import archive_path
 
 logger = logging.getLogger(__name__)
@@ -32,7 +31,7 @@ def watched_paths(workspace: Path, db_path: Path) -> list[Path]:
     """The workspace and every remembered source that exists."""
     paths = [Path(workspace)]
     if db_path.exists():
-        db = sqlite_utils.Database(db_path)
+        db = Database(db_path)
         try:
             paths += store.paths(db)
         finally:

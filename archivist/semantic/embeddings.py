@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
 EMBEDDED_SIGNATURES_SQL = "SELECT id, content_hash, metadata ->> 'model', metadata ->> 'chunker' FROM embeddings WHERE collection_id = :collection"
-# a conversation from an agent log is its messages (schema.MESSAGE_INDEX_SQL), other documents their body
+# a conversation from an agent log is its messages (migrations.MESSAGE_INDEX_SQL), other documents their body
 DOCUMENT_BODIES_SQL = "SELECT id, title, body FROM document_texts WHERE id IN (SELECT value FROM json_each(:ids))"
 CHUNK_VECTORS_BY_HASH_SQL = """
 SELECT content_hash, embedding FROM embeddings
@@ -319,7 +319,7 @@ def embed_archive(
 ) -> Result:
     """Embed what is new or changed in an archive (only under ``scope``, or only ``only_ids``, if given)."""
     started = time.perf_counter()
-    db = schema.open_archive(Path(db_path))
+    db = sqlite_utils.Database(schema.open_archive(Path(db_path)).conn)  # llm's tables: sqlite-utils' API
     try:
         chunks_collection, documents_collection = _collections(db)
         result = Result(removed=remove_orphans(db, chunks_collection, documents_collection))

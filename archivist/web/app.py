@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote
 
-import sqlite_utils
 from datasette.database import Database
 from datasette.plugins import pm
 from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
-from archivist.build.schema import ARCHIVE_TABLES, archive_problem, migrations
+from archivist.build.schema import ARCHIVE_TABLES, archive_problem, migrate
 from archivist.errors import ArchivistError, took_too_long
 from archivist.queries import runner, validation
 from archivist.queries.catalog import sql_for
@@ -345,11 +344,8 @@ async def upgrade_archive(datasette: Datasette) -> None:
     if not db.is_mutable or not db.path:
         return
 
-    def upgrade(conn: Any) -> None:
-        migrations.apply(sqlite_utils.Database(conn))
-
-    if await db.execute_fn(lambda conn: archive_problem(sqlite_utils.Database(conn))) == "older":
-        await db.execute_write_fn(upgrade, block=True)
+    if await db.execute_fn(archive_problem) == "older":
+        await db.execute_write_fn(migrate, block=True)
         logger.warning("Upgraded the archive %s to this version's schema", db.path)
 
 

@@ -25,10 +25,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import sqlite_utils
-
 from archivist.build import dates, ingest, schema, secrets
 from archivist.build.agentlogs import Session, Tail, iso_utc
+from archivist.build.database import Database
 from archivist.errors import ArchivistError
 from archivist.workspace import malformed
 
@@ -132,16 +131,16 @@ def discover(environ: dict[str, str] | None = None, home: Path | None = None) ->
     ]
 
 
-def add(db: sqlite_utils.Database, kind: str, path: Path) -> bool:
+def add(db: Database, kind: str, path: Path) -> bool:
     """Remember a source (already checked); whether it was new."""
     existing = db.execute("SELECT 1 FROM log_sources WHERE kind = ? AND path = ?", [kind, str(path)]).fetchone()
     if existing:
         return False
-    db.table("log_sources").insert({"kind": kind, "path": str(path), "added_at": _now()})
+    db.insert("log_sources", [{"kind": kind, "path": str(path), "added_at": _now()}])
     return True
 
 
-def remove(db: sqlite_utils.Database, kind: str, path: Path) -> int:
+def remove(db: Database, kind: str, path: Path) -> int:
     """Forget a source and its documents; how many documents went. INVALID_SOURCE if it is not remembered."""
     row = db.execute("SELECT id FROM log_sources WHERE kind = ? AND path = ?", [kind, str(path)]).fetchone()
     if row is None:
@@ -155,14 +154,14 @@ def remove(db: sqlite_utils.Database, kind: str, path: Path) -> int:
     return removed
 
 
-def paths(db: sqlite_utils.Database) -> list[Path]:
+def paths(db: Database) -> list[Path]:
     """Where the remembered sources are (an archive from before sources: none)."""
-    if not db["log_sources"].exists():
+    if not db.exists("log_sources"):
         return []
     return [Path(row[0]) for row in db.execute("SELECT path FROM log_sources ORDER BY id")]
 
 
-def listing(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+def listing(db: Database) -> list[dict[str, Any]]:
     return [
         dict(zip(("kind", "path", "added_at", "read_at", "documents", "messages"), row))
         for row in db.execute(LISTING_SQL)
@@ -238,7 +237,7 @@ def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
         return
 
 
-def index_sources(db: sqlite_utils.Database) -> tuple[int, int, list[ingest.Problem]]:
+def index_sources(db: Database) -> tuple[int, int, list[ingest.Problem]]:
     """Read every remembered source that changed: (sources read, sources unchanged, problems).
 
     A source whose only changes are lines appended to session files is read on from
@@ -267,7 +266,7 @@ def index_sources(db: sqlite_utils.Database) -> tuple[int, int, list[ingest.Prob
     return read, unchanged, problems
 
 
-def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem]:
+def _read_source(db: Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem]:
     """Read a whole source: sessions new or changed are written, those gone are deleted."""
     source = f"log:{source_id}"
     problems: list[ingest.Problem] = []
@@ -295,9 +294,9 @@ def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Pat
             document, messages = _document(session, source, now, content_hash)
             if document["key"] in existing:
                 document["id"] = existing[document["key"]]
-                db.table("documents").upsert(document, pk="id")
+                db.upsert("documents", [document], pk="id")
             else:
-                document["id"] = db.table("documents").insert(document).last_pk
+                document["id"] = db.insert("documents", [document])
             document_id = document["id"]
             db.execute(DELETE_MESSAGES_SQL, {"id": document_id})
             _insert_messages(db, document_id, session, messages, document)
@@ -310,7 +309,7 @@ def _read_source(db: sqlite_utils.Database, source_id: int, kind: str, path: Pat
 
 
 def _remember_files(
-    db: sqlite_utils.Database,
+    db: Database,
     source_id: int,
     files: list[tuple[str, os.stat_result]],
     tails: dict[str, tuple[int, Tail]],
@@ -330,7 +329,7 @@ def _remember_files(
                 "head_hash": _head_hash(Path(file), tail.resume_at, stat.st_size) if tail else None,
             }
         )
-    db.table("log_files").insert_all(rows, pk=("source_id", "path"), replace=True)
+    db.insert("log_files", rows, replace=True)
 
 
 def _head_hash(file: Path, resume_at: int, size: int) -> str | None:
@@ -348,7 +347,7 @@ def _head_hash(file: Path, resume_at: int, size: int) -> str | None:
     return digest.hexdigest()
 
 
-def _read_appends(db: sqlite_utils.Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem] | None:
+def _read_appends(db: Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem] | None:
     """Read on the session files that only grew since the last read; None if anything else changed.
 
     Each such file is read from where its last response began (``Tail``); what is read
@@ -395,7 +394,7 @@ def _read_appends(db: sqlite_utils.Database, source_id: int, kind: str, path: Pa
 
 
 def _read_on(
-    db: sqlite_utils.Database,
+    db: Database,
     document_id: int,
     read: Session,
     resume_seq: int,
@@ -429,7 +428,7 @@ def _read_on(
     digest = hashlib.sha256(f"{content_hash}\x00{session_hash(read)}\x00{resume_seq}".encode()).hexdigest()
     document, messages = _document(session, source, _now(), digest, before)
     document["id"] = document_id
-    db.table("documents").update(document_id, {k: v for k, v in document.items() if k != "key"})
+    db.update("documents", document_id, {k: v for k, v in document.items() if k != "key"})
     db.execute(DELETE_MESSAGES_FROM_SQL, {"id": document_id, "seq": resume_seq})
     _insert_messages(db, document_id, session, messages, document)
     if read.tail is None:
@@ -444,7 +443,7 @@ def _day(timestamp: str | None) -> str | None:
 
 
 def _insert_messages(
-    db: sqlite_utils.Database,
+    db: Database,
     document_id: int,
     session: Session,
     messages: list[dict[str, Any]],
@@ -482,9 +481,7 @@ def _insert_messages(
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
 
 
-def _delete_documents(
-    db: sqlite_utils.Database, source: str, keep: set[str], existing: dict[str, int] | None = None
-) -> int:
+def _delete_documents(db: Database, source: str, keep: set[str], existing: dict[str, int] | None = None) -> int:
     if existing is None:
         existing = dict(db.execute(SOURCE_KEYS_SQL, {"source": source}).fetchall())
     gone = [id_ for key, id_ in existing.items() if key not in keep]
