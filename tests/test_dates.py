@@ -100,6 +100,21 @@ def test_a_front_matter_date_with_a_zone_name_is_converted_to_utc():
     assert (found.created_at, found.precision) == ("2025-06-24T19:22:31Z", "second")
 
 
+@pytest.mark.parametrize("name", sorted(dates.COMMON_ZONES))
+def test_a_common_zone_name_reads_as_dateparser_reads_it(name):
+    from dateparser.timezone_parser import pop_tz_offset_from_string
+
+    rest, zone = pop_tz_offset_from_string(f" {name}")
+    assert not rest.strip() and zone is not None
+    assert dates._zone(name).utcoffset(None) == zone.utcoffset(None)
+
+
+def test_a_zone_name_outside_the_common_ones_is_still_read():
+    found = dates.from_value("2025-06-24 12:22:31 IST")  # dateparser's reading: Israel, UTC+2
+    assert found.created_at == "2025-06-24T10:22:31Z"
+    assert "IST" not in dates.COMMON_ZONES
+
+
 NOW = dt.datetime(2026, 11, 22, 10, 30, tzinfo=dt.UTC)
 
 

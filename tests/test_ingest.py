@@ -1,5 +1,6 @@
 """Each layout of SPEC §1 becomes the right documents."""
 
+import functools
 import json
 
 import pytest
@@ -187,3 +188,22 @@ def test_a_bound_with_a_time_finds_documents_by_their_instant(zoned_archive):
     # 2025-06-25T00:11:14Z is a 2025-06-24 document; 2025-06-24T23:00:00Z a 2025-06-25 one
     assert titles(zoned_archive, "2025-06-25T00:05:00Z", "2025-06-25T01:00:00Z") == ["Plan"]
     assert titles(zoned_archive, "2025-06-24T22:30:00Z", "2025-06-24T23:15:00Z") == ["East"]
+
+
+@pytest.mark.parametrize(
+    "front, expected, through_libyaml",
+    [
+        ("title: Plain\ndate: 2025-06-24 12:22:31 PDT\ntags: [a, b]",
+         {"title": "Plain", "date": "2025-06-24 12:22:31 PDT", "tags": ["a", "b"]}, True),
+        ("title: '*starred*'\ncreated: 2025-01-02", {"title": "*starred*", "created": "2025-01-02"}, False),
+        ("title: R&D\nwhen: 2025-01-02T03:04:05Z", {"title": "R&D", "when": "2025-01-02T03:04:05Z"}, False),
+        ('title: "tab\\there"', {"title": "tab\there"}, False),
+        ("deep: " + "[" * 80 + "]" * 80, {"deep": functools.reduce(lambda inner, _: [inner], range(79), [])}, False),
+    ],
+)  # fmt: skip
+def test_front_matter_reads_the_same_through_either_yaml_reader(front, expected, through_libyaml):
+    """libyaml reads plain front matter; text with anchors, '*' or many brackets goes the careful way."""
+    from archivist.build import ingest
+
+    assert (ingest._front_matter_loader(front) is ingest._FastFrontMatterLoader) == through_libyaml
+    assert ingest.split_front_matter(f"---\n{front}\n---\nbody\n") == (expected, "body\n")

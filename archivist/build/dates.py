@@ -23,7 +23,7 @@ from typing import Any
 MONTH = "month"
 DAY = "day"
 SECOND = "second"
-# The archive keys documents by unix time from 1970 (schema.TIME_KEY); later than 2200 is a typo.
+# The archive keys documents by unix time from 1970 (migrations.TIME_KEY); later than 2200 is a typo.
 MIN_YEAR, MAX_YEAR = 1970, 2200
 _MAX_UNIX_TIME = dt.datetime(MAX_YEAR, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 
@@ -244,6 +244,18 @@ def _from_text(match: re.Match[str], where: str, invalid: Invalid) -> DocDate | 
     return _from_datetime(found.value.replace(tzinfo=zone), where, invalid)
 
 
+# The zone abbreviations most often written, in minutes east of UTC, as dateparser reads
+# them (a test checks each against it): importing dateparser costs a third of a second,
+# more than indexing a few hundred notes. Ambiguous ones (IST, BST) are left to it.
+COMMON_ZONES = {
+    "UTC": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 120, "EET": 120, "EEST": 180,
+    "HST": -600, "AKST": -540, "AKDT": -480, "PST": -480, "PDT": -420, "MST": -420, "MDT": -360,
+    "CST": -360, "CDT": -300, "EST": -300, "EDT": -240,
+    "SGT": 480, "HKT": 480, "AWST": 480, "JST": 540, "KST": 540, "ACST": 570, "ACDT": 630,
+    "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
+}  # fmt: skip
+
+
 def _zone(name: str) -> dt.tzinfo:
     """The zone of a written time: none or ``Z`` (UTC), an offset, an abbreviation or an IANA name."""
     name = name.strip()
@@ -259,7 +271,9 @@ def _zone(name: str) -> dt.tzinfo:
             return zoneinfo.ZoneInfo(name)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"unknown time zone {name!r}") from None
-    from dateparser.timezone_parser import pop_tz_offset_from_string  # slow to import: only for zone names
+    if name in COMMON_ZONES:
+        return dt.timezone(dt.timedelta(minutes=COMMON_ZONES[name]), name)
+    from dateparser.timezone_parser import pop_tz_offset_from_string  # slow to import: only for rarer names
 
     rest, zone = pop_tz_offset_from_string(f" {name}")
     if zone is None or rest.strip():
