@@ -286,7 +286,7 @@ def test_a_source_that_cannot_be_stored_is_skipped_alone_but_the_archive_failing
     def store_or_fail(db, source, documents, error=None):
         error = error or sqlite3.IntegrityError("bad row")
         if source.path == "notes/a.md" and documents:
-            db.execute("DELETE FROM documents WHERE source = 'notes/a.md'")  # undone by the savepoint
+            db.execute("DELETE FROM documents WHERE source = 'notes/a.md'")  # half stored: all of it goes
             raise error
         return real_store(db, source, documents)
 
