@@ -10,9 +10,17 @@ The subpackages are the layers, each importing only those below it:
 - ``archivist.workspace`` and ``archivist.errors``: where things live, and the error contract.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
-try:
-    __version__ = version("archivist")
-except PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> Any:
+    """``__version__``, read from the installed package's metadata when asked for (reading it
+    costs more than a whole keyword search, so no command pays for it unless it shows it)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'archivist' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("archivist")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
