@@ -580,8 +580,14 @@ def storable(value: Any) -> Any:
     SQLite's JSON functions reject) become null.
     """
     if isinstance(value, str):
-        if "\x00" not in value and value.isascii():
-            return value  # the common case, at C speed
+        if "\x00" not in value:
+            if value.isascii():
+                return value  # the common case, at C speed
+            try:
+                value.encode("utf-8")  # ten times faster than the pattern below, where nothing is to change
+                return value
+            except UnicodeEncodeError:
+                pass
         return _UNSTORABLE_RE.sub(lambda match: "" if match[0] == "\x00" else "\ufffd", value)
     if isinstance(value, dict):
         return {storable(str(key)): storable(item) for key, item in value.items()}
