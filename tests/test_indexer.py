@@ -359,7 +359,9 @@ def test_an_archive_from_before_the_problems_table_is_upgraded(make_workspace):
 def _as_written_before_m011(workspace):
     """The archive as the version before the workspace_root view left it."""
     db = sqlite_utils.Database(archive_path(workspace))
-    db.executescript("DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root'; PRAGMA user_version = 0;")
+    db.executescript(
+        "DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root'; PRAGMA user_version = 0;"
+    )
     db.close()
 
 
@@ -396,3 +398,68 @@ async def test_plain_datasette_upgrades_an_older_archive_when_it_starts(make_wor
     response = await datasette.client.get("/archive/find_document.json", params={"document": "notes/a.md"})
     assert response.status_code == 200 and response.json()["rows"], response.text
     assert "workspace_root" in sqlite_utils.Database(archive_path(workspace)).view_names()
+
+
+def fts_intact(db_path) -> list[str]:
+    """The full-text index agrees with the documents (FTS5's own check raises if not); its titles."""
+    db = sqlite_utils.Database(db_path)
+    db.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('integrity-check', 1)")
+    return sorted(row[0] for row in db.execute("SELECT title FROM documents_fts"))
+
+
+def test_the_full_text_index_follows_new_changed_and_removed_documents(make_workspace):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    db_path = archive_path(workspace)
+    before = fts_intact(db_path)
+    assert before and before == sorted(title for _, title in rows(workspace))
+    (workspace / "notes/a.md").write_text("# A rewritten\nzeppelin\n", encoding="utf-8")
+    (workspace / "notes/new.md").write_text("# Brand new\nquokka\n", encoding="utf-8")
+    (workspace / "conversations/2025-11-11/002-k8s/conversation.md").unlink()
+    index_workspace(workspace)
+    assert fts_intact(db_path) == sorted(title for _, title in rows(workspace))
+    db = sqlite_utils.Database(db_path)
+    found = lambda word: [
+        r[0]
+        for r in db.execute(
+            "SELECT path FROM documents WHERE id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)",
+            [word],
+        )
+    ]  # noqa: E731
+    assert found("zeppelin") == ["notes/a.md"] and found("quokka") == ["notes/new.md"]
+    assert db.execute("SELECT count(*) FROM fts_pending").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM fts_deferred").fetchone()[0] == 0
+
+
+def test_a_document_changed_or_removed_before_it_entered_the_index_leaves_it_whole(tmp_path):
+    from archivist.build import schema
+
+    db = schema.open_archive(tmp_path / "archive.db")
+    row = {"kind": "note", "path": "n.md", "source": "n.md", "body": "first words", "content_hash": "x", "indexed_at": "now"}
+    with db.atomic(), db.deferred_fts():
+        kept = db.insert("documents", [{**row, "key": "kept", "title": "Kept"}])
+        gone = db.insert("documents", [{**row, "key": "gone", "title": "Gone"}])
+        db.update("documents", kept, {"body": "second words"})
+        db.execute("DELETE FROM documents WHERE id = ?", [gone])
+        assert db.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH 'words'").fetchone()[0] == 0
+    assert fts_intact(tmp_path / "archive.db") == ["Kept"]
+    assert db.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'second'").fetchall() == [(kept,)]
+    assert db.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH 'first'").fetchone()[0] == 0
+    with db.atomic():  # outside a deferral, the triggers keep the index as they go
+        db.update("documents", kept, {"body": "third words"})
+    assert fts_intact(tmp_path / "archive.db") == ["Kept"]
+    assert db.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'third'").fetchall() == [(kept,)]
+
+
+def test_a_failed_run_leaves_nothing_pending(make_workspace, monkeypatch):
+    workspace = make_workspace(BASE)
+    index_workspace(workspace)
+    (workspace / "notes/new.md").write_text("# Brand new\n", encoding="utf-8")
+    monkeypatch.setattr(indexer, "_store_problems", lambda *args: (_ for _ in ()).throw(RuntimeError("disk gone")))
+    with pytest.raises(RuntimeError):
+        index_workspace(workspace)
+    db = sqlite_utils.Database(archive_path(workspace))
+    assert db.execute("SELECT count(*) FROM fts_pending").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM fts_deferred").fetchone()[0] == 0
+    assert "notes/new.md" not in [path for path, _ in rows(workspace)]
+    assert fts_intact(archive_path(workspace)) == sorted(title for _, title in rows(workspace))

@@ -107,6 +107,24 @@ class Database:
             raise
         self.conn.execute("RELEASE archivist_atomic")
 
+    @contextmanager
+    def deferred_fts(self) -> Iterator[None]:
+        """New documents stored in the block enter the full-text index together at its end.
+
+        Inside a transaction (``atomic``): should the block fail, the transaction's rollback
+        takes back the pending list with the documents.
+        """
+        if not self.conn.in_transaction:
+            raise RuntimeError("deferred_fts needs a transaction")
+        self.conn.execute("INSERT OR IGNORE INTO fts_deferred (id) VALUES (1)")
+        yield
+        self.conn.execute("DELETE FROM fts_deferred")
+        self.conn.execute(
+            "INSERT INTO documents_fts (rowid, title, body, filter_tokens) "
+            "SELECT d.id, d.title, d.body, d.filter_tokens FROM fts_pending p JOIN documents d ON d.id = p.id"
+        )
+        self.conn.execute("DELETE FROM fts_pending")
+
     def exists(self, table: str) -> bool:
         found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table])
         return found.fetchone() is not None

@@ -149,12 +149,13 @@ def _apply(
     if progress is not None:
         items = progress(items)
     read_now: list[tuple[ingest.Source, ingest.Parsed]] = []
-    for source in items:
-        if _unchanged_on_disk(source, known_files) and source.path in known_hashes:
-            summary.unchanged += 1
-            continue
-        read_now.append(_index_source(db, workspace, source, known_hashes.get(source.path), summary))
-        problems.extend(read_now[-1][1].problems)
+    with db.deferred_fts():  # the new documents enter the full-text index in one go
+        for source in items:
+            if _unchanged_on_disk(source, known_files) and source.path in known_hashes:
+                summary.unchanged += 1
+                continue
+            read_now.append(_index_source(db, workspace, source, known_hashes.get(source.path), summary))
+            problems.extend(read_now[-1][1].problems)
     _store_sources(db, read_now)
     read, unchanged, log_problems = store.index_sources(db)
     summary.indexed += read

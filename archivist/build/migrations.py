@@ -355,6 +355,45 @@ def m013_message_index(db: sqlite_utils.Database) -> None:
     db.executescript(MESSAGE_INDEX_SQL)
 
 
+# The documents' full-text index, kept by triggers, can wait while an index run stores
+# many new documents: FTS5 writes out the terms it holds at every statement that may
+# need undoing on its own (each insert into documents, with its triggers, is one), so
+# that storing notes one at a time wrote one small segment each. While ``fts_deferred``
+# has its row, a new document is listed in ``fts_pending`` instead, and the run adds
+# them all in one statement before it commits (``database.Database.deferred_fts``). A
+# pending document that is changed or deleted first is not in the index to be taken out.
+DEFERRED_FTS_SQL = """
+CREATE TABLE fts_deferred (id INTEGER PRIMARY KEY CHECK (id = 1));
+CREATE TABLE fts_pending (id INTEGER PRIMARY KEY);
+DROP TRIGGER documents_ai;
+DROP TRIGGER documents_ad;
+DROP TRIGGER documents_au;
+CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN
+    INSERT INTO documents_fts (rowid, title, body, filter_tokens)
+        SELECT new.rowid, new.title, new.body, new.filter_tokens WHERE NOT EXISTS (SELECT 1 FROM fts_deferred);
+    INSERT INTO fts_pending (id) SELECT new.rowid WHERE EXISTS (SELECT 1 FROM fts_deferred);
+END;
+CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, body, filter_tokens)
+        SELECT 'delete', old.rowid, old.title, old.body, old.filter_tokens
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.rowid);
+    DELETE FROM fts_pending WHERE id = old.rowid;
+END;
+CREATE TRIGGER documents_au AFTER UPDATE ON documents
+WHEN NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.rowid) BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, body, filter_tokens)
+        VALUES ('delete', old.rowid, old.title, old.body, old.filter_tokens);
+    INSERT INTO documents_fts (rowid, title, body, filter_tokens)
+        VALUES (new.rowid, new.title, new.body, new.filter_tokens);
+END;
+"""
+
+
+@migrations()
+def m014_deferred_fts(db: sqlite_utils.Database) -> None:
+    db.executescript(DEFERRED_FTS_SQL)
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

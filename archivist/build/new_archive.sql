@@ -43,16 +43,6 @@ CREATE VIRTUAL TABLE "documents_fts" USING FTS5 (
     tokenize='porter unicode61',
     content="documents"
 );
-CREATE TRIGGER "documents_ai" AFTER INSERT ON "documents" BEGIN
-  INSERT INTO "documents_fts" (rowid, "title", "body", "filter_tokens") VALUES (new.rowid, new."title", new."body", new."filter_tokens");
-END;
-CREATE TRIGGER "documents_ad" AFTER DELETE ON "documents" BEGIN
-  INSERT INTO "documents_fts" ("documents_fts", rowid, "title", "body", "filter_tokens") VALUES('delete', old.rowid, old."title", old."body", old."filter_tokens");
-END;
-CREATE TRIGGER "documents_au" AFTER UPDATE ON "documents" BEGIN
-  INSERT INTO "documents_fts" ("documents_fts", rowid, "title", "body", "filter_tokens") VALUES('delete', old.rowid, old."title", old."body", old."filter_tokens");
-  INSERT INTO "documents_fts" (rowid, "title", "body", "filter_tokens") VALUES (new.rowid, new."title", new."body", new."filter_tokens");
-END;
 CREATE TABLE sources (
     path TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -214,22 +204,43 @@ CREATE TABLE log_files (
 CREATE TRIGGER log_sources_ad_files AFTER DELETE ON log_sources BEGIN
     DELETE FROM log_files WHERE source_id = old.id;
 END;
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-25 18:34:10.553786+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-25 18:34:10.555278+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-25 18:34:10.556617+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-25 18:34:10.558019+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-25 18:34:10.573985+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-25 18:34:10.578593+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-25 18:34:10.582791+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-25 18:34:10.587700+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-25 18:34:10.588232+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-25 18:34:10.588593+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-25 18:34:10.628803+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-25 18:34:10.629244+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-25 18:34:10.632738+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-25 18:34:10.633227+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-25 18:34:10.634523+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-25 18:34:10.634997+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-25 18:34:10.638562+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-25 18:34:10.642727+00:00');
+CREATE TABLE fts_deferred (id INTEGER PRIMARY KEY CHECK (id = 1));
+CREATE TABLE fts_pending (id INTEGER PRIMARY KEY);
+CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN
+    INSERT INTO documents_fts (rowid, title, body, filter_tokens)
+        SELECT new.rowid, new.title, new.body, new.filter_tokens WHERE NOT EXISTS (SELECT 1 FROM fts_deferred);
+    INSERT INTO fts_pending (id) SELECT new.rowid WHERE EXISTS (SELECT 1 FROM fts_deferred);
+END;
+CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, body, filter_tokens)
+        SELECT 'delete', old.rowid, old.title, old.body, old.filter_tokens
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.rowid);
+    DELETE FROM fts_pending WHERE id = old.rowid;
+END;
+CREATE TRIGGER documents_au AFTER UPDATE ON documents
+WHEN NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.rowid) BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, body, filter_tokens)
+        VALUES ('delete', old.rowid, old.title, old.body, old.filter_tokens);
+    INSERT INTO documents_fts (rowid, title, body, filter_tokens)
+        VALUES (new.rowid, new.title, new.body, new.filter_tokens);
+END;
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-25 19:13:24.477625+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-25 19:13:24.480354+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-25 19:13:24.483270+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-25 19:13:24.485621+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-25 19:13:24.491832+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-25 19:13:24.497907+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-25 19:13:24.504676+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-25 19:13:24.510237+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-25 19:13:24.510991+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-25 19:13:24.511649+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-25 19:13:24.561904+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-25 19:13:24.562329+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-25 19:13:24.566810+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-25 19:13:24.567201+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-25 19:13:24.568551+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-25 19:13:24.569018+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-25 19:13:24.573079+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-25 19:13:24.578753+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-25 19:13:24.583408+00:00');
 COMMIT;

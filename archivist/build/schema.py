@@ -13,7 +13,7 @@ from typing import Any
 from archivist.build.database import Database
 
 # How many migrations ``migrations`` has (a test checks it): an archive at this version needs none.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 # Every migration's work, as one script for a new archive (``python -m archivist.build.migrations``).
 NEW_ARCHIVE_SQL = Path(__file__).with_name("new_archive.sql")
 
