@@ -419,14 +419,9 @@ def test_the_full_text_index_follows_new_changed_and_removed_documents(make_work
     index_workspace(workspace)
     assert fts_intact(db_path) == sorted(title for _, title in rows(workspace))
     db = sqlite_utils.Database(db_path)
-    found = lambda word: [
-        r[0]
-        for r in db.execute(
-            "SELECT path FROM documents WHERE id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)",
-            [word],
-        )
-    ]  # noqa: E731
-    assert found("zeppelin") == ["notes/a.md"] and found("quokka") == ["notes/new.md"]
+    match = "SELECT path FROM documents WHERE id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
+    assert [r[0] for r in db.execute(match, ["zeppelin"])] == ["notes/a.md"]
+    assert [r[0] for r in db.execute(match, ["quokka"])] == ["notes/new.md"]
     assert db.execute("SELECT count(*) FROM fts_pending").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM fts_deferred").fetchone()[0] == 0
 
@@ -435,7 +430,14 @@ def test_a_document_changed_or_removed_before_it_entered_the_index_leaves_it_who
     from archivist.build import schema
 
     db = schema.open_archive(tmp_path / "archive.db")
-    row = {"kind": "note", "path": "n.md", "source": "n.md", "body": "first words", "content_hash": "x", "indexed_at": "now"}
+    row = {
+        "kind": "note",
+        "path": "n.md",
+        "source": "n.md",
+        "body": "first words",
+        "content_hash": "x",
+        "indexed_at": "now",
+    }
     with db.atomic(), db.deferred_fts():
         kept = db.insert("documents", [{**row, "key": "kept", "title": "Kept"}])
         gone = db.insert("documents", [{**row, "key": "gone", "title": "Gone"}])
