@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	HF_HUB_OFFLINE=1 $(BIN)/python -m archivist.semantic.onnx_model
 	touch $(STAMP)
 
 install: $(STAMP)

