@@ -162,7 +162,9 @@ def test_an_archive_from_before_the_view_gets_it(make_workspace):
     workspace = make_workspace({"notes/a.md": "# A\n\nSome text.\n"})
     index_workspace(workspace)
     db = schema.open_archive(archive_path(workspace))
-    db.executescript("DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root'; PRAGMA user_version = 0;")
+    db.executescript(
+        "DROP VIEW workspace_root; DELETE FROM _sqlite_migrations WHERE name = 'm011_workspace_root'; PRAGMA user_version = 0;"
+    )
     db.close()
     index_workspace(workspace)
     with runner.Archive.for_workspace(workspace) as archive:
@@ -178,6 +180,7 @@ TOOL_QUERIES = {
     "search_reports": "search_reports",
     "list_command_reports": "list_command_reports",
     "get_report": "get_report",
+    "get_document": "get_document",
     "search_commands": "search_commands",
     "search": "search",
     "search_semantic": "search_semantic",

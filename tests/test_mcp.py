@@ -24,6 +24,7 @@ TOOLS = {
     "search_reports",
     "list_command_reports",
     "get_report",
+    "get_document",
     "search_commands",
     "search",
     "search_semantic",
@@ -117,6 +118,11 @@ async def test_every_tool_answers_and_every_error_is_the_spec_body(embedded_samp
             {"path": "../../etc/passwd"},
             "PATH_NOT_FOUND",
         ),
+        "get_document": (
+            {"document": "conversations/2025-11-10/002-debug-auth"},
+            {"document": "nope.md"},
+            "DOCUMENT_NOT_FOUND",
+        ),
         "search_commands": ({"query": "proxy"}, {"query": ""}, "INVALID_QUERY"),
         "search": (
             {"query": "borders", "entities": ["feature", "bug"]},
@@ -179,6 +185,20 @@ async def test_results_equal_the_canned_queries_through_datasette(embedded_sampl
             )
         ).json()
         assert report.structured_content == {"success": True, **row}
+        document = await client.call_tool("get_document", {"document": "reports/k8s-cluster-health/baseline-notes.md"})
+        (row,) = (
+            await datasette.client.get(
+                "/archive/get_document.json?document=reports/k8s-cluster-health/baseline-notes.md&_shape=array"
+            )
+        ).json()
+        assert document.structured_content == {
+            "success": True,
+            **row,
+            "tags": json.loads(row["tags"]),
+            "extra": json.loads(row["extra"]) if row["extra"] else None,
+            "embedded": bool(row["embedded"]),
+        }
+        assert document.structured_content["body"] == report.structured_content["content"]
         status = await client.call_tool("get_embedding_status", {})
         (row,) = (await datasette.client.get("/archive/embedding_status.json?_shape=array")).json()
         assert status.structured_content == {
@@ -190,6 +210,8 @@ async def test_results_equal_the_canned_queries_through_datasette(embedded_sampl
         for arguments in (
             {"query": "borders", "entities": ["feature", "bug"]},
             {"mode": "faceted", "tags": ["kubernetes"], "start_date": "2025-10"},
+            {"query": "authentication", "output": "full"},
+            {"mode": "scan", "output": "brief"},
         ):
             search = await client.call_tool("search", arguments)
             rest = await datasette.client.get(

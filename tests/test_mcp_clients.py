@@ -59,6 +59,7 @@ CALLS = {
         {"path": "reports/nope.md"},
         "PATH_NOT_FOUND",
     ),
+    "get_document": ({"document": "notes/team-handbook.md"}, {"document": "../outside.md"}, "DOCUMENT_NOT_FOUND"),
     "search_commands": ({"query": "proxy"}, {"query": "p"}, "INVALID_QUERY"),
     "search": (
         {"query": "borders", "entities": ["feature", "bug"]},

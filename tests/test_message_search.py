@@ -76,11 +76,16 @@ async def test_the_page_the_api_and_mcp_name_the_same_message(workspace):
         result = await client.call_tool("search", params)
     assert json.loads(result.content[0].text) == api
 
+    (session,) = [hit for hit in api["results"] if hit.get("message") is not None]
+    assert session["message"] == 5  # brief: the message's index, get_conversation's offset
+    full = (await datasette.client.get("/api/search", params={**params, "output": "full"})).json()
+    (named,) = [hit for hit in full["results"] if hit["message"]]
+    assert named["id"] == session["id"] and named["message"]["index"] == 5
+
     page = (await datasette.client.get("/search", params=params)).text
-    (session,) = [hit for hit in api["results"] if hit["message"]]
     link = re.search(r'<a href="([^"]+)">Message #5</a>', page)
     assert link, page
-    assert link[1] == f"/document/{session['id']}?m=5#m5"
+    assert link[1] == f"/document/{session['id']}?m=5#m5" == named["message"]["link"]
     target = (await datasette.client.get(link[1].split("#")[0])).text
     assert 'id="m5"' in target and "zeppelin hangar doors" in target
 
@@ -98,7 +103,7 @@ async def test_the_page_the_api_and_mcp_name_the_same_message(workspace):
     ],
 )
 async def test_conversations_filter_by_agent_project_and_model_on_every_surface(workspace, filters, paths):
-    params = {"query": "zeppelin", "mode": "keyword", **filters}
+    params = {"query": "zeppelin", "mode": "keyword", "output": "full", **filters}
     with Archive.for_workspace(workspace) as archive:
         response = archive.search(params)
     assert {path.split(":")[0] for path in hits(response)} == paths

@@ -480,7 +480,9 @@ async def test_rest_search_returns_exactly_what_the_search_returns(archive, work
         response = await datasette.client.get("/api/search?" + query_string)
         assert response.status_code == 200, response.text
         assert response.headers["content-type"].startswith("application/json")
-        assert response.json() == archive.search(params)
+        assert response.json() == archive.search({**params, "output": "brief"})  # the MCP tool's default
+        full = await datasette.client.get("/api/search?" + query_string + "&output=full")
+        assert full.json() == archive.search({**params, "output": "full"}) == archive.search(params)
     bad = await datasette.client.get("/api/search?query=borders&entities=feature,epic")
     assert bad.status_code == 400
     assert bad.json()["code"] == "INVALID_ENTITY_TYPE" and bad.json()["success"] is False

@@ -7,7 +7,9 @@ What the server says about itself lives here, so that the stdio entry can answer
 NAME = "archivist"
 INSTRUCTIONS = (
     "Search a workspace of AI conversations, analysis reports, agent memories and tracker records. "
-    "Start with search (every kind, with filters) or search_workspace (conversations)."
+    "Start with search (every kind, with filters): it answers briefly, a snippet per result; a result's id "
+    "reads it whole with get_document, or a conversation's messages with get_conversation. search_workspace "
+    "searches conversations alone."
 )
 # What the SDK's MCPServer declares for a server with tools (and empty prompts and resources).
 CAPABILITIES = {

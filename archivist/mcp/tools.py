@@ -29,7 +29,7 @@ from typing_extensions import TypedDict
 
 from archivist import errors
 from archivist.errors import ArchivistError
-from archivist.queries.rules import AGENTS, INCLUDABLE
+from archivist.queries.rules import AGENTS, API_OUTPUT, INCLUDABLE
 from archivist.queries.runner import TIME_LIMIT_MS, Archive
 from archivist.queries.validation import MAX_QUERY_CHARS, MAX_QUERY_WORDS
 from archivist.workspace import archive_path, resolve_folder
@@ -76,6 +76,19 @@ class Report(Outcome, total=False):
     title: str | None
     path: str
     content: str
+
+
+class Document(Outcome, total=False):
+    id: int
+    kind: str
+    type: str | None
+    title: str | None
+    path: str
+    date: str | None
+    tags: list[str]
+    extra: dict[str, Any] | None
+    embedded: bool
+    body: str
 
 
 class SearchResponse(Outcome, total=False):
@@ -138,6 +151,7 @@ class Workspaces:
         self._allowed = allowed
         self.time_limit_ms = time_limit_ms
         self._open: dict[Path, Archive] = {}
+        self._default_archive: Archive | None = None
         self._lock = threading.Lock()
         self.jobs = EmbedJobs()
 
@@ -188,15 +202,19 @@ class Workspaces:
         return self._indexed(workspace_path)
 
     def archive(self, workspace_path: str | None) -> Archive:
+        if not workspace_path and self._default_archive is not None:
+            return self._default_archive  # the server's own, open: no path to resolve again
         _folder, path = self._indexed(workspace_path)
         with self._lock:
             if path not in self._open:
                 self._open[path] = Archive(path, time_limit_ms=self.time_limit_ms)
+            if not workspace_path:
+                self._default_archive = self._open[path]
             return self._open[path]
 
 
 def _result(payload: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False)
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))  # compact: an agent pays per token
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
 
@@ -234,6 +252,17 @@ async def answer(work: Callable[[threading.Event], dict[str, Any]]) -> CallToolR
 def rows_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A list query's rows, as seeds 001 and 003 return them."""
     return {"success": True, "num_results": len(rows), "results": rows}
+
+
+def document_payload(row: dict[str, Any]) -> dict[str, Any]:
+    """get_document's row: its tags a list, its extra (an agent log's session) an object, embedded a boolean."""
+    return {
+        "success": True,
+        **row,
+        "tags": json.loads(row["tags"] or "[]"),
+        "extra": json.loads(row["extra"]) if row["extra"] else None,
+        "embedded": bool(row["embedded"]),
+    }
 
 
 CONVERSATION_LIMIT = 50  # get_conversation's default page, as its SQL has it
@@ -566,6 +595,25 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         return await answer(work)
 
     @server.tool(annotations=READ_ONLY)
+    async def get_document(
+        document: Annotated[
+            str,
+            Field(
+                description="The document: its id (as search and list_conversations give it), its path relative "
+                "to the workspace, or its absolute path."
+            ),
+        ],
+        workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
+    ) -> Annotated[CallToolResult, Document]:
+        """One document whole, of any kind: id, kind, type, title, path, date, tags, its product (a record's), file (its absolute path), link, whether it is embedded, and body (its text). A conversation read from an agent log has its title and opening prompt here, and its messages in get_conversation."""
+
+        def work(cancel: threading.Event) -> dict[str, Any]:
+            (row,) = workspaces.archive(workspace_path).run("get_document", {"document": document}, cancel)
+            return document_payload(row)
+
+        return await answer(work)
+
+    @server.tool(annotations=READ_ONLY)
     async def search_commands(
         query: Annotated[str, Field(description="Text to find in command names and their reports. " + QUERY_LIMITS)],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
@@ -644,15 +692,22 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         k: Annotated[int | None, Field(description="Another name for page_size (the memory service's).")] = None,
         source_path: Annotated[str, Field(description="Another name for document.")] = "",
         output: Annotated[
-            str, Field(description="'full' (the only output; mode='scan' gives short previews).")
-        ] = "full",
+            str,
+            Field(
+                description="'brief' (default): per result id, kind, type, agent (conversations), title, date, "
+                "score, message (an agent log's matching message) and a snippet of at most 200 characters, then "
+                "total, page, page_size, total_pages, has_more. 'full': every field (path, tags, product_id, ...), "
+                "longer highlighted excerpts, facet counts per kind/type/month/day/tag/product/agent/project/model, "
+                "and the filters as understood."
+            ),
+        ] = API_OUTPUT,
         encoding_context: Annotated[
             dict[str, Any] | None,
             Field(description="Accepted from the memory service's callers; it has no effect here."),
         ] = None,
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
-        """Search everything (conversations, reports, memories, records, notes) with facets, dates and pagination."""
+        """Search everything (conversations, reports, memories, records, notes) with filters, dates and pagination. Each result's id is its handle: get_document(document=id) returns the document whole; for a conversation, get_conversation(document=id, offset=message) reads its messages from the one that matched. The default answer is brief (a snippet per result); output='full' adds paths, tags, longer excerpts and facet counts."""
         params = {
             "query": query,
             "mode": mode,
@@ -677,7 +732,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
             "memory_type": memory_type,
             "k": k,
             "source_path": source_path,
-            "output": output,
+            "output": output or API_OUTPUT,
             "encoding_context": None,
         }
         return await answer(lambda cancel: workspaces.archive(workspace_path).search(params, cancel))

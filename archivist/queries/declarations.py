@@ -242,9 +242,12 @@ QUERIES: dict[str, Query] = {
     "search": Query(
         title="Search everything",
         description="The unified faceted search over every kind of document. It returns one row: the whole "
-        "response as JSON (query, total, page, page_size, total_pages, has_more, results, facets, filters), "
-        "the same JSON that GET /api/search and the MCP search tool return. Facet counts cover the first "
-        "200 results in order.",
+        "response as JSON, the same JSON that GET /api/search and the MCP search tool return for the same "
+        "parameters. With output=full (the default here): query, mode, total, page, page_size, total_pages, "
+        "has_more, results (every field, a highlighted excerpt, the matching message of an agent log), "
+        "facets (counts over the first 200 results in order) and filters. With output=brief (the default of "
+        "/api/search and of the MCP tool): total, page, page_size, total_pages, has_more and results of "
+        "id, kind, type, agent, title, date, score, message and a one-line snippet, empty fields left out.",
         params=(
             Param(
                 "query",
@@ -259,8 +262,8 @@ QUERIES: dict[str, Query] = {
                 "when fewer than 100 documents hold every word, documents holding some of them fill the list up "
                 "to 100), semantic (the 100 nearest documents), similar (the 100 documents nearest to document, "
                 "an id or path), tag (tags required, newest first), recent (newest first), scan (like hybrid, "
-                "or newest first without a query, with short excerpts), faceted (every filter; hybrid ranking "
-                "with a query, newest first without).",
+                "or newest first without a query; with output=full, short excerpts), faceted (every filter; "
+                "hybrid ranking with a query, newest first without).",
             ),
             Param(
                 "entities",
@@ -311,13 +314,14 @@ QUERIES: dict[str, Query] = {
             Param("page", rules.bounded_int("page", 1, 10_000, example=1), "Page number, from 1."),
             Param("page_size", rules.bounded_int("page_size", 1, 100), "Results per page, 1 to 100 (default 10)."),
             Param("limit", rules.bounded_int("limit", 1, 100), "Another name for page_size."),
-            # seed 002's names with no counterpart: its only output, and a boost this archive does not use
             Param(
                 "output",
-                rules.one_of("output", ("full",)),
-                "full, the only output (mode=scan gives short previews).",
-                in_sql=False,
+                rules.one_of("output", rules.OUTPUTS),
+                "brief (what a list of results shows: id, kind, type, agent, title, date, score, the message "
+                "that matched, a snippet of at most 200 characters; the default of /api/search and MCP) or "
+                "full (the default here: every field, excerpts, facets and filters).",
             ),
+            # seed 002's name with no counterpart: a boost this archive does not use
             Param(
                 "encoding_context", _as_given, "Accepted from the memory service's callers; no effect.", in_sql=False
             ),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from archivist.build import dates
-from archivist.build.agentlogs.store import KINDS as LOG_KINDS
+from archivist.build.logkinds import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
 from archivist.queries.sqlfunctions import items
 
@@ -230,6 +230,9 @@ def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
 # --- the unified search -------------------------------------------------------
 
 MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "faceted")
+# brief: what a list of results shows; full: every field, the facets and the filters (the SQL's default)
+OUTPUTS = ("brief", "full")
+API_OUTPUT = "brief"  # what GET /api/search and the MCP search tool answer unless output=full is asked for
 MODES_NEEDING_QUERY = ("hybrid", "keyword", "semantic")
 KINDS = ("conversation", "report", "memory", "record", "note")
 ENTITY_TYPES = ("product", "feature", "test", "bug")

@@ -13,15 +13,13 @@ import sqlite3 as stdlib_sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-from sqlite_utils.utils import sqlite3
-
 from archivist import errors
 from archivist.build import schema
+from archivist.build.database import sqlite3
 from archivist.errors import ArchivistError
 from archivist.queries import sqlfunctions, validation
 from archivist.queries.catalog import default_settings, sql_for
@@ -57,15 +55,22 @@ class Budget:
 
     The limit counts the CPU time of the call's own thread (time.thread_time): a call
     waiting its turn behind other clients' calls on a busy machine spends none of it.
+    A thread's CPU time never runs ahead of the wall clock, so it is read (a system call,
+    which takes tens of microseconds on a busy virtual machine) only once the limit has
+    passed by the wall clock (time.perf_counter, which costs nothing).
     """
 
-    deadline: float | None = None  # a time.thread_time() value
+    limit: float | None = None  # seconds of the thread's CPU time
     cancel: threading.Event | None = None
+    started: float = field(default_factory=time.perf_counter)
+    cpu_started: float = field(default_factory=time.thread_time)
 
     def spent(self) -> bool:
-        return (self.cancel is not None and self.cancel.is_set()) or (
-            self.deadline is not None and time.thread_time() > self.deadline
-        )
+        if self.cancel is not None and self.cancel.is_set():
+            return True
+        if self.limit is None or time.perf_counter() - self.started <= self.limit:
+            return False
+        return time.thread_time() - self.cpu_started > self.limit
 
 
 class Archive:
@@ -110,7 +115,7 @@ class Archive:
         return cls(archive_path(workspace), time_limit_ms=time_limit_ms)
 
     def _check_schema(self, conn: Any) -> None:
-        problem = schema.archive_problem(sqlite_utils.Database(conn))
+        problem = schema.archive_problem(conn)
         if problem == "older":
             raise ArchivistError(
                 "DIRECTORY_NOT_FOUND",
@@ -179,8 +184,7 @@ class Archive:
         prepared = validation.prepare(name, params or {}, self.execute)
         if validation.QUERIES[name].needs_model(prepared):
             self._warm(prepared["query"])  # loading the model or the vectors is not the query's time
-        deadline = time.thread_time() + self.time_limit_ms / 1000 if self.time_limit_ms else None
-        self._local.budget = Budget(deadline, cancel)
+        self._local.budget = Budget(self.time_limit_ms / 1000 if self.time_limit_ms else None, cancel)
         try:
             return self.execute(name, prepared)
         finally:

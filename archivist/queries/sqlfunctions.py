@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import importlib.util
 import itertools
 import json
+import os
 import re
 import urllib.parse
 from collections import deque
@@ -116,6 +119,103 @@ def snippet(text: str | None, query: str | None, words: int | None = 24) -> str:
 _NOT_SPACE_RE = re.compile(r"\S")
 
 
+# FTS5 operators of a raw query: not words to look for
+_OPERATORS = frozenset(("AND", "OR", "NOT", "NEAR"))
+AROUND_HITS = 8  # occurrences of each word of the query weighed for the best stretch
+# bytes of a word: ASCII letters, digits and _, and every byte of a non-ASCII character
+_WORD_BYTES = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") | frozenset(
+    range(0x80, 0x100)
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _query_stems(query: str) -> tuple[bytes, ...]:
+    """The words of ``query`` as lower-case UTF-8 stems, longest first (FTS5 operators left out)."""
+    stems = {_stem(word).lower().encode("utf-8") for word in _WORD_RE.findall(query) if word not in _OPERATORS}
+    longer = {stem for stem in stems if len(stem) > 1}  # a letter alone says little, and is everywhere
+    return tuple(sorted(longer or stems, key=len, reverse=True))
+
+
+def _word_hits(low: bytes, stem: bytes) -> Iterable[int]:
+    """Where words starting with ``stem`` start in ``low`` (a short stem: the whole word)."""
+    found, tried, position = 0, 0, low.find(stem)
+    while position >= 0 and found < AROUND_HITS and tried < 4 * AROUND_HITS:  # a short stem is in many words
+        tried += 1
+        after = position + len(stem)
+        if (position == 0 or low[position - 1] not in _WORD_BYTES) and (
+            len(stem) > 3 or after == len(low) or low[after] not in _WORD_BYTES
+        ):
+            found += 1
+            yield position
+        position = low.find(stem, after)
+
+
+def around(text: str | None, query: str | None, chars: int | None = 72) -> str | None:
+    """About ``chars`` characters of ``text`` on one line, around its stretch with the most
+    different words of the query (the first such), plain; ``...`` where cut. NULL when no
+    word of the query is in the text (whose words the porter stemmer may still match).
+
+    The words are looked for in the UTF-8 bytes, ASCII letters in any case: a long text
+    costs little more than its first hits.
+    """
+    stems = _query_stems(query or "") if text else ()
+    if text is None or not stems:
+        return None
+    raw = text[:SNIPPET_SCAN].encode("utf-8", "surrogatepass")
+    low = raw.lower()  # ASCII letters only, so that positions stay those of raw
+    hits = sorted((position, n) for n, stem in enumerate(stems) for position in _word_hits(low, stem))
+    if not hits:
+        return None
+    size = max(8, int(chars or 72))
+    # the stretch of the window (most of it, in bytes) with the most different words, the first such
+    reach, best, best_words, last = size * 3 // 4, hits[0][0], 0, 0
+    seen: dict[int, int] = {}  # the words in the stretch: how many times each
+    for position, n in hits:
+        seen[n] = seen.get(n, 0) + 1
+        while hits[last][0] <= position - reach:
+            seen[hits[last][1]] -= 1
+            if not seen[hits[last][1]]:
+                del seen[hits[last][1]]
+            last += 1
+        if len(seen) > best_words:
+            best, best_words = hits[last][0], len(seen)
+    # a little of what comes before the stretch, from a word's start (near the start: from there)
+    begin = 0 if best < size // 2 else best - size // 5
+    if begin > 0:  # the last space before, else the first after
+        space = raw.rfind(b" ", max(0, begin - 12), begin + 1)
+        if space < 0:
+            space = raw.find(b" ", begin, best)
+        begin = space + 1 if space >= 0 else best
+    end = begin + size * 8  # bytes enough for twice the characters wanted
+    read = raw[begin:end].decode("utf-8", "ignore")
+    line = " ".join(read[: size * 2].split())
+    more = (
+        len(line) > size
+        or bool(read[size * 2 :].strip())
+        or bool(_NOT_SPACE_BYTES_RE.search(raw, end))
+        or len(text) > SNIPPET_SCAN
+    )
+    if len(line) > size:
+        cut = line.rfind(" ", 0, size + 1)
+        line = line[: cut if cut > size // 2 else size]
+    return ("..." if begin > 0 else "") + line + ("..." if more else "")
+
+
+_NOT_SPACE_BYTES_RE = re.compile(rb"\S")
+
+
+def preview(text: str | None, limit: int | None = 200) -> str | None:
+    """``text`` on one line, at most ``limit`` characters: cut at a word's end, ``...`` where cut."""
+    if text is None:
+        return None
+    size = max(4, int(limit or 200))
+    line = " ".join(text.split())
+    if len(line) <= size:
+        return line
+    cut = line.rfind(" ", 0, size - 2)
+    return line[: cut if cut > size // 2 else size - 3].rstrip() + "..."
+
+
 def phrase(query: str | None) -> str:
     """The whole query as one quoted FTS5 phrase (substring search in a trigram index)."""
     text = (query or "").strip()
@@ -179,7 +279,7 @@ def items(value: Any) -> list[str]:
 def list_json(value: Any, style: str | None = "") -> str:
     """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` normalizes as ingest does."""
     found = items(value)
-    if style == "tag":
+    if style == "tag" and found:
         from archivist.build.ingest import normalize_tags  # the same rule that stored the tags
 
         found = normalize_tags(found)
@@ -289,6 +389,92 @@ def filter_words(filters: str | None, date_spec: str | None) -> str:
     )
 
 
+FILTER_KEYS = ("entities", "types", "tags", "match_all", "product_ids", "agents", "projects", "models", "files")
+KEYWORD_RANKINGS = ("keyword", "hybrid")
+
+
+def search_words(spec: str | None) -> str:
+    """The FTS5 expressions of one search (search.sql), as a JSON object.
+
+    ``spec`` is a JSON object of the search's parsed inputs: ``query``, ``match_mode``
+    (all or raw), ``ranking``, the filter lists (``FILTER_KEYS``), ``start_at`` and
+    ``end_at`` (Unix seconds), and ``first`` and ``last`` (the archive's oldest and newest
+    document times). The filters become FTS words (``filter_words``, the time filter by
+    ``date_words``) and the query's words FTS terms (``fts_query``); the answer has one
+    expression per use, ``""`` (which matches nothing) where the ranking does not need it,
+    since the FTS engine runs any expression it is given:
+
+    - ``every_word``, ``some_words``: documents with every word (or some: only for several
+      words), and the filters (keyword and hybrid rankings);
+    - ``newest_matches``: words, or several filters ANDed, as a filter of documents sorted
+      by time (usually few matches: a forward intersection is faster); ``newest_by_time``:
+      the filters of one group (one kind, bugs of May), read backwards in filters_by_time
+      (newest first) to stop early;
+    - ``filters``: the filters alone (semantic, hybrid and similar rankings);
+    - ``highlight``: the words for an excerpt's highlights;
+    - ``message_every``, ``message_some``: an agent log's messages with every word (also
+      newest first) or some (message_index, with the filters a message holds; a raw query
+      that names a column of documents finds no message); ``message_best``: some words, to
+      name a session's best message;
+    - ``session_files``: the files filter, a session's (null without one);
+    - ``everything``: no words and no filters; ``edge_days``: the days a bound with a time
+      of day cuts (``date_words``).
+    """
+    given = json.loads(spec or "{}")
+    # the query as every other function is given it: a NUL ends a text passed to a function,
+    # not a JSON string (FTS5 would read the expression only up to it)
+    query = str(given.get("query") or "").partition("\x00")[0]
+    raw = given.get("match_mode") == "raw"
+    ranking = given.get("ranking")
+    dated = date_words(given.get("start_at"), given.get("end_at"), given.get("first"), given.get("last"))
+    groups = json.loads(filter_words(json.dumps({key: given.get(key) for key in FILTER_KEYS}), dated))
+
+    def words(mode: str, columns: str = "title body") -> str | None:
+        if not query:
+            return None
+        # raw queries keep to the title and body as a whole (fts_query does it per term)
+        prefix = "{title body} : " if raw and columns == "title body" else ""
+        return prefix + "(" + fts_query(query, "raw" if raw else mode, columns) + ")"
+
+    def both(first: str | None, second: str | None) -> str | None:
+        """``first AND second``, or ``first`` alone without a second (null without a first)."""
+        return None if first is None else first + (" AND " + second if second is not None else "")
+
+    all_words, any_words = words("all"), words("any")
+    filter_group = groups.get("documents")
+    filters = None if filter_group is None else f"filter_tokens : ({filter_group})"
+    message_filters = None if groups.get("messages") is None else f"filter_tokens : ({groups['messages']})"
+    all_and_filters = both(all_words, filters) if all_words is not None else filters
+    message_some = both(words("any", "text"), message_filters)
+    several_filters = filter_group is not None and " and " in filter_group.lower()
+    nothing = '""'
+    return json.dumps(
+        {
+            "every_word": (all_and_filters or nothing) if ranking in KEYWORD_RANKINGS else nothing,
+            # one word: documents with some of the words are those with every word, found already
+            "some_words": (both(any_words, filters) or nothing)
+            if ranking in KEYWORD_RANKINGS and any_words != all_words
+            else nothing,
+            "newest_matches": (all_and_filters or nothing)
+            if ranking == "newest" and (all_words is not None or several_filters)
+            else nothing,
+            "newest_by_time": filter_group
+            if ranking == "newest" and all_words is None and filter_group is not None and not several_filters
+            else nothing,
+            "filters": (filters or nothing) if ranking in ("semantic", "hybrid", "similar") else nothing,
+            "highlight": any_words or all_words or nothing,
+            "message_every": (both(words("all", "text"), message_filters) or nothing)
+            if ranking in (*KEYWORD_RANKINGS, "newest")
+            else nothing,
+            "message_some": (message_some or nothing) if ranking in KEYWORD_RANKINGS else nothing,
+            "message_best": message_some or nothing,
+            "session_files": None if groups.get("files") is None else f"filter_tokens : ({groups['files']})",
+            "everything": all_and_filters is None,
+            "edge_days": json.loads(dated)["edge_days"] if dated else [],
+        }
+    )
+
+
 def _any_of(words: Iterable[str]) -> str:
     return "(" + (" OR ".join(words) or "x") + ")"
 
@@ -320,6 +506,68 @@ def _message_groups(
     if days_ is not None and carrier is None:
         groups.append(_any_of(days_))
     return " AND ".join(groups) or None
+
+
+FACETS = ("kind", "type", "month", "day", "tags", "product_id", "agent", "project", "model")
+LIST_FACETS = frozenset(("tags", "model"))  # JSON arrays: each of their values counts
+ALL_VALUES = frozenset(("kind", "type", "month", "day", "agent"))  # every value listed; others: the first 50
+FACET_VALUES = 50
+PERIODS = frozenset(("month", "day"))  # newest first; the others: most first, then by value
+
+
+def _sql_order(value: Any) -> tuple[int, Any]:
+    """SQLite's order of values: numbers before text."""
+    return (1, value) if isinstance(value, str) else (0, value)
+
+
+class FacetCounts:
+    """``archivist_facets(kind, type, month, day, tags, product_id, agent, project, models)``: an
+    aggregate of the documents of a search, answering each facet's counts as one JSON object,
+    every facet named: ``{"kind": {"note": 12, ...}, "type": {...}, ...}``.
+
+    Each facet's values come most first (months and days: newest first), then by value; 50
+    at most, but for kind, type, month, day and agent. NULLs are not counted; ``tags`` and
+    ``models`` are JSON arrays, each of whose values counts.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, dict[Any, int]] = {facet: {} for facet in FACETS}
+
+    def step(self, *values: Any) -> None:
+        for facet, value in zip(FACETS, values, strict=False):
+            if value is None:
+                continue
+            counts = self.counts[facet]
+            if facet not in LIST_FACETS or value == "[]":
+                if facet not in LIST_FACETS:
+                    counts[value] = counts.get(value, 0) + 1
+                continue
+            try:
+                found = json.loads(value)
+            except ValueError:  # not JSON: the text is the one value
+                found = [value]
+            for item in found if isinstance(found, list) else [found]:
+                if item is None:
+                    continue
+                if isinstance(item, bool):  # json_each's 1 and 0
+                    item = int(item)
+                elif isinstance(item, (list, dict)):
+                    item = json.dumps(item, separators=(",", ":"))
+                counts[item] = counts.get(item, 0) + 1
+
+    def finalize(self) -> str:
+        parts = []
+        for facet in FACETS:
+            counts = self.counts[facet]
+            if facet in PERIODS:
+                ordered = sorted(counts.items(), key=lambda item: _sql_order(item[0]), reverse=True)
+            else:
+                ordered = sorted(counts.items(), key=lambda item: (-item[1], _sql_order(item[0])))
+            if facet not in ALL_VALUES:
+                ordered = ordered[:FACET_VALUES]
+            values = ",".join(f"{json.dumps(str(value), ensure_ascii=False)}:{n}" for value, n in ordered)
+            parts.append(f'"{facet}":{{{values}}}')
+        return "{" + ",".join(parts) + "}"
 
 
 def file_url(absolute_path: str | None) -> str | None:
@@ -360,6 +608,8 @@ def model_id() -> str:
 
 def make_nearest(db_file: str):
     def nearest(query: bytes | None, collection: str, k: Any, allowed: str | None = None) -> str:
+        if query is None:
+            return "[]"  # nothing to search by meaning (a keyword search): the vectors are not needed
         from archivist.semantic import vectors
 
         return vectors.nearest(db_file, query, collection, int(k or 10), allowed)
@@ -369,15 +619,23 @@ def make_nearest(db_file: str):
 
 def load_sqlite_vec(conn: Any) -> None:
     """sqlite-vec's functions (vec_distance_cosine, …) for hand-written SQL; needs pysqlite3."""
-    import sqlite_vec
-
     if not hasattr(conn, "enable_load_extension"):
         return
     conn.enable_load_extension(True)
     try:
-        sqlite_vec.load(conn)
+        conn.load_extension(sqlite_vec_path())
     finally:
         conn.enable_load_extension(False)
+
+
+@functools.cache
+def sqlite_vec_path() -> str:
+    """``sqlite_vec.loadable_path()``, found without importing sqlite_vec: it imports numpy, a
+    sixth of a second before any first query of a new process."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise ImportError("sqlite-vec is not installed")
+    return os.path.join(os.path.dirname(spec.origin), "vec0")
 
 
 # Semantic matches below this cosine similarity are dropped by default: the highest floor that
@@ -396,6 +654,8 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_fts", 2): fts_query,
         ("archivist_fts", 3): fts_query,
         ("archivist_snippet", 3): snippet,
+        ("archivist_preview", 2): preview,
+        ("archivist_around", 3): around,
         ("archivist_phrase", 1): phrase,
         ("archivist_count", 2): count_matches,
         ("archivist_excerpt", 3): excerpt,
@@ -405,6 +665,7 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_time", 2): time_bound,
         ("archivist_date_words", 4): date_words,
         ("archivist_filter_words", 2): filter_words,
+        ("archivist_search_words", 1): search_words,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
         ("archivist_embed", 1): embed_query,
         ("archivist_model", 0): model_id,
@@ -417,3 +678,4 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         # reads the clock for "yesterday": neither is deterministic
         deterministic = name not in ("archivist_nearest", "archivist_time")
         conn.create_function(name, arity, function, deterministic=deterministic)
+    conn.create_aggregate("archivist_facets", len(FACETS), FacetCounts)

@@ -23,6 +23,7 @@ from archivist.build.schema import ARCHIVE_TABLES, archive_problem, migrate
 from archivist.errors import ArchivistError, took_too_long
 from archivist.queries import runner, validation
 from archivist.queries.catalog import sql_for
+from archivist.queries.rules import API_OUTPUT
 from archivist.web.guard import Guard
 from archivist.workspace import DATABASE_NAME
 
@@ -221,7 +222,8 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
 
     Lists may be comma-separated (``entities=feature,bug``) or repeated
     (``entities=feature&entities=bug``). The query runs through Datasette's own
-    JSON API, so the parameter checks and the SQL are the ones every surface uses.
+    JSON API, so the parameter checks and the SQL are the ones every surface uses. Its
+    output is the MCP tool's: brief unless output=full is asked for.
     """
     if not await is_archive(datasette):
         return Response.json(not_an_archive(datasette).to_dict(), status=404)
@@ -232,6 +234,7 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
         params = validation.unalias(
             validation.QUERIES["search"], {key: ",".join(request.args.getlist(key)) for key in request.args}
         )
+        params["output"] = params.get("output") or API_OUTPUT
         validation.check_sizes(params)
     except ArchivistError as error:
         return Response.json(error.to_dict(), status=400)

@@ -28,21 +28,9 @@ from typing import Any
 from archivist.build import dates, ingest, schema, secrets
 from archivist.build.agentlogs import Session, Tail, iso_utc
 from archivist.build.database import Database
+from archivist.build.logkinds import KINDS, MODULES
 from archivist.errors import ArchivistError
 from archivist.workspace import malformed
-
-# Each kind's module in this package.
-MODULES = {
-    "claude-code": "claude_code",
-    "codex": "codex",
-    "gemini-cli": "gemini_cli",
-    "claude-export": "claude_export",
-    "chatgpt-export": "chatgpt_export",
-    "aider": "aider",
-    "specstory": "specstory",
-    "llm": "llm_logs",
-}
-KINDS = tuple(MODULES)
 
 SOURCES_SQL = "SELECT id, kind, path, fingerprint, problems FROM log_sources ORDER BY id"
 SOURCE_KEYS_SQL = "SELECT key, id FROM documents WHERE source = :source"

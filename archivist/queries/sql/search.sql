@@ -1,35 +1,42 @@
 -- search: the unified faceted search (SPEC §3). It answers one row, `response`: the whole
--- answer as JSON (total, page, results, facets, filters), as /api/search and MCP return it.
+-- answer as JSON, as /api/search and MCP return it: output=full (the default here) gives query,
+-- mode, total, page, results, facets and filters; output=brief (theirs) the mode, the page and, per
+-- result, what a list shows (id, kind, type, agent, title, date, score, message, a snippet).
 --
 -- The steps, each a group of CTEs below, in order:
 --   1. inputs, plan         the parameters parsed; the ranking the mode asks for (keyword,
 --                           semantic, hybrid, similar or newest first) and how deep it ranks
---   2. filter words         kind, type, date, tags, products, agents, projects, models and
+--   2. the words            kind, type, date, tags, products, agents, projects, models and
 --                           files as words of the FTS column filter_tokens
 --                           (ingest.filter_tokens), so that the FTS engine applies the
---                           filters while it matches: date_filter, filter_groups
---   3. fts_words,           the query's words and the filters as FTS expressions, one per
---      fts_expressions      ranking ('""', which matches nothing, where a ranking is not used)
---   4. cut_by_time          documents on a day that a bound with a time of day cuts
---   5. keyword ranking      BM25: every word first, then some words (every_word_* ..
---                           keyword_ranking, keyword_total); a conversation read from an
+--                           filters while it matches, and the query's words, as one FTS
+--                           expression per use (search_words, fts_expressions)
+--   3. cut_by_time          documents on a day that a bound with a time of day cuts
+--   4. keyword ranking      BM25: every word first, then some words (every_word_* ..
+--                           keyword_ranking, with its total); a conversation read from an
 --                           agent log matches by its title and opening prompt, or by a
 --                           message (message_index), and ranks by its best
---   6. semantic ranking     the query's vector, nearest chunks within the filters
---   7. similar ranking      the documents nearest to one document (mode=similar)
---   8. hybrid_ranking       reciprocal-rank fusion of the keyword and semantic rankings
---   9. newest first         matches or filters, newest first; no filter: the whole archive
---  10. ranked, total        the chosen ranking's documents in order, and how many match
---  11. page                 the requested page's documents, with excerpts, as JSON
---  12. facets               counts over the first 200 ranked documents
---  13. the response         one JSON object
+--   5. semantic ranking     the query's vector, nearest chunks within the filters
+--   6. similar ranking      the documents nearest to one document (mode=similar)
+--   7. scored               the keyword and semantic rankings side by side, and their
+--                           reciprocal-rank fusion (hybrid)
+--   8. newest first         matches or filters, newest first; no filter: the whole archive
+--   9. ranked               the chosen ranking's documents in order, and how many match
+--  10. listed               the page's results (brief or full) and the facets' counts
+--  11. the response         one JSON object
+--
+-- SQLite prepares a CTE again at every place that names it, with the CTEs it names: the
+-- rankings and the steps after them are each named once (a new connection prepares this
+-- in milliseconds), and what many places read (plan, fts_expressions) names little.
 
--- 1. inputs, plan ---------------------------------------------------------------------------
+-- 1. inputs, plan ------------------------------------------------------------------------------
 with inputs as materialized (
   -- every parameter trimmed and parsed: lists as JSON arrays, dates as Unix seconds
   select
     trim(:query) as query,
     coalesce(nullif(lower(trim(:mode)), ''), 'hybrid') as mode,
+    -- brief: what a list of results shows; full (the default): every field, facets and filters
+    case when lower(trim(:output)) = 'brief' then 'brief' else 'full' end as output,
     case when lower(trim(:match_mode)) = 'raw' then 'raw' else 'all' end as match_mode,
     lower(trim(:match_all)) in ('1', 'true', 'yes', 'on') as match_all,
     archivist_list(:entities, 'lower') as entities,
@@ -58,97 +65,58 @@ plan as materialized (
   from inputs
 ),
 
--- 2. filter words ---------------------------------------------------------------------------
-date_filter as materialized (
-  -- the time filter as FTS words (whole years, months, days) and the days a bound cuts
-  select archivist_date_words(
-    start_at, end_at, (select min(timestamp) from documents), (select max(timestamp) from documents)
-  ) as spec
-  from inputs
-),
-filter_groups as materialized (
-  -- the filters as FTS words (archivist_filter_words: ingest.filter_tokens's words, one OR
-  -- group per filter, ANDed): for documents, for messages (which hold all but the files a
-  -- session touched), and the files group
-  select archivist_filter_words(json_object(
+-- 2. the words ---------------------------------------------------------------------------------
+search_words as materialized (
+  -- the filters as FTS words (ingest.filter_tokens's words, one OR group per filter, ANDed;
+  -- a time filter as whole years, months and days) and the query's words, as the FTS
+  -- expressions of each use (archivist_search_words says which); the archive's first and
+  -- last times bound an open time filter. One function call, so that the many places that
+  -- read the expressions each cost the statement little to prepare
+  select archivist_search_words(json_object(
+    'query', query, 'match_mode', match_mode, 'ranking', ranking,
     'entities', json(entities), 'types', json(types), 'tags', json(tags), 'match_all', match_all,
     'product_ids', json(product_ids), 'agents', json(agents), 'projects', json(projects),
-    'models', json(models), 'files', json(files)
-  ), (select spec from date_filter)) as spec
-  from inputs
-),
-
--- 3. fts_words, fts_expressions -----------------------------------------------------------
-fts_words as materialized (
-  -- the query's words as FTS expressions (all of them / any of them), and the filters' words
-  select
-    -- raw queries keep to the title and body as a whole (archivist_fts does it per term)
-    case when i.query != '' then case i.match_mode when 'raw' then '{title body} : ' else '' end
-      || '(' || archivist_fts(i.query, i.match_mode) || ')' end as all_words,
-    case when i.query != '' then case i.match_mode when 'raw' then '{title body} : ' else '' end
-      || '(' || archivist_fts(i.query, case i.match_mode when 'raw' then 'raw' else 'any' end) || ')' end as any_words,
-    (select spec ->> 'documents' from filter_groups) as filter_words,
-    -- an agent log's messages are searched one by one (message_index), with the filters
-    -- they hold (a raw query that names a column of documents finds no message)
-    case when i.query != '' then '(' || archivist_fts(i.query, i.match_mode, 'text') || ')' end as message_all,
-    case when i.query != '' then '(' || archivist_fts(
-      i.query, case i.match_mode when 'raw' then 'raw' else 'any' end, 'text'
-    ) || ')' end as message_any,
-    (select 'filter_tokens : (' || (spec ->> 'messages') || ')' from filter_groups) as message_filters,
-    (select 'filter_tokens : (' || (spec ->> 'files') || ')' from filter_groups) as session_files
-  from inputs i
+    'models', json(models), 'files', json(files),
+    'start_at', start_at, 'end_at', end_at,
+    'first', (select min(timestamp) from documents), 'last', (select max(timestamp) from documents)
+  )) as spec
+  from plan
 ),
 fts_expressions as materialized (
-  -- one expression per use; '""' (matches nothing) where the ranking does not need it,
-  -- since the FTS engine runs any expression it is given
+  -- one expression per use; '""' (matches nothing) where the ranking does not need it:
+  -- every_word and some_words (keyword ranking), newest_matches and newest_by_time (newest
+  -- first: words or several filters, or the filters of one group read backwards by time),
+  -- filters (semantic and similar rankings), highlight (excerpts), message_every,
+  -- message_some and message_best (agent logs' messages), session_files (null: no files
+  -- filter), everything (no words and no filters), edge_days (days a bound with a time cuts)
   select
-    case when ranking in ('keyword', 'hybrid') then coalesce(all_and_filters, '""') else '""' end as every_word,
-    case when ranking in ('keyword', 'hybrid') then coalesce(any_and_filters, '""') else '""' end as some_words,
-    -- newest first: filters of one group (one kind, bugs of May) read filters_by_time
-    -- backwards and stop early; words, or several filters ANDed (usually few
-    -- matches, and a forward intersection is faster), sort their matches by time
-    case when ranking = 'newest' and (all_words is not null or filter_words like '% AND %')
-      then all_and_filters else '""' end as newest_matches,
-    case when ranking = 'newest' and all_words is null and filter_words not like '% AND %'
-      then filter_words else '""' end as newest_by_time,
-    case when ranking in ('semantic', 'hybrid', 'similar') then coalesce(filters, '""') else '""' end as filters,
-    coalesce(highlight, '""') as highlight,
-    -- messages: every word (keyword and hybrid rankings, and words newest first), some
-    -- words (the ranking's fill, and the message a hit names)
-    case when ranking in ('keyword', 'hybrid', 'newest') then coalesce(message_every, '""') else '""' end as message_every,
-    case when ranking in ('keyword', 'hybrid') then coalesce(message_some, '""') else '""' end as message_some,
-    coalesce(message_some, '""') as message_best,
-    session_files,
-    all_and_filters is null as everything  -- no words and no filters
-  from (
-    select
-      all_words,
-      coalesce(all_words || coalesce(' AND ' || filters, ''), filters) as all_and_filters,
-      any_words || coalesce(' AND ' || filters, '') as any_and_filters,
-      coalesce(any_words, all_words) as highlight,
-      filters,
-      filter_words,
-      message_all || coalesce(' AND ' || message_filters, '') as message_every,
-      message_any || coalesce(' AND ' || message_filters, '') as message_some,
-      session_files
-    from (select *, 'filter_tokens : (' || filter_words || ')' as filters from fts_words)
-  ), plan
+    spec ->> 'every_word' as every_word,
+    spec ->> 'some_words' as some_words,
+    spec ->> 'newest_matches' as newest_matches,
+    spec ->> 'newest_by_time' as newest_by_time,
+    spec ->> 'filters' as filters,
+    spec ->> 'highlight' as highlight,
+    spec ->> 'message_every' as message_every,
+    spec ->> 'message_some' as message_some,
+    spec ->> 'message_best' as message_best,
+    spec ->> 'session_files' as session_files,
+    spec ->> 'everything' as everything,
+    spec -> 'edge_days' as edge_days
+  from search_words
 ),
 
-
--- 4. cut_by_time ----------------------------------------------------------------------------
+-- 3. cut_by_time -------------------------------------------------------------------------------
 cut_by_time as materialized (
   -- documents on a day that a bound with a time of day cuts, outside that time
   select d.id
-  from date_filter, inputs, json_each(date_filter.spec, '$.edge_days') edge
+  from fts_expressions, inputs, json_each(fts_expressions.edge_days) edge
   join documents d on d.day = edge.value
   where not (
     d.date_precision = 'second'
     and d.timestamp between coalesce(inputs.start_at, d.timestamp) and coalesce(inputs.end_at, d.timestamp)
   )
 ),
-
--- 5. keyword ranking ------------------------------------------------------------------------
+-- 4. keyword ranking ---------------------------------------------------------------------------
 session_file_matches as materialized (
   -- the sessions whose touched files a filter names: a message hit counts only in them
   select rowid as id from documents_fts
@@ -166,9 +134,9 @@ every_word_hits as materialized (
   where message_index match (select message_every from fts_expressions)
 ),
 every_word_matches as materialized (
-  -- every match of every word, ranked once: the total, the ranked list and membership come
-  -- from it; a session ranks by its best message, which its hit names (SQLite takes a bare
-  -- column from the row of the min()); files= is its sessions' filter
+  -- every match of every word, ranked once: a session ranks by its best message, which its
+  -- hit names (SQLite takes a bare column from the row of the min()); files= is its
+  -- sessions' filter
   select id, min(rank) as rank, message_id
   from every_word_hits
   where id not in (select id from cut_by_time)
@@ -176,10 +144,11 @@ every_word_matches as materialized (
   group by id
 ),
 every_word_top as materialized (
-  select id, rank, message_id from every_word_matches order by rank limit (select depth from plan)
-),
-every_word_total as materialized (
-  select count(*) as n from every_word_matches
+  -- the best of them, as deep as the ranking goes, each with how many there are (n)
+  select id, rank, message_id, (select count(*) from every_word_matches) as n
+  from every_word_matches
+  order by rank
+  limit (select depth from plan)
 ),
 some_word_hits as materialized (
   -- documents and messages with some of the words: only read when fewer than 100 have every
@@ -187,13 +156,14 @@ some_word_hits as materialized (
   select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank, null as message_id
   from documents_fts
   where documents_fts match (
-    select case when (select n from every_word_total) < 100 then some_words else '""' end from fts_expressions
+    select case when coalesce((select n from every_word_top limit 1), 0) < 100 then some_words else '""' end
+    from fts_expressions
   )
   union all
   select rowid / 1048576, bm25(message_index, 1.0, 0.0), rowid
   from message_index
   where message_index match (
-    select case when (select n from every_word_total) < 100 and message_some != message_every
+    select case when coalesce((select n from every_word_top limit 1), 0) < 100 and message_some != message_every
       then message_some else '""' end
     from fts_expressions
   )
@@ -208,23 +178,27 @@ some_words_top as materialized (
   limit 100
 ),
 keyword_ranking as materialized (
-  -- every word first; under 100 such documents, documents with some words fill up to 100
-  select id, rank, position, message_id from (
-    select id, rank, message_id, row_number() over (order by tier, rank, id) as position
+  -- every word first; under 100 such documents, documents with some words fill up to 100.
+  -- total: how many match (every word), or how many are listed when that is under 100
+  select id, rank, message_id, position, case when n >= 100 then n else count(*) over () end as total
+  from (
+    select id, rank, message_id, coalesce(max(n) over (), 0) as n,
+      row_number() over (order by tier, rank, id) as position
     from (
-      select id, rank, message_id, 0 as tier from every_word_top
-      union all
-      select id, rank, message_id, 1 from some_words_top where id not in (select id from every_word_top)
+      -- a document with every word is listed once, in the first tier (the row of the min())
+      select id, min(tier) as tier, rank, message_id, n
+      from (
+        select id, rank, message_id, 0 as tier, n from every_word_top
+        union all
+        select id, rank, message_id, 1, null from some_words_top
+      )
+      group by id
     )
   )
-  where position <= max(100, (select n from every_word_total))
-),
-keyword_total as materialized (
-  select case when n >= 100 then n else (select count(*) from keyword_ranking) end as n
-  from every_word_total
+  where position <= max(100, n)
 ),
 
--- 6. semantic ranking -----------------------------------------------------------------------
+-- 5. semantic ranking --------------------------------------------------------------------------
 query_vector as materialized (
   select case when ranking in ('semantic', 'hybrid') then archivist_embed(query) end as vector from plan
 ),
@@ -262,7 +236,7 @@ semantic_ranking as materialized (
   )
 ),
 
--- 7. similar ranking ------------------------------------------------------------------------
+-- 6. similar ranking ---------------------------------------------------------------------------
 similar_seed as (
   -- include: _document_id.sql
 ),
@@ -285,16 +259,29 @@ similar_ranking as materialized (
   )
 ),
 
--- 8. hybrid_ranking -------------------------------------------------------------------------
-hybrid_ranking as (
+-- 7. scored ------------------------------------------------------------------------------------
+scored as materialized (
+  -- the keyword and semantic rankings side by side, a document per row, and their
   -- reciprocal-rank fusion: 1 / (10 + position) from each ranking a document is in
   -- (k = 10 beat 20 and 60 on SciFact's train split: bench/retrieval_quality.py)
-  select id, sum(1.0 / (10 + position)) as rrf
-  from (select id, position from keyword_ranking union all select id, position from semantic_ranking)
+  select id,
+    min(keyword_position) as keyword_position, min(keyword_rank) as keyword_rank,
+    min(message_id) as message_id, min(keyword_total) as keyword_total,
+    min(semantic_position) as semantic_position, min(similarity) as similarity,
+    min(start) as start, min("end") as "end",
+    sum(1.0 / (10 + coalesce(keyword_position, semantic_position))) as rrf
+  from (
+    select id, position as keyword_position, rank as keyword_rank, message_id, total as keyword_total,
+      null as semantic_position, null as similarity, null as start, null as "end"
+    from keyword_ranking
+    union all
+    select id, null, null, null, null, position, similarity, start, "end"
+    from semantic_ranking
+  )
   group by id
 ),
 
--- 9. newest first ---------------------------------------------------------------------------
+-- 8. newest first ------------------------------------------------------------------------------
 newest_candidates as materialized (
   -- words as a filter (or several filters ANDed): the documents they match, and the
   -- sessions with a message holding every word
@@ -304,10 +291,11 @@ newest_candidates as materialized (
   select id from every_word_matches where (select ranking from plan) = 'newest'
 ),
 newest_matches as materialized (
-  -- those matches, newest first
+  -- those matches, newest first: the documents read newest first by the timestamp index,
+  -- each looked up among the matches, until the list is full (CROSS JOIN keeps that order)
   select d.id, d.timestamp
-  from newest_candidates c
-  join documents d on d.id = c.id
+  from documents d
+  cross join newest_candidates c on c.id = d.id
   where c.id not in (select id from cut_by_time)
   order by d.timestamp desc, d.id desc
   limit (select depth from plan)
@@ -322,204 +310,216 @@ newest_by_time as materialized (
   order by rowid desc
   limit (select depth from plan)
 ),
-newest_total as materialized (
-  -- fewer matches than were listed: the list is all of them
-  select case
-    when (select count(*) from newest_matches) + (select count(*) from newest_by_time) < (select depth from plan)
-      then (select count(*) from newest_matches) + (select count(*) from newest_by_time)
-    else (
-      select count(*) from newest_candidates where id not in (select id from cut_by_time)
-    ) + (
-      select count(*) from filters_by_time
-      where filters_by_time match (select newest_by_time from fts_expressions)
-        and rowid % 67108864 not in (select id from cut_by_time)
-    ) end as n
-),
 newest_of_all as materialized (
   -- no words and no filters: the whole archive, newest first, by the timestamp index
   -- (LIMIT 0 otherwise: a constant WHERE would not stop the index walk)
-  select id
+  select id, timestamp
   from documents
   order by timestamp desc, id desc
   limit (select case when ranking = 'newest' and everything then depth else 0 end from plan, fts_expressions)
 ),
 
--- 10. ranked, total -------------------------------------------------------------------------
+-- 9. ranked ------------------------------------------------------------------------------------
 ranked as materialized (
-  -- the chosen ranking's documents in order, (id, score, position); the others are empty
-  select id, -rank as score, position from keyword_ranking where (select ranking from plan) = 'keyword'
+  -- the chosen ranking's documents in order: (id, score, position), the message its words
+  -- were found in, whether they were found by their words (their excerpt is then a
+  -- highlighted snippet), the passage found by meaning, and how many documents match
+  -- beyond those ranked (total, the same on every row). Each ranking is read once here.
+  select id,
+    case plan.ranking when 'keyword' then -keyword_rank when 'semantic' then similarity else rrf end as score,
+    case plan.ranking
+      when 'keyword' then keyword_position
+      when 'semantic' then semantic_position
+      else row_number() over (order by rrf desc, id)
+    end as position,
+    message_id, keyword_position is not null as by_words, start, "end",
+    case plan.ranking
+      when 'keyword' then keyword_total
+      when 'semantic' then count(semantic_position) over ()
+      -- hybrid: the keyword total, and the documents found only by meaning
+      else coalesce(max(keyword_total) over (), 0) + sum(
+        case when plan.ranking = 'hybrid' and keyword_position is null
+          then id not in (select id from every_word_matches) else 0 end
+      ) over ()
+    end as total
+  from scored, plan
+  where case plan.ranking
+    when 'keyword' then keyword_position is not null
+    when 'semantic' then semantic_position is not null
+    else plan.ranking = 'hybrid'
+  end
   union all
-  select id, similarity, position from semantic_ranking where (select ranking from plan) = 'semantic'
+  select id, similarity, position, null, 0, null, null, count(*) over ()
+  from similar_ranking
+  where (select ranking from plan) = 'similar'
   union all
-  select id, similarity, position from similar_ranking
+  select id, null, row_number() over (order by timestamp desc, id desc),
+    -- a session with a message holding every word: that message
+    (select e.message_id from every_word_matches e where e.id = newest_matches.id),
+    (select newest_matches from fts_expressions) != '""', null, null,
+    -- fewer matches than were listed: the list is all of them
+    case when count(*) over () < (select depth from plan) then count(*) over () else (
+      select count(*) from newest_candidates where id not in (select id from cut_by_time)
+    ) end
+  from newest_matches
   union all
-  select id, rrf, row_number() over (order by rrf desc, id)
-  from hybrid_ranking where (select ranking from plan) = 'hybrid'
+  select id, null, row_number() over (order by time_key desc), null, 0, null, null,
+    case when count(*) over () < (select depth from plan) then count(*) over () else (
+      select count(*) from filters_by_time
+      where filters_by_time match (select newest_by_time from fts_expressions)
+        and rowid % 67108864 not in (select id from cut_by_time)
+    ) end
+  from newest_by_time
   union all
-  select id, null, row_number() over (order by timestamp desc, id desc) from newest_matches
-  union all
-  select id, null, row_number() over (order by time_key desc) from newest_by_time
-  union all
-  select id, null, row_number() over (order by timestamp desc, id desc)
-  from (select id, timestamp from documents where id in (select id from newest_of_all))
-),
-total as materialized (
-  -- how many documents match, beyond those ranked
-  select case plan.ranking
-    when 'keyword' then (select n from keyword_total)
-    when 'semantic' then (select count(*) from semantic_ranking)
-    when 'similar' then (select count(*) from similar_ranking)
-    when 'hybrid' then (select n from keyword_total) + (
-      -- documents found only by meaning
-      select count(*) from semantic_ranking s
-      where s.id not in (select id from keyword_ranking) and s.id not in (select id from every_word_matches)
-    )
-    else case when (select everything from fts_expressions)
-      then (select count(*) from documents) else (select n from newest_total) end
-  end as n
-  from plan
+  select id, null, row_number() over (order by timestamp desc, id desc), null, 0, null, null,
+    (select count(*) from documents)
+  from newest_of_all
 ),
 
--- 11. page ----------------------------------------------------------------------------------
-page_rows as (
-  select r.id, r.score, r.position,
-    -- found by its words: its excerpt is a highlighted snippet (else a passage)
-    k.id is not null or (select newest_matches from fts_expressions) != '""' as by_words,
-    k.message_id  -- the message its words were found in, if they were
-  from ranked r
-  cross join plan
-  left join keyword_ranking k on k.id = r.id
-  where r.position > (plan.page - 1) * plan.page_size
-  order by r.position
-  limit (select page_size from plan)
-),
-page_results as (
-  select json_group_array(json(item)) as items
-  from (
-    select json_object(
-      'kind', d.kind,
-      'entity_type', d.type,
-      'entity_id', d.external_id,
-      'id', d.id,
-      'title', d.title,
-      'score', round(r.score, 6),
-      'rank', r.position,
-      'date', d.date,
-      'created_at', d.created_at,
-      'tags', json(d.tags),
-      'product_id', d.product_id,
-      'path', d.path,
-      -- the excerpt: the words highlighted, else the passage found by meaning, else the start
-      'excerpt', coalesce(
-        (
-          select snippet(documents_fts, 1, '<mark>', '</mark>', '...', case plan.mode when 'scan' then 12 else 32 end)
-          from documents_fts
-          where documents_fts match (select case when r.by_words then highlight else '""' end from fts_expressions)
-            and rowid = d.id
-        ),
-        (
-          select archivist_excerpt(substr(d.body, s.start + 1, s."end" - s.start), '', case plan.mode when 'scan' then 80 else 200 end)
-          from semantic_ranking s where s.id = d.id
-        ),
-        archivist_excerpt(d.body, '', case plan.mode when 'scan' then 80 else 200 end)
-      ),
-      -- a conversation read from an agent log: the message that matches best, and its link
-      'message', json((
-          select json_object(
-            'index', m.seq, 'role', m.role, 'timestamp', m.timestamp,
-            'snippet', archivist_snippet(m.text, plan.query, 24),
-            'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
-          )
-          from messages m
-          where m.id = coalesce(r.message_id, (
-            -- found otherwise (its title, its meaning, newest first): its best message for the words
-            select rowid from message_index
-            where r.message_id is null and d.kind = 'conversation' and d.source like 'log:%'
-              and message_index match (select case when r.by_words then message_best else '""' end from fts_expressions)
-              and rowid between d.id * 1048576 and d.id * 1048576 + 1048575
-            order by rank, rowid
-            limit 1
-          ))
+-- 10. listed: the page and the facets' documents, read once ------------------------------------
+listed as (
+  select
+    coalesce(max(r.total), 0) as total,
+    -- the page's results, in order: brief (what a list shows, a short snippet and the id that
+    -- fetches the rest) or full (every field, a longer excerpt, the matching message)
+    '[' || coalesce(group_concat(
+      case plan.output when 'brief' then json_patch('{}', json_object(
+        'id', d.id,
+        'kind', d.kind,
+        'type', d.type,
+        -- a conversation's agent: an agent log's kind, or workspace for the workspace's own
+        'agent', case when d.kind = 'conversation' then
+          coalesce(case when d.source like 'log:%' then d.extra ->> 'agent' end, 'workspace') end,
+        'title', coalesce(d.title, d.path),
+        'date', d.date,
+        'score', round(r.score, 3),
+        -- the message its words were found in (get_conversation's offset), and its snippet
+        'message', m.seq,
+        -- a line of text (200 characters at most): around the words of the query in the
+        -- message or the document (FTS5's snippet where the words are there only as the
+        -- stemmer finds them), else the passage found by meaning, else the start
+        'snippet', archivist_preview(coalesce(
+          case when m.id is not null then
+            coalesce(archivist_around(m.text, plan.query, 56), archivist_excerpt(m.text, '', 56)) end,
+          case when r.by_words then coalesce(archivist_around(d.body, plan.query, 56), (
+            select snippet(documents_fts, 1, '', '', '...', 10)
+            from documents_fts
+            where documents_fts match (select highlight from fts_expressions) and rowid = d.id
+          )) end,
+          case when r.start is not null then
+            archivist_excerpt(substr(d.body, r.start + 1, r."end" - r.start), '', 56) end,
+          archivist_excerpt(d.body, '', 56)
+        ), 200)
       ))
-    ) as item
-    from page_rows r
-    cross join documents d on d.id = r.id  -- the page first, then its documents by id
-    cross join plan
-    order by r.position
+      else json_object(
+        'kind', d.kind,
+        'entity_type', d.type,
+        'entity_id', d.external_id,
+        'id', d.id,
+        'title', d.title,
+        'score', round(r.score, 6),
+        'rank', r.position,
+        'date', d.date,
+        'created_at', d.created_at,
+        'tags', json(d.tags),
+        'product_id', d.product_id,
+        'path', d.path,
+        -- the excerpt: the words highlighted, else the passage found by meaning, else the start
+        'excerpt', coalesce(
+          (
+            select snippet(documents_fts, 1, '<mark>', '</mark>', '...', case plan.mode when 'scan' then 12 else 32 end)
+            from documents_fts
+            where documents_fts match (select case when r.by_words then highlight else '""' end from fts_expressions)
+              and rowid = d.id
+          ),
+          case when r.start is not null then archivist_excerpt(
+            substr(d.body, r.start + 1, r."end" - r.start), '', case plan.mode when 'scan' then 80 else 200 end
+          ) end,
+          archivist_excerpt(d.body, '', case plan.mode when 'scan' then 80 else 200 end)
+        ),
+        -- a conversation read from an agent log: the message that matches best, and its link
+        'message', case when m.id is not null then json_object(
+          'index', m.seq, 'role', m.role, 'timestamp', m.timestamp,
+          'snippet', archivist_snippet(m.text, plan.query, 24),
+          'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
+        ) end
+      ) end,
+      ',' order by r.position
+    ) filter (where r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size), '') || ']' as items,
+    -- the facets: counts over the first 200 ranked documents (full output only), each facet's
+    -- values most first (months and days newest first), 50 at most per facet but for kind,
+    -- type, month, day and agent; an agent log's conversation adds its agent, project and models
+    archivist_facets(
+      d.kind, d.type, d.month, d.day, d.tags, d.product_id,
+      case when d.source like 'log:%' then d.extra ->> 'agent' end,
+      case when d.source like 'log:%' then d.extra ->> 'project' end,
+      coalesce(case when d.source like 'log:%' then d.extra ->> '$.models' end, '[]')
+    ) filter (where plan.output = 'full' and r.position <= 200) as facets
+  from plan
+  cross join ranked r
+  -- the documents of the page (and of the facets), by id
+  left join documents d on d.id = r.id and (
+    r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size
+    or plan.output = 'full' and r.position <= 200
   )
-),
-
--- 12. facets --------------------------------------------------------------------------------
-facet_rows as materialized (
-  select d.kind, d.type, d.month, d.day, d.tags, d.product_id,
-    -- an agent log's conversation: its agent, project and models
-    case when d.source like 'log:%' then d.extra end as session
-  from ranked r join documents d on d.id = r.id
-  where r.position <= 200
-),
-facet_values as (
-  -- each ranked document's value of every facet (tags and models: each of theirs), read
-  -- from facet_rows once: SQLite plans a CTE again for each place that names it
-  select v.key as facet, coalesce(t.value, v.value) as value
-  from facet_rows r, json_each(json_object(
-    'kind', r.kind, 'type', r.type, 'month', r.month, 'day', r.day, 'tags', json(r.tags),
-    'product_id', r.product_id, 'agent', r.session ->> 'agent', 'project', r.session ->> 'project',
-    'model', json(coalesce(r.session ->> '$.models', '[]'))
-  )) v
-  left join json_each(case when v.type = 'array' then v.value end) t
-  where coalesce(t.value, v.value) is not null and (v.type != 'array' or t.value is not null)
-),
-facet_groups as (
-  -- counts per facet and value, most first (months and days newest first); 50 at most per facet
-  select facet, value, n from (
-    select facet, value, n, row_number() over (
-      partition by facet
-      order by case when facet in ('month', 'day') then 0 else -n end, case when facet in ('month', 'day') then value end desc, value
-    ) as position
-    from (select facet, value, count(*) as n from facet_values group by facet, value)
-  )
-  where position <= 50 or facet in ('kind', 'type', 'month', 'day', 'agent')
-  order by facet, position
-),
-facet_counts as (
-  select json_group_object(names.facet, json(coalesce(g.counts, '{}'))) as counts
-  from (
-    select column1 as facet, column2 as position from (values
-      ('kind', 1), ('type', 2), ('month', 3), ('day', 4), ('tags', 5), ('product_id', 6),
-      ('agent', 7), ('project', 8), ('model', 9))
-  ) names
-  left join (
-    select facet, json_group_object(value, n) as counts from facet_groups group by facet
-  ) g on g.facet = names.facet
-  order by names.position
+  -- the page's agent-log conversations: the message that their words were found in, else
+  -- (found by their title, their meaning, newest first) their best message for the words;
+  -- looked for on the page only (the key is null elsewhere)
+  left join messages m on m.id = case
+    when r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size
+      and d.kind = 'conversation' and d.source like 'log:%'
+    then coalesce(r.message_id, (
+      select rowid from message_index
+      where r.message_id is null
+        and message_index match (select case when r.by_words then message_best else '""' end from fts_expressions)
+        and rowid between d.id * 1048576 and d.id * 1048576 + 1048575
+      order by rank, rowid
+      limit 1
+    ))
+  end
 )
 
--- 13. the response --------------------------------------------------------------------------
-select json_object(
-  'query', plan.query,
-  'mode', plan.mode,
-  'total', total.n,
-  'page', plan.page,
-  'page_size', plan.page_size,
-  'total_pages', (total.n + plan.page_size - 1) / plan.page_size,
-  'has_more', json(case when plan.page * plan.page_size < total.n then 'true' else 'false' end),
-  'results', json(coalesce((select items from page_results), '[]')),
-  'facets', json((select counts from facet_counts)),
-  'filters', json_object(
-    'entities', json(plan.entities),
-    'types', json(plan.types),
-    'tags', json(plan.tags),
-    'match_all', json(case when plan.match_all then 'true' else 'false' end),
-    'start_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.start_at, 'unixepoch'),
-    'end_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.end_at, 'unixepoch'),
-    'product_ids', json(plan.product_ids),
-    'agents', json(plan.agents),
-    'projects', json(plan.projects),
-    'models', json(plan.models),
-    'files', json(plan.files),
-    'match_mode', case plan.match_mode when 'raw' then 'raw' else 'simple' end,
-    'min_similarity', plan.min_similarity,
-    'document', nullif(trim(:document), '')
+-- 11. the response -----------------------------------------------------------------------------
+select case plan.output
+  when 'brief' then json_object(
+    'mode', plan.mode,
+    'total', listed.total,
+    'page', plan.page,
+    'page_size', plan.page_size,
+    'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
+    'has_more', json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end),
+    'results', json(listed.items)
   )
-) as response
-from plan, total
+  else json_object(
+    'query', plan.query,
+    'mode', plan.mode,
+    'total', listed.total,
+    'page', plan.page,
+    'page_size', plan.page_size,
+    'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
+    'has_more', json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end),
+    'results', json(listed.items),
+    -- (no documents: every facet, empty)
+    'facets', json(coalesce(listed.facets, json_object(
+      'kind', json('{}'), 'type', json('{}'), 'month', json('{}'), 'day', json('{}'), 'tags', json('{}'),
+      'product_id', json('{}'), 'agent', json('{}'), 'project', json('{}'), 'model', json('{}')
+    ))),
+    'filters', json_object(
+      'entities', json(plan.entities),
+      'types', json(plan.types),
+      'tags', json(plan.tags),
+      'match_all', json(case when plan.match_all then 'true' else 'false' end),
+      'start_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.start_at, 'unixepoch'),
+      'end_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.end_at, 'unixepoch'),
+      'product_ids', json(plan.product_ids),
+      'agents', json(plan.agents),
+      'projects', json(plan.projects),
+      'models', json(plan.models),
+      'files', json(plan.files),
+      'match_mode', case plan.match_mode when 'raw' then 'raw' else 'simple' end,
+      'min_similarity', plan.min_similarity,
+      'document', nullif(trim(:document), '')
+    )
+  )
+end as response
+from plan, listed

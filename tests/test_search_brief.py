@@ -1,0 +1,265 @@
+"""The brief search answer, the MCP search tool's and GET /api/search's default: what a list of
+results shows, small enough to read on every call, with the id that fetches the rest."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from conftest import EVAL, started_datasette, write_files
+from mcp import Client
+from test_agentlogs_sources import SESSION, line
+
+from archivist.build.indexer import index_workspace
+from archivist.mcp.tools import create_server
+from archivist.queries import catalog, runner
+from archivist.queries.runner import Archive
+from archivist.workspace import archive_path
+
+PAGE_KEYS = {"mode", "total", "page", "page_size", "total_pages", "has_more", "results"}
+RESULT_KEYS = {"id", "kind", "type", "agent", "title", "date", "score", "message", "snippet"}
+BUDGET = 2000  # bytes of JSON for a page of 10 results (2 KB)
+HOSTILE_TITLE = 'A "quoted" title with a back\\slash, </mark> and <script>alert(1)</script>'
+HOSTILE_BODY = (
+    "Intro line.\n\n"
+    "The zeppelin 🦄 docks at the hangar: שלום עולם, 飛行船, naïve café, a tab\there, a bell \x07 and "
+    'an escape \x1b[31m, {"json": [1, "two"]}, \\u0000 as text, </mark><b>bold</b> ' + "x" * 600 + " zeppelin again.\n"
+)
+NOTES = {
+    f"notes/zeppelin-{n:02d}.md": (
+        f"---\ntags: [airships, note-{n}]\n---\n# Zeppelin note {n}\n\n"
+        + "Filler words about nothing in particular. " * (n * 20)
+        + f"The zeppelin hangar number {n} holds a ship.\n"
+    )
+    for n in range(14)
+}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    """Notes with the word zeppelin (one of hostile text), a record, and an agent log's session."""
+    root = tmp_path_factory.mktemp("brief")
+    workspace = write_files(
+        root / "ws",
+        {
+            **NOTES,
+            "notes/hostile.md": f"# {HOSTILE_TITLE}\n\n{HOSTILE_BODY}",
+            "records/bugs.jsonl": json.dumps(
+                {
+                    "entity_type": "bug",
+                    "entity_id": "77",
+                    "title": "Zeppelin icon is blurry",
+                    "body": "The zeppelin icon is blurry on retina screens.",
+                    "product_id": 598,
+                    "timestamp": "2025-11-02T10:00:00Z",
+                }
+            )
+            + "\n",
+        },
+    )
+    lines, parent = [], None
+    for n in range(8):
+        kind = "user" if n % 2 == 0 else "assistant"
+        text = f"message {n} about the weather"
+        if n == 5:
+            text = "the zeppelin hangar doors jam when the wind turns"
+        content = text if kind == "user" else [{"type": "text", "text": text}]
+        lines.append(line(kind, f"m{n}", parent, content, f"2025-11-23T05:{n:02d}:00.000Z"))
+        parent = f"m{n}"
+    project = root / "projects" / "-home-ana-proj"
+    project.mkdir(parents=True)
+    (project / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    index_workspace(workspace, log_sources=[("claude-code", root / "projects")])
+    return workspace
+
+
+async def call(workspace, tool: str, **arguments) -> tuple[str, dict]:
+    """A tool's text and structured answer, through the SDK's client."""
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.content[0].text, result.structured_content
+
+
+def check_brief(text: str, body: dict) -> None:
+    """The brief answer's shape: the page, then results of a few short fields."""
+    assert json.loads(text) == body
+    assert set(body) == PAGE_KEYS
+    for result in body["results"]:
+        assert {"id", "kind", "title", "snippet"} <= set(result) <= RESULT_KEYS, result
+        assert None not in result.values(), result  # an empty field is left out
+        snippet = result["snippet"]
+        assert isinstance(snippet, str) and len(snippet) <= 200, snippet
+        assert "\n" not in snippet and "<mark>" not in snippet, snippet
+
+
+async def test_the_default_answer_is_brief_and_small(workspace):
+    text, body = await call(workspace, "search", query="zeppelin", mode="keyword")
+    check_brief(text, body)
+    assert body["total"] == 17 and body["page_size"] == 10 and len(body["results"]) == 10
+    assert (body["page"], body["total_pages"], body["has_more"]) == (1, 2, True)
+    assert len(text.encode("utf-8")) <= BUDGET, len(text.encode("utf-8"))
+    assert all("zeppelin" in result["snippet"].lower() for result in body["results"])
+    kinds = {result["kind"] for result in body["results"]}
+    assert {"note", "record", "conversation"} <= kinds
+    session = next(result for result in body["results"] if result["kind"] == "conversation")
+    assert (session["agent"], session["message"]) == ("claude-code", 5)
+    bug = next(result for result in body["results"] if result["kind"] == "record")
+    assert bug["type"] == "bug" and bug["date"] == "2025-11-02" and "agent" not in bug
+    second = (await call(workspace, "search", query="zeppelin", mode="keyword", page=2))[1]
+    assert len(second["results"]) == 7 and second["has_more"] is False
+    assert not {r["id"] for r in body["results"]} & {r["id"] for r in second["results"]}
+
+
+async def test_hostile_text_stays_text_in_valid_json(workspace):
+    text, body = await call(workspace, "search", query="zeppelin docks", mode="keyword")
+    check_brief(text, body)
+    (hit,) = [result for result in body["results"] if result["title"] == HOSTILE_TITLE]
+    assert "🦄" in text and "שלום" in text  # UTF-8 as it is, not \u escapes
+    assert "zeppelin 🦄 docks" in hit["snippet"]
+    # control characters are escaped in the JSON text, and whitespace becomes single spaces
+    assert "\x07" not in text and "\x1b" not in text and "\t" not in hit["snippet"]
+    words = await call(workspace, "search", query="zeppelin again", mode="keyword", match_mode="raw")
+    (again,) = [result for result in words[1]["results"] if result["title"] == HOSTILE_TITLE]
+    assert len(again["snippet"]) <= 200 and "again" in again["snippet"]  # 600 letters without a space before it
+    for query in ('"quoted" title', "</mark> <script>", "\\u0000 json", "飛行船 naïve", "zeppelin\x00docks"):
+        text, body = await call(workspace, "search", query=query, mode="keyword")
+        check_brief(text, body)
+
+
+async def test_each_result_fetches_its_document_by_its_id(workspace):
+    _, body = await call(workspace, "search", query="zeppelin", mode="keyword", page_size=20)
+    assert len(body["results"]) == 17
+    for result in body["results"]:
+        _, document = await call(workspace, "get_document", document=str(result["id"]))
+        assert (document["id"], document["kind"], document["title"]) == (result["id"], result["kind"], result["title"])
+        if "message" in result:  # an agent log's session: the message that matched is get_conversation's offset
+            _, page = await call(workspace, "get_conversation", document=str(result["id"]), offset=result["message"])
+            assert page["messages"][0]["seq"] == result["message"]
+            assert "zeppelin" in page["messages"][0]["text"]
+        else:
+            assert "zeppelin" in (document["title"] + document["body"]).lower()
+
+
+async def test_rest_and_mcp_answer_the_same_brief_and_full_json(workspace):
+    datasette = await started_datasette(archive_path(workspace))
+    for arguments in (
+        {"query": "zeppelin hangar", "mode": "keyword"},
+        {"query": "zeppelin", "mode": "recent", "page_size": 3},
+        {"mode": "tag", "tags": "airships", "page": 2, "page_size": 5},
+        {"query": "zeppelin", "mode": "keyword", "output": "full"},
+        {"mode": "faceted", "entities": "note", "output": "brief"},
+    ):
+        rest = await datasette.client.get("/api/search", params=arguments)
+        assert rest.status_code == 200, rest.text
+        text, body = await call(workspace, "search", **arguments)
+        assert rest.json() == body
+        if arguments.get("output") != "full":
+            check_brief(text, body)
+        else:
+            assert {"facets", "filters", "query", "mode"} <= set(body)
+    bad = await datasette.client.get("/api/search", params={"query": "zeppelin", "output": "short"})
+    assert bad.status_code == 400 and bad.json()["code"] == "INVALID_PARAMETER"
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        failed = await client.call_tool("search", {"query": "zeppelin", "output": "short"})
+    assert failed.is_error and failed.structured_content["code"] == "INVALID_PARAMETER"
+    assert "brief" in failed.structured_content["error"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"query": "authentication", "mode": "keyword"},
+        {"query": "authentication"},  # hybrid
+        {"query": "authentication patterns", "mode": "semantic"},
+        {"query": "proxy timeout", "mode": "scan"},
+        {"mode": "scan"},
+        {"mode": "recent", "page": 2, "page_size": 7},
+        {"mode": "tag", "tags": "kubernetes"},
+        {"mode": "faceted", "entities": "memory,record", "start_date": "2025-10"},
+        {"mode": "similar", "document": "conversations/2025-11-10/002-debug-auth"},
+        {"query": "proxy", "mode": "keyword", "page": 3, "page_size": 4},
+    ],
+)
+def test_brief_lists_what_full_lists(embedded_sample, params):
+    """Brief is full in few words: the same documents in the same order, the same paging."""
+    with Archive.for_workspace(embedded_sample) as archive:
+        brief = archive.search({**params, "output": "brief"})
+        full = archive.search({**params, "output": "full"})
+    assert {key: brief[key] for key in PAGE_KEYS - {"results"}} == {key: full[key] for key in PAGE_KEYS - {"results"}}
+    assert [r["id"] for r in brief["results"]] == [r["id"] for r in full["results"]]
+    assert full["results"], params
+    for short, whole in zip(brief["results"], full["results"], strict=True):
+        assert short["kind"] == whole["kind"] and short.get("type") == whole["entity_type"]
+        assert short["title"] == (whole["title"] or whole["path"]) and short.get("date") == whole["date"]
+        if whole["score"] is None:
+            assert "score" not in short
+        else:
+            assert short["score"] == pytest.approx(whole["score"], abs=0.0006)  # three decimals
+        assert 0 < len(short["snippet"]) <= 200
+    if params.get("mode") == "scan":
+        # scan ranks as hybrid (newest first without a query); its full excerpts are the short ones
+        hybrid = {**params, "mode": "hybrid"} if params.get("query") else {**params, "mode": "recent"}
+        with Archive.for_workspace(embedded_sample) as archive:
+            assert [r["id"] for r in archive.search({**hybrid, "output": "brief"})["results"]] == [
+                r["id"] for r in brief["results"]
+            ]
+
+
+# --- the size on a real corpus -----------------------------------------------------------
+
+NOTES_CORPUS = EVAL / "markdown" / "humanlayer-thoughts"
+QUERIES = (
+    "authentication",
+    "linear ticket",
+    "hack command",
+    "research codebase",
+    "daemon socket",
+    "thoughts directory",
+    "approval",
+    "session resume",
+    "pull request description",
+    "tests",
+)
+
+
+@pytest.mark.skipif(not NOTES_CORPUS.is_dir(), reason="../shared/eval/markdown is not beside this checkout")
+async def test_ten_results_of_real_notes_fit_in_two_kilobytes(tmp_path):
+    db_path = tmp_path / "archive.db"
+    index_workspace(NOTES_CORPUS, db_path)  # read in place
+    sizes = []
+    async with Client(create_server(db_path, NOTES_CORPUS)) as client:
+        for query in QUERIES:
+            result = await client.call_tool("search", {"query": query, "mode": "keyword"})
+            text = result.content[0].text
+            check_brief(text, result.structured_content)
+            assert len(result.structured_content["results"]) == 10, query
+            sizes.append(len(text.encode("utf-8")))
+            full = await client.call_tool("search", {"query": query, "mode": "keyword", "output": "full"})
+            assert len(full.content[0].text.encode("utf-8")) > 3 * sizes[-1]
+    assert max(sizes) <= BUDGET, sizes
+
+
+# --- the cost of a first search ----------------------------------------------------------
+
+# CTEs that read the rankings: SQLite plans a CTE again at every place that names it, so
+# each is named once, and a new connection prepares the search in little time
+READ_ONCE = ("every_word_hits", "some_words_top", "keyword_ranking", "semantic_ranking", "scored", "ranked", "listed")
+
+
+def test_the_rankings_are_read_once_so_a_new_connection_prepares_search_fast(workspace):
+    sql = catalog.sql_for("search")
+    code = re.sub(r"--[^\n]*", "", sql)
+    for name in READ_ONCE:
+        assert len(re.findall(rf"(?:\bfrom|\bjoin|,)\s+{name}\b(?!\.|\s+as\b)", code)) == 1, name  # one FROM names it
+    params = {name: "" for name in re.findall(r":(\w+)", sql)} | {"query": "zeppelin", "mode": "keyword"}
+    spent = []
+    for _ in range(3):
+        conn = runner.connect(archive_path(workspace))
+        began = time.thread_time()
+        conn.execute("EXPLAIN " + sql, params).fetchall()  # prepares it, and lists its program
+        spent.append(time.thread_time() - began)
+        conn.close()
+    assert min(spent) < 0.1, spent  # about 0.3 s before the rankings were each read once
