@@ -10,24 +10,26 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from archivist.build.logkinds import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
 if TYPE_CHECKING:
     from archivist.build.indexer import Summary
 
+T = TypeVar("T")
+
 KINDS_SQL = "SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind"
 PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status"
 LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
+_MARK_SPLIT_RE = re.compile(r"<mark>(.*?)</mark>")  # after whitespace is collapsed
 
 WORKSPACE_ENV = "ARCHIVIST_WORKSPACE"
-# The kinds of agent logs (archivist.build.agentlogs.store.KINDS), named here so that --help does not import them.
-LOG_KINDS = ("claude-code", "codex", "gemini-cli", "claude-export", "chatgpt-export", "aider", "specstory", "llm")
 
 # Checked by the command itself (workspace_folder), so that a missing, absent or wrong
 # workspace is one line and exit status 1 rather than click's usage error.
@@ -72,8 +74,16 @@ reports_option = click.option(
 
 
 def fail(error: ArchivistError) -> NoReturn:
-    click.echo(f"{error.message}\n[{error.code}]", err=True)
+    """An error of the work itself: what was wrong, why and what to try, on one line of stderr; exit status 1."""
+    click.echo(one_line(error), err=True)
     sys.exit(1)
+
+
+def one_line(error: ArchivistError) -> str:
+    """The error's problem, why and hint (the ❌ / ℹ️ / 💡 lines elsewhere) as one line, with its code."""
+    problem = " ".join(error.problem.split()).rstrip(".")
+    rest = " ".join(" ".join(part.split()) for part in (error.why, error.hint) if part)
+    return f"❌ {problem}" + (f": {rest}" if rest else "") + f" [{error.code}]"
 
 
 def refuse(problem: str, code: str = "DIRECTORY_NOT_FOUND") -> NoReturn:
@@ -141,8 +151,11 @@ def _database_problem(path: Path, tables: bool) -> str | None:
     return "it has no documents table" if tables and not found else None
 
 
-def archive_to_read(workspace: Path, db_path: Path | None, note: str = "") -> Path:
-    """The archive a reading command opens: it must exist and be an archive. Nothing is created."""
+def archive_to_read(workspace: Path, db_path: Path | None, note: str = "", upgrade: bool = True) -> Path:
+    """The archive a reading command opens: it must exist and be an archive. Nothing is created.
+
+    An archive written by an older version catches up (upgrade=False: the caller sees to it).
+    """
     path = db_path or archive_path(workspace)
     if not os.path.lexists(path):
         if db_path is not None:
@@ -151,10 +164,8 @@ def archive_to_read(workspace: Path, db_path: Path | None, note: str = "") -> Pa
     problem = _database_problem(path, tables=True)
     if problem is not None:
         refuse(f"Not an Archivist archive: {shown(path)} ({problem}): {_rebuild_hint(workspace, db_path)}.")
-    from archivist.build import schema
-
-    if schema.upgrade(path):  # written by an older version: its schema catches up, nothing is lost
-        click.echo(f"Upgraded the archive at {shown(path)} to this version's schema.", err=True)
+    if upgrade:
+        upgraded(path)  # written by an older version: its schema catches up, nothing is lost
     return path
 
 
@@ -194,7 +205,59 @@ def checked_workspaces(folders: Iterable[Path]) -> list[Path]:
     return found
 
 
-def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]]:
+class _CurrentStderr:
+    """sys.stderr as it is when a line is written (a test runner may swap it between commands)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+def log_to_stderr() -> Callable[[], None]:
+    """The ``archivist`` logger's INFO, and every logger's warnings and errors, each as one plain
+    line on stderr; libraries' INFO stays out. Returns what puts the loggers back as they were.
+
+    Without it (no -v), Python's own last resort shows warnings and errors alike, one plain line
+    each: so the commands configure logging only when asked, and a command that logs nothing
+    never imports it. The handler on the root logger also keeps a library's own
+    ``logging.basicConfig`` (the MCP SDK's, at INFO) from adding a second, formatted handler.
+    """
+    import logging
+
+    def wanted(record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or record.name.split(".")[0] == "archivist"
+
+    handler = logging.StreamHandler(_CurrentStderr())
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(wanted)
+    root, ours = logging.getLogger(), logging.getLogger("archivist")
+    levels = root.level, ours.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    ours.setLevel(logging.INFO)
+
+    def restore() -> None:
+        root.removeHandler(handler)
+        root.setLevel(levels[0])
+        ours.setLevel(levels[1])
+
+    return restore
+
+
+def interactive() -> bool:
+    """Whether a person watches stderr (a terminal): progress bars are drawn only for one."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
+    if not interactive():
+        return None
+
     def wrap(items: Iterable[Any]) -> Iterable[Any]:
         items = list(items)
         with click.progressbar(
@@ -242,13 +305,15 @@ class EmbedProgress:
 def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
     from archivist.semantic import embeddings
 
-    progress = EmbedProgress()
+    info(f"Embedding the new and changed documents of {workspace}" + (f" under {path}" if path else ""))
+    progress = EmbedProgress() if interactive() else None
     try:
         result = embeddings.embed_workspace(workspace, path, db_path, progress)
     except ArchivistError as error:
         fail(error)
     finally:
-        progress.close()
+        if progress is not None:
+            progress.close()
     click.echo(
         f"{workspace}: {result.embedded} documents embedded, {result.skipped} unchanged, "
         f"{result.chunks_embedded} chunks sent to the model, {result.chunks_reused} reused "
@@ -261,6 +326,7 @@ def run_index(
 ) -> Summary:
     from archivist.build import indexer  # imported when used: `archivist mcp` starts faster without it
 
+    info(f"Indexing {workspace} into {db_path or archive_path(workspace)}")
     try:
         summary = indexer.index_workspace(
             workspace, db_path, reports_dir, progress=_progress("Indexing"), log_sources=log_sources
@@ -272,9 +338,35 @@ def run_index(
 
 
 @click.group()
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Tell what is being done, one line per step on stderr (without it: only warnings and errors).",
+)
 @click.version_option(package_name="archivist")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
     """Archivist: one searchable SQLite archive of your AI conversations, reports, memories and records."""
+    if verbose:
+        ctx.meta[VERBOSE] = True
+    # `archivist mcp` tells its client's log when the embedding model is ready: a person reads that log
+    if verbose or ctx.invoked_subcommand == "mcp":
+        ctx.call_on_close(log_to_stderr())
+    if not interactive():  # the model's libraries draw their progress bars only for a terminal too
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+VERBOSE = "archivist.verbose"  # in the command's context: -v was given
+
+
+def info(message: str) -> None:
+    """A step of the command, told on stderr with -v (the archivist logger's INFO); without -v, nothing."""
+    context = click.get_current_context(silent=True)
+    if context is not None and context.meta.get(VERBOSE):
+        import logging
+
+        logging.getLogger("archivist.cli").info(message)
 
 
 @cli.command()
@@ -466,50 +558,372 @@ def _print_reports(rows: list[dict[str, Any]]) -> None:
         click.echo(f"   {row['link']}")
 
 
+SNIPPET_WIDTH = 160  # characters of a result's one-line snippet
+TITLE_WIDTH = 100  # and of its title (a memory's title is its text)
+
+
+def snippet_line(excerpt: str | None, width: int = SNIPPET_WIDTH) -> str:
+    """An excerpt on one line of at most ``width`` characters, its ``<mark>`` words highlighted."""
+    parts = _MARK_SPLIT_RE.split(" ".join((excerpt or "").split()))  # plain, marked, plain, marked, ...
+    shown, left = [], width
+    for index, part in enumerate(parts):
+        cut = part[:left]
+        if cut:
+            shown.append(click.style(cut, fg="yellow", bold=True) if index % 2 else cut)
+        left -= len(cut)
+        if left <= 0 and (len(cut) < len(part) or index < len(parts) - 1):
+            shown.append("…")
+            break
+    return "".join(shown)
+
+
+def _agent(row: dict[str, Any]) -> str | None:
+    """The agent of a conversation read from an agent log: its path starts with the log's kind."""
+    kind, colon, _ = str(row.get("path") or "").partition(":")
+    return kind if colon and row.get("kind") == "conversation" and kind in LOG_KINDS else None
+
+
+def _score(value: Any) -> str | None:
+    return f"score {value:.3g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def print_search(response: dict[str, Any]) -> None:
+    """The unified search's page as a compact list, then where the page lies among all results."""
+    results = response["results"]
+    if not response["total"]:
+        click.echo("No results.", err=True)
+        return
+    for row in results:
+        facts = [row["kind"], row.get("entity_type"), _agent(row), row.get("date"), _score(row.get("score"))]
+        title = " ".join(str(row.get("title") or row.get("path") or "").split())
+        title = title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1] + "…"
+        click.echo(
+            click.style(f"{row['rank']}. {title}", bold=True)
+            + f"  [{' · '.join(dict.fromkeys(str(fact) for fact in facts if fact))}]"
+        )
+        message = row.get("message") or {}
+        text = snippet_line(message.get("snippet") or row.get("excerpt"))
+        if text:
+            click.echo(f"   {text}")
+        where = f"   {row['path']} · id {row['id']}"
+        click.echo(where + (f" · message #{message['index']}" if message.get("index") is not None else ""))
+    page, pages, total = response["page"], response["total_pages"], response["total"]
+    line = f"Page {page} of {pages} · {plural(total, 'result')}"
+    if response["has_more"]:
+        line += f" · next: --page {page + 1}"
+    elif not results:
+        line += f" · the last page is {pages}"
+    click.echo(line)
+
+
+# The search's options that take lists: each is the /api/search parameter of the same name.
+SEARCH_LISTS = ("entities", "types", "tags", "product_ids", "agents", "projects", "models", "files")
+# What only the unified search takes, as its options are named.
+UNIFIED_ONLY = {
+    "mode": "--mode",
+    "entities": "--kind",
+    "tags": "--tag",
+    "match_all": "--match-all",
+    "start_date": "--start-date",
+    "end_date": "--end-date",
+    "product_ids": "--product-id",
+    "agents": "--agent",
+    "projects": "--project",
+    "models": "--model",
+    "files": "--file",
+    "match_mode": "--match-mode",
+    "min_similarity": "--min-similarity",
+    "document": "--document",
+    "page": "--page",
+    "page_size": "--page-size",
+}
+# The options that --conversations and --reports do not take.
+NOT_TAKEN = {
+    "--conversations": UNIFIED_ONLY,
+    "--reports": {**UNIFIED_ONLY, "date_range": "--date-range", "types": "--type"},
+}
+# The collection of chunk vectors (archivist.build.schema.CHUNKS_COLLECTION) that semantic ranking reads.
+CHUNKS_COLLECTION = "archivist_chunks"
+HAS_VECTORS_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM embeddings WHERE collection_id IN (SELECT id FROM collections WHERE name = ?))"
+)
+
+
+def has_vectors(path: Path) -> bool:
+    """Whether the archive holds chunk vectors (it has been embedded), read without loading any library."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return bool(conn.execute(HAS_VECTORS_SQL, [CHUNKS_COLLECTION]).fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
+def open_archive(path: Path) -> Any:
+    """The archive's canned queries (archivist.queries.runner.Archive); an older archive is upgraded on the way.
+
+    The archive checks its own schema: the migrations (and their library) load only when
+    that check finds an older archive.
+    """
+    from archivist.queries.runner import Archive
+
+    try:
+        return Archive(path)
+    except ArchivistError as error:
+        if not upgraded(path):
+            fail(error)
+    try:
+        return Archive(path)
+    except ArchivistError as error:
+        fail(error)
+
+
+def upgraded(path: Path) -> bool:
+    """Whether the archive at ``path`` was written by an older version and has just caught up (it says so)."""
+    from archivist.build import schema
+
+    if not schema.upgrade(path):
+        return False
+    click.echo(f"Upgraded the archive at {shown(path)} to this version's schema.", err=True)
+    return True
+
+
+def listed(values: Iterable[str]) -> str:
+    """A list option as /api/search takes it: the values of each use, comma-separated."""
+    return ",".join(value for value in values if value.strip())
+
+
+def search_params(query: str, mode: str | None, db_path: Path, options: dict[str, Any]) -> dict[str, str]:
+    """The unified search's parameters, as /api/search takes them; only those given."""
+    if mode is None:
+        mode = "" if has_vectors(db_path) else "keyword"  # "": the search's own default, hybrid
+        info("Mode: " + ("hybrid" if not mode else "keyword (the archive has no embeddings yet: `archivist embed`)"))
+    params = {"query": query, "mode": mode}
+    options = dict(options)
+    date_range = options.pop("date_range")
+    if date_range:
+        if options["start_date"] or options["end_date"]:
+            refuse(
+                "--date-range sets both --start-date and --end-date: give --date-range, or the two bounds.",
+                "INVALID_PARAMETER",
+            )
+        from archivist.queries import rules
+
+        try:
+            options["start_date"] = options["end_date"] = rules.date_range(date_range)
+        except ArchivistError as error:
+            fail(error)
+    for name, value in options.items():
+        given = listed(value) if name in SEARCH_LISTS else ("true" if value is True else value)
+        if given:
+            params[name] = given
+    return {name: value for name, value in params.items() if value}
+
+
 @cli.command()
 @workspace_argument
-@click.argument("query", required=False, metavar="QUERY")
+@click.argument("query", required=False, metavar="[QUERY]")
 @db_option
-@click.option("--date-range", default="", help="YYYY-MM (a whole month) or YYYY-MM-DD (one day).")
-@click.option("--type", "conversation_type", default="", help="Conversation type, e.g. debug, plan, brainstorm.")
-@click.option("--limit", default="", help="Maximum results, 1 to 100 (default 20).")
-@click.option("--reports", is_flag=True, help="Search analysis reports (search_reports) instead of conversations.")
+@click.option(
+    "--mode",
+    default=None,
+    metavar="MODE",
+    help="hybrid (keyword and semantic rankings fused; the default once the archive is embedded), keyword (BM25; "
+    "the default before), semantic, similar (with --document), tag (with --tag), recent, scan or faceted.",
+)
+@click.option(
+    "--kind",
+    "--kinds",
+    "--entities",
+    "entities",
+    multiple=True,
+    metavar="KIND",
+    help="Only these kinds: conversation, report, memory, record, note, or record entity types "
+    "(product, feature, test, bug). Repeat it, or separate them with commas (so for every list option).",
+)
+@click.option(
+    "--type",
+    "--types",
+    "types",
+    multiple=True,
+    metavar="TYPE",
+    help="Only these types: conversation types (debug, plan, ...), memory types, entity types or report commands. "
+    "With --conversations: one conversation type.",
+)
+@click.option("--tag", "--tags", "tags", multiple=True, metavar="TAG", help="Only documents with any of these tags.")
+@click.option("--match-all", is_flag=True, help="With --tag: every tag must be present.")
+@click.option(
+    "--start-date",
+    default="",
+    metavar="DATE",
+    help='From this date: ISO date or datetime, YYYY-MM, YYYY, or plain English ("last week", "yesterday").',
+)
+@click.option("--end-date", default="", metavar="DATE", help="Until this date, in the same forms (e.g. today).")
+@click.option(
+    "--date-range",
+    default="",
+    metavar="YYYY-MM|YYYY-MM-DD",
+    help="One month (every day of it) or one day: both bounds at once.",
+)
+@click.option(
+    "--product-id", "--product-ids", "product_ids", multiple=True, metavar="N", help="Only records of these products."
+)
+@click.option(
+    "--agent",
+    "--agents",
+    "agents",
+    multiple=True,
+    metavar="AGENT",
+    help="Only conversations of these agents: " + ", ".join(LOG_KINDS) + ", or workspace (its own markdown).",
+)
+@click.option(
+    "--project",
+    "--projects",
+    "projects",
+    multiple=True,
+    metavar="PROJECT",
+    help="Only conversations of these projects: a full path, or its last folder's name.",
+)
+@click.option(
+    "--model", "--models", "models", multiple=True, metavar="MODEL", help="Only conversations that used these models."
+)
+@click.option(
+    "--file",
+    "--files",
+    "files",
+    multiple=True,
+    metavar="FILE",
+    help="Only conversations that touched these files: a full path, or a file name.",
+)
+@click.option(
+    "--match-mode",
+    default="",
+    metavar="simple|raw",
+    help='simple (the default: plain words) or raw (FTS5 syntax: "phrases", prefix*, AND, OR, NOT, NEAR).',
+)
+@click.option(
+    "--min-similarity",
+    default="",
+    metavar="X",
+    help="Drop semantic candidates below this cosine similarity, -1 to 1 (default: a floor that keeps unrelated text out).",
+)
+@click.option(
+    "--document", default="", metavar="ID|PATH", help="With --mode similar: the document to find neighbours of."
+)
+@click.option("--page", default="", metavar="N", help="Page number, from 1.")
+@click.option("--page-size", default="", metavar="N", help="Results per page, 1 to 100 (default 10).")
+@click.option(
+    "--limit",
+    default="",
+    metavar="N",
+    help="Another name for --page-size; with --conversations or --reports, the most results (1 to 100).",
+)
+@click.option(
+    "--conversations",
+    is_flag=True,
+    help="Conversations only, as earlier versions searched (search_workspace): with --date-range, --type and --limit.",
+)
+@click.option("--reports", is_flag=True, help="Analysis reports only, by substring (search_reports).")
 @click.option("--command", "command_filter", default="", help="With --reports: only this command's reports.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the JSON that GET /api/search returns for the same parameters "
+    '(with --conversations or --reports: {"results": [...]}).',
+)
+@click.option(
+    "--output",
+    type=click.Choice(["brief", "full"]),
+    default=None,
+    help="With --json: brief (the default, as /api/search: what is needed to choose) or full "
+    "(paths, tags, excerpts, facets and timeline).",
+)
 def search(
     workspace: Path | None,
     query: str | None,
     db_path: Path | None,
+    mode: str | None,
+    types: tuple[str, ...],
     date_range: str,
-    conversation_type: str,
     limit: str,
+    conversations: bool,
     reports: bool,
     command_filter: str,
     as_json: bool,
+    **filters: Any,
 ) -> None:
-    """Search WORKSPACE's conversations (or, with --reports, its reports) for QUERY."""
-    workspace = workspace_folder(workspace, "search")
-    if query is None:
-        refuse("No query given: run `archivist search WORKSPACE QUERY`.", "INVALID_QUERY")
-    db_path = archive_to_read(workspace, db_path)
-    if reports:
-        name, params = "search_reports", {"query": query, "command_filter": command_filter, "max_results": limit}
-    else:
-        name = "search_workspace"
-        params = {"query": query, "date_range": date_range, "conversation_type": conversation_type, "limit": limit}
-    try:
-        from archivist.queries.runner import Archive
+    """Search everything in WORKSPACE's archive for QUERY: conversations, reports, memories, records and notes.
 
-        with Archive(db_path) as archive:
-            rows = archive.run(name, params)
+    It runs the search that GET /api/search and the MCP search tool run, with the same
+    filters, and prints each result's title, kind, date, score, a snippet and the path and
+    id to open it, then the page. Without QUERY, --mode recent, tag or faceted list by the
+    filters alone. --conversations and --reports run the searches of earlier versions.
+    """
+    workspace = workspace_folder(workspace, "search")
+    if query is None and (mode is None or conversations or reports):
+        refuse(
+            "No query given: run `archivist search WORKSPACE QUERY` "
+            "(or list by filters alone: --mode recent, --mode faceted).",
+            "INVALID_QUERY",
+        )
+    if conversations or reports:
+        which = "--reports" if reports else "--conversations"
+        if conversations and reports:
+            refuse("--conversations and --reports are two searches: give one of them.", "INVALID_PARAMETER")
+        values = {**filters, "mode": mode is not None, "date_range": date_range, "types": types}
+        misplaced = [option for name, option in NOT_TAKEN[which].items() if values[name]]
+        if misplaced:
+            refuse(
+                f"{which} takes no {', '.join(misplaced)}: leave {which} out to search everything.",
+                "INVALID_PARAMETER",
+            )
+    elif command_filter:
+        refuse(
+            "--command goes with --reports (to search everything: --kind report --type COMMAND).", "INVALID_PARAMETER"
+        )
+    db_path = archive_to_read(workspace, db_path, upgrade=False)
+    if reports or conversations:
+        if reports:
+            name, params = "search_reports", {"query": query, "command_filter": command_filter, "max_results": limit}
+        else:
+            name = "search_workspace"
+            params = {"query": query, "date_range": date_range, "conversation_type": listed(types), "limit": limit}
+        rows = answer(db_path, lambda archive: archive.run(name, params))
+        if as_json:
+            click.echo(json.dumps({"results": rows}, indent=2, ensure_ascii=False))
+        elif not rows:
+            click.echo("No results.", err=True)
+        else:
+            (_print_reports if reports else _print_conversations)(rows)
+        return
+    options = {**filters, "types": types, "date_range": date_range, "limit": limit}
+    given = search_params(query or "", mode, db_path, options)
+    # the list printed here shows paths; the JSON is /api/search's, brief unless asked
+    given["output"] = (filters.get("output") or "brief") if as_json else "full"
+    info(f"Searching {db_path}: " + " ".join(f"{name}={value!r}" for name, value in given.items()))
+    started = time.perf_counter()
+    response = answer(db_path, lambda archive: archive.search(given))
+    info(f"{plural(response['total'], 'result')} in {time.perf_counter() - started:.2f}s")
+    if as_json:
+        click.echo(json.dumps(response, indent=2, ensure_ascii=False))
+    else:
+        print_search(response)
+
+
+def answer(db_path: Path, ask: Callable[[Any], T]) -> T:
+    """What ``ask`` gets from the archive's canned queries; an ArchivistError is the command's one-line error."""
+    archive = open_archive(db_path)
+    try:
+        return ask(archive)
     except ArchivistError as error:
         fail(error)
-    if as_json:
-        click.echo(json.dumps({"results": rows}, indent=2, ensure_ascii=False))
-    elif not rows:
-        click.echo("No results.", err=True)
-    else:
-        (_print_reports if reports else _print_conversations)(rows)
+    finally:
+        archive.close()
 
 
 def plural(count: int, word: str) -> str:

@@ -27,6 +27,7 @@ def test_index_prints_a_one_line_summary_and_is_incremental(tmp_path):
     shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))  # as after `make serve`
     first = invoke("index", workspace)
     assert first.exit_code == 0
+    assert first.stderr == ""  # no progress bar, nor its label, where stderr is not a terminal
     assert f"{workspace}: 28 indexed, 0 unchanged, 0 removed, 2 skipped, 0 degraded (55 documents" in first.stdout
     second = invoke("index", workspace)
     assert "0 indexed, 28 unchanged, 0 removed" in second.stdout
@@ -52,12 +53,25 @@ def test_search_prints_results_and_json(sample_workspace):
     human = invoke("search", sample_workspace, "authentication", "--date-range", "2025-11-10")
     assert human.exit_code == 0
     assert "Debugging intermittent JWT authentication failures" in human.stdout
-    as_json = invoke("search", sample_workspace, "authentication", "--date-range", "2025-11-10", "--json")
+    as_json = invoke(
+        "search", sample_workspace, "authentication", "--date-range", "2025-11-10", "--json", "--output", "full"
+    )
     rows = json.loads(as_json.stdout)["results"]
     assert {r["path"] for r in rows} == {
         "conversations/2025-11-10/001-brainstorm-feature",
         "conversations/2025-11-10/002-debug-auth",
     }
+    # the same two with --conversations, the conversation search of earlier versions
+    args = ("search", sample_workspace, "authentication", "--date-range", "2025-11-10", "--conversations")
+    earlier = invoke(*args)
+    assert "Debugging intermittent JWT authentication failures" in earlier.stdout
+    assert {r["path"] for r in json.loads(invoke(*args, "--json").stdout)["results"]} == {r["path"] for r in rows}
+
+
+def test_search_finds_every_kind(sample_workspace):
+    found = json.loads(invoke("search", sample_workspace, "authentication", "--json").stdout)
+    assert {r["kind"] for r in found["results"]} == {"conversation", "note", "memory", "report"}
+    assert found["mode"] == "keyword"  # the archive has no embeddings yet
 
 
 def test_search_reports_from_the_cli(sample_workspace):

@@ -331,13 +331,15 @@ def test_index_search_and_status_from_outside_the_clone(installed, workspace, in
     assert re.search(r"\d+ indexed, 0 unchanged", indexed), indexed
     total = documents_indexed(indexed)
     assert (workspace / ".archivist" / "archive.db").is_file()
-    found = json.loads(installed.run("archivist", "search", str(workspace), "authentication", "--json").stdout)
+    found = json.loads(
+        installed.run("archivist", "search", str(workspace), "authentication", "--json", "--output", "full").stdout
+    )
     results = found["results"]
     assert results, found
     for result in results:
         assert (workspace / result["path"]).exists(), result["path"]
     assert any("<mark>" in result["excerpt"].lower() for result in results)
-    assert any("authentication" in result["conversation"].lower() for result in results)
+    assert any("authentication" in result["title"].lower() for result in results)
     reports = installed.run("archivist", "search", str(workspace), "proxy timeout", "--reports", "--json").stdout
     assert json.loads(reports)["results"]
     status = installed.run("archivist", "status", str(workspace)).stdout
@@ -365,7 +367,7 @@ def test_embed_with_the_model_and_llm_similar_through_the_llm_plugin(installed, 
 def jwt_document(installed: Installed, workspace: Path) -> int:
     """The id of the sample's JWT debugging conversation, found by a search."""
     found = json.loads(installed.run("archivist", "search", str(workspace), "JWT authentication", "--json").stdout)
-    return next(result["id"] for result in found["results"] if "JWT" in result["conversation"])
+    return next(result["id"] for result in found["results"] if "JWT" in result["title"])
 
 
 # --- servers: archivist serve, datasette on the archive, datasette on another database ----------------------

@@ -169,7 +169,7 @@ async def test_the_search_page_shows_what_the_api_returns_for_the_same_url(sampl
     assert hits(page) == [item["id"] for item in expected["results"]]
     assert f"<strong>{expected['total']}</strong> results for <q>proxy timeout</q>" in page
     assert 'value="proxy timeout"' in page
-    assert link(page, "JSON") == "/api/search?query=proxy+timeout&mode=keyword"
+    assert link(page, "JSON") == "/api/search?query=proxy+timeout&mode=keyword&output=full"
     assert link(page, "as a canned query") == "/archive/search?query=proxy+timeout&mode=keyword"
     assert "<mark>proxy</mark>" in page  # highlighted snippets
 

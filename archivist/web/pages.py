@@ -405,7 +405,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     # without words the page lists newest first, whatever ranking is chosen for words
     wanted = dict(params, mode="recent") if not params.get("query") and context["mode"] in PAGE_MODES else params
     try:
-        response = await search(datasette, wanted)
+        response = await search(datasette, {**wanted, "output": "full"})  # the page shows facets and paths
         products = (
             await product_names(datasette)
             if (response["facets"].get("product_id") or params.get("product_ids"))
@@ -433,7 +433,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         partial_facets=response["total"] > FACET_WINDOW,
         mode_urls={mode: state.url(mode=None if mode == "hybrid" else mode, document=None) for mode in PAGE_MODES},
         api_url=datasette.urls.path("/api/search")
-        + SearchState(datasette, wanted).query_string(page=params.get("page")),
+        + SearchState(datasette, wanted).query_string(page=params.get("page"), output="full"),
         canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search")
         + SearchState(datasette, wanted).query_string(page=params.get("page")),
     )
