@@ -146,7 +146,7 @@ def build(workspace: Path, sessions: int, messages: int, seed: int) -> dict[int,
             for number in range(first, min(sessions, first + batch)):
                 read = session(rng, number, messages)
                 document, rows = store._document(read, sources[read.agent], now, store.session_hash(read))
-                document["id"] = document_id = db.table("documents").insert(document).last_pk
+                document["id"] = document_id = db.insert("documents", [document])
                 store._insert_messages(db, document_id, read, rows, document)
                 written[document_id] = (read.agent, read.project or "", (read.started or "")[:7])
         done = min(sessions, first + batch)

@@ -100,8 +100,8 @@ def synthetic_vectors(db_path: Path, seed: int = 42) -> int:
             )
             written += 1
     with db.atomic():
-        db.table("chunks").insert_all(rows, replace=True)
-        db.table("embeddings").insert_all(vector_rows, replace=True)
+        db.insert("chunks", rows, replace=True)
+        db.insert("embeddings", vector_rows, replace=True)
         vectors.bump_version(db, f"synthetic-{written}")
     db.close()
     return written
