@@ -642,25 +642,6 @@ NOT_TAKEN = {
     "--conversations": UNIFIED_ONLY,
     "--reports": {**UNIFIED_ONLY, "date_range": "--date-range", "types": "--type"},
 }
-# The collection of chunk vectors (archivist.build.schema.CHUNKS_COLLECTION) that semantic ranking reads.
-CHUNKS_COLLECTION = "archivist_chunks"
-HAS_VECTORS_SQL = (
-    "SELECT EXISTS (SELECT 1 FROM embeddings WHERE collection_id IN (SELECT id FROM collections WHERE name = ?))"
-)
-
-
-def has_vectors(path: Path) -> bool:
-    """Whether the archive holds chunk vectors (it has been embedded), read without loading any library."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return bool(conn.execute(HAS_VECTORS_SQL, [CHUNKS_COLLECTION]).fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
 
 
 def open_archive(path: Path) -> Any:
@@ -700,7 +681,9 @@ def listed(values: Iterable[str]) -> str:
 def search_params(query: str, mode: str | None, db_path: Path, options: dict[str, Any]) -> dict[str, str]:
     """The unified search's parameters, as /api/search takes them; only those given."""
     if mode is None:
-        mode = "" if has_vectors(db_path) else "keyword"  # "": the search's own default, hybrid
+        from archivist.build.schema import is_embedded
+
+        mode = "" if is_embedded(db_path) else "keyword"  # "": the search's own default, hybrid
         info("Mode: " + ("hybrid" if not mode else "keyword (the archive has no embeddings yet: `archivist embed`)"))
     params = {"query": query, "mode": mode}
     options = dict(options)
@@ -939,10 +922,11 @@ def start_following(workspace: Path, db_path: Path | None) -> None:
 
 def vectors_follow(workspace: Path, db_path: Path | None) -> Callable[[Any], None] | None:
     """For a watch of an archive that has been embedded: what wakes its embedding in the background."""
-    from archivist.semantic.embeddings import BackgroundEmbedder, has_vectors
+    from archivist.build.schema import is_embedded
+    from archivist.semantic.embeddings import BackgroundEmbedder
 
     db_file = Path(db_path) if db_path else archive_path(workspace)
-    return BackgroundEmbedder(db_file).wake if has_vectors(db_file) else None
+    return BackgroundEmbedder(db_file).wake if is_embedded(db_file) else None
 
 
 def checked_sources(arguments: Iterable[str]) -> list[tuple[str, Path]]:

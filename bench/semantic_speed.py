@@ -36,6 +36,7 @@ from archivist.queries.runner import Archive
 from archivist.semantic import (
     chunking,
     embeddings,
+    onnx_model,
     vectors,
 )
 from archivist.semantic import model as embedding_model
@@ -81,7 +82,7 @@ def synthetic_vectors(db_path: Path, seed: int = 42) -> int:
     rows, vector_rows, written = [], [], 0
     for doc_id, title, body in db.execute("select id, title, body from documents order by id"):
         for piece in chunking.chunk(body, title):
-            vector = rng.standard_normal(embedding_model.DIMENSIONS).astype("<f4")
+            vector = rng.standard_normal(onnx_model.DIMENSIONS).astype("<f4")
             vector /= np.linalg.norm(vector)
             chunk_id = f"{doc_id}-{piece.seq}"
             digest = embeddings.chunk_hash(piece.text)
@@ -122,9 +123,9 @@ def latency(conversations: int, repeat: int) -> None:
         )
         embeds = []
         for query in cases:
-            embedding_model.query_vector.cache_clear()
+            onnx_model.query_vector.cache_clear()
             started = time.perf_counter()
-            embedding_model.query_vector(query)
+            onnx_model.query_vector(query)
             embeds.append((time.perf_counter() - started) * 1000)
         print(f"  {'(embedding a query alone)':<36} p50 {statistics.median(embeds):7.2f} ms")
         for label, name, extra, target in [
@@ -136,7 +137,7 @@ def latency(conversations: int, repeat: int) -> None:
             times = []
             for query in cases:
                 for _ in range(repeat):
-                    embedding_model.query_vector.cache_clear()  # every call embeds its query
+                    onnx_model.query_vector.cache_clear()  # every call embeds its query
                     started = time.perf_counter()
                     archive.run(name, {"query": query, **extra})
                     times.append((time.perf_counter() - started) * 1000)

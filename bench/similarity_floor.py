@@ -44,7 +44,7 @@ from retrieval_quality import judgments, load_workspace, ndcg_at, queries, recal
 
 from archivist.queries.runner import Archive
 from archivist.semantic.embeddings import embed_workspace
-from archivist.semantic.model import query_vector
+from archivist.semantic.onnx_model import query_vector
 from archivist.semantic.vectors import matrix
 from archivist.workspace import archive_path
 

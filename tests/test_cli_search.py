@@ -124,8 +124,7 @@ async def test_without_a_query_recent_tag_and_faceted_list_by_filters(workspace)
 
 def test_the_default_mode_is_keyword_while_the_archive_has_no_embeddings(workspace):
     assert searched(workspace, "authentication")["mode"] == "keyword"
-    assert not cli_module.has_vectors(archive_path(workspace))
-    assert cli_module.CHUNKS_COLLECTION == schema.CHUNKS_COLLECTION
+    assert not schema.is_embedded(archive_path(workspace))
 
 
 def test_the_human_list_shows_each_hit_and_the_page(workspace):
@@ -372,7 +371,7 @@ def test_mcp_over_stdio_writes_nothing_on_stderr_for_a_keyword_search(workspace)
 
 
 def test_an_embedded_archive_searches_hybrid_by_default(embedded_sample):
-    assert cli_module.has_vectors(archive_path(embedded_sample))
+    assert schema.is_embedded(archive_path(embedded_sample))
     hybrid = searched(embedded_sample, "authentication")
     assert hybrid["mode"] == "hybrid" and hybrid["total"] > 0
     assert hybrid == searched(embedded_sample, "authentication", "--mode", "hybrid")

@@ -22,7 +22,7 @@ from archivist.build import schema
 from archivist.build.indexer import index_workspace
 from archivist.queries.runner import Archive
 from archivist.semantic import chunking, embeddings, vectors
-from archivist.semantic.model import MODEL_ID
+from archivist.semantic.onnx_model import MODEL_ID
 from archivist.workspace import archive_path
 
 NOTES = {

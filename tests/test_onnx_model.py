@@ -56,8 +56,10 @@ def test_the_export_is_named_by_a_hash_of_the_package_model(cache, monkeypatch):
     path = onnx_model.model_path()
     assert path.exists()
     assert path.name == f"all-minilm-l6-v2-{onnx_model.fingerprint()[:16]}.onnx"
-    # only the model and the remembered digests: no temporary file left behind
-    assert sorted(p.name for p in cache.iterdir()) == sorted([path.name, "all-minilm-l6-v2.digests.json"])
+    # only the graph, its weights and the remembered digests: no temporary file left behind
+    expected = [path.name, onnx_model.data_path(path).name, "all-minilm-l6-v2.digests.json"]
+    assert sorted(p.name for p in cache.iterdir()) == sorted(expected)
+    assert onnx_model.data_path(path).stat().st_size > 80_000_000 > path.stat().st_size
     assert onnx_model.ensure_exported() == path
 
 
@@ -69,7 +71,7 @@ def test_the_export_has_dynamic_batch_and_sequence_axes(encoder):
     for rows, width in ((1, 3), (5, 40), (2, 256)):
         ids = np.full((rows, width), 2000, dtype=np.int64)
         out = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0]
-        assert out.shape == (rows, model.DIMENSIONS)
+        assert out.shape == (rows, onnx_model.DIMENSIONS)
 
 
 def test_a_new_package_version_gets_a_new_file(tmp_path, monkeypatch):
@@ -102,7 +104,7 @@ def test_the_cache_folder(monkeypatch, tmp_path):
 
 
 def test_a_file_is_replaced_whole_or_not_at_all(tmp_path):
-    target = tmp_path / "cache" / "model.onnx"
+    target = tmp_path / "cache" / "digests.json"
 
     def write(path: Path) -> None:
         path.write_bytes(b"half")
@@ -117,6 +119,33 @@ def test_a_file_is_replaced_whole_or_not_at_all(tmp_path):
     assert list(target.parent.iterdir()) == [target]
 
 
+def test_a_graph_appears_only_once_its_weights_are_in_place(tmp_path):
+    target = tmp_path / "cache" / "model.onnx"
+    weights = onnx_model.data_path(target)
+
+    def failing(path: Path) -> None:
+        onnx_model.data_path(path).write_bytes(b"half")
+        raise RuntimeError("export failed")
+
+    with pytest.raises(RuntimeError):
+        onnx_model._publish(target, failing)
+    assert list(target.parent.iterdir()) == []
+
+    def write(path: Path) -> None:
+        onnx_model.data_path(path).write_bytes(b"weights")
+        path.write_bytes(b"graph")
+        assert not target.exists() and not weights.exists()  # nobody sees either while they are written
+
+    real_replace = os.replace
+    order = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "replace", lambda source, to: (order.append(Path(to).name), real_replace(source, to)))
+        onnx_model._publish(target, write)
+    assert order == [weights.name, target.name]  # the weights first: a graph found has its weights
+    assert (target.read_bytes(), weights.read_bytes()) == (b"graph", b"weights")
+    assert sorted(target.parent.iterdir()) == sorted([target, weights])
+
+
 def test_a_missing_file_is_exported_on_first_use_once(cache, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(tmp_path))
     (exported,) = cache.glob("*.onnx")
@@ -124,6 +153,7 @@ def test_a_missing_file_is_exported_on_first_use_once(cache, tmp_path, monkeypat
 
     def export(target: Path, source: Path) -> Path:  # the real export runs in the cache fixture
         calls.append(target)
+        shutil.copy(onnx_model.data_path(exported), onnx_model.data_path(target))
         shutil.copy(exported, target)
         return target
 
@@ -139,11 +169,11 @@ def test_onnx_gives_the_vectors_of_sentence_transformers(encoder):
     reference = np.asarray(model.encode_torch(TEXTS), dtype=np.float32)
     batched = encoder.encode(TEXTS, threads=2)
     alone = np.concatenate([encoder.encode([text], threads=1) for text in TEXTS])
-    assert batched.shape == alone.shape == (len(TEXTS), model.DIMENSIONS)
+    assert batched.shape == alone.shape == (len(TEXTS), onnx_model.DIMENSIONS)
     assert np.abs(batched - reference).max() <= 1e-4
     assert np.abs(alone - reference).max() <= 1e-4
     assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
-    assert encoder.encode([]).shape == (0, model.DIMENSIONS)
+    assert encoder.encode([]).shape == (0, onnx_model.DIMENSIONS)
 
 
 def test_texts_are_cut_at_256_word_pieces_as_sentence_transformers_cuts_them(encoder):
@@ -162,22 +192,25 @@ def test_a_search_never_imports_torch_and_writes_one_log_line(cache):
     script = """
 import json, logging, sys
 logging.basicConfig(level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
-import llm
-from archivist.semantic.model import query_vector, MODEL_ID
+from archivist.semantic.onnx_model import query_vector, MODEL_ID
 vector = query_vector("kubernetes pod restart")
 assert query_vector("kubernetes pod restart") is vector  # cached
+heavy = ("torch", "sentence_transformers", "transformers", "llm")
+before_llm = sorted(m for m in heavy if m in sys.modules)
+import llm
 document = llm.get_embedding_model(MODEL_ID).embed("a document about kubernetes")
 print(json.dumps({
     "query": llm.decode(vector),
     "document": document,
     "empty": query_vector("   "),
-    "loaded": sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules),
+    "query_loaded": before_llm,
+    "loaded": sorted(m for m in heavy[:3] if m in sys.modules),
 }))
 """
     result = run_python(script, cache)
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout)
-    assert out["loaded"] == []
+    assert out["query_loaded"] == [] and out["loaded"] == []  # a query embeds without llm, neither loads torch
     assert out["empty"] is None
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("archivist INFO embedding model ready ("), result.stderr

@@ -15,7 +15,7 @@ from archivist.build.indexer import index_workspace
 from archivist.errors import ArchivistError
 from archivist.queries.runner import Archive
 from archivist.semantic import chunking, embeddings
-from archivist.semantic.model import DIMENSIONS, MODEL_ID
+from archivist.semantic.onnx_model import DIMENSIONS, MODEL_ID
 from archivist.workspace import archive_path
 
 CONVERSATIONS = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archivist.build.database import Database
+from archivist.build.database import Database, sqlite3
 
 # How many migrations ``migrations`` has (a test checks it): an archive at this version needs none.
 SCHEMA_VERSION = 14
@@ -24,8 +24,23 @@ NEW_ARCHIVE_SQL = Path(__file__).with_name("new_archive.sql")
 CHUNKS_COLLECTION = "archivist_chunks"
 DOCUMENTS_COLLECTION = "archivist_documents"
 
+EMBEDDED_SQL = "SELECT EXISTS (SELECT 1 FROM collections WHERE name = ?)"
+
 # Ids of one session's messages: document_id * MESSAGE_IDS + seq (a session keeps its first MESSAGE_IDS).
 MESSAGE_IDS = 1 << 20
+
+
+def is_embedded(path: Path) -> bool:
+    """Whether the archive at ``path`` has been embedded (its chunks collection exists; its vectors are then
+    kept current): read only, never created."""
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return bool(conn.execute(EMBEDDED_SQL, [CHUNKS_COLLECTION]).fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False  # no archive, or one from before embeddings (no collections table)
 
 
 def open_archive(path: Path) -> Database:

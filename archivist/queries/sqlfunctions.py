@@ -594,14 +594,14 @@ def database_file(conn: Any) -> str:
 
 
 def embed_query(text: str | None) -> bytes | None:
-    from archivist.semantic.model import query_vector  # the model loads on the first query, not before
+    from archivist.semantic.onnx_model import query_vector  # the model loads on the first query, not before
 
     return query_vector(text or "")
 
 
 def model_id() -> str:
     """The embedding model's id, as llm knows it (the model itself is not loaded)."""
-    from archivist.semantic.model import MODEL_ID
+    from archivist.semantic.onnx_model import MODEL_ID
 
     return MODEL_ID
 

@@ -42,7 +42,7 @@ from sqlite_utils.utils import sqlite3
 from archivist.build import schema
 from archivist.errors import ArchivistError
 from archivist.semantic import chunking, vectors
-from archivist.semantic.model import MODEL_ID
+from archivist.semantic.onnx_model import MODEL_ID
 
 logger = logging.getLogger(__name__)
 
@@ -381,19 +381,6 @@ def embed_workspace(
     db_path = Path(db_path) if db_path else archive_path(workspace)
     index_workspace(workspace, db_path)
     return embed_archive(db_path, scope, progress)
-
-
-def has_vectors(db_path: Path) -> bool:
-    """Whether an archive has been embedded (its chunks collection exists): its vectors are kept current."""
-    if not Path(db_path).exists():
-        return False
-    db = sqlite_utils.Database(db_path)
-    try:
-        return db["collections"].exists() and bool(
-            db.execute("SELECT 1 FROM collections WHERE name = ?", [schema.CHUNKS_COLLECTION]).fetchone()
-        )
-    finally:
-        db.close()
 
 
 class BackgroundEmbedder:

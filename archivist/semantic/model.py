@@ -13,7 +13,6 @@ same vectors to within 1e-6: bench/onnx_parity.py compares the two.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from collections.abc import Iterable, Iterator
@@ -22,9 +21,8 @@ from typing import Any
 import llm
 
 from archivist.semantic import onnx_model
+from archivist.semantic.onnx_model import MODEL_ID
 
-MODEL_ID = "archivist-minilm-l6-v2"
-DIMENSIONS = 384
 BATCH_SIZE = onnx_model.BATCH_SIZE  # texts per forward pass
 CALL_SIZE = 256  # texts per encode call: batches are sorted by length within a call, so
 # bigger calls pad less (llm would otherwise hand over BATCH_SIZE texts at a time)
@@ -38,18 +36,6 @@ def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
     if not texts:
         return []
     return onnx_model.load().encode(texts, batch_size=batch_size, threads=onnx_model.BULK_THREADS).tolist()
-
-
-@functools.lru_cache(maxsize=512)
-def query_vector(text: str) -> bytes | None:
-    """A search query as a stored-format vector (llm's float32 blob); None for no text."""
-    text = (text or "").strip()
-    if not text:
-        return None
-    # one thread (see onnx_model.QUERY_THREADS): a second one would fight the BLAS threads
-    # of the vector search that follows
-    vector = onnx_model.load().encode([text], threads=onnx_model.QUERY_THREADS)[0]
-    return llm.encode(vector.tolist())
 
 
 def load() -> Any:

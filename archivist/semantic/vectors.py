@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlite_utils.utils import sqlite3
+
+from archivist.build.database import sqlite3
 
 VERSION_SQL = "SELECT value FROM archive_meta WHERE key = 'embeddings_version'"
 VECTORS_SQL = """

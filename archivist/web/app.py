@@ -81,7 +81,7 @@ async def _reply_error(datasette: Datasette, send: Callable, html: bool, status:
 def _warm(db_path: str | None, prepared: dict[str, str]) -> None:
     """Embed the query and read the vectors outside SQL: loading either can take longer than the time limit."""
     from archivist.semantic import vectors
-    from archivist.semantic.model import query_vector
+    from archivist.semantic.onnx_model import query_vector
 
     query_vector(prepared["query"])
     if db_path:
