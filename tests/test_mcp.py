@@ -352,7 +352,7 @@ def test_the_early_initialize_answer_is_the_sdks_own(embedded_sample, version):
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 8, "method": "tools/list"},
     )
-    assert [m["id"] for m in early] == [7, 8]  # one answer to initialize, then the SDK's tools/list
+    assert [m["id"] for m in early] == [7, 8]  # one answer to initialize, then one to tools/list
     assert early[0]["result"]["protocolVersion"] == (version if version != "1999-01-01" else "2025-11-25")
     assert len(early[1]["result"]["tools"]) == len(TOOLS)
     # a first line that is not initialize goes to the SDK, which then answers initialize itself

@@ -1,13 +1,18 @@
-"""``archivist mcp`` over stdio, answering ``initialize`` before the MCP SDK has loaded.
+"""``archivist mcp`` over stdio, answering the handshake and ``tools/list`` before the MCP SDK has loaded.
 
-Importing the MCP SDK takes about a second on two cores (pydantic builds its
-protocol models). A client waits for the answer to ``initialize`` before
-anything else, so the server answers it first, from this module (standard
-library only), then loads the SDK and hands it the conversation: the SDK is
-given the same ``initialize`` request again so that its session starts
-normally, and its own answer to that request, the same text, is not sent twice.
-The protocol versions come from the SDK's own table, read without importing it,
-and a test checks that this answer equals the SDK's.
+Importing the MCP SDK takes about a second on two cores (pydantic builds its protocol
+models). A client sends ``initialize``, waits for its answer, then usually lists the
+tools, and only then calls one. So the SDK loads in a thread while this module
+(standard library only) answers those two: ``initialize`` from what the server says
+about itself and the SDK's version table (read without importing it), ``tools/list``
+from ``tools.json``, the SDK's own answer for this package's tools, written by
+``python -m archivist.mcp.tools`` and checked by a test. Meanwhile, an archive that has
+been embedded gets its model and vectors loaded, in another thread, for the first
+search by meaning.
+
+The first message that needs the SDK (a tool call, say) waits for it. The SDK is then
+given every message read so far, so that its session starts normally, and its own
+answers to the requests already answered, the same text, are not sent twice.
 
 Everything else on stdout is protocol: file descriptor 1 is pointed at stderr
 while the server runs, so stray output of libraries cannot reach the client.
@@ -18,8 +23,11 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import logging
 import os
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -56,57 +64,231 @@ def early_answer(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _as_initialize(line: bytes) -> dict[str, Any] | None:
+# {"sdk": the SDK's version, "results": [{"versions": [protocol versions], "result": the tools/list
+# result}]}: the SDK shapes a result by the protocol version the session agreed on.
+TOOLS_FILE = Path(__file__).with_name("tools.json")
+logger = logging.getLogger("archivist")
+
+
+def _sdk_version() -> str | None:
+    """The installed SDK's version, from the name of its ``mcp-VERSION.dist-info`` folder beside it
+    (``importlib.metadata`` would cost the first answers a few tens of milliseconds)."""
+    spec = importlib.util.find_spec("mcp")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    site = Path(next(iter(spec.submodule_search_locations))).parent
+    try:
+        names = [entry.name for entry in os.scandir(site) if entry.name.startswith("mcp-")]
+    except OSError:
+        return None
+    versions = [name[4 : -len(".dist-info")] for name in names if name.endswith(".dist-info")]
+    return versions[0] if len(versions) == 1 else None
+
+
+def tools_listing() -> dict[str, Any]:
+    """The SDK's ``tools/list`` results for this package's tools, by protocol version, when
+    ``tools.json`` was written by the SDK installed; else none (the SDK answers then)."""
+    try:
+        listing = json.loads(TOOLS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(listing, dict) or listing.get("sdk") != _sdk_version():
+        return {}
+    return {version: shape["result"] for shape in listing["results"] for version in shape["versions"]}
+
+
+async def _sdk_tools_list(protocol_version: str) -> dict[str, Any]:
+    """What the SDK answers ``tools/list`` in a session of ``protocol_version``, as JSON on stdout."""
+    import anyio
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    from archivist.mcp.tools import create_server
+
+    server = create_server(Path("archive.db"))._lowlevel_server  # listing the tools opens no archive
+    requests: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": protocol_version,
+         "capabilities": {}, "clientInfo": {"name": "tools.json", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    to_server, server_reads = anyio.create_memory_object_stream[Any](10)
+    server_writes, from_server = anyio.create_memory_object_stream[Any](10)
+    answers: dict[Any, Any] = {}
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.run, server_reads, server_writes, server.create_initialization_options())
+        for request in requests:
+            await to_server.send(SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(request)))
+            if "id" in request:
+                answer = await from_server.receive()
+                # as mcp.server.stdio writes it
+                answers[request["id"]] = json.loads(answer.message.model_dump_json(by_alias=True, exclude_unset=True))
+        group.cancel_scope.cancel()
+    return cast(dict[str, Any], answers[2]["result"])
+
+
+def write_tools_file() -> None:
+    """Write ``tools.json`` from the SDK installed: ``python -m archivist.mcp.stdio``."""
+    import anyio
+
+    versions, _ = _sdk_versions()
+    shapes: list[dict[str, Any]] = []
+    for version in versions:
+        result = anyio.run(_sdk_tools_list, version)
+        same = next((shape for shape in shapes if shape["result"] == result), None)
+        if same is None:
+            shapes.append({"versions": [version], "result": result})
+        else:
+            same["versions"].append(version)
+    listing = {"sdk": _sdk_version(), "results": shapes}
+    TOOLS_FILE.write_text(json.dumps(listing, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"tools.json: tools/list for {', '.join(versions)}")
+
+
+def _plain_id(value: Any) -> bool:
+    """Whether a request id is one that this module answers: a string or a whole number."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _message(line: str) -> dict[str, Any] | None:
     try:
         message = json.loads(line)
     except ValueError:
         return None
-    if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
-        return message
-    return None
+    return message if isinstance(message, dict) else None
+
+
+class Lobby:
+    """Answers what a client asks first (``initialize``, then ``tools/list``) while the SDK loads.
+
+    ``read`` reads messages until one needs the SDK (or stdin ends), answering those it can;
+    ``lines`` then holds the lines for the SDK to read again: all but the ``tools/list``
+    requests answered, which its session needs no more than a client needs a second answer.
+    ``answered`` holds the ids of those it reads again whose answers went out (``initialize``'s).
+    """
+
+    def __init__(self, protocol_in: IO[str], protocol_out: IO[str], tools: Callable[[], dict[str, Any]]) -> None:
+        self._in = protocol_in
+        self._out = protocol_out
+        self._tools_by_version = tools  # read once initialize is answered
+        self._tools: Any = None  # the tools/list result for the session's protocol version
+        self.lines: list[str] = []
+        self.answered: set[Any] = set()
+        self._listed: set[Any] = set()  # the ids of the tools/list requests answered
+        self.done = False  # whether a message (or the end of stdin) has come that needs the SDK
+
+    def _answer(self, message: dict[str, Any]) -> None:
+        self._out.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._out.flush()
+        self.answered.add(message["id"])
+
+    def read(self, after_first: Callable[[], None] = lambda: None) -> None:
+        """Read and answer; ``after_first`` runs once the first message is read (and answered)."""
+        try:
+            self._read(after_first)
+        finally:
+            self.done = True
+            if len(self.lines) <= 1:
+                after_first()  # stdin ended, or the first message was left to the SDK
+
+    def _read(self, after_first: Callable[[], None]) -> None:
+        while line := self._in.readline():
+            self.lines.append(line)
+            message = _message(line)
+            if message is None or message.get("jsonrpc") != "2.0":
+                return  # the SDK says what is wrong with it
+            method, has_id = message.get("method"), _plain_id(message.get("id"))
+            if len(self.lines) == 1:
+                if method != "initialize" or not has_id:
+                    return  # a session starts with initialize: the SDK answers anything else
+                answer = early_answer(message)
+                self._answer(answer)
+                after_first()
+                self._tools = self._tools_by_version().get(answer["result"]["protocolVersion"])
+            elif method == "notifications/initialized" and not has_id:
+                continue
+            elif (
+                method == "tools/list"
+                and has_id
+                and self._tools is not None
+                and message["id"] not in self.answered | self._listed
+                and not (message.get("params") or {}).get("cursor")
+            ):
+                self._answer({"jsonrpc": "2.0", "id": message["id"], "result": self._tools})
+                self.lines.pop()
+                self.answered.discard(message["id"])
+                self._listed.add(message["id"])
+            else:
+                return
 
 
 class _Replay(io.TextIOBase):
-    """stdin for the SDK: the line already read, then the rest of the real stdin."""
+    """stdin for the SDK: the lines already read, then the rest of the real stdin."""
 
-    def __init__(self, first: str, rest: io.TextIOBase) -> None:
-        self._first: str | None = first
+    def __init__(self, lines: list[str], rest: IO[str]) -> None:
+        self._lines = list(lines)
         self._rest = rest
 
     def readable(self) -> bool:
         return True
 
     def readline(self, size: int | None = -1) -> str:  # type: ignore[override]  # a text stream's readline
-        if self._first is not None:
-            line, self._first = self._first, None
-            return line
+        if self._lines:
+            return self._lines.pop(0)
         return self._rest.readline()
 
 
-class _WithoutSecondAnswer(io.TextIOBase):
-    """stdout for the SDK: drops its answer to the ``initialize`` that was answered early."""
+class _WithoutSecondAnswers(io.TextIOBase):
+    """stdout for the SDK: drops its answers to the requests that were answered early (once each)."""
 
-    def __init__(self, out: io.TextIOBase, answered_id: Any) -> None:
+    def __init__(self, out: IO[str], answered: set[Any]) -> None:
         self._out = out
-        self._answered_id = answered_id
-        self._pending = answered_id is not None
+        self._answered = set(answered)
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        if self._pending:
-            try:
-                message = json.loads(text)
-            except ValueError:
-                message = None
-            if isinstance(message, dict) and message.get("id") == self._answered_id and "result" in message:
-                self._pending = False
+        if self._answered:
+            message = _message(text)
+            if message is not None and "method" not in message and message.get("id") in self._answered:
+                self._answered.discard(message["id"])
                 return len(text)
         return self._out.write(text)
 
     def flush(self) -> None:
         self._out.flush()
+
+
+class _InThread:
+    """A function run in a daemon thread; ``result`` waits for it and returns what it returned, or raises what it raised."""
+
+    def __init__(self, name: str, function: Any) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(function,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, function: Any) -> None:
+        try:
+            self._value = function()
+        except BaseException as error:  # handed to whoever waits for it
+            self._error = error
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _preload(db_path: Path) -> None:
+    from archivist.queries.runner import preload
+
+    try:
+        preload(db_path)
+    except Exception:  # the first search that needs the model loads it, and says what is wrong
+        logger.debug("preloading the embedding model failed", exc_info=True)
 
 
 def serve(
@@ -116,28 +298,44 @@ def serve(
     protocol_out = io.TextIOWrapper(os.fdopen(os.dup(1), "wb"), encoding="utf-8", write_through=True)
     os.dup2(2, 1)  # from here on, anything printed goes to stderr
     protocol_in = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    first = protocol_in.readline()
-    request = _as_initialize(first.encode("utf-8"))
-    if request is not None:
-        protocol_out.write(json.dumps(early_answer(request), ensure_ascii=False, separators=(",", ":")) + "\n")
-        protocol_out.flush()
 
+    def load_sdk() -> Any:
+        from mcp.server.stdio import stdio_server
+
+        from archivist.mcp.tools import create_server
+
+        server = create_server(db_path, workspace, allowed or [], test_fixtures)
+        if not lobby.done:
+            # the client has not called a tool yet (an agent thinks between the list and its first
+            # call): load the model now. A call that came first loads what it needs itself, sooner
+            # than with a second thread taking turns with it.
+            threading.Thread(target=_preload, args=(db_path,), name="preload", daemon=True).start()
+        return stdio_server, server
+
+    loading: list[_InThread] = []
+
+    def start_loading() -> None:
+        # once initialize is answered: a thread importing would slow that answer down (it holds the GIL)
+        if not loading:
+            loading.append(_InThread("mcp-sdk", load_sdk))
+
+    lobby = Lobby(protocol_in, protocol_out, (lambda: {}) if test_fixtures else tools_listing)
+    lobby.read(start_loading)
+    if not lobby.lines:
+        return  # stdin closed before any message
+    stdio_server, server = loading[0].result()
     import anyio
-    from mcp.server.stdio import stdio_server
-
-    from archivist.mcp.tools import create_server
-
-    server = create_server(db_path, workspace, allowed or [], test_fixtures)
 
     async def run() -> None:
         async with stdio_server(
-            stdin=anyio.wrap_file(cast(IO[str], _Replay(first, protocol_in))),
-            stdout=anyio.wrap_file(
-                cast(IO[str], _WithoutSecondAnswer(protocol_out, request["id"] if request else None))
-            ),
+            stdin=anyio.wrap_file(cast(IO[str], _Replay(lobby.lines, protocol_in))),
+            stdout=anyio.wrap_file(cast(IO[str], _WithoutSecondAnswers(protocol_out, lobby.answered))),
         ) as (read_stream, write_stream):
             low_level = server._lowlevel_server  # MCPServer.run_stdio_async does the same with its own streams
             await low_level.run(read_stream, write_stream, low_level.create_initialization_options())
 
-    if first:
-        anyio.run(run)
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    write_tools_file()

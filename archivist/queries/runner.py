@@ -26,6 +26,18 @@ from archivist.queries.catalog import default_settings, sql_for
 from archivist.workspace import archive_path
 
 
+def preload(db_path: Path) -> bool:
+    """For an archive that has been embedded, load the embedding model and its vectors now, so
+    that a first search by meaning waits for neither; False (and nothing loaded) otherwise."""
+    if not schema.is_embedded(db_path):
+        return False
+    from archivist.semantic import onnx_model, vectors
+
+    onnx_model.load()
+    vectors.warm(str(Path(db_path).resolve()))
+    return True
+
+
 def plugin_settings() -> dict[str, Any]:
     return default_settings()
 
@@ -192,7 +204,7 @@ class Archive:
 
     def _warm(self, query: str) -> None:
         from archivist.semantic import vectors
-        from archivist.semantic.model import query_vector
+        from archivist.semantic.onnx_model import query_vector
 
         query_vector(query)
         vectors.warm(str(self.db_path.resolve()))
