@@ -358,3 +358,29 @@ def test_the_early_initialize_answer_is_the_sdks_own(embedded_sample, version):
     # a first line that is not initialize goes to the SDK, which then answers initialize itself
     late = _exchange(embedded_sample, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, initialize)
     assert late[-1] == early[0]
+
+
+def test_the_early_tools_list_answer_is_the_sdks_own_and_nothing_is_answered_twice(embedded_sample):
+    """The list answered before the SDK loads, and the SDK's own answer to a list after a call."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+    }
+    call = {"name": "search", "arguments": {"query": "borders", "mode": "keyword"}}
+    answers = _exchange(
+        embedded_sample,
+        initialize,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 8, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 10, "method": "ping"},
+    )
+    # one answer each (a second answer to initialize or to the early list would take a place here)
+    assert sorted(a["id"] for a in answers) == [5, 7, 8, 9, 10]
+    by_id = {a["id"]: a for a in answers}
+    assert by_id[8]["result"] == by_id[9]["result"] and len(by_id[8]["result"]["tools"]) == len(TOOLS)
+    assert by_id[7]["result"]["protocolVersion"] == "2025-06-18"
+    assert by_id[5]["result"]["structuredContent"]["total"] >= 1

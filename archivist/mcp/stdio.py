@@ -94,7 +94,10 @@ def tools_listing() -> dict[str, Any]:
         return {}
     if not isinstance(listing, dict) or listing.get("sdk") != _sdk_version():
         return {}
-    return {version: shape["result"] for shape in listing["results"] for version in shape["versions"]}
+    try:
+        return {version: shape["result"] for shape in listing["results"] for version in shape["versions"]}
+    except (KeyError, TypeError):  # not a listing this module wrote
+        return {}
 
 
 async def _sdk_tools_list(protocol_version: str) -> dict[str, Any]:
