@@ -1,6 +1,7 @@
 """Agent-log sources in an archive: adding, re-reading, listing, discovering and removing them."""
 
 import json
+from pathlib import Path
 
 import pytest
 import sqlite_utils
@@ -36,6 +37,21 @@ def line(kind, uuid, parent, text_or_blocks, at, **extra):
             **extra,
         }
     )
+
+
+def write_session(root: Path, texts: list[str]) -> Path:
+    """A Claude Code session of these messages (user, assistant, ... a minute apart), under
+    ``root/projects``; returns that folder, the source to read."""
+    lines, parent = [], None
+    for n, text in enumerate(texts):
+        kind = "user" if n % 2 == 0 else "assistant"
+        content = text if kind == "user" else [{"type": "text", "text": text}]
+        lines.append(line(kind, f"m{n}", parent, content, f"2025-11-23T05:{n:02d}:00.000Z"))
+        parent = f"m{n}"
+    project = root / "projects" / "-home-ana-proj"
+    project.mkdir(parents=True)
+    (project / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root / "projects"
 
 
 SESSION_LINES = [

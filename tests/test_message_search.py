@@ -6,7 +6,7 @@ import re
 import pytest
 from conftest import started_datasette, write_files
 from mcp.client import Client
-from test_agentlogs_sources import SESSION, line
+from test_agentlogs_sources import SESSION, line, write_session
 
 from archivist.build.indexer import index_workspace
 from archivist.mcp.tools import create_server
@@ -22,19 +22,9 @@ def workspace(tmp_path_factory):
     workspace = write_files(
         root / "ws", {"conversations/2025-11-10/001-plan/conversation.md": "# Plan\n\nzeppelin hangar plans\n"}
     )
-    lines, parent = [], None
-    for n in range(12):
-        kind = "user" if n % 2 == 0 else "assistant"
-        text = f"message {n} about {TOPICS[n % len(TOPICS)]}"
-        if n == 5:
-            text = "the zeppelin hangar doors jam when the proxy times out"
-        content = text if kind == "user" else [{"type": "text", "text": text}]
-        lines.append(line(kind, f"m{n}", parent, content, f"2025-11-23T05:{n:02d}:00.000Z"))
-        parent = f"m{n}"
-    project = root / "projects" / "-home-ana-proj"
-    project.mkdir(parents=True)
-    (project / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    index_workspace(workspace, log_sources=[("claude-code", root / "projects")])
+    texts = [f"message {n} about {TOPICS[n % len(TOPICS)]}" for n in range(12)]
+    texts[5] = "the zeppelin hangar doors jam when the proxy times out"
+    index_workspace(workspace, log_sources=[("claude-code", write_session(root, texts))])
     return workspace
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import EVAL, started_datasette, write_files
 from mcp import Client
-from test_agentlogs_sources import SESSION, line
+from test_agentlogs_sources import write_session
 
 from archivist.build.indexer import index_workspace
 from archivist.mcp.tools import create_server
@@ -59,19 +59,9 @@ def workspace(tmp_path_factory):
             + "\n",
         },
     )
-    lines, parent = [], None
-    for n in range(8):
-        kind = "user" if n % 2 == 0 else "assistant"
-        text = f"message {n} about the weather"
-        if n == 5:
-            text = "the zeppelin hangar doors jam when the wind turns"
-        content = text if kind == "user" else [{"type": "text", "text": text}]
-        lines.append(line(kind, f"m{n}", parent, content, f"2025-11-23T05:{n:02d}:00.000Z"))
-        parent = f"m{n}"
-    project = root / "projects" / "-home-ana-proj"
-    project.mkdir(parents=True)
-    (project / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    index_workspace(workspace, log_sources=[("claude-code", root / "projects")])
+    texts = [f"message {n} about the weather" for n in range(8)]
+    texts[5] = "the zeppelin hangar doors jam when the wind turns"
+    index_workspace(workspace, log_sources=[("claude-code", write_session(root, texts))])
     return workspace
 
 
