@@ -48,7 +48,8 @@ def load() -> Any:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
-            _loaded = SentenceTransformer(str(onnx_model.source_dir()), device="cpu")
+            with onnx_model.quiet_transformers():
+                _loaded = SentenceTransformer(str(onnx_model.source_dir()), device="cpu")
         return _loaded
 
 

@@ -153,6 +153,23 @@ def model_path(source: Path | None = None) -> Path:
     return cache_dir() / f"{NAME}-{fingerprint(source)[:16]}.onnx"
 
 
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers without its progress bars and its logs below errors, for a model load."""
+    import transformers
+
+    progress_bars = transformers.utils.logging.is_progress_bar_enabled()
+    verbosity = transformers.utils.logging.get_verbosity()
+    transformers.utils.logging.disable_progress_bar()
+    transformers.utils.logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers.utils.logging.set_verbosity(verbosity)
+        if progress_bars:
+            transformers.utils.logging.enable_progress_bar()
+
+
 def export(target: Path | None = None, source: Path | None = None) -> Path:
     """Export the package's model to ONNX at ``target`` (and its weights at ``data_path(target)``)
     with torch; returns the path.
@@ -167,7 +184,6 @@ def export(target: Path | None = None, source: Path | None = None) -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder never needs the hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
-    import transformers
     from transformers import AutoModel
 
     class SentenceEmbedding(torch.nn.Module):
@@ -185,16 +201,8 @@ def export(target: Path | None = None, source: Path | None = None) -> Path:
             mean = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(mean, p=2, dim=1)
 
-    progress_bars = transformers.utils.logging.is_progress_bar_enabled()
-    verbosity = transformers.utils.logging.get_verbosity()
-    transformers.utils.logging.disable_progress_bar()
-    transformers.utils.logging.set_verbosity_error()
-    try:
+    with quiet_transformers():
         encoder = AutoModel.from_pretrained(str(source), attn_implementation="eager")
-    finally:
-        transformers.utils.logging.set_verbosity(verbosity)
-        if progress_bars:
-            transformers.utils.logging.enable_progress_bar()
     model = SentenceEmbedding(encoder).eval()
 
     def example(shape: tuple[int, int], seed: int) -> tuple[torch.Tensor, torch.Tensor]:
