@@ -1,6 +1,7 @@
 """What an agent feels first: indexing, cold start, warm latency, answer size and memory, over MCP stdio.
 
     python bench/first_call.py [--workspace WS] [--corpus DIR] [--all-markdown DIR] [--skip-embed]
+                               [--qmd PATH/TO/qmd]
 
 Makes a workspace whose notes are a copy of --corpus (default: the 296 agent reports of
 ../shared/eval/markdown/humanlayer-thoughts, copied to a temporary folder, never into the
@@ -14,10 +15,18 @@ project), or uses --workspace as it is, and measures, each as a whole process:
 - warm keyword, hybrid and semantic searches: median and p95 over the ten QUERIES, five
   rounds (targets 5 ms and 20 ms medians for keyword and hybrid);
 - the size of the default answer for 10 results (target 2 KB), and of output=full;
-- the server's resident memory after 50 queries (target 300 MB);
+- the server's resident memory after the queries (target 300 MB);
 - `archivist search WS QUERY --mode keyword`, the whole CLI call (target 0.3 s).
 
-Runs are interleaved with nothing else; the machine's load is printed with the figures.
+With --qmd (qmd's command; qmd 2.x needs Node 22), the same run measures qmd on the same
+notes, with its index in a scratch home folder, where it can do without its models (which
+it would download): `qmd collection add` (fresh index), `qmd update` (no-op), `qmd mcp`
+(spawn to initialize, tools/list and first keyword result; warm keyword searches through
+its `query` tool with a `lex` search and no reranking; answer size; memory) and
+`qmd search`. Each of those figures is then printed with Archivist's as a ratio
+(Archivist / qmd: below 1, Archivist is faster or smaller). The two run interleaved.
+
+The machine's load is printed with the figures.
 """
 
 from __future__ import annotations
@@ -31,7 +40,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mcp_startup import INITIALIZE, INITIALIZED, TOOLS_LIST
 
@@ -50,11 +61,12 @@ QUERIES = [
     "mcp server",
     "release process",
 ]
+ROUNDS = 5  # warm searches: the ten queries, this many times
 
 
-def timed(*command: str) -> float:
+def timed(*command: str, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     return time.perf_counter() - started
 
 
@@ -67,18 +79,14 @@ def p95(values: list[float]) -> float:
 
 
 class Server:
-    """`archivist mcp WS` over stdio, spoken to in JSON-RPC lines."""
+    """An MCP server over stdio, spoken to in JSON-RPC lines; ``call(query, **extra)`` makes its search's request."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, command: list[str], env: dict[str, str], call: Callable[..., dict[str, Any]]) -> None:
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            [ARCHIVIST, "mcp", str(workspace)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
         )
+        self.call = call
         self.next_id = 10
 
     def send(self, message: dict) -> None:
@@ -88,7 +96,10 @@ class Server:
 
     def answer(self) -> dict:
         assert self.process.stdout is not None
-        return json.loads(self.process.stdout.readline())
+        while True:
+            message = json.loads(self.process.stdout.readline())
+            if "id" in message:  # (not a notification)
+                return message
 
     def since_spawn(self) -> float:
         return time.perf_counter() - self.started
@@ -102,32 +113,79 @@ class Server:
         self.answer()
         return initialized, self.since_spawn()
 
-    def search(self, query: str, mode: str, **extra: object) -> tuple[float, str]:
-        """Seconds to the answer, and the answer's structured text."""
+    def search(self, query: str, **extra: object) -> tuple[float, str]:
+        """Seconds to the answer, and the answer's text (what a client shows the model)."""
         self.next_id += 1
         started = time.perf_counter()
-        self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": self.next_id,
-                "method": "tools/call",
-                "params": {"name": "search", "arguments": {"query": query, "mode": mode, "page_size": 10, **extra}},
-            }
-        )
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call", "params": self.call(query, **extra)})
         message = self.answer()
         seconds = time.perf_counter() - started
         result = message.get("result") or {}
         if result.get("isError") or "error" in message:
-            raise SystemExit(f"search {query!r} ({mode}) failed: {json.dumps(message)[:500]}")
+            raise SystemExit(f"search {query!r} failed: {json.dumps(message)[:500]}")
         return seconds, result["content"][0]["text"]
 
     def rss_mb(self) -> float:
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) / 1024
+        """Resident memory of the server and its child processes (a launcher script starts one)."""
+        pids = [self.process.pid]
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        if children.exists():
+            pids += [int(pid) for pid in children.read_text().split()]
+        total = 0
+        for pid in pids:
+            status = Path(f"/proc/{pid}/status").read_text()
+            total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+        return total / 1024
 
     def close(self) -> None:
         self.process.kill()
         self.process.wait()
+
+
+def archivist_call(query: str, mode: object = "hybrid", **extra: object) -> dict[str, Any]:
+    return {"name": "search", "arguments": {"query": query, "mode": mode, "page_size": 10, **extra}}
+
+
+def qmd_call(query: str, **extra: object) -> dict[str, Any]:
+    """qmd's keyword search through MCP: BM25 alone, no query expansion or reranking (they need its models)."""
+    return {"name": "query", "arguments": {"searches": [{"type": "lex", "query": query}], "limit": 10, "rerank": False}}
+
+
+class Qmd:
+    """qmd on the same notes, its configuration and index in a home folder of its own."""
+
+    def __init__(self, command: str, notes: Path, scratch: Path) -> None:
+        self.command = command
+        self.notes = notes
+        self.home = scratch / "qmd-home"
+        self.env = {**os.environ, "HOME": str(self.home), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": ""}
+        self.env = {key: value for key, value in self.env.items() if value}
+
+    def fresh_index(self) -> float:
+        shutil.rmtree(self.home, ignore_errors=True)
+        self.home.mkdir(parents=True)
+        return timed(self.command, "collection", "add", str(self.notes), "--name", "notes", env=self.env)
+
+    def update(self) -> float:
+        return timed(self.command, "update", env=self.env)
+
+    def server(self) -> Server:
+        return Server([self.command, "mcp"], self.env, qmd_call)
+
+    def cli(self, query: str) -> float:
+        return timed(self.command, "search", query, env=self.env)
+
+
+def ratio(ours: float, theirs: float | None) -> str:
+    return f"; qmd {theirs:.3g}, ratio {ours / theirs:.2f}" if theirs else ""
+
+
+def warm(server: Server, **extra: object) -> tuple[list[float], int]:
+    """Seconds of each search of ROUNDS rounds of the queries, after one round to warm up; how many searches."""
+    for query in QUERIES:  # statements prepared, pages cached (and the model loaded)
+        server.search(query, **extra)
+    times = [server.search(query, **extra)[0] for _ in range(ROUNDS) for query in QUERIES]
+    return times, len(times) + len(QUERIES)
 
 
 def main() -> None:
@@ -138,24 +196,38 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=EVAL / "humanlayer-thoughts")
     parser.add_argument("--all-markdown", type=Path, default=EVAL)
     parser.add_argument("--skip-embed", action="store_true", help="measure no embedding (hybrid figures need it)")
+    parser.add_argument("--qmd", help="qmd's command, to measure it on the same notes in the same run")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
     scratch = Path(tempfile.mkdtemp(prefix="archivist-first-call-"))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     try:
         if args.workspace:
             workspace = args.workspace
         else:
             workspace = scratch / "workspace"
             shutil.copytree(args.corpus, workspace / "notes")
+        qmd = Qmd(args.qmd, workspace / "notes", scratch) if args.qmd else None
+        if not args.workspace:
             files = sum(1 for _ in (workspace / "notes").rglob("*.md"))
-            fresh = []
+            fresh, theirs = [], []
             for _ in range(args.repeat):
                 shutil.rmtree(workspace / ".archivist", ignore_errors=True)
                 fresh.append(timed(ARCHIVIST, "index", str(workspace)))
-            print(f"keyword index, fresh, {files} files (whole process): {median_of(fresh)}; target 0.5 s")
-        noop = [timed(ARCHIVIST, "index", str(workspace)) for _ in range(args.repeat)]
-        print(f"re-index, nothing changed (whole process): {median_of(noop)}; target 0.2 s")
+                if qmd:
+                    theirs.append(qmd.fresh_index())
+            their = statistics.median(theirs) if theirs else None
+            print(f"keyword index, fresh, {files} files (whole process): {median_of(fresh)}; target 0.5 s"
+                  f"{ratio(statistics.median(fresh), their)}")  # fmt: skip
+        noop, theirs = [], []
+        for _ in range(args.repeat):
+            noop.append(timed(ARCHIVIST, "index", str(workspace)))
+            if qmd:
+                theirs.append(qmd.update())
+        their = statistics.median(theirs) if theirs else None
+        print(f"re-index, nothing changed (whole process): {median_of(noop)}; target 0.2 s"
+              f"{ratio(statistics.median(noop), their)}")  # fmt: skip
         if args.all_markdown.is_dir() and not args.workspace:
             everything = scratch / "everything"
             shutil.copytree(args.all_markdown, everything / "notes")
@@ -166,47 +238,71 @@ def main() -> None:
             seconds = timed(ARCHIVIST, "embed", str(workspace))
             print(f"embed the workspace (whole process): {seconds:.1f} s; target 200 s")
 
-        starts = []
+        command = [ARCHIVIST, "mcp", str(workspace)]
+        starts, theirs_start = [], []
         for _ in range(args.repeat):
-            server = Server(workspace)
-            initialized, listed = server.handshake()
-            server.search(QUERIES[0], "keyword")
-            starts.append((initialized, listed, server.since_spawn()))
-            server.close()
-        print(f"spawn -> initialize answered: {median_of([s[0] for s in starts])}")
-        print(f"spawn -> tools/list answered: {median_of([s[1] for s in starts])}; target 0.5 s")
-        print(f"spawn -> first keyword result: {median_of([s[2] for s in starts])}")
+            for side, runs in ((Server(command, env, archivist_call), starts),
+                               *(((qmd.server(), theirs_start),) if qmd else ())):  # fmt: skip
+                initialized, listed = side.handshake()
+                side.search(QUERIES[0], mode="keyword")
+                runs.append((initialized, listed, side.since_spawn()))
+                side.close()
+        for n, (what, target) in enumerate(
+            (("initialize answered", ""), ("tools/list answered", "; target 0.5 s"), ("first keyword result", ""))
+        ):
+            ours = [start[n] for start in starts]
+            their = statistics.median(start[n] for start in theirs_start) if theirs_start else None
+            print(f"spawn -> {what}: {median_of(ours)}{target}{ratio(statistics.median(ours), their)}")
         hybrid_starts = []
         for _ in range(args.repeat):
-            server = Server(workspace)
+            server = Server(command, env, archivist_call)
             server.handshake()
-            server.search(QUERIES[1], "hybrid")
+            server.search(QUERIES[1], mode="hybrid")
             hybrid_starts.append(server.since_spawn())
             server.close()
         print(f"spawn -> first hybrid result: {median_of(hybrid_starts)}; target 1.5 s")
 
-        server = Server(workspace)
-        server.handshake()
-        for query in QUERIES:  # warm: the model loaded, statements prepared, pages cached
-            server.search(query, "hybrid")
+        theirs_warm: list[float] = []
+        their_size = their_rss = None
+        if qmd:
+            server = qmd.server()
+            server.handshake()
+            theirs_warm, _ = warm(server)
+            their_size = statistics.median(len(server.search(query)[1].encode()) for query in QUERIES)
+            their_rss = server.rss_mb()
+            server.close()
         queries = 0
+        server = Server(command, env, archivist_call)
+        server.handshake()
         for mode in ("keyword", "hybrid", "semantic"):
-            times = []
-            for _ in range(5):
-                for query in QUERIES:
-                    times.append(server.search(query, mode)[0])
-                    queries += 1
+            times, count = warm(server, mode=mode)
+            queries += count
             median, high = statistics.median(times) * 1000, p95(times) * 1000
-            print(f"warm {mode}, median / p95 over {len(times)}: {median:.1f} / {high:.1f} ms")
-        sizes = [len(server.search(query, "hybrid")[1].encode()) for query in QUERIES]
-        full = [len(server.search(query, "hybrid", output="full")[1].encode()) for query in QUERIES]
-        print(f"answer size for 10 results, default: median {statistics.median(sizes) / 1024:.1f} KB, "
-              f"largest {max(sizes) / 1024:.1f} KB; target 2 KB (output=full: {statistics.median(full) / 1024:.1f} KB)")  # fmt: skip
-        print(f"server memory after {queries + len(QUERIES) * 3} queries: {server.rss_mb():.0f} MB RSS; target 300 MB")
+            their = statistics.median(theirs_warm) * 1000 if mode == "keyword" and theirs_warm else None
+            print(f"warm {mode}, median / p95 over {len(times)}: {median:.1f} / {high:.1f} ms{ratio(median, their)}")
+            if mode == "keyword":
+                sizes = [len(server.search(query, mode=mode)[1].encode()) for query in QUERIES]
+                print(f"answer size for 10 keyword results, default: median {statistics.median(sizes) / 1024:.2f} KB"
+                      f"{ratio(statistics.median(sizes) / 1024, their_size / 1024 if their_size else None)}")  # fmt: skip
+                rss = server.rss_mb()
+                print(f"server memory after {count} keyword queries: {rss:.0f} MB RSS{ratio(rss, their_rss)}")
+            if mode == "hybrid":
+                sizes = [len(server.search(query, mode=mode)[1].encode()) for query in QUERIES]
+                full = [len(server.search(query, mode=mode, output="full")[1].encode()) for query in QUERIES]
+                print(f"answer size for 10 hybrid results, default: median {statistics.median(sizes) / 1024:.2f} KB, "
+                      f"largest {max(sizes) / 1024:.2f} KB; target 2 KB (output=full: {statistics.median(full) / 1024:.1f} KB)")  # fmt: skip
+        print(f"server memory after {queries} queries (keyword, hybrid, then semantic): "
+              f"{server.rss_mb():.0f} MB RSS; target 300 MB")  # fmt: skip
         server.close()
 
-        cli = [timed(ARCHIVIST, "search", str(workspace), QUERIES[0], "--mode", "keyword") for _ in range(5)]
-        print(f"`archivist search WS QUERY --mode keyword` (whole process): {median_of(cli)}; target 0.3 s")
+        cli, theirs_cli = [], []
+        for _ in range(5):
+            cli.append(timed(ARCHIVIST, "search", str(workspace), QUERIES[0], "--mode", "keyword"))
+            if qmd:
+                theirs_cli.append(qmd.cli(QUERIES[0]))
+        their = statistics.median(theirs_cli) if theirs_cli else None
+        print(f"`archivist search WS QUERY --mode keyword` (whole process): {median_of(cli)}; target 0.3 s"
+              f"{ratio(statistics.median(cli), their)}")  # fmt: skip
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

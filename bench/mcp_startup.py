@@ -54,7 +54,7 @@ def one_start(workspace: Path) -> tuple[float, float]:
     listed = time.perf_counter() - started
     process.kill()
     process.wait()
-    assert tools["id"] == 2 and len(tools["result"]["tools"]) == 11, tools
+    assert tools["id"] == 2 and "search" in {tool["name"] for tool in tools["result"]["tools"]}, tools
     return initialized, listed
 
 
