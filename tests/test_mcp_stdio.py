@@ -70,8 +70,22 @@ def test_initialize_then_tools_list_are_answered_without_the_sdk():
         [initialize([1])],  # ids the lobby answers are strings and numbers
         [initialize(True)],
         [{"jsonrpc": "2.0", "method": "initialize"}],  # a notification is not answered
+        [{**initialize(), "params": [1]}],
+        [{**initialize(), "params": "2025-11-25"}],
+        ["[1, 2]"],
     ],
-    ids=["ping-first", "notification-first", "not-json", "wrong-version", "list-id", "bool-id", "no-id"],
+    ids=[
+        "ping-first",
+        "notification-first",
+        "not-json",
+        "wrong-version",
+        "list-id",
+        "bool-id",
+        "no-id",
+        "list-params",
+        "text-params",
+        "not-an-object",
+    ],
 )
 def test_anything_else_first_is_left_to_the_sdk(messages):
     room, answers, started = lobby(*messages)
@@ -90,6 +104,8 @@ def test_a_list_it_cannot_answer_is_left_to_the_sdk():
     assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
     room, answers, _ = lobby(initialize(), request(2, "tools/list"), request(2, "tools/list"))
     assert [a["id"] for a in answers] == [1, 2] and len(room.lines) == 2
+    room, answers, _ = lobby(initialize(), {**request(2, "tools/list"), "params": ["cursor"]})
+    assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
 
 
 def test_a_stale_listing_is_not_used(tmp_path, monkeypatch):

@@ -201,6 +201,8 @@ class Lobby:
             if message is None or message.get("jsonrpc") != "2.0":
                 return  # the SDK says what is wrong with it
             method, has_id = message.get("method"), _plain_id(message.get("id"))
+            if not isinstance(message.get("params", {}), dict):
+                return  # malformed: the SDK says so
             if len(self.lines) == 1:
                 if method != "initialize" or not has_id:
                     return  # a session starts with initialize: the SDK answers anything else
