@@ -26,15 +26,23 @@ from archivist.queries.catalog import default_settings, sql_for
 from archivist.workspace import archive_path
 
 
+def warm(db_path: Path | str | None, query: str = "") -> None:
+    """Load the embedding model, embed ``query`` and read the archive's vectors (if they changed; an
+    archive in memory has none): outside SQL, where loading either could pass a query's time limit."""
+    from archivist.semantic import onnx_model, vectors
+
+    onnx_model.load()
+    onnx_model.query_vector(query)
+    if db_path:
+        vectors.warm(str(Path(db_path).resolve()))
+
+
 def preload(db_path: Path) -> bool:
     """For an archive that has been embedded, load the embedding model and its vectors now, so
     that a first search by meaning waits for neither; False (and nothing loaded) otherwise."""
     if not schema.is_embedded(db_path):
         return False
-    from archivist.semantic import onnx_model, vectors
-
-    onnx_model.load()
-    vectors.warm(str(Path(db_path).resolve()))
+    warm(db_path)
     return True
 
 
@@ -195,19 +203,12 @@ class Archive:
         sql_for(name)
         prepared = validation.prepare(name, params or {}, self.execute)
         if validation.QUERIES[name].needs_model(prepared):
-            self._warm(prepared["query"])  # loading the model or the vectors is not the query's time
+            warm(self.db_path, prepared["query"])  # loading the model or the vectors is not the query's time
         self._local.budget = Budget(self.time_limit_ms / 1000 if self.time_limit_ms else None, cancel)
         try:
             return self.execute(name, prepared)
         finally:
             self._local.budget = None
-
-    def _warm(self, query: str) -> None:
-        from archivist.semantic import vectors
-        from archivist.semantic.onnx_model import query_vector
-
-        query_vector(query)
-        vectors.warm(str(self.db_path.resolve()))
 
     def search(self, params: dict[str, Any] | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
         """The unified search (SPEC §3): the response the REST endpoint and MCP tool return."""

@@ -78,16 +78,6 @@ async def _reply_error(datasette: Datasette, send: Callable, html: bool, status:
     await _send(send, status, "application/json; charset=utf-8", json.dumps(error.to_dict(), ensure_ascii=False))
 
 
-def _warm(db_path: str | None, prepared: dict[str, str]) -> None:
-    """Embed the query and read the vectors outside SQL: loading either can take longer than the time limit."""
-    from archivist.semantic import vectors
-    from archivist.semantic.onnx_model import query_vector
-
-    query_vector(prepared["query"])
-    if db_path:
-        vectors.warm(str(Path(db_path).resolve()))
-
-
 def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
     """An ASGI wrapper for the archive's canned queries: bad parameters answer 400 with the SPEC §5 body,
     and Datasette's own failures (its time limit, say) are told in the same terms, never with their SQL."""
@@ -110,7 +100,7 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
             try:
                 prepared = await db.execute_fn(lambda conn: _prepare_on(conn, name, params))
                 if validation.QUERIES[name].needs_model(prepared):
-                    await asyncio.to_thread(_warm, db.path, prepared)
+                    await asyncio.to_thread(runner.warm, db.path, prepared["query"])
             except ArchivistError as error:
                 return await _reply_error(datasette, send, extension == "html", 400, error)
             failure = _FailureCatcher(send)
