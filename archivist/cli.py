@@ -27,7 +27,6 @@ KINDS_SQL = "SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind"
 PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status"
 LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
-_MARK_SPLIT_RE = re.compile(r"<mark>(.*?)</mark>")  # after whitespace is collapsed
 
 WORKSPACE_ENV = "ARCHIVIST_WORKSPACE"
 
@@ -119,7 +118,7 @@ def workspace_folder(workspace: Path | None, command: str) -> Path:
         refuse(f"No workspace given: run `archivist {command} {USAGE.get(command, 'WORKSPACE')}`.", "INVALID_PARAMETER")
     folder = Path(os.path.expanduser(workspace))
     if os.path.isdir(folder):
-        return folder
+        return text_path(folder, "workspace")
     if not os.path.exists(folder):
         if command in ("index", "embed", "serve"):
             refuse(f"Workspace not found: no folder at {shown(folder)}: check the path, or create the folder first.")
@@ -138,10 +137,12 @@ def _database_problem(path: Path, tables: bool) -> str | None:
     """Why the file at ``path`` is not an archive to read (tables=True) or to index into; None if it is."""
     import sqlite3  # the check only reads the schema: the interpreter's own SQLite will do
 
+    from archivist.build.database import read_only_uri
+
     if not os.path.isfile(path):
         return "not a file"
     try:
-        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(read_only_uri(path), uri=True)
         try:
             found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'").fetchone()
         finally:
@@ -151,12 +152,25 @@ def _database_problem(path: Path, tables: bool) -> str | None:
     return "it has no documents table" if tables and not found else None
 
 
+def text_path(path: Path, what: str) -> Path:
+    """``path``, when its absolute form is valid UTF-8 (the archive records paths as text); else a one-line error."""
+    try:
+        os.path.abspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        refuse(
+            f"The {what}'s path is not valid UTF-8: {shown(path)}: rename it, or reach it through a link "
+            "whose path is.",
+            "INVALID_PARAMETER",
+        )
+    return path
+
+
 def archive_to_read(workspace: Path, db_path: Path | None, note: str = "", upgrade: bool = True) -> Path:
     """The archive a reading command opens: it must exist and be an archive. Nothing is created.
 
     An archive written by an older version catches up (upgrade=False: the caller sees to it).
     """
-    path = db_path or archive_path(workspace)
+    path = text_path(db_path, "archive") if db_path else archive_path(workspace)
     if not os.path.lexists(path):
         if db_path is not None:
             refuse(f"No archive at {shown(path)}: run {run_line('index', workspace, '--db', path)} first{note}.")
@@ -171,7 +185,7 @@ def archive_to_read(workspace: Path, db_path: Path | None, note: str = "", upgra
 
 def check_archive_to_write(workspace: Path, db_path: Path | None) -> None:
     """An archive that indexing would open: absent (it is created) or a SQLite database."""
-    path = db_path or archive_path(workspace)
+    path = text_path(db_path, "archive") if db_path else archive_path(workspace)
     if os.path.lexists(path):
         problem = _database_problem(path, tables=False)
         if problem is not None:
@@ -564,7 +578,7 @@ TITLE_WIDTH = 100  # and of its title (a memory's title is its text)
 
 def snippet_line(excerpt: str | None, width: int = SNIPPET_WIDTH) -> str:
     """An excerpt on one line of at most ``width`` characters, its ``<mark>`` words highlighted."""
-    parts = _MARK_SPLIT_RE.split(" ".join((excerpt or "").split()))  # plain, marked, plain, marked, ...
+    parts = _MARK_RE.split(" ".join((excerpt or "").split()))  # plain, marked, plain, marked, ...
     shown, left = [], width
     for index, part in enumerate(parts):
         cut = part[:left]
@@ -636,6 +650,7 @@ UNIFIED_ONLY = {
     "document": "--document",
     "page": "--page",
     "page_size": "--page-size",
+    "output": "--output",
 }
 # The options that --conversations and --reports do not take.
 NOT_TAKEN = {
@@ -869,6 +884,11 @@ def search(
         refuse(
             "--command goes with --reports (to search everything: --kind report --type COMMAND).", "INVALID_PARAMETER"
         )
+    if filters.get("output") and not as_json:
+        refuse(
+            "--output chooses what --json prints: give --json too (the list printed is always whole).",
+            "INVALID_PARAMETER",
+        )
     db_path = archive_to_read(workspace, db_path, upgrade=False)
     if reports or conversations:
         if reports:
@@ -887,7 +907,9 @@ def search(
     options = {**filters, "types": types, "date_range": date_range, "limit": limit}
     given = search_params(query or "", mode, db_path, options)
     # the list printed here shows paths; the JSON is /api/search's, brief unless asked
-    given["output"] = (filters.get("output") or "brief") if as_json else "full"
+    from archivist.queries.rules import API_OUTPUT
+
+    given["output"] = (filters.get("output") or API_OUTPUT) if as_json else "full"
     info(f"Searching {db_path}: " + " ".join(f"{name}={value!r}" for name, value in given.items()))
     started = time.perf_counter()
     response = answer(db_path, lambda archive: archive.search(given))

@@ -471,3 +471,30 @@ def test_mcp_started_without_a_workspace_says_so_in_one_line(env, tmp_path):
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert "No workspace given" in done.stderr and "ARCHIVIST_WORKSPACE" in done.stderr
     assert listing(tmp_path) == {}
+
+
+def test_a_workspace_whose_path_has_uri_characters_is_read_as_named(tmp_path):
+    """'#', '?' and '%' in a path are the folder's name, not parts of a SQLite URI."""
+    workspace = tmp_path / "notes #1?x=%20"
+    shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
+    assert invoke("index", workspace).exit_code == 0
+    found = invoke("search", workspace, "authentication", "--json", "--mode", "keyword")
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["total"] > 0
+    assert invoke("status", workspace).exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [workspace.name]  # no stray file at the cut name
+
+
+@pytest.mark.parametrize("command", ["index", "search", "status", "embed"])
+def test_a_workspace_or_archive_path_that_is_not_utf_8_is_refused_plainly(tmp_path, command):
+    workspace = Path(os.fsdecode(bytes(tmp_path) + b"/ws-\xff"))
+    workspace.mkdir()
+    result = invoke(command, workspace, *(["proxy"] if command == "search" else []))
+    assert result.exit_code == 1 and "[INVALID_PARAMETER]" in result.stderr, result.output
+    assert "not valid UTF-8" in result.stderr and not (workspace / ".archivist").exists()
+    archive = Path(os.fsdecode(bytes(tmp_path) + b"/a-\xfe.db"))
+    good = tmp_path / "good"
+    good.mkdir()
+    result = invoke(command, good, "--db", archive, *(["proxy"] if command == "search" else []))
+    assert result.exit_code == 1 and "archive's path is not valid UTF-8" in result.stderr, result.output
+    assert not os.path.lexists(archive)

@@ -25,7 +25,7 @@ else:
     except ImportError:  # pragma: no cover - the standard module, where pysqlite3 is not installed
         import sqlite3
 
-__all__ = ["Database", "sqlite3"]
+__all__ = ["Database", "read_only_uri", "sqlite3"]
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -52,6 +52,11 @@ def _by_columns(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], list
     for row in rows:
         groups.setdefault(tuple(row), []).append(row)
     return groups
+
+
+def read_only_uri(path: Path | str) -> str:
+    """The URI that opens the database at ``path`` read-only (a '#', '?' or '%' in its name stays its name's)."""
+    return f"{Path(path).resolve().as_uri()}?mode=ro"
 
 
 class Database:

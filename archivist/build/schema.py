@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archivist.build.database import Database, sqlite3
+from archivist.build.database import Database, read_only_uri, sqlite3
 
 # How many migrations ``migrations`` has (a test checks it): an archive at this version needs none.
 SCHEMA_VERSION = 14
@@ -34,7 +34,7 @@ def is_embedded(path: Path) -> bool:
     """Whether the archive at ``path`` has been embedded (its chunks collection exists; its vectors are then
     kept current): read only, never created."""
     try:
-        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(read_only_uri(path), uri=True)
         try:
             return bool(conn.execute(EMBEDDED_SQL, [CHUNKS_COLLECTION]).fetchone()[0])
         finally:

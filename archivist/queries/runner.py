@@ -19,7 +19,7 @@ from typing import Any
 
 from archivist import errors
 from archivist.build import schema
-from archivist.build.database import sqlite3
+from archivist.build.database import read_only_uri, sqlite3
 from archivist.errors import ArchivistError
 from archivist.queries import sqlfunctions, validation
 from archivist.queries.catalog import default_settings, sql_for
@@ -52,7 +52,7 @@ def plugin_settings() -> dict[str, Any]:
 
 def connect(db_path: Path, settings: dict[str, Any] | None = None) -> Any:
     """A read-only connection with the archive's SQL functions registered."""
-    conn = sqlite3.connect(f"file:{Path(db_path).resolve()}?mode=ro", uri=True, check_same_thread=False)
+    conn = sqlite3.connect(read_only_uri(db_path), uri=True, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     sqlfunctions.register(conn, plugin_settings() if settings is None else settings)
     return conn

@@ -73,6 +73,24 @@ def _too_long(name: str, value: str) -> ArchivistError:
     )
 
 
+def _not_text(name: str) -> ArchivistError:
+    return ArchivistError(
+        "INVALID_PARAMETER",
+        f"{name} is not valid text",
+        "It holds a lone surrogate (\\ud800-\\udfff): characters that are not Unicode text, as bytes that "
+        "are not UTF-8 become in a command-line argument or a JSON escape.",
+        f"Send {name} as UTF-8 text.",
+    )
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_sizes(raw: dict[str, str]) -> None:
     """The length limits alone, for a surface that forwards parameters in a URL before they are checked."""
     for key, value in raw.items():
@@ -118,6 +136,8 @@ def prepare(name: str, raw: dict[str, Any], execute: Execute, strict: bool = Tru
     for key, value in values.items():
         if len(value) > MAX_VALUE_CHARS and key != "query":  # a query's own limits say more
             raise _too_long(key, value)
+        if not _is_text(value):
+            raise _not_text(key)
     params = {key: validate(values[key]) for key, validate in spec.params.items()}
     for check in spec.checks:
         check(params, execute)
