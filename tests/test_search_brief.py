@@ -123,10 +123,11 @@ async def test_each_result_fetches_its_document_by_its_id(workspace):
     _, body = await call(workspace, "search", query="zeppelin", mode="keyword", page_size=20)
     assert len(body["results"]) == 17
     for result in body["results"]:
-        _, document = await call(workspace, "get_document", document=str(result["id"]))
+        _, document = await call(workspace, "get_document", document=result["id"])  # the id as the answer has it
         assert (document["id"], document["kind"], document["title"]) == (result["id"], result["kind"], result["title"])
+        assert (await call(workspace, "get_document", document=str(result["id"])))[1] == document
         if "message" in result:  # an agent log's session: the message that matched is get_conversation's offset
-            _, page = await call(workspace, "get_conversation", document=str(result["id"]), offset=result["message"])
+            _, page = await call(workspace, "get_conversation", document=result["id"], offset=result["message"])
             assert page["messages"][0]["seq"] == result["message"]
             assert "zeppelin" in page["messages"][0]["text"]
         else:

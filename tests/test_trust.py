@@ -352,6 +352,50 @@ async def test_long_queries_are_refused_at_once(sample_workspace):
             assert time.perf_counter() - started < 2
 
 
+async def test_a_lone_surrogate_in_any_argument_is_refused_plainly(sample_workspace):
+    """A JSON escape like \\ud800 is not text: every tool says which argument, never INTERNAL_ERROR."""
+    calls = [
+        ("search", {"query": "\ud800proxy", "mode": "keyword"}, "query"),
+        ("search", {"query": "proxy", "mode": "hybrid", "tags": ["ops", "\udcff"]}, "tags"),
+        ("search", {"mode": "similar", "document": "notes/\udcff.md"}, "document"),
+        ("search_workspace", {"query": "proxy \udfff"}, "query"),
+        ("get_document", {"document": "\ud800"}, "document"),
+        ("get_conversation", {"document": "\ud800"}, "document"),
+        ("search_semantic", {"query": "a\ud800b"}, "query"),
+    ]
+    async with Client(create_server(archive_path(sample_workspace), sample_workspace)) as client:
+        for tool, arguments, name in calls:
+            body = error_of(await client.call_tool(tool, arguments))
+            assert body["code"] == "INVALID_PARAMETER" and f"{name} is not valid text" in body["error"], tool
+
+
+async def test_an_archive_removed_while_the_server_runs_is_not_read(tmp_path):
+    import shutil
+
+    from conftest import SAMPLE
+
+    workspace = tmp_path / "ws"
+    shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
+    index_workspace(workspace)
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        found = await client.call_tool("search", {"query": "proxy", "mode": "keyword"})
+        assert not found.is_error and found.structured_content["total"] > 0
+        shutil.rmtree(workspace / ".archivist")
+        body = error_of(await client.call_tool("search", {"query": "proxy", "mode": "keyword"}))
+        assert body["code"] == "DIRECTORY_NOT_FOUND" and "archivist index" in body["error"]
+
+
+def test_the_cli_refuses_arguments_that_are_not_utf_8(sample_workspace):
+    for extra in ([b"\xff\xfe"], [b"proxy", b"--tag", b"\xff"], [b"--mode", b"similar", b"--document", b"\xff"]):
+        result = subprocess.run(
+            [ARCHIVIST.encode(), b"search", str(sample_workspace).encode(), *extra],
+            capture_output=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+        stderr = result.stderr.decode("utf-8", "replace")
+        assert result.returncode == 1 and "[INVALID_PARAMETER]" in stderr and "Traceback" not in stderr, stderr
+
+
 def test_a_query_stops_at_its_time_limit_and_when_cancelled(sample_workspace):
     with Archive.for_workspace(sample_workspace, time_limit_ms=1e-6) as archive:
         with pytest.raises(ArchivistError) as timed_out:

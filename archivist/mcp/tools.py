@@ -151,7 +151,6 @@ class Workspaces:
         self._allowed = allowed
         self.time_limit_ms = time_limit_ms
         self._open: dict[Path, Archive] = {}
-        self._default_archive: Archive | None = None
         self._lock = threading.Lock()
         self.jobs = EmbedJobs()
 
@@ -202,14 +201,10 @@ class Workspaces:
         return self._indexed(workspace_path)
 
     def archive(self, workspace_path: str | None) -> Archive:
-        if not workspace_path and self._default_archive is not None:
-            return self._default_archive  # the server's own, open: no path to resolve again
-        _folder, path = self._indexed(workspace_path)
+        _folder, path = self._indexed(workspace_path)  # each call: an archive removed since is not read
         with self._lock:
             if path not in self._open:
                 self._open[path] = Archive(path, time_limit_ms=self.time_limit_ms)
-            if not workspace_path:
-                self._default_archive = self._open[path]
             return self._open[path]
 
 
@@ -597,7 +592,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
     @server.tool(annotations=READ_ONLY)
     async def get_document(
         document: Annotated[
-            str,
+            str | int,
             Field(
                 description="The document: its id (as search and list_conversations give it), its path relative "
                 "to the workspace, or its absolute path."
@@ -682,7 +677,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
             ),
         ] = None,
         document: Annotated[
-            str, Field(description="mode=similar: the document (id or path) to find neighbours of.")
+            str | int, Field(description="mode=similar: the document (id or path) to find neighbours of.")
         ] = "",
         page: Annotated[int | None, Field(description="Page number, from 1.")] = None,
         page_size: Annotated[int | None, Field(description="Results per page, 1-100 (default 10).")] = None,
@@ -788,7 +783,8 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
     @server.tool(annotations=READ_ONLY)
     async def get_conversation(
         document: Annotated[
-            str, Field(description="The conversation: its id or its path, as list_conversations or search give them.")
+            str | int,
+            Field(description="The conversation: its id or its path, as list_conversations or search give them."),
         ],
         offset: Annotated[
             int | None,
@@ -831,7 +827,7 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
             str, Field(description="The document: a path (relative to the workspace, or absolute) or a document id.")
         ] = "",
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
-        document: Annotated[str, Field(description="Another name for source_path.")] = "",
+        document: Annotated[str | int, Field(description="Another name for source_path.")] = "",
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, Rows]:
         """The documents most similar in meaning to one document, excluding itself, with scores."""

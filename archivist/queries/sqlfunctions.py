@@ -664,7 +664,6 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_list", 2): list_json,
         ("archivist_time", 2): time_bound,
         ("archivist_date_words", 4): date_words,
-        ("archivist_filter_words", 2): filter_words,
         ("archivist_search_words", 1): search_words,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
         ("archivist_embed", 1): embed_query,
