@@ -538,9 +538,10 @@ class FacetCounts:
             if value is None:
                 continue
             counts = self.counts[facet]
-            if facet not in LIST_FACETS or value == "[]":
-                if facet not in LIST_FACETS:
-                    counts[value] = counts.get(value, 0) + 1
+            if facet not in LIST_FACETS:
+                counts[value] = counts.get(value, 0) + 1
+                continue
+            if value == "[]":
                 continue
             try:
                 found = json.loads(value)
