@@ -585,7 +585,7 @@ def snippet_line(excerpt: str | None, width: int = SNIPPET_WIDTH) -> str:
         if cut:
             shown.append(click.style(cut, fg="yellow", bold=True) if index % 2 else cut)
         left -= len(cut)
-        if left <= 0 and (len(cut) < len(part) or index < len(parts) - 1):
+        if left <= 0 and (len(cut) < len(part) or any(parts[index + 1 :])):  # more text follows
             shown.append("…")
             break
     return "".join(shown)

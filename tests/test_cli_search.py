@@ -149,6 +149,9 @@ def test_a_snippet_is_one_line_with_its_highlights():
     assert "\n" not in line and line.endswith("…")
     assert click.unstyle(line) == "...the proxy timeout xxxxxxxxx…" and "\x1b[" in line  # proxy highlighted
     assert click.unstyle(cli_module.snippet_line("a <mark>b</mark> c")) == "a b c"
+    # text that ends where the line does is whole: no "…"
+    assert click.unstyle(cli_module.snippet_line("foo <mark>bar</mark>", width=7)) == "foo bar"
+    assert click.unstyle(cli_module.snippet_line("foo <mark>bar</mark> x", width=7)) == "foo bar…"
 
 
 # --- the searches of earlier versions ---------------------------------------------------------------
