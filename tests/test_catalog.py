@@ -19,6 +19,7 @@ from conftest import started_datasette
 from mcp import Client
 
 from archivist.errors import ArchivistError
+from archivist.mcp import calls as mcp_calls
 from archivist.mcp import tools as mcp_tools
 from archivist.queries import catalog, runner, validation
 from archivist.queries.declarations import QUERIES
@@ -220,7 +221,7 @@ async def test_each_mcp_tool_passes_its_inputs_to_the_declared_parameters_of_its
         raise Stop()
 
     monkeypatch.setattr(runner.Archive, "run", record)
-    monkeypatch.setattr(mcp_tools.EmbedJobs, "start", no_embedding)
+    monkeypatch.setattr(mcp_calls.EmbedJobs, "start", no_embedding)
     async with Client(mcp_tools.create_server(archive_path(workspace), workspace)) as client:
         tools = {tool.name: tool.input_schema["properties"] for tool in (await client.list_tools()).tools}
         assert set(tools) == set(TOOL_QUERIES), "a new tool: say which canned query it runs in TOOL_QUERIES"

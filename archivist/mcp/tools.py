@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,12 +25,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import TypedDict
 
-from archivist import errors
 from archivist.errors import ArchivistError
+from archivist.mcp.calls import Workspaces, answer_text, internal_error, search_params
 from archivist.queries.rules import AGENTS, API_OUTPUT, INCLUDABLE
-from archivist.queries.runner import TIME_LIMIT_MS, Archive
 from archivist.queries.validation import MAX_QUERY_CHARS, MAX_QUERY_WORDS
-from archivist.workspace import archive_path, resolve_folder
 
 logger = logging.getLogger(__name__)
 
@@ -130,98 +126,13 @@ class EmbeddingStatus(Outcome, total=False):
     recent_embeddings: list[dict[str, Any]]
 
 
-class Workspaces:
-    """The workspaces a server may read: the one it serves and those its operator allowed, nothing else.
-
-    A caller's ``workspace_path`` selects among them. Any other folder, existing or
-    not, is refused with the same answer, and no call ever creates an archive:
-    an allowed workspace must have been indexed by its operator.
-    """
-
-    def __init__(
-        self,
-        default_archive: Path | Callable[[], Path],
-        default_workspace: Path | None = None,
-        allowed: Iterable[Path] | Callable[[], Iterable[Path]] = (),
-        time_limit_ms: int | None = TIME_LIMIT_MS,
-    ) -> None:
-        # callables when they are only known later (Datasette adds its database after its plugins load)
-        self._default = default_archive
-        self._default_workspace = default_workspace
-        self._allowed = allowed
-        self.time_limit_ms = time_limit_ms
-        self._open: dict[Path, Archive] = {}
-        self._lock = threading.Lock()
-        self.jobs = EmbedJobs()
-
-    @property
-    def default_archive(self) -> Path:
-        return Path(self._default() if callable(self._default) else self._default)
-
-    @property
-    def default_workspace(self) -> Path:
-        return Path(self._default_workspace or self.default_archive.parent.parent).resolve()
-
-    def allowed(self) -> list[Path]:
-        extra = self._allowed() if callable(self._allowed) else self._allowed
-        return list(dict.fromkeys([self.default_workspace, *(Path(folder).resolve() for folder in extra)]))
-
-    def workspace(self, workspace_path: str | None) -> Path:
-        """The allowed workspace a caller named (the server's own when none), or DIRECTORY_NOT_FOUND."""
-        if not workspace_path:
-            return self.default_workspace
-        allowed = self.allowed()
-        folder = resolve_folder(workspace_path)  # whether a folder is there is not said: only if it is allowed
-        if folder is None or folder not in allowed:
-            shown = workspace_path if len(workspace_path) <= 120 else workspace_path[:117] + "..."
-            raise ArchivistError(
-                "DIRECTORY_NOT_FOUND",
-                f"Not an allowed workspace: {shown!r}",
-                "This server reads only the workspaces its operator allowed: " + ", ".join(map(str, allowed)) + ".",
-                "Leave workspace_path out for the server's workspace, or ask the operator to start the server "
-                "with --allow-workspace FOLDER.",
-            )
-        return folder
-
-    def _indexed(self, workspace_path: str | None) -> tuple[Path, Path]:
-        """(workspace, archive) of an allowed workspace whose archive exists."""
-        folder = self.workspace(workspace_path)
-        path = self.default_archive.resolve() if folder == self.default_workspace else archive_path(folder)
-        if not path.exists():
-            raise ArchivistError(
-                "DIRECTORY_NOT_FOUND",
-                f"No archive for workspace {folder}",
-                "The workspace has not been indexed yet, and a tool call never creates an archive.",
-                f"Run: archivist index {folder}",
-            )
-        return folder, path
-
-    def embedding_target(self, workspace_path: str | None) -> tuple[Path, Path]:
-        """(workspace, archive) for the embedding API."""
-        return self._indexed(workspace_path)
-
-    def archive(self, workspace_path: str | None) -> Archive:
-        _folder, path = self._indexed(workspace_path)  # each call: an archive removed since is not read
-        with self._lock:
-            if path not in self._open:
-                self._open[path] = Archive(path, time_limit_ms=self.time_limit_ms)
-            return self._open[path]
-
-
 def _result(payload: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))  # compact: an agent pays per token
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+    return CallToolResult(content=[TextContent(type="text", text=answer_text(payload))], structured_content=payload)
 
 
 def _error(error: ArchivistError) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=error.message)], structured_content=error.to_dict(), is_error=True
-    )
-
-
-def internal_error() -> ArchivistError:
-    return ArchivistError(
-        "INTERNAL_ERROR", "The tool failed", "An unexpected error; the server's log has the details.", "Report this."
     )
 
 
@@ -381,145 +292,6 @@ class Progress:
             anyio.from_thread.run(self._context.report_progress, done, total, message, token=self._token)
         except Exception:  # a client gone away must not stop the work
             logger.debug("progress notification not sent", exc_info=True)
-
-
-class JobStopped(Exception):
-    """Raised between two batches when an embedding job is asked to stop."""
-
-
-@dataclass
-class EmbedJob:
-    """One embedding run of a workspace, as get_embedding_status reports it."""
-
-    workspace: str
-    path: str | None
-    state: str = "running"  # running, done, stopped, failed
-    documents_total: int = 0
-    documents_done: int = 0
-    chunks_embedded: int = 0
-    started_at: float = field(default_factory=time.time)
-    finished_at: float | None = None
-    result: dict[str, Any] | None = None
-    error: ArchivistError | None = None
-    stop: threading.Event = field(default_factory=threading.Event, repr=False)
-    finished: threading.Event = field(default_factory=threading.Event, repr=False)
-    listeners: list[Progress] = field(default_factory=list, repr=False)
-
-    def status(self) -> dict[str, Any]:
-        def iso(seconds: float | None) -> str | None:
-            return None if seconds is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-
-        return {
-            "state": self.state,
-            "workspace": self.workspace,
-            "path": self.path,
-            "documents_total": self.documents_total,
-            "documents_done": self.documents_done,
-            "chunks_embedded": self.chunks_embedded,
-            "started_at": iso(self.started_at),
-            "finished_at": iso(self.finished_at),
-            "error": self.error.to_dict() if self.error else None,
-        }
-
-
-class EmbedJobs:
-    """Embedding runs in their own threads, one at a time per archive (one writer).
-
-    A call waits for its job up to a bound and sends progress while it waits; a job
-    that outlasts the wait goes on in the background and get_embedding_status shows it.
-    """
-
-    def __init__(self) -> None:
-        self._jobs: dict[Path, EmbedJob] = {}
-        self._writers: dict[Path, threading.Lock] = {}
-        self._lock = threading.Lock()
-
-    def latest(self, db_path: Path) -> EmbedJob | None:
-        with self._lock:
-            return self._jobs.get(db_path)
-
-    def start(self, workspace: Path, path: str | None, db_path: Path) -> EmbedJob:
-        """The running job of this archive, or a new one."""
-        from archivist.semantic.embeddings import resolve_scope
-
-        resolve_scope(workspace, path)  # a bad path fails the call now, not the job later
-        with self._lock:
-            job = self._jobs.get(db_path)
-            if job is not None and job.state == "running" and job.path in (None, path):
-                return job  # it covers this call's documents already
-            job = self._jobs[db_path] = EmbedJob(str(workspace), path)
-            writer = self._writers.setdefault(db_path, threading.Lock())
-        thread = threading.Thread(
-            target=self._run, args=(job, workspace, db_path, writer), name="archivist-embed", daemon=True
-        )
-        thread.start()
-        return job
-
-    def _run(self, job: EmbedJob, workspace: Path, db_path: Path, writer: threading.Lock) -> None:
-        with writer:  # after the archive's running job, if any
-            self._embed(job, workspace, db_path)
-
-    def _embed(self, job: EmbedJob, workspace: Path, db_path: Path) -> None:
-        from archivist.semantic.embeddings import embed_workspace
-
-        def progress(total: int) -> Callable[[int, int], None]:
-            job.documents_total = total
-            self._tell(job, f"{total} documents to embed")
-
-            def tick(documents: int, chunks: int) -> None:
-                job.documents_done += documents
-                job.chunks_embedded = chunks
-                self._tell(job, f"{job.documents_done} of {total} documents, {chunks} chunks")
-                if job.stop.is_set():
-                    raise JobStopped
-
-            return tick
-
-        try:
-            result = embed_workspace(workspace, job.path, db_path, progress)
-            job.result, job.state = result.to_dict(with_total_files=job.path is not None), "done"
-        except JobStopped:
-            job.state = "stopped"  # what was embedded stays: the next run resumes from there
-        except ArchivistError as error:
-            job.state, job.error = "failed", error
-        except Exception:
-            logger.exception("Embedding job failed")
-            job.state, job.error = "failed", internal_error()
-        finally:
-            job.finished_at = time.time()
-            job.finished.set()
-
-    @staticmethod
-    def _tell(job: EmbedJob, message: str) -> None:
-        for listener in list(job.listeners):
-            listener(job.documents_done, job.documents_total or None, message)
-
-    def wait(self, job: EmbedJob, seconds: float, progress: Progress, cancel: threading.Event) -> dict[str, Any]:
-        """The job's result when it ends within ``seconds``; else where it stands (it goes on)."""
-        job.listeners.append(progress)
-        try:
-            deadline = time.monotonic() + seconds
-            while not job.finished.wait(0.2):
-                if cancel.is_set():  # the caller cancelled a call it was waiting on: stop the job too
-                    job.stop.set()
-                    raise errors.cancelled()
-                if time.monotonic() > deadline:
-                    return {
-                        "success": True,
-                        "embedded": job.documents_done,
-                        "skipped": 0,
-                        "running": True,
-                        "job": job.status(),
-                    }
-        finally:
-            job.listeners.remove(progress)
-        if job.error is not None:
-            raise job.error  # the job's own error, whole: what, why and what to try
-        if job.result is None:
-            raise ArchivistError(
-                "INVALID_PARAMETER", "The embedding job was stopped", "Run the tool again to resume it."
-            )
-        return {"success": True, **job.result}
 
 
 def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: bool = False) -> None:
@@ -703,33 +475,35 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search everything (conversations, reports, memories, records, notes) with filters, dates and pagination. Each result's id is its handle: get_document(document=id) returns the document whole; for a conversation, get_conversation(document=id, offset=message) reads its messages from the one that matched. The default answer is brief (a snippet per result); output='full' adds paths, tags, longer excerpts and facet counts."""
-        params = {
-            "query": query,
-            "mode": mode,
-            "entities": entities,
-            "types": types,
-            "tags": tags,
-            "match_all": match_all,
-            "start_date": start_date,
-            "end_date": end_date,
-            "product_ids": product_ids,
-            "agents": agents,
-            "projects": projects,
-            "models": models,
-            "files": files,
-            "match_mode": match_mode,
-            "min_similarity": min_similarity,
-            "document": document,
-            "page": page,
-            "page_size": page_size,
-            "limit": limit,
-            "kinds": kinds,
-            "memory_type": memory_type,
-            "k": k,
-            "source_path": source_path,
-            "output": output or API_OUTPUT,
-            "encoding_context": None,
-        }
+        params = search_params(
+            {
+                "query": query,
+                "mode": mode,
+                "entities": entities,
+                "types": types,
+                "tags": tags,
+                "match_all": match_all,
+                "start_date": start_date,
+                "end_date": end_date,
+                "product_ids": product_ids,
+                "agents": agents,
+                "projects": projects,
+                "models": models,
+                "files": files,
+                "match_mode": match_mode,
+                "min_similarity": min_similarity,
+                "document": document,
+                "page": page,
+                "page_size": page_size,
+                "limit": limit,
+                "kinds": kinds,
+                "memory_type": memory_type,
+                "k": k,
+                "source_path": source_path,
+                "output": output,
+                "encoding_context": encoding_context,
+            }
+        )
         return await answer(lambda cancel: workspaces.archive(workspace_path).search(params, cancel))
 
     @server.tool(annotations=READ_ONLY)
@@ -915,10 +689,15 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
 
 
 def create_server(
-    default_archive: Path, workspace: Path | None = None, allowed: Iterable[Path] = (), test_fixtures: bool = False
+    default_archive: Path,
+    workspace: Path | None = None,
+    allowed: Iterable[Path] = (),
+    test_fixtures: bool = False,
+    workspaces: Workspaces | None = None,
 ) -> MCPServer:
+    """The standalone server's tools on ``default_archive`` (or on ``workspaces``, already open)."""
     from archivist.mcp import INSTRUCTIONS, NAME
 
     server = MCPServer(NAME, instructions=INSTRUCTIONS)
-    register_tools(server, Workspaces(default_archive, workspace, allowed), test_fixtures)
+    register_tools(server, workspaces or Workspaces(default_archive, workspace, allowed), test_fixtures)
     return server

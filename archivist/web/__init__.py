@@ -172,7 +172,8 @@ def extra_template_vars(view_name, table, database, request, datasette):
 @hookimpl
 def register_mcp_tools(datasette, mcp):
     """Archivist's MCP tools at /-/mcp too, beside datasette-mcp's read-only SQL tools."""
-    from archivist.mcp.tools import Workspaces, register_tools
+    from archivist.mcp.calls import Workspaces
+    from archivist.mcp.tools import register_tools
     from archivist.web import app
 
     def archive():  # looked up per call: datasette-mcp builds its server before the archive is added
