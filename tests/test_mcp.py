@@ -360,27 +360,33 @@ def test_the_early_initialize_answer_is_the_sdks_own(embedded_sample, version):
     assert late[-1] == early[0]
 
 
-def test_the_early_tools_list_answer_is_the_sdks_own_and_nothing_is_answered_twice(embedded_sample):
-    """The list answered before the SDK loads, and the SDK's own answer to a list after a call."""
+def test_the_early_answers_are_the_sdks_own_and_nothing_is_answered_twice(embedded_sample):
+    """The list and a search answered before the SDK loads, and the SDK's own answers to the same
+    requests once a request that only it answers (resources/list) has handed the session over."""
     initialize = {
         "jsonrpc": "2.0",
         "id": 7,
         "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
     }
-    call = {"name": "search", "arguments": {"query": "borders", "mode": "keyword"}}
+    call = {"name": "search", "arguments": {"query": "kubernetes migration", "page_size": 3}}
     answers = _exchange(
         embedded_sample,
         initialize,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 8, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": 11, "method": "resources/list"},
         {"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": call},
         {"jsonrpc": "2.0", "id": 10, "method": "ping"},
     )
-    # one answer each (a second answer to initialize or to the early list would take a place here)
-    assert sorted(a["id"] for a in answers) == [5, 7, 8, 9, 10]
+    # one answer each (a second answer to initialize or to an early one would take a place here),
+    # the early ones first
+    assert [a["id"] for a in answers][:3] == [7, 8, 5]
+    assert sorted(a["id"] for a in answers) == [5, 6, 7, 8, 9, 10, 11]
     by_id = {a["id"]: a for a in answers}
     assert by_id[8]["result"] == by_id[9]["result"] and len(by_id[8]["result"]["tools"]) == len(TOOLS)
     assert by_id[7]["result"]["protocolVersion"] == "2025-06-18"
-    assert by_id[5]["result"]["structuredContent"]["total"] >= 1
+    assert by_id[5]["result"] == by_id[6]["result"] and by_id[5]["result"]["structuredContent"]["total"] >= 3
+    assert by_id[5]["result"]["structuredContent"]["mode"] == "hybrid"

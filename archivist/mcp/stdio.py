@@ -10,9 +10,14 @@ from ``tools.json``, the SDK's own answer for this package's tools, written by
 been embedded gets its model and vectors loaded, in another thread, for the first
 search by meaning.
 
-The first message that needs the SDK (a tool call, say) waits for it. The SDK is then
-given every message read so far, so that its session starts normally, and its own
-answers to the requests already answered, the same text, are not sent twice.
+A ``search`` called before the SDK is up is answered here too (``early_call``), from
+the same search the tool runs, when its arguments are of the exact JSON types its input
+schema names; the SDK would take them as they are. Anything else, and any call once the
+SDK is up, is the SDK's.
+
+The first message that needs the SDK waits for it. The SDK is then given every
+message read so far but those answered here (``initialize`` aside), so that its session
+starts normally, and its own second answer to ``initialize``, the same text, is not sent.
 
 Everything else on stdout is protocol: file descriptor 1 is pointed at stderr
 while the server runs, so stray output of libraries cannot reach the client.
@@ -24,6 +29,7 @@ import importlib.util
 import io
 import json
 import logging
+import math
 import os
 import sys
 import threading
@@ -31,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
+from archivist.errors import ArchivistError
 from archivist.mcp import CAPABILITIES, INSTRUCTIONS, NAME
 
 
@@ -67,6 +74,9 @@ def early_answer(request: dict[str, Any]) -> dict[str, Any]:
 # {"sdk": the SDK's version, "results": [{"versions": [protocol versions], "result": the tools/list
 # result}]}: the SDK shapes a result by the protocol version the session agreed on.
 TOOLS_FILE = Path(__file__).with_name("tools.json")
+# A client silent this long after an answer is thinking, or waiting for its user: the SDK loads then.
+# (A client's requests at startup come within a few milliseconds of their answers.)
+IDLE_SECONDS = 0.05
 logger = logging.getLogger("archivist")
 
 
@@ -100,34 +110,43 @@ def tools_listing() -> dict[str, Any]:
         return {}
 
 
-async def _sdk_tools_list(protocol_version: str) -> dict[str, Any]:
-    """What the SDK answers ``tools/list`` in a session of ``protocol_version``, as JSON on stdout."""
+async def sdk_answers(
+    protocol_version: str, requests: list[dict[str, Any]], db_path: Path = Path("archive.db")
+) -> dict[Any, Any]:
+    """What the SDK answers ``requests`` (after its handshake) in a session of ``protocol_version``
+    on ``db_path``, by id, as JSON on stdout; listing the tools opens no archive."""
     import anyio
     import mcp_types
     from mcp.shared.message import SessionMessage
 
     from archivist.mcp.tools import create_server
 
-    server = create_server(Path("archive.db"))._lowlevel_server  # listing the tools opens no archive
-    requests: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": protocol_version,
-         "capabilities": {}, "clientInfo": {"name": "tools.json", "version": "1"}}},
+    server = create_server(db_path)._lowlevel_server
+    handshake: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": "initialize", "method": "initialize", "params": {"protocolVersion": protocol_version,
+         "capabilities": {}, "clientInfo": {"name": "archivist", "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]  # fmt: skip
     to_server, server_reads = anyio.create_memory_object_stream[Any](10)
     server_writes, from_server = anyio.create_memory_object_stream[Any](10)
     answers: dict[Any, Any] = {}
     async with anyio.create_task_group() as group:
         group.start_soon(server.run, server_reads, server_writes, server.create_initialization_options())
-        for request in requests:
+        for request in handshake + requests:
             await to_server.send(SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(request)))
             if "id" in request:
                 answer = await from_server.receive()
                 # as mcp.server.stdio writes it
                 answers[request["id"]] = json.loads(answer.message.model_dump_json(by_alias=True, exclude_unset=True))
         group.cancel_scope.cancel()
-    return cast(dict[str, Any], answers[2]["result"])
+    del answers["initialize"]
+    return answers
+
+
+async def _sdk_tools_list(protocol_version: str) -> dict[str, Any]:
+    """What the SDK answers ``tools/list`` in a session of ``protocol_version``."""
+    answers = await sdk_answers(protocol_version, [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
+    return cast(dict[str, Any], answers[1]["result"])
 
 
 def write_tools_file() -> None:
@@ -148,36 +167,126 @@ def write_tools_file() -> None:
     print(f"tools.json: tools/list for {', '.join(versions)}")
 
 
+# the JSON schema keywords a tool's input schema uses that _of_schema checks (or that check nothing)
+SCHEMA_KEYWORDS = {"type", "anyOf", "items", "additionalProperties", "default", "title", "description"}
+
+
+def _of_schema(value: Any, schema: Any) -> bool:
+    """Whether ``value``, as JSON decoded it, is of a type ``schema`` names exactly: one the SDK's
+    validation keeps as it is. False for what it would convert (a number in a string, an
+    integer where a float is asked) and for any schema keyword not known here: the SDK
+    judges those. (``_message`` has left text that is not valid Unicode to the SDK.)"""
+    if not isinstance(schema, dict) or set(schema) - SCHEMA_KEYWORDS:
+        return False
+    if "anyOf" in schema:
+        return isinstance(schema["anyOf"], list) and any(_of_schema(value, option) for option in schema["anyOf"])
+    kind = schema.get("type")
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
+    if kind == "number":
+        return isinstance(value, float) and math.isfinite(value)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if kind == "array":
+        return isinstance(value, list) and all(_of_schema(item, schema.get("items")) for item in value)
+    if kind == "object":  # an object of anything (encoding_context): its content is not read
+        return isinstance(value, dict) and schema.get("additionalProperties") is True and "properties" not in schema
+    return False
+
+
+def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -> dict[str, Any] | None:
+    """The result of a ``tools/call`` of ``search`` as the SDK would give it (the search's answer,
+    or its SPEC §5 error), from ``workspaces`` (a ``calls.Workspaces``); None for any other call,
+    for arguments the SDK should judge (see ``_of_schema``), and when the search fails
+    unexpectedly (the SDK runs it again, and logs why)."""
+    from archivist.mcp.calls import answer_text, search_params
+
+    arguments = params.get("arguments")
+    if (
+        params.get("name") != "search"
+        or set(params) - {"name", "arguments", "_meta"}
+        or not isinstance(arguments, dict)
+    ):
+        return None
+    schema = next((tool["inputSchema"] for tool in tools.get("tools", []) if tool.get("name") == "search"), None)
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict) or schema.get("required"):
+        return None
+    properties = schema["properties"]
+    if not all(name in properties and _of_schema(value, properties[name]) for name, value in arguments.items()):
+        return None
+    values = {name: schema_of.get("default") for name, schema_of in properties.items()} | arguments
+    workspace_path = values.pop("workspace_path", None)
+    try:
+        payload = workspaces.archive(workspace_path).search(search_params(values))
+    except ArchivistError as error:
+        return {
+            "content": [{"type": "text", "text": error.message}],
+            "structuredContent": error.to_dict(),
+            "isError": True,
+        }
+    except Exception:
+        logger.debug("an early search failed: the SDK runs it again", exc_info=True)
+        return None
+    return {"content": [{"type": "text", "text": answer_text(payload)}], "structuredContent": payload, "isError": False}
+
+
 def _plain_id(value: Any) -> bool:
     """Whether a request id is one that this module answers: a string or a whole number."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _message(line: str) -> dict[str, Any] | None:
+    """A line's JSON object; None for anything the SDK's stricter parser may read otherwise (it says
+    what is wrong): not JSON, not an object, NaN or Infinity, a lone surrogate (a \\ud800 escape)
+    anywhere in it, nesting too deep for Python."""
     try:
-        message = json.loads(line)
-    except ValueError:
+        message = json.loads(line, parse_constant=_not_json)
+        json.dumps(message, ensure_ascii=False).encode("utf-8")  # (UnicodeEncodeError is a ValueError)
+    except (ValueError, RecursionError):
         return None
     return message if isinstance(message, dict) else None
 
 
 class Lobby:
-    """Answers what a client asks first (``initialize``, then ``tools/list``) while the SDK loads.
+    """Answers what a client asks first (``initialize``, ``tools/list``, a ``search``) while the SDK loads.
 
     ``read`` reads messages until one needs the SDK (or stdin ends), answering those it can;
-    ``lines`` then holds the lines for the SDK to read again: all but the ``tools/list``
-    requests answered, which its session needs no more than a client needs a second answer.
-    ``answered`` holds the ids of those it reads again whose answers went out (``initialize``'s).
+    ``lines`` then holds the lines for the SDK to read again: all but the requests answered
+    here, which its session needs no more than a client needs a second answer, and but
+    ``initialize``, which the session starts with. ``answered`` holds the ids of those it
+    reads again whose answers went out (``initialize``'s).
+
+    ``call`` answers a ``tools/call`` (its params, and the session's ``tools/list`` result)
+    or returns None to leave it to the SDK; it is asked only after the client's
+    ``notifications/initialized`` and while ``sdk_ready()`` is false.
     """
 
-    def __init__(self, protocol_in: IO[str], protocol_out: IO[str], tools: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        protocol_in: IO[str],
+        protocol_out: IO[str],
+        tools: Callable[[], dict[str, Any]],
+        call: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None] = lambda params, tools: None,
+        sdk_ready: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._in = protocol_in
         self._out = protocol_out
         self._tools_by_version = tools  # read once initialize is answered
         self._tools: Any = None  # the tools/list result for the session's protocol version
+        self._call = call
+        self._sdk_ready = sdk_ready
+        self._initialized = False  # whether the client said so
         self.lines: list[str] = []
         self.answered: set[Any] = set()
-        self._listed: set[Any] = set()  # the ids of the tools/list requests answered
+        self._early: set[Any] = set()  # the ids of the requests answered here whose lines were dropped
         self.done = False  # whether a message (or the end of stdin) has come that needs the SDK
 
     def _answer(self, message: dict[str, Any]) -> None:
@@ -185,44 +294,66 @@ class Lobby:
         self._out.flush()
         self.answered.add(message["id"])
 
-    def read(self, after_first: Callable[[], None] = lambda: None) -> None:
-        """Read and answer; ``after_first`` runs once the first message is read (and answered)."""
+    def _answer_instead(self, request: dict[str, Any], result: dict[str, Any]) -> None:
+        """Answer a request the SDK will not read again."""
+        self._answer({"jsonrpc": "2.0", "id": request["id"], "result": result})
+        self.lines.pop()
+        self.answered.discard(request["id"])
+        self._early.add(request["id"])
+
+    def read(self, start_sdk: Callable[[], None] = lambda: None, idle_seconds: float = IDLE_SECONDS) -> None:
+        """Read and answer. ``start_sdk`` runs (from a timer's thread) once the client has been silent
+        for ``idle_seconds`` after an answer, and when reading ends; it may run twice."""
         try:
-            self._read(after_first)
+            self._read(start_sdk, idle_seconds)
         finally:
             self.done = True
-            if len(self.lines) <= 1:
-                after_first()  # stdin ended, or the first message was left to the SDK
+            start_sdk()  # stdin ended, or a message needs the SDK
 
-    def _read(self, after_first: Callable[[], None]) -> None:
-        while line := self._in.readline():
+    def _read(self, start_sdk: Callable[[], None], idle_seconds: float) -> None:
+        while True:
+            # The SDK loads while the client is silent: a thread importing it would hold the GIL
+            # half the time, and an answer given meanwhile (a search loading the model) would
+            # take twice as long.
+            silence = threading.Timer(idle_seconds, start_sdk) if self.answered or self._early else None
+            if silence is not None:
+                silence.daemon = True
+                silence.start()
+            try:
+                line = self._in.readline()
+            finally:
+                if silence is not None:
+                    silence.cancel()
+            if not line:
+                return
             self.lines.append(line)
             message = _message(line)
             if message is None or message.get("jsonrpc") != "2.0":
                 return  # the SDK says what is wrong with it
             method, has_id = message.get("method"), _plain_id(message.get("id"))
-            if not isinstance(message.get("params", {}), dict):
+            params = message.get("params", {})
+            if not isinstance(params, dict):
                 return  # malformed: the SDK says so
             if len(self.lines) == 1:
                 if method != "initialize" or not has_id:
                     return  # a session starts with initialize: the SDK answers anything else
                 answer = early_answer(message)
                 self._answer(answer)
-                after_first()
                 self._tools = self._tools_by_version().get(answer["result"]["protocolVersion"])
-            elif method == "notifications/initialized" and not has_id:
                 continue
-            elif (
-                method == "tools/list"
-                and has_id
-                and self._tools is not None
-                and message["id"] not in self.answered | self._listed
-                and not (message.get("params") or {}).get("cursor")
-            ):
-                self._answer({"jsonrpc": "2.0", "id": message["id"], "result": self._tools})
-                self.lines.pop()
-                self.answered.discard(message["id"])
-                self._listed.add(message["id"])
+            new_request = has_id and message["id"] not in self.answered | self._early
+            listed = new_request and self._tools is not None  # (the tools of the SDK installed are known)
+            if method == "notifications/initialized" and not has_id:
+                self._initialized = True
+            elif method == "ping" and new_request and not params:
+                self._answer_instead(message, {})
+            elif method == "tools/list" and listed and not params.get("cursor"):
+                self._answer_instead(message, self._tools)
+            elif method == "tools/call" and listed and self._initialized and not self._sdk_ready():
+                result = self._call(params, self._tools)
+                if result is None:
+                    return
+                self._answer_instead(message, result)
             else:
                 return
 
@@ -280,6 +411,9 @@ class _InThread:
         except BaseException as error:  # handed to whoever waits for it
             self._error = error
 
+    def finished(self) -> bool:
+        return not self._thread.is_alive()
+
     def result(self) -> Any:
         self._thread.join()
         if self._error is not None:
@@ -304,27 +438,45 @@ def serve(
     os.dup2(2, 1)  # from here on, anything printed goes to stderr
     protocol_in = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
 
+    opened: list[Any] = []  # the Workspaces, made once: the early search's and the SDK's tools' own
+    opening = threading.Lock()
+
+    def workspaces() -> Any:
+        with opening:
+            if not opened:
+                from archivist.mcp.calls import Workspaces
+
+                opened.append(Workspaces(db_path, workspace, allowed or []))
+            return opened[0]
+
     def load_sdk() -> Any:
         from mcp.server.stdio import stdio_server
 
         from archivist.mcp.tools import create_server
 
-        server = create_server(db_path, workspace, allowed or [], test_fixtures)
+        server = create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
         if not lobby.done:
-            # the client has not called a tool yet (an agent thinks between the list and its first
-            # call): load the model now. A call that came first loads what it needs itself, sooner
-            # than with a second thread taking turns with it.
+            # the client has not needed the SDK yet (an agent thinks between the list and its first
+            # call): load the model now. A search that came first loaded what it needs itself,
+            # sooner than with a second thread taking turns with it.
             threading.Thread(target=_preload, args=(db_path,), name="preload", daemon=True).start()
         return stdio_server, server
 
     loading: list[_InThread] = []
+    starting = threading.Lock()
 
     def start_loading() -> None:
-        # once initialize is answered: a thread importing would slow that answer down (it holds the GIL)
-        if not loading:
-            loading.append(_InThread("mcp-sdk", load_sdk))
+        with starting:
+            if not loading:
+                loading.append(_InThread("mcp-sdk", load_sdk))
 
-    lobby = Lobby(protocol_in, protocol_out, (lambda: {}) if test_fixtures else tools_listing)
+    lobby = Lobby(
+        protocol_in,
+        protocol_out,
+        (lambda: {}) if test_fixtures else tools_listing,
+        call=lambda params, tools: early_call(tools, params, workspaces()),
+        sdk_ready=lambda: bool(loading) and loading[0].finished(),
+    )
     lobby.read(start_loading)
     if not lobby.lines:
         return  # stdin closed before any message
