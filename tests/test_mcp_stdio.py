@@ -243,3 +243,17 @@ def test_the_sdk_loads_once_the_client_is_silent():
         client.close()
         reading.join(10)
     assert room.done and not reading.is_alive()
+
+
+def test_lines_are_read_unbuffered_and_what_is_read_past_them_is_kept():
+    read_end, write_end = os.pipe()
+    os.write(write_end, b'{"a": 1}\n{"b": "\xff"}\n{"c"')
+    lines = stdio.Lines(read_end)
+    assert lines.readline() == '{"a": 1}\n'
+    assert lines.readline() == '{"b": "\ufffd"}\n'  # a byte that is not UTF-8
+    assert bytes(lines.rest) == b'{"c"'  # read, not yet a line: whoever reads on starts with it
+    os.write(write_end, b": 3}\nlast")
+    os.close(write_end)
+    assert lines.readline() == '{"c": 3}\n'
+    assert lines.readline() == "last" and lines.readline() == "" and lines.rest == bytearray()
+    os.close(read_end)

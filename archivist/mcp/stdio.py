@@ -1,23 +1,26 @@
-"""``archivist mcp`` over stdio, answering the handshake and ``tools/list`` before the MCP SDK has loaded.
+"""``archivist mcp`` over stdio, answering the handshake, ``tools/list`` and a first search before the MCP SDK has loaded.
 
 Importing the MCP SDK takes about a second on two cores (pydantic builds its protocol
 models). A client sends ``initialize``, waits for its answer, then usually lists the
-tools, and only then calls one. So the SDK loads in a thread while this module
-(standard library only) answers those two: ``initialize`` from what the server says
-about itself and the SDK's version table (read without importing it), ``tools/list``
-from ``tools.json``, the SDK's own answer for this package's tools, written by
-``python -m archivist.mcp.tools`` and checked by a test. Meanwhile, an archive that has
-been embedded gets its model and vectors loaded, in another thread, for the first
-search by meaning.
-
-A ``search`` called before the SDK is up is answered here too (``early_call``), from
+tools, and only then calls one. So this module (standard library only) answers those
+itself: ``initialize`` from what the server says about itself and the SDK's version
+table (read without importing it), ``tools/list`` from ``tools.json``, the SDK's own
+answer for this package's tools, written by ``python -m archivist.mcp.stdio`` and
+checked by a test, and ``ping``. A ``search`` is answered too (``early_call``), from
 the same search the tool runs, when its arguments are of the exact JSON types its input
-schema names; the SDK would take them as they are. Anything else, and any call once the
-SDK is up, is the SDK's.
+schema names, which the SDK would take as they are; a test holds the answers to the
+SDK's own. Anything else is the SDK's.
+
+The SDK loads in a thread once the client has been silent for a moment after an answer
+(``IDLE_SECONDS``), as an agent is while it thinks: loading meanwhile would halve the
+speed of the answers given here (both hold the GIL). An archive that has been embedded
+then gets its model and vectors loaded too, in another thread, unless a search by
+meaning came first and loaded them.
 
 The first message that needs the SDK waits for it. The SDK is then given every
 message read so far but those answered here (``initialize`` aside), so that its session
-starts normally, and its own second answer to ``initialize``, the same text, is not sent.
+starts normally, and its own second answer to ``initialize``, the same text, is not
+sent. From there on ``transport`` carries its messages.
 
 Everything else on stdout is protocol: file descriptor 1 is pointed at stderr
 while the server runs, so stray output of libraries cannot reach the client.
@@ -35,7 +38,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, Protocol, cast
 
 from archivist.errors import ArchivistError
 from archivist.mcp import CAPABILITIES, INSTRUCTIONS, NAME
@@ -255,6 +258,10 @@ def _message(line: str) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
+class LineReader(Protocol):
+    def readline(self) -> str: ...
+
+
 class Lobby:
     """Answers what a client asks first (``initialize``, ``tools/list``, a ``search``) while the SDK loads.
 
@@ -271,7 +278,7 @@ class Lobby:
 
     def __init__(
         self,
-        protocol_in: IO[str],
+        protocol_in: LineReader,
         protocol_out: IO[str],
         tools: Callable[[], dict[str, Any]],
         call: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None] = lambda params, tools: None,
@@ -358,42 +365,24 @@ class Lobby:
                 return
 
 
-class _Replay(io.TextIOBase):
-    """stdin for the SDK: the lines already read, then the rest of the real stdin."""
+class Lines:
+    """The lines of a file descriptor, read unbuffered, as UTF-8 (a byte that is not: U+FFFD), each
+    with its newline; "" at the end. What was read past the last line given stays in ``rest``,
+    so that whoever reads on (``transport``) misses nothing."""
 
-    def __init__(self, lines: list[str], rest: IO[str]) -> None:
-        self._lines = list(lines)
-        self._rest = rest
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.rest = bytearray()
+        self._ended = False
 
-    def readable(self) -> bool:
-        return True
-
-    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]  # a text stream's readline
-        if self._lines:
-            return self._lines.pop(0)
-        return self._rest.readline()
-
-
-class _WithoutSecondAnswers(io.TextIOBase):
-    """stdout for the SDK: drops its answers to the requests that were answered early (once each)."""
-
-    def __init__(self, out: IO[str], answered: set[Any]) -> None:
-        self._out = out
-        self._answered = set(answered)
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if self._answered:
-            message = _message(text)
-            if message is not None and "method" not in message and message.get("id") in self._answered:
-                self._answered.discard(message["id"])
-                return len(text)
-        return self._out.write(text)
-
-    def flush(self) -> None:
-        self._out.flush()
+    def readline(self) -> str:
+        while (end := self.rest.find(b"\n")) < 0 and not self._ended:
+            chunk = os.read(self.fd, 65536)
+            self.rest += chunk
+            self._ended = not chunk
+        line = bytes(self.rest[: end + 1] if end >= 0 else self.rest)
+        del self.rest[: len(line)]
+        return line.decode("utf-8", "replace")
 
 
 class _InThread:
@@ -434,9 +423,10 @@ def serve(
     db_path: Path, workspace: Path | None = None, allowed: list[Path] | None = None, test_fixtures: bool = False
 ) -> None:
     """Serve the archive's tools over this process's stdin and stdout."""
-    protocol_out = io.TextIOWrapper(os.fdopen(os.dup(1), "wb"), encoding="utf-8", write_through=True)
+    out_fd = os.dup(1)
+    protocol_out = io.TextIOWrapper(os.fdopen(out_fd, "wb", closefd=False), encoding="utf-8", write_through=True)
     os.dup2(2, 1)  # from here on, anything printed goes to stderr
-    protocol_in = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    protocol_in = Lines(sys.stdin.fileno())
 
     opened: list[Any] = []  # the Workspaces, made once: the early search's and the SDK's tools' own
     opening = threading.Lock()
@@ -450,8 +440,7 @@ def serve(
             return opened[0]
 
     def load_sdk() -> Any:
-        from mcp.server.stdio import stdio_server
-
+        from archivist.mcp import transport
         from archivist.mcp.tools import create_server
 
         server = create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
@@ -460,7 +449,7 @@ def serve(
             # call): load the model now. A search that came first loaded what it needs itself,
             # sooner than with a second thread taking turns with it.
             threading.Thread(target=_preload, args=(db_path,), name="preload", daemon=True).start()
-        return stdio_server, server
+        return transport, server
 
     loading: list[_InThread] = []
     starting = threading.Lock()
@@ -480,18 +469,11 @@ def serve(
     lobby.read(start_loading)
     if not lobby.lines:
         return  # stdin closed before any message
-    stdio_server, server = loading[0].result()
+    transport, server = loading[0].result()
     import anyio
 
-    async def run() -> None:
-        async with stdio_server(
-            stdin=anyio.wrap_file(cast(IO[str], _Replay(lobby.lines, protocol_in))),
-            stdout=anyio.wrap_file(cast(IO[str], _WithoutSecondAnswers(protocol_out, lobby.answered))),
-        ) as (read_stream, write_stream):
-            low_level = server._lowlevel_server  # MCPServer.run_stdio_async does the same with its own streams
-            await low_level.run(read_stream, write_stream, low_level.create_initialization_options())
-
-    anyio.run(run)
+    low_level = server._lowlevel_server  # (MCPServer.run_stdio_async runs it so, on the SDK's transport)
+    anyio.run(transport.serve, low_level, lobby.lines, protocol_in, out_fd, lobby.answered)
 
 
 if __name__ == "__main__":
