@@ -27,7 +27,9 @@
 --
 -- SQLite prepares a CTE again at every place that names it, with the CTEs it names: the
 -- rankings and the steps after them are each named once (a new connection prepares this
--- in milliseconds), and what many places read (plan, fts_expressions) names little.
+-- in milliseconds), but for the keyword ranking, which ranked reads as it is for a keyword
+-- search (sparing it the side-by-side scored) and scored for the others; what many places
+-- read (plan, fts_expressions) names little.
 
 -- 1. inputs, plan ------------------------------------------------------------------------------
 with inputs as materialized (
@@ -324,30 +326,26 @@ ranked as materialized (
   -- the chosen ranking's documents in order: (id, score, position), the message its words
   -- were found in, whether they were found by their words (their excerpt is then a
   -- highlighted snippet), the passage found by meaning, and how many documents match
-  -- beyond those ranked (total, the same on every row). Each ranking is read once here.
+  -- beyond those ranked (total, the same on every row). Each ranking is read once here;
+  -- the keyword ranking as it is, the others (scored: not even read for keyword) side by side.
+  select id, -rank as score, position, message_id, 1 as by_words, null as start, null as "end", total
+  from keyword_ranking
+  where (select ranking from plan) = 'keyword'
+  union all
   select id,
-    case plan.ranking when 'keyword' then -keyword_rank when 'semantic' then similarity else rrf end as score,
+    case plan.ranking when 'semantic' then similarity else rrf end,
+    case plan.ranking when 'semantic' then semantic_position else row_number() over (order by rrf desc, id) end,
+    message_id, keyword_position is not null, start, "end",
     case plan.ranking
-      when 'keyword' then keyword_position
-      when 'semantic' then semantic_position
-      else row_number() over (order by rrf desc, id)
-    end as position,
-    message_id, keyword_position is not null as by_words, start, "end",
-    case plan.ranking
-      when 'keyword' then keyword_total
       when 'semantic' then count(semantic_position) over ()
       -- hybrid: the keyword total, and the documents found only by meaning
       else coalesce(max(keyword_total) over (), 0) + sum(
         case when plan.ranking = 'hybrid' and keyword_position is null
           then id not in (select id from every_word_matches) else 0 end
       ) over ()
-    end as total
+    end
   from scored, plan
-  where case plan.ranking
-    when 'keyword' then keyword_position is not null
-    when 'semantic' then semantic_position is not null
-    else plan.ranking = 'hybrid'
-  end
+  where plan.ranking = 'hybrid' or plan.ranking = 'semantic' and semantic_position is not null
   union all
   select id, similarity, position, null, 0, null, null, count(*) over ()
   from similar_ranking
