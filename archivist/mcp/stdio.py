@@ -440,16 +440,14 @@ def serve(
             return opened[0]
 
     def load_sdk() -> Any:
+        if not lobby.done:
+            # nothing waits for the SDK yet: the model first, for the search a client calls first
+            # (an early search that needs it meanwhile waits for this load, not for a second one)
+            _preload(db_path)
         from archivist.mcp import transport
         from archivist.mcp.tools import create_server
 
-        server = create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
-        if not lobby.done:
-            # the client has not needed the SDK yet (an agent thinks between the list and its first
-            # call): load the model now. A search that came first loaded what it needs itself,
-            # sooner than with a second thread taking turns with it.
-            threading.Thread(target=_preload, args=(db_path,), name="preload", daemon=True).start()
-        return transport, server
+        return transport, create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
 
     loading: list[_InThread] = []
     starting = threading.Lock()
