@@ -11,9 +11,12 @@ project), or uses --workspace as it is, and measures, each as a whole process:
 - indexing every file under --all-markdown (default ../shared/eval/markdown, target 3 s);
 - embedding the workspace (target 200 s; skipped with --skip-embed or when already embedded);
 - `archivist mcp`: spawn to the `initialize` answer, to the `tools/list` answer (target 0.5 s),
-  to the first keyword result, and, in a fresh server, to the first hybrid result (target 1.5 s);
+  to the first keyword result, and, in a fresh server, to the first hybrid result (target 1.5 s),
+  the search sent at once (the server answers it before the MCP SDK loads) and sent 0.3 s after
+  the list (the SDK loading meanwhile, as when an agent thinks briefly);
 - warm keyword, hybrid and semantic searches: median and p95 over the ten QUERIES, five
-  rounds (targets 5 ms and 20 ms medians for keyword and hybrid);
+  rounds (targets 5 ms and 20 ms medians for keyword and hybrid), answered by the SDK's
+  session (a `resources/list`, which only the SDK answers, hands the session over first);
 - the size of the default answer for 10 results (target 2 KB), and of output=full;
 - the server's resident memory after the queries (target 300 MB);
 - `archivist search WS QUERY --mode keyword`, the whole CLI call (target 0.3 s).
@@ -100,6 +103,11 @@ class Server:
             message = json.loads(self.process.stdout.readline())
             if "id" in message:  # (not a notification)
                 return message
+
+    def hand_over(self) -> None:
+        """Wait for the MCP SDK's session: archivist answers a first search itself while the SDK loads."""
+        self.send({"jsonrpc": "2.0", "id": "hand-over", "method": "resources/list"})
+        self.answer()
 
     def since_spawn(self) -> float:
         return time.perf_counter() - self.started
@@ -253,14 +261,16 @@ def main() -> None:
             ours = [start[n] for start in starts]
             their = statistics.median(start[n] for start in theirs_start) if theirs_start else None
             print(f"spawn -> {what}: {median_of(ours)}{target}{ratio(statistics.median(ours), their)}")
-        hybrid_starts = []
-        for _ in range(args.repeat):
-            server = Server(command, env, archivist_call)
-            server.handshake()
-            server.search(QUERIES[1], mode="hybrid")
-            hybrid_starts.append(server.since_spawn())
-            server.close()
-        print(f"spawn -> first hybrid result: {median_of(hybrid_starts)}; target 1.5 s")
+        for pause, when in ((0.0, "sent at once"), (0.3, "sent 0.3 s after the list")):
+            hybrid_starts = []
+            for _ in range(args.repeat):
+                server = Server(command, env, archivist_call)
+                server.handshake()
+                time.sleep(pause)
+                server.search(QUERIES[1], mode="hybrid")
+                hybrid_starts.append(server.since_spawn())
+                server.close()
+            print(f"spawn -> first hybrid result, {when}: {median_of(hybrid_starts)}; target 1.5 s")
 
         theirs_warm: list[float] = []
         their_size = their_rss = None
@@ -274,6 +284,7 @@ def main() -> None:
         queries = 0
         server = Server(command, env, archivist_call)
         server.handshake()
+        server.hand_over()
         for mode in ("keyword", "hybrid", "semantic"):
             times, count = warm(server, mode=mode)
             queries += count
