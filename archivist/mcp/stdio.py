@@ -13,9 +13,9 @@ SDK's own. Anything else is the SDK's.
 
 The SDK loads in a thread once the client has been silent for a moment after an answer
 (``IDLE_SECONDS``), as an agent is while it thinks: loading meanwhile would halve the
-speed of the answers given here (both hold the GIL). An archive that has been embedded
-then gets its model and vectors loaded too, in another thread, unless a search by
-meaning came first and loaded them.
+speed of the answers given here (both hold the GIL). In that thread an archive that has
+been embedded first gets its model and vectors loaded, for the search a client calls
+first (which, sent meanwhile, waits for that load rather than making its own).
 
 The first message that needs the SDK waits for it. The SDK is then given every
 message read so far but those answered here (``initialize`` aside), so that its session
