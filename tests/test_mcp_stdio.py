@@ -257,3 +257,14 @@ def test_lines_are_read_unbuffered_and_what_is_read_past_them_is_kept():
     assert lines.readline() == '{"c": 3}\n'
     assert lines.readline() == "last" and lines.readline() == "" and lines.rest == bytearray()
     os.close(read_end)
+
+
+def test_a_line_without_an_end_is_cut_at_the_limit(monkeypatch):
+    monkeypatch.setattr(stdio, "LINE_LIMIT", 100)  # (as stdio has it from archivist.mcp)
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"x" * 250 + b"\n" + b'{"a": 1}\n')
+    os.close(write_end)
+    lines = stdio.Lines(read_end)
+    assert [len(lines.readline()) for _ in range(3)] == [100, 100, 51]  # the last with its newline
+    assert lines.readline() == '{"a": 1}\n' and lines.readline() == ""
+    os.close(read_end)

@@ -17,3 +17,7 @@ CAPABILITIES = {
     "resources": {"listChanged": False, "subscribe": False},
     "tools": {"listChanged": False},
 }
+# A line of stdin longer than this is cut (before the SDK is up: ``stdio``) or refused
+# (``transport``), so that a message without an end cannot fill the memory; what is left of
+# it is read as a line of its own.
+LINE_LIMIT = 64 * 1024 * 1024

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol, cast
 
 from archivist.errors import ArchivistError
-from archivist.mcp import CAPABILITIES, INSTRUCTIONS, NAME
+from archivist.mcp import CAPABILITIES, INSTRUCTIONS, LINE_LIMIT, NAME
 
 
 def _sdk_versions() -> tuple[tuple[str, ...], str]:
@@ -376,12 +376,13 @@ class Lines:
         self._ended = False
 
     def readline(self) -> str:
-        while (end := self.rest.find(b"\n")) < 0 and not self._ended:
+        while (end := self.rest.find(b"\n", 0, LINE_LIMIT)) < 0 and not self._ended and len(self.rest) < LINE_LIMIT:
             chunk = os.read(self.fd, 65536)
             self.rest += chunk
             self._ended = not chunk
-        line = bytes(self.rest[: end + 1] if end >= 0 else self.rest)
-        del self.rest[: len(line)]
+        size = end + 1 if end >= 0 else min(len(self.rest), LINE_LIMIT)  # (a line too long: cut)
+        line = bytes(self.rest[:size])
+        del self.rest[:size]
         return line.decode("utf-8", "replace")
 
 

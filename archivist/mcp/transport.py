@@ -26,9 +26,10 @@ import anyio.to_thread
 import mcp_types
 from mcp.shared.message import SessionMessage
 
-# A line longer than this is refused (the session is told, as of a line that is not JSON),
-# so that a message without an end cannot fill the memory.
-LINE_LIMIT = 64 * 1024 * 1024
+import archivist.mcp
+
+# A line longer than this is refused: the session is told, as of a line that is not JSON.
+LINE_LIMIT = archivist.mcp.LINE_LIMIT
 CLOSE_SECONDS = 5.0  # at the end, how long the last answers wait for a client that reads no more
 
 
