@@ -46,6 +46,7 @@ class Workspaces:
         # callables when they are only known later (Datasette adds its database after its plugins load)
         self._default = default_archive
         self._default_workspace = default_workspace
+        self._resolved: tuple[Path, Path] | None = None
         self._allowed = allowed
         self.time_limit_ms = time_limit_ms
         self._open: dict[Path, Archive] = {}
@@ -58,7 +59,19 @@ class Workspaces:
 
     @property
     def default_workspace(self) -> Path:
-        return Path(self._default_workspace or self.default_archive.parent.parent).resolve()
+        return self._own()[0]
+
+    def _own(self) -> tuple[Path, Path]:
+        """The server's own workspace and archive, resolved: once, but for an archive looked up per call."""
+        if self._resolved is not None:
+            return self._resolved
+        own = (
+            Path(self._default_workspace or self.default_archive.parent.parent).resolve(),
+            self.default_archive.resolve(),
+        )
+        if not callable(self._default):
+            self._resolved = own
+        return own
 
     def allowed(self) -> list[Path]:
         extra = self._allowed() if callable(self._allowed) else self._allowed
@@ -84,7 +97,8 @@ class Workspaces:
     def _indexed(self, workspace_path: str | None) -> tuple[Path, Path]:
         """(workspace, archive) of an allowed workspace whose archive exists."""
         folder = self.workspace(workspace_path)
-        path = self.default_archive.resolve() if folder == self.default_workspace else archive_path(folder)
+        own_workspace, own_archive = self._own()
+        path = own_archive if folder == own_workspace else archive_path(folder)
         if not path.exists():
             raise ArchivistError(
                 "DIRECTORY_NOT_FOUND",

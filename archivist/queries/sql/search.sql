@@ -276,6 +276,7 @@ scored as materialized (
     select id, position as keyword_position, rank as keyword_rank, message_id, total as keyword_total,
       null as semantic_position, null as similarity, null as start, null as "end"
     from keyword_ranking
+    where (select ranking from plan) != 'keyword'  -- (ranked reads a keyword ranking as it is)
     union all
     select id, null, null, null, null, position, similarity, start, "end"
     from semantic_ranking
