@@ -14,7 +14,7 @@ from test_agentlogs_sources import write_session
 
 from archivist.build.indexer import index_workspace
 from archivist.mcp.tools import create_server
-from archivist.queries import catalog, runner
+from archivist.queries import catalog, runner, sqlfunctions
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
@@ -258,3 +258,19 @@ def test_the_rankings_are_read_once_so_a_new_connection_prepares_search_fast(wor
         spent.append(time.thread_time() - began)
         conn.close()
     assert min(spent) < 0.1, spent  # about 0.3 s before the rankings were each read once
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain words about a zeppelin that docks at noon",
+        "naïve café — the ÉCOLE zeppelin 🦄 docks, " * 40,
+        "no word of it here",
+        "zeppelin" + " filler" * 5000 + " docks at the end",
+    ],
+)
+def test_a_snippet_is_the_same_from_text_or_its_utf8_bytes(text):
+    """SQL passes a body to archivist_around as a BLOB (no decoding of all of it): the same snippet."""
+    for query in ("zeppelin docks", "école café", "noon"):
+        assert sqlfunctions.around(text.encode("utf-8"), query, 56) == sqlfunctions.around(text, query, 56)
+    assert sqlfunctions.around(text.encode("utf-8"), "zeppelin", 56) is not None or "zeppelin" not in text

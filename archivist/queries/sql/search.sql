@@ -399,8 +399,8 @@ listed as (
         -- stemmer finds them), else the passage found by meaning, else the start
         'snippet', archivist_preview(coalesce(
           case when m.id is not null then
-            coalesce(archivist_around(m.text, plan.query, 56), archivist_excerpt(m.text, '', 56)) end,
-          case when r.by_words then coalesce(archivist_around(d.body, plan.query, 56), (
+            coalesce(archivist_around(cast(m.text as blob), plan.query, 56), archivist_excerpt(m.text, '', 56)) end,
+          case when r.by_words then coalesce(archivist_around(cast(d.body as blob), plan.query, 56), (
             select snippet(documents_fts, 1, '', '', '...', 10)
             from documents_fts
             where documents_fts match (select highlight from fts_expressions) and rowid = d.id
