@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from archivist.build import dates, ingest, schema, secrets
+from archivist.build import dates, ingest, schema
 from archivist.build.agentlogs import Session, Tail, iso_utc
 from archivist.build.database import Database
 from archivist.build.logkinds import KINDS, MODULES
@@ -193,6 +193,8 @@ STORED_SESSION_SQL = "SELECT key, title, body, extra, content_hash FROM document
 
 def fingerprint(kind: str, path: Path) -> str:
     """What changes when any log file of the source changes: every file's path, size and modification time."""
+    from archivist.build import secrets  # (its patterns take a while to compile: only where logs are read)
+
     digest = hashlib.sha256(
         f"masking rules {secrets.RULES_VERSION}, parser {ingest.PARSER_VERSION}, layout {LAYOUT}\n".encode()
     )
@@ -481,6 +483,8 @@ def _delete_documents(db: Database, source: str, keep: set[str], existing: dict[
 
 def session_hash(session: Session) -> str:
     """A digest of everything stored of a session: one read again unchanged is not written again."""
+    from archivist.build import secrets
+
     digest = hashlib.sha256()
 
     def add(*values: object) -> None:
@@ -528,6 +532,8 @@ def _document(
     body is the opening prompt (``HEAD_CHARS``); the whole text is ``document_texts``.
     ``before``: the messages are those from ``before.messages`` on of a session held.
     """
+    from archivist.build import secrets
+
     before = before or _Before()
     room = schema.MESSAGE_IDS - before.messages
     messages: list[dict[str, Any]] = []
