@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -465,3 +466,77 @@ def test_a_failed_run_leaves_nothing_pending(make_workspace, monkeypatch):
     assert db.execute("SELECT count(*) FROM fts_deferred").fetchone()[0] == 0
     assert "notes/new.md" not in [path for path, _ in rows(workspace)]
     assert fts_intact(archive_path(workspace)) == sorted(title for _, title in rows(workspace))
+
+
+# --- many sources: parsed by a worker process ------------------------------------------------
+
+MANY = {
+    **{
+        f"notes/n{n:03d}.md": f"---\ntags: [t{n % 3}]\n---\n# Note {n}\n\nzeppelin {n} docks {'é' * (n % 5)}\n"
+        for n in range(40)
+    },
+    **{
+        f"conversations/2025-11-{n + 1:02d}/001-chat/conversation.md": f"# Chat {n}\n\nkubernetes {n}\n"
+        for n in range(12)
+    },
+    "reports/analyze/2025-11-10-report.md": "# Report\n\nfindings\n",
+    "memories/m.md": "---\ntype: decision\ntags: [sqlite]\n---\nUse SQLite.\n",
+    "notes/binary.md": b"\x00\x01\x02\x03" * 100,
+    "notes/latin1.md": "caf\xe9 zeppelin".encode("latin-1"),
+    "notes/empty.md": "",
+}
+STORED = (
+    "select path, kind, type, title, body, date, tags, content_hash, filter_tokens from documents order by path, key"
+)
+
+
+def indexed_alike(parallel: Path, sequential: Path) -> None:
+    for sql in (STORED, "select path, source, status, reason from files order by path", "select * from index_problems"):
+        assert rows(parallel, sql) == rows(sequential, sql), sql
+    words = "select path from documents where id in (select rowid from documents_fts where documents_fts match 'zeppelin') order by path"
+    assert rows(parallel, words) == rows(sequential, words) and len(rows(parallel, words)) == 41
+    db = sqlite_utils.Database(archive_path(parallel))
+    db.execute("insert into documents_fts(documents_fts, rank) values ('integrity-check', 1)")
+
+
+def test_many_sources_are_parsed_by_a_worker_process_into_the_same_archive(tmp_path, monkeypatch):
+    sequential = write_files(tmp_path / "one", MANY)
+    index_workspace(sequential)
+    parallel = write_files(tmp_path / "two", MANY)
+    monkeypatch.setattr(indexer, "PARALLEL_SOURCES", 10)
+    monkeypatch.setattr(indexer, "PARSE_BATCH", 4)
+    monkeypatch.setattr(indexer, "FTS_BATCH", 5)
+    parsed_here = []
+    real_parse = ingest.parse
+    monkeypatch.setattr(ingest, "parse", lambda root, source: parsed_here.append(source) or real_parse(root, source))
+    summary = index_workspace(parallel)
+    assert parsed_here == []  # the worker process parsed every source
+    assert summary.indexed == 55 and summary.skipped == 2
+    indexed_alike(parallel, sequential)
+
+
+def test_when_the_worker_process_fails_this_one_parses_the_rest(tmp_path, monkeypatch):
+    sequential = write_files(tmp_path / "one", MANY)
+    index_workspace(sequential)
+    parallel = write_files(tmp_path / "two", MANY)
+
+    class Failing:
+        """An executor whose worker answers one batch, then dies."""
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def map(self, function, roots, batches):
+            roots, batches = iter(roots), iter(batches)
+            yield function(next(roots), next(batches))
+            raise BrokenProcessPool("the worker died")
+
+        def shutdown(self, **kwargs):
+            pass
+
+    monkeypatch.setattr(indexer, "PARALLEL_SOURCES", 10)
+    monkeypatch.setattr(indexer, "PARSE_BATCH", 4)
+    monkeypatch.setattr(indexer, "ProcessPoolExecutor", Failing)
+    summary = index_workspace(parallel)
+    assert summary.indexed == 55
+    indexed_alike(parallel, sequential)

@@ -129,6 +129,10 @@ class Database:
         self.conn.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('hashsize', ?)", [FTS_HASH_BYTES])
         yield
         self.conn.execute("DELETE FROM fts_deferred")
+        self.index_pending()
+
+    def index_pending(self) -> None:
+        """Add the documents stored since in ``deferred_fts`` to the full-text index, in one statement."""
         self.conn.execute(
             "INSERT INTO documents_fts (rowid, title, body, filter_tokens) "
             "SELECT d.id, d.title, d.body, d.filter_tokens FROM fts_pending p JOIN documents d ON d.id = p.id"

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
+import logging
+import multiprocessing
+import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,12 @@ UPDATE files SET
     reason = (SELECT group_concat(reason, '; ') FROM (SELECT reason FROM problems p WHERE p.path = files.path ORDER BY id))
 WHERE path IN (SELECT value FROM json_each(:paths))
 """
+# From this many sources to read, a worker process parses them, PARSE_BATCH at a time, while
+# this one stores them (bench/first_call.py: all of ../shared/eval/markdown, 1,469 files)
+PARALLEL_SOURCES = 500
+PARSE_BATCH = 50
+FTS_BATCH = 250  # documents stored between two additions to the full-text index
+logger = logging.getLogger(__name__)
 # Errors that come from what a source holds, not from the archive (locked, full): they skip that source.
 DATA_ERRORS = (
     sqlite3.IntegrityError,
@@ -145,17 +156,27 @@ def _apply(
     if _meta(db, "parser_version") != str(ingest.PARSER_VERSION):
         known_files = {}  # documents made by another parser: read and store every source again
         known_hashes = {path: None for path in known_hashes}
-    items: Iterable[ingest.Source] = [sources[path] for path in sorted(sources)]
-    if progress is not None:
-        items = progress(items)
+    ordered = [sources[path] for path in sorted(sources)]
+    to_read = [s for s in ordered if not (_unchanged_on_disk(s, known_files) and s.path in known_hashes)]
+    summary.unchanged += len(ordered) - len(to_read)
     read_now: list[tuple[ingest.Source, ingest.Parsed]] = []
-    with db.deferred_fts():  # the new documents enter the full-text index in one go
-        for source in items:
-            if _unchanged_on_disk(source, known_files) and source.path in known_hashes:
-                summary.unchanged += 1
-                continue
-            read_now.append(_index_source(db, workspace, source, known_hashes.get(source.path), summary))
-            problems.extend(read_now[-1][1].problems)
+    parsed_in_order: Generator[ingest.Parsed, None, None] = _parsed(workspace, to_read)
+    try:
+        # the new documents enter the full-text index in one statement at the end, or, while a
+        # worker process parses the next sources, FTS_BATCH at a time
+        batch = FTS_BATCH if _in_parallel(to_read) else len(to_read) + 1
+        with db.deferred_fts():
+            pending = 0
+            for source in progress(to_read) if progress is not None else to_read:
+                parsed = next(parsed_in_order)
+                read_now.append(_index_source(db, source, parsed, known_hashes.get(source.path), summary))
+                problems.extend(read_now[-1][1].problems)  # (a source that could not be stored: why)
+                pending += len(parsed.documents)
+                if pending >= batch:
+                    db.index_pending()
+                    pending = 0
+    finally:
+        parsed_in_order.close()  # (a worker process stops)
     _store_sources(db, read_now)
     read, unchanged, log_problems = store.index_sources(db)
     summary.indexed += read
@@ -166,14 +187,44 @@ def _apply(
     return summary
 
 
+def _in_parallel(sources: list[ingest.Source]) -> bool:
+    """Whether a worker process parses these sources (``_parsed``)."""
+    return len(sources) >= PARALLEL_SOURCES and (os.cpu_count() or 1) > 1
+
+
+def _parsed(workspace: Path, sources: list[ingest.Source]) -> Generator[ingest.Parsed, None, None]:
+    """Each source parsed, in order. Many of them, with more than one core: a worker process
+    parses them, a batch at a time, while this one stores what came (SQLite's writing is the
+    longer half); should the worker fail, this process parses what is left."""
+    if not _in_parallel(sources):
+        yield from (ingest.parse(workspace, source) for source in sources)
+        return
+    done = 0
+    try:
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    except Exception:  # no process to be had here (a sandbox): parsed here
+        logger.debug("no worker process for parsing", exc_info=True)
+    else:
+        try:
+            batches = [sources[start : start + PARSE_BATCH] for start in range(0, len(sources), PARSE_BATCH)]
+            for batch in pool.map(ingest.parse_all, itertools.repeat(workspace), batches):
+                for parsed in batch:
+                    done += 1
+                    yield parsed
+        except Exception:  # the worker died, or its answer could not be read: the rest is parsed here
+            logger.warning("the parsing process failed; parsing in this one", exc_info=True)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+    yield from (ingest.parse(workspace, source) for source in sources[done:])
+
+
 def _index_source(
-    db: Database, workspace: Path, source: ingest.Source, known_hash: str | None, summary: Summary
+    db: Database, source: ingest.Source, parsed: ingest.Parsed, known_hash: str | None, summary: Summary
 ) -> tuple[ingest.Source, ingest.Parsed]:
-    """Read a new or changed source and store its documents; what was read, for ``_store_sources``.
+    """Store the documents of a new or changed source, as read; what was read, for ``_store_sources``.
 
     A source whose documents cannot be stored is skipped alone, with the reason.
     """
-    parsed = ingest.parse(workspace, source)
     skipped = {p.path for p in parsed.problems if p.status == "skipped"}
     counted = not {info.path for info in source.files} <= skipped  # else it counts as skipped only
     if known_hash == parsed.content_hash:

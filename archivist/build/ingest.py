@@ -534,6 +534,11 @@ def parse(root: Path, source: Source) -> Parsed:
         return unparsed(source, f"could not be indexed ({type(error).__name__}: {storable(str(error))[:200]})")
 
 
+def parse_all(root: Path, sources: list[Source]) -> list[Parsed]:
+    """``parse`` of each source (in a worker process: ``indexer``)."""
+    return [parse(root, source) for source in sources]
+
+
 def unparsed(source: Source, reason: str) -> Parsed:
     """A source none of whose files is indexed, for ``reason``."""
     return Parsed([], [Problem(info.path, "skipped", reason) for info in source.files], content_hash="")
