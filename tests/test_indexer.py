@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -235,9 +236,16 @@ def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
         assert process.stdout.readline() == b"writing\n"
         wal = Path(str(db_file) + "-wal")
         assert wal.stat().st_size > 1_000_000  # half the changes are written to the log, uncommitted
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        assert children  # a worker process parses the 1,000 sources (and its resource tracker runs)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
+    # the worker process does not outlive the one it works for (nor, then, the resource tracker)
+    deadline = time.monotonic() + 15
+    while any(Path(f"/proc/{child}").exists() for child in children) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [child for child in children if Path(f"/proc/{child}").exists()]
     assert rows(workspace, "pragma integrity_check") == [("ok",)]
     assert rows(workspace, "select count(*), sum(length(body)) from documents") == before
     assert index_workspace(workspace).indexed == 1000

@@ -201,7 +201,12 @@ def _parsed(workspace: Path, sources: list[ingest.Source]) -> Generator[ingest.P
         return
     done = 0
     try:
-        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        pool = ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=ingest.exit_with_parent,
+            initargs=(os.getpid(),),
+        )
     except Exception:  # no process to be had here (a sandbox): parsed here
         logger.debug("no worker process for parsing", exc_info=True)
     else:

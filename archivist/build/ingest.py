@@ -16,6 +16,8 @@ import math
 import os
 import re
 import stat
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -537,6 +539,18 @@ def parse(root: Path, source: Source) -> Parsed:
 def parse_all(root: Path, sources: list[Source]) -> list[Parsed]:
     """``parse`` of each source (in a worker process: ``indexer``)."""
     return [parse(root, source) for source in sources]
+
+
+def exit_with_parent(parent: int) -> None:
+    """In a worker process (``indexer``): exit as soon as the process ``parent`` is gone (killed,
+    say), where it would wait for work from it for ever."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="archivist-exit-with-parent", daemon=True).start()
 
 
 def unparsed(source: Source, reason: str) -> Parsed:
