@@ -251,6 +251,18 @@ async def non_archive(request, tmp_path):
     return datasette, served
 
 
+async def test_the_internal_catalog_is_built_at_startup_under_the_plain_datasette_command(tmp_path):
+    """So a first request never meets Datasette creating its _internal tables while
+    datasette-enrichments reads every database's tables ("database table is locked")."""
+    path = tmp_path / "empty.db"
+    path.touch()
+    datasette = _plain_datasette(path)
+    assert not datasette.internal_db_created
+    await datasette.invoke_startup()
+    assert datasette.internal_db_created
+    assert (await datasette.client.get("/.json")).status_code == 200
+
+
 def _says_what_to_run(text):
     assert "archivist index WORKSPACE" in text
     assert "datasette WORKSPACE/.archivist/archive.db" in text

@@ -90,7 +90,12 @@ def asgi_wrapper(datasette):
 def startup(datasette):
     """Ours answers every error (below), so Datasette's default handler goes: it prints each
     error's traceback with its local variables (request headers, tokens included) to the
-    console, and itself fails on a 404 that was never raised when rich is installed."""
+    console, and itself fails on a 404 that was never raised when rich is installed.
+
+    Datasette's internal catalog is built here, before the first request, also under the plain
+    ``datasette`` command: datasette-enrichments starts a task on the first request that reads
+    every database's tables, and were Datasette creating its ``_internal`` tables at that
+    moment, the request would fail with "database table is locked"."""
     from archivist.web import app
 
     app.unregister_default_error_handler()
@@ -98,6 +103,7 @@ def startup(datasette):
     async def inner():
         if await app.is_archive(datasette):  # known from the first request on (get_metadata)
             await app.upgrade_archive(datasette)
+        await datasette.refresh_schemas()
 
     return inner
 

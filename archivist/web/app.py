@@ -442,13 +442,7 @@ def allowed_workspaces(datasette: Datasette) -> list[Path]:
 
 
 async def start(datasette: Datasette) -> Datasette:
-    """Run Datasette's startup and build its internal catalog before the first request.
-
-    datasette-enrichments starts a background task on the first request that reads
-    every database's tables; if Datasette is creating its ``_internal`` tables at
-    that moment, the request fails with "database table is locked". Building the
-    catalog first removes the race.
-    """
+    """Run Datasette's startup, which builds its internal catalog (the plugin's startup hook),
+    before the first request."""
     await datasette.invoke_startup()
-    await datasette.refresh_schemas()
     return datasette
