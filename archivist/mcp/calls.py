@@ -138,6 +138,16 @@ def answer_text(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
+def tool_result(payload: dict[str, Any]) -> dict[str, Any]:
+    """A ``tools/call`` result (MCP's ``CallToolResult``, as JSON) for a tool's structured answer."""
+    return {"content": [{"type": "text", "text": answer_text(payload)}], "structuredContent": payload, "isError": False}
+
+
+def tool_error(error: ArchivistError) -> dict[str, Any]:
+    """A ``tools/call`` result for a tool's SPEC §5 error."""
+    return {"content": [{"type": "text", "text": error.message}], "structuredContent": error.to_dict(), "isError": True}
+
+
 class JobStopped(Exception):
     """Raised between two batches when an embedding job is asked to stop."""
 

@@ -206,7 +206,7 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
     or its SPEC §5 error), from ``workspaces`` (a ``calls.Workspaces``); None for any other call,
     for arguments the SDK should judge (see ``_of_schema``), and when the search fails
     unexpectedly (the SDK runs it again, and logs why)."""
-    from archivist.mcp.calls import answer_text, search_params
+    from archivist.mcp.calls import search_params, tool_error, tool_result
 
     arguments = params.get("arguments")
     if (
@@ -226,15 +226,11 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
     try:
         payload = workspaces.archive(workspace_path).search(search_params(values))
     except ArchivistError as error:
-        return {
-            "content": [{"type": "text", "text": error.message}],
-            "structuredContent": error.to_dict(),
-            "isError": True,
-        }
+        return tool_error(error)
     except Exception:
         logger.debug("an early search failed: the SDK runs it again", exc_info=True)
         return None
-    return {"content": [{"type": "text", "text": answer_text(payload)}], "structuredContent": payload, "isError": False}
+    return tool_result(payload)
 
 
 def _plain_id(value: Any) -> bool:

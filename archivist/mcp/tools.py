@@ -21,12 +21,12 @@ import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import TypedDict
 
 from archivist.errors import ArchivistError
-from archivist.mcp.calls import Workspaces, answer_text, internal_error, search_params
+from archivist.mcp.calls import Workspaces, internal_error, search_params, tool_error, tool_result
 from archivist.queries.rules import AGENTS, API_OUTPUT, INCLUDABLE
 from archivist.queries.validation import MAX_QUERY_CHARS, MAX_QUERY_WORDS
 
@@ -127,13 +127,11 @@ class EmbeddingStatus(Outcome, total=False):
 
 
 def _result(payload: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=answer_text(payload))], structured_content=payload)
+    return CallToolResult.model_validate(tool_result(payload))
 
 
 def _error(error: ArchivistError) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=error.message)], structured_content=error.to_dict(), is_error=True
-    )
+    return CallToolResult.model_validate(tool_error(error))
 
 
 async def answer(work: Callable[[threading.Event], dict[str, Any]]) -> CallToolResult:
