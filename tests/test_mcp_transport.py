@@ -11,20 +11,15 @@ from pathlib import Path
 
 import anyio
 import pytest
+from test_mcp_stdio import INITIALIZED, initialize, request
 
 from archivist.mcp import stdio, transport
 from archivist.mcp.tools import create_server
 from archivist.workspace import archive_path
 
 ARCHIVIST = str(Path(sys.executable).parent / "archivist")
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-HAND_OVER = {"jsonrpc": "2.0", "id": 2, "method": "resources/list"}  # only the SDK answers it
+INITIALIZE = initialize()
+HAND_OVER = request(2, "resources/list")  # only the SDK answers it
 
 
 def lines_of(*messages: dict | str) -> bytes:
@@ -52,14 +47,14 @@ def test_a_line_over_the_limit_is_refused_and_the_session_goes_on(sample_workspa
     )
     serving.start()
     try:
-        huge = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * 100_000}})
-        ping = {"jsonrpc": "2.0", "id": 4, "method": "ping"}
+        huge = json.dumps(request(3, "ping", {"pad": "x" * 100_000}))
+        ping = request(4, "ping")
         os.write(in_write, lines_of(INITIALIZE, INITIALIZED, huge, ping))
         answers = answers_until(out_read, 4)
         # the long line got no answer as a ping (it was not read as one), and what followed it was
         assert [a.get("id") for a in answers if "result" in a] == [1, 4]
         call = {"name": "search", "arguments": {"query": "kubernetes migration", "mode": "keyword"}}
-        os.write(in_write, lines_of({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call}))
+        os.write(in_write, lines_of(request(5, "tools/call", call)))
         assert answers_until(out_read, 5)[-1]["result"]["structuredContent"]["total"] >= 1
     finally:
         os.close(in_write)
@@ -108,7 +103,7 @@ def test_a_client_that_writes_everything_before_it_reads_gets_every_answer(embed
 def test_stdin_from_a_file_is_served_in_a_thread(embedded_sample, tmp_path, stdout_is_a_file):
     """Not a pipe (a file given as stdin, or as stdout): lines are read and written in a worker thread."""
     requests = tmp_path / "requests.jsonl"
-    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    ping = request(3, "ping")
     requests.write_bytes(lines_of(INITIALIZE, INITIALIZED, HAND_OVER, "not json", ping))
     answers_file = tmp_path / "answers.jsonl"
     with requests.open("rb") as stdin, answers_file.open("wb") as file:
