@@ -188,6 +188,19 @@ def ratio(ours: float, theirs: float | None) -> str:
     return f"; qmd {theirs:.3g}, ratio {ours / theirs:.2f}" if theirs else ""
 
 
+def interleaved(rounds: int, ours: Callable[[], float], theirs: Callable[[], float] | None, target: str) -> str:
+    """Seconds of ``ours`` (and of ``theirs``, in turn, when given) over ``rounds`` rounds: the
+    median and each run, the target, and the ratio to theirs."""
+    runs: list[float] = []
+    their_runs: list[float] = []
+    for _ in range(rounds):
+        runs.append(ours())
+        if theirs is not None:
+            their_runs.append(theirs())
+    their = statistics.median(their_runs) if their_runs else None
+    return f"{median_of(runs)}; target {target}{ratio(statistics.median(runs), their)}"
+
+
 def warm(server: Server, **extra: object) -> tuple[list[float], int]:
     """Seconds of each search of ROUNDS rounds of the queries, after one round to warm up; how many searches."""
     for query in QUERIES:  # statements prepared, pages cached (and the model loaded)
@@ -219,23 +232,17 @@ def main() -> None:
         qmd = Qmd(args.qmd, workspace / "notes", scratch) if args.qmd else None
         if not args.workspace:
             files = sum(1 for _ in (workspace / "notes").rglob("*.md"))
-            fresh, theirs = [], []
-            for _ in range(args.repeat):
+
+            def fresh_index() -> float:
                 shutil.rmtree(workspace / ".archivist", ignore_errors=True)
-                fresh.append(timed(ARCHIVIST, "index", str(workspace)))
-                if qmd:
-                    theirs.append(qmd.fresh_index())
-            their = statistics.median(theirs) if theirs else None
-            print(f"keyword index, fresh, {files} files (whole process): {median_of(fresh)}; target 0.5 s"
-                  f"{ratio(statistics.median(fresh), their)}")  # fmt: skip
-        noop, theirs = [], []
-        for _ in range(args.repeat):
-            noop.append(timed(ARCHIVIST, "index", str(workspace)))
-            if qmd:
-                theirs.append(qmd.update())
-        their = statistics.median(theirs) if theirs else None
-        print(f"re-index, nothing changed (whole process): {median_of(noop)}; target 0.2 s"
-              f"{ratio(statistics.median(noop), their)}")  # fmt: skip
+                return timed(ARCHIVIST, "index", str(workspace))
+
+            figures = interleaved(args.repeat, fresh_index, qmd.fresh_index if qmd else None, "0.5 s")
+            print(f"keyword index, fresh, {files} files (whole process): {figures}")
+        figures = interleaved(
+            args.repeat, lambda: timed(ARCHIVIST, "index", str(workspace)), qmd.update if qmd else None, "0.2 s"
+        )
+        print(f"re-index, nothing changed (whole process): {figures}")
         if args.all_markdown.is_dir() and not args.workspace:
             everything = scratch / "everything"
             shutil.copytree(args.all_markdown, everything / "notes")
@@ -247,7 +254,8 @@ def main() -> None:
             print(f"embed the workspace (whole process): {seconds:.1f} s; target 200 s")
 
         command = [ARCHIVIST, "mcp", str(workspace)]
-        starts, theirs_start = [], []
+        starts: list[tuple[float, float, float]] = []
+        theirs_start: list[tuple[float, float, float]] = []
         for _ in range(args.repeat):
             for side, runs in ((Server(command, env, archivist_call), starts),
                                *(((qmd.server(), theirs_start),) if qmd else ())):  # fmt: skip
@@ -306,14 +314,13 @@ def main() -> None:
               f"{server.rss_mb():.0f} MB RSS; target 300 MB")  # fmt: skip
         server.close()
 
-        cli, theirs_cli = [], []
-        for _ in range(5):
-            cli.append(timed(ARCHIVIST, "search", str(workspace), QUERIES[0], "--mode", "keyword"))
-            if qmd:
-                theirs_cli.append(qmd.cli(QUERIES[0]))
-        their = statistics.median(theirs_cli) if theirs_cli else None
-        print(f"`archivist search WS QUERY --mode keyword` (whole process): {median_of(cli)}; target 0.3 s"
-              f"{ratio(statistics.median(cli), their)}")  # fmt: skip
+        figures = interleaved(
+            5,
+            lambda: timed(ARCHIVIST, "search", str(workspace), QUERIES[0], "--mode", "keyword"),
+            (lambda: qmd.cli(QUERIES[0])) if qmd else None,
+            "0.3 s",
+        )
+        print(f"`archivist search WS QUERY --mode keyword` (whole process): {figures}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
