@@ -292,3 +292,36 @@ def test_the_cli_embeds_and_reports_counts(make_workspace):
     assert "0 documents embedded, 1 unchanged, 0 chunks sent to the model" in again.stdout
     missing = CliRunner().invoke(cli, ["embed", str(workspace), "nope"])
     assert missing.exit_code == 1 and "[PATH_NOT_FOUND]" in missing.stderr
+
+
+SEARCH_THEN_TELL = """
+import json, sys
+from archivist.queries.runner import Archive
+with Archive.for_workspace(sys.argv[1]) as archive:
+    hybrid = archive.search({"query": "kubernetes migration", "mode": "hybrid", "output": "brief"})
+    semantic = archive.run("search_semantic", {"query": "kubernetes migration"})
+    keyword = archive.search({"query": "kubernetes migration", "mode": "keyword", "output": "brief"})
+print(json.dumps({
+    "hybrid": [r["id"] for r in hybrid["results"]],
+    "keyword": [r["id"] for r in keyword["results"]],
+    "semantic": len(semantic),
+    "model": "onnxruntime" in sys.modules,
+}))
+"""
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_an_archive_without_vectors_loads_no_model_to_search_by_meaning(sample_workspace, embedded_sample, embedded):
+    """Nothing is searched by meaning there: hybrid ranks by the words alone, and no model loads for it."""
+    workspace = embedded_sample if embedded else sample_workspace
+    found = subprocess.run(
+        [sys.executable, "-c", SEARCH_THEN_TELL, str(workspace)], capture_output=True, text=True, timeout=120
+    )
+    assert found.returncode == 0, found.stderr[-3000:]
+    out = json.loads(found.stdout)
+    assert out["model"] is embedded
+    assert out["keyword"]
+    if not embedded:
+        assert out["hybrid"] == out["keyword"] and out["semantic"] == 0
+    else:
+        assert out["semantic"] > 0

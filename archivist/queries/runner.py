@@ -27,14 +27,16 @@ from archivist.workspace import archive_path
 
 
 def warm(db_path: Path | str | None, query: str = "") -> None:
-    """Load the embedding model, embed ``query`` and read the archive's vectors (if they changed; an
-    archive in memory has none): outside SQL, where loading either could pass a query's time limit."""
+    """Read the archive's vectors (if they changed; an archive in memory has none), then load the
+    embedding model and embed ``query``: outside SQL, where loading either could pass a query's
+    time limit. An archive without vectors loads no model: nothing is searched by meaning there
+    (``archivist_embed`` gives no vector)."""
     from archivist.semantic import onnx_model, vectors
 
+    if db_path and not vectors.warm(str(Path(db_path).resolve())):
+        return
     onnx_model.load()
     onnx_model.query_vector(query)
-    if db_path:
-        vectors.warm(str(Path(db_path).resolve()))
 
 
 def preload(db_path: Path) -> bool:

@@ -598,10 +598,19 @@ def database_file(conn: Any) -> str:
     return ""
 
 
-def embed_query(text: str | None) -> bytes | None:
-    from archivist.semantic.onnx_model import query_vector  # the model loads on the first query, not before
+def make_embed(db_file: str):
+    def embed_query(text: str | None) -> bytes | None:
+        """The query's vector; none for an archive without vectors (nothing to search by meaning
+        there: the model is not loaded for it)."""
+        from archivist.semantic import vectors
 
-    return query_vector(text or "")
+        if db_file and not vectors.searchable(db_file):
+            return None
+        from archivist.semantic.onnx_model import query_vector  # the model loads on the first query, not before
+
+        return query_vector(text or "")
+
+    return embed_query
 
 
 def model_id() -> str:
@@ -653,7 +662,8 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
     """Register every function on a sqlite3 connection."""
     settings = settings or {}
     load_sqlite_vec(conn)
-    nearest = make_nearest(database_file(conn))
+    db_file = database_file(conn)
+    nearest = make_nearest(db_file)
     functions = {
         ("archivist_fts", 1): lambda q: fts_query(q, "all"),
         ("archivist_fts", 2): fts_query,
@@ -671,7 +681,7 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_date_words", 4): date_words,
         ("archivist_search_words", 1): search_words,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
-        ("archivist_embed", 1): embed_query,
+        ("archivist_embed", 1): make_embed(db_file),
         ("archivist_model", 0): model_id,
         ("archivist_similarity_floor", 0): lambda: float(settings.get("similarity_floor", SIMILARITY_FLOOR)),
         ("archivist_nearest", 3): nearest,

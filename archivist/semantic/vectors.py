@@ -133,12 +133,22 @@ def bump_version(db: Any, version: str) -> None:
     db.execute(BUMP_VERSION_SQL, {"version": version})
 
 
-def warm(db_path: str) -> None:
-    """Read the archive's vectors now (if they changed), before a query with a time limit needs them."""
-    from archivist.build.schema import CHUNKS_COLLECTION, DOCUMENTS_COLLECTION
+def warm(db_path: str) -> bool:
+    """Read the archive's vectors now (if they changed), before a query with a time limit needs them;
+    whether it has any passage's vector (``searchable``)."""
+    from archivist.build.schema import DOCUMENTS_COLLECTION
 
-    for collection in (CHUNKS_COLLECTION, DOCUMENTS_COLLECTION):
-        try:
-            matrix(db_path, collection)
-        except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError):
-            return  # an archive from before embeddings: the query finds none either
+    found = searchable(db_path)
+    if found:
+        matrix(db_path, DOCUMENTS_COLLECTION)
+    return found
+
+
+def searchable(db_path: str) -> bool:
+    """Whether the archive has vectors of passages to search by meaning (read once, as ``matrix``)."""
+    from archivist.build.schema import CHUNKS_COLLECTION
+
+    try:
+        return bool(matrix(db_path, CHUNKS_COLLECTION).ids)
+    except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError):
+        return False  # an archive from before embeddings
