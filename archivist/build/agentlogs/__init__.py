@@ -22,24 +22,32 @@ A kind whose logs are appended to (JSONL) may also have
 Sources are read where they are: nothing here writes, moves or copies a file. Memory stays
 bounded whatever a file holds: a line longer than ``MAX_LINE_BYTES`` is skipped (``lines``
 reads through it in pieces), and a file larger than ``MAX_FILE_BYTES`` is not read whole
-(``too_large`` says why).
+(``too_large`` says why). A source never leaves its folder: its files are listed through
+``Root``, which opens no symbolic link that leads out of it. Every line or document is parsed by ``json_value``, which refuses
+JSON nested deeper than ``MAX_DEPTH``: no reader, and nothing that walks a value later, can
+run out of stack on a hostile line.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 ROLES = ("user", "assistant", "tool", "system")
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a JSONL line longer than this is skipped, never held
 MAX_FILE_BYTES = 1024 * 1024 * 1024  # a file read whole (a JSON document, a transcript) may have at most this
+# JSON nested deeper than this is not read. Real logs nest a few dozen levels at most (a tool's
+# input holding JSON); Python's own parser and every later walk of a value recurse, and stop
+# near 1,000 levels with a RecursionError.
+MAX_DEPTH = 100
 _SKIP_BYTES = 1024 * 1024  # read at a time through the rest of a line that is too long
 
 
@@ -214,3 +222,154 @@ def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
     if size <= limit:
         return None
     return f"not read: {size_text(size)}, more than the {size_text(limit)} a file read whole may have"
+
+
+class Unavailable(Exception):
+    """A source that cannot be read now (a database another program holds locked): its reading
+    stops, nothing stored of it changes, and it is read again on the next run. The message
+    says why."""
+
+
+# --- bounded parsing -----------------------------------------------------------------------
+
+NOT_JSON = "not JSON"
+TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+
+
+class NotJSON(ValueError):
+    """A line or document that is not read; its message is the reason (``NOT_JSON``, ``TOO_DEEP``)."""
+
+
+def json_value(text: str | bytes) -> Any:
+    """The JSON value of a line or a document, nested at most ``MAX_DEPTH`` levels.
+
+    Raises NotJSON, whose message says why: not JSON (numbers too long to convert
+    included), or nested too deeply. Nothing else escapes, whatever ``text`` holds (a value
+    of another type, from a database column, is not JSON either).
+    """
+    if not isinstance(text, str | bytes):
+        raise NotJSON(NOT_JSON)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise NotJSON(TOO_DEEP) from None
+    except ValueError:
+        raise NotJSON(NOT_JSON) from None
+    if _openers(text) > MAX_DEPTH and too_deep(value):
+        raise NotJSON(TOO_DEEP)
+    return value
+
+
+def _openers(text: str | bytes) -> int:
+    """How many brackets open in ``text`` (inside strings too): a bound on its depth, counted at C speed."""
+    if isinstance(text, str):
+        return text.count("[") + text.count("{")
+    return text.count(b"[") + text.count(b"{")
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children: Iterable[Any]
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+# --- a source's folder -----------------------------------------------------------------------
+
+LINK_OUT = "not opened: a symbolic link that leads out of the source"
+
+
+class Root:
+    """A source's folder as the file system resolves it, and the problems of its reading.
+
+    Nothing under it is opened or entered through a symbolic link that leads out of it
+    (to ``/etc/passwd``, to another user's files): such a link is left out of every
+    listing and told once in ``problems``. A source that is one file, named by its user,
+    is read wherever it leads; the files beside it are judged by its folder.
+    """
+
+    def __init__(self, path: Path | str, problems: list[str] | None = None) -> None:
+        path = Path(path)
+        self.path = path
+        self.named = None if path.is_dir() else path
+        self.real = os.path.realpath(path.parent if self.named else path)
+        self.problems: list[str] = problems if problems is not None else []
+        self._told: set[str] = set()
+
+    def allows(self, path: Path) -> bool:
+        """Whether ``path``, found under the source, may be opened: a link only where it stays inside.
+
+        ``path`` is one entry of a folder already allowed (listings give only those).
+        """
+        if path == self.named or not path.is_symlink():
+            return True
+        real = os.path.realpath(path)
+        if real == self.real or real.startswith(self.real.rstrip(os.sep) + os.sep):
+            return True
+        if str(path) not in self._told:
+            self._told.add(str(path))
+            self.problems.append(f"{self._shown(path)}: {LINK_OUT}")
+        return False
+
+    def entries(self, folder: Path) -> list[Path]:
+        """What ``folder`` holds, in name order, without the links that lead out (told); [] if unreadable."""
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return []
+        return [entry for entry in (folder / name for name in names) if self.allows(entry)]
+
+    def files(self, folder: Path, suffix: str | None = None) -> list[Path]:
+        """The regular files of ``folder`` (ending in ``suffix``, if given), in name order."""
+        return [
+            entry
+            for entry in self.entries(folder)
+            if (suffix is None or entry.name.endswith(suffix)) and _is_file(entry)
+        ]
+
+    def folders(self, folder: Path) -> list[Path]:
+        """The folders in ``folder``, in name order."""
+        return [entry for entry in self.entries(folder) if _is_dir(entry)]
+
+    def walk(self, folder: Path) -> Iterator[Path]:
+        """Every regular file under ``folder``, folders in name order, depth first.
+
+        A link to a folder is not entered (as ``os.walk`` does): a loop stays a link.
+        """
+        for entry in self.entries(folder):
+            if _is_dir(entry):
+                if not entry.is_symlink():
+                    yield from self.walk(entry)
+            elif _is_file(entry):
+                yield entry
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.path if self.named is None else self.path.parent).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.build.agentlogs import LONG_LINE, Message, Session, ToolCall, lines, short_title
+from archivist.build.agentlogs import LONG_LINE, Message, Root, Session, ToolCall, lines, short_title
 
 KIND = "aider"
 
@@ -99,7 +99,7 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     """Every session of the chat history, in the order of the file."""
     path = Path(path)
     history = path / HISTORY_NAME if path.is_dir() else path
-    if not history.is_file():
+    if not history.is_file() or not Root(path, problems).allows(history):
         return
     project = os.path.abspath(history.parent)
     try:

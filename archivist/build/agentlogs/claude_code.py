@@ -20,7 +20,6 @@ bytes that are not UTF-8 are replaced, and nothing is ever written.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
@@ -30,12 +29,16 @@ from typing import Any
 
 from archivist.build.agentlogs import (
     LONG_LINE,
+    NOT_JSON,
     Message,
+    NotJSON,
+    Root,
     Session,
     Tail,
     ToolCall,
     head_lines,
     iso_utc,
+    json_value,
     lines,
     short_title,
     too_large,
@@ -115,9 +118,10 @@ def check(path: Path | str) -> str | None:
             return _check_file(path)
         if not path.is_dir():
             return f"{path} is neither a file nor a folder: expected {EXPECTED}."
-        files = _jsonl_files(path)
+        root = Root(path)
+        files = root.files(path, ".jsonl")
         if not files:  # a projects folder: its project folders hold the sessions
-            files = [file for project in _subfolders(path) for file in _jsonl_files(project)]
+            files = [file for project in root.folders(path) for file in root.files(project, ".jsonl")]
     except OSError as error:
         return f"{path} cannot be read ({error.strerror or error}): expected {EXPECTED}."
     if not files:
@@ -154,8 +158,8 @@ def _looks_like_claude_code(path: Path) -> bool | None:
                     continue
                 seen += 1
                 try:
-                    record = json.loads(raw.decode("utf-8", errors="replace"))
-                except ValueError:
+                    record = json_value(raw.decode("utf-8", errors="replace"))
+                except NotJSON:
                     record = None
                 if _is_claude_code_line(record):
                     return True
@@ -180,28 +184,30 @@ def _is_claude_code_line(record: object) -> bool:
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
     """Every session under ``path`` (see ``check``), sub-agents after their parent, in name order.
 
-    What was skipped in a file that yields no session (it has no message) goes to ``problems``.
+    What was skipped in a file that yields no session (it has no message), and the links
+    that lead out of the source (never opened), go to ``problems``.
     """
     path = Path(path)
     try:
+        root = Root(path, problems)
         if path.is_file():
-            yield from _read_single_file(path, problems)
+            yield from _read_single_file(path, root)
             return
         if not path.is_dir():
             return
-        if _jsonl_files(path):
-            yield from _read_project(path, problems)
+        if root.files(path, ".jsonl"):
+            yield from _read_project(path, root)
             return
-        projects = _subfolders(path)
+        projects = root.folders(path)
     except OSError:
         return
     for project in projects:
-        yield from _read_project(project, problems)
+        yield from _read_project(project, root)
 
 
-def _read_project(folder: Path, problems: list[str] | None) -> Iterator[Session]:
+def _read_project(folder: Path, root: Root) -> Iterator[Session]:
     """One project's folder: each session, then its sub-agents; agent files with no session last."""
-    files = _jsonl_files(folder)
+    files = root.files(folder, ".jsonl")
     sessions = [file for file in files if not file.name.startswith(AGENT_PREFIX)]
     agent_files = [file for file in files if file.name.startswith(AGENT_PREFIX)]
     summaries = _leading_summaries(sessions)
@@ -209,15 +215,15 @@ def _read_project(folder: Path, problems: list[str] | None) -> Iterator[Session]
     stems = {file.stem for file in sessions}
     left = list(agent_files)
     for file in sessions:
-        parent = yield from _read_session_file(file, folder.name, summaries, problems)
+        parent = yield from _read_session_file(file, folder.name, summaries, root)
         mine = [agent for agent in left if _owned_by(owners[agent], parent, stems)]
         for agent in mine:
             left.remove(agent)
-            yield from _maybe(_read_agent_file(agent, folder.name, parent.key, parent, problems))
+            yield from _maybe(_read_agent_file(agent, folder.name, parent.key, parent, root))
     for agent in left:
         owner = owners[agent]
         parent_key = f"{folder.name}/{owner}" if owner else None
-        yield from _maybe(_read_agent_file(agent, folder.name, parent_key, None, problems))
+        yield from _maybe(_read_agent_file(agent, folder.name, parent_key, None, root))
 
 
 def _owned_by(owner: str | None, parent: _Builder, stems: set[str]) -> bool:
@@ -226,30 +232,30 @@ def _owned_by(owner: str | None, parent: _Builder, stems: set[str]) -> bool:
     return owner is not None and (owner == parent.file.stem or (owner in parent.session_ids and owner not in stems))
 
 
-def _read_single_file(path: Path, problems: list[str] | None) -> Iterator[Session]:
+def _read_single_file(path: Path, root: Root) -> Iterator[Session]:
     """One .jsonl file: a session (with its sub-agents), or one sub-agent transcript."""
     if not path.name.startswith(AGENT_PREFIX):
         project = path.parent.name
-        siblings = _jsonl_files(path.parent)
+        siblings = root.files(path.parent, ".jsonl")
         summaries = _leading_summaries([file for file in siblings if not file.name.startswith(AGENT_PREFIX)])
-        parent = yield from _read_session_file(path, project, summaries, problems)
+        parent = yield from _read_session_file(path, project, summaries, root)
         stems = {file.stem for file in siblings if not file.name.startswith(AGENT_PREFIX)}
         for agent in siblings:
             if agent.name.startswith(AGENT_PREFIX) and _owned_by(_first_session_id(agent), parent, stems):
-                yield from _maybe(_read_agent_file(agent, project, parent.key, parent, problems))
+                yield from _maybe(_read_agent_file(agent, project, parent.key, parent, root))
     elif path.parent.name == SUBAGENTS_FOLDER:
         session_folder = path.parent.parent
         project = session_folder.parent.name
-        builder = _subagent_builder(path, f"{project}/{session_folder.name}", project, None)
-        yield from _maybe(_session_of(builder, {}, problems))
+        builder = _subagent_builder(path, f"{project}/{session_folder.name}", project, None, root)
+        yield from _maybe(_session_of(builder, {}, root))
     else:
         project = path.parent.name
         owner = _first_session_id(path)
-        yield from _maybe(_read_agent_file(path, project, f"{project}/{owner}" if owner else None, None, problems))
+        yield from _maybe(_read_agent_file(path, project, f"{project}/{owner}" if owner else None, None, root))
 
 
 def _read_session_file(
-    path: Path, project: str, summaries: dict[str, str], problems: list[str] | None
+    path: Path, project: str, summaries: dict[str, str], root: Root
 ) -> Generator[Session, None, _Builder]:
     """A session file's session, its inline sidechains, then its subagents/ transcripts.
 
@@ -259,15 +265,17 @@ def _read_session_file(
     main = _Builder(key, path, fallback_project=project)
     sidechains = _Sidechains(main)
     _read_lines_into(path, main, sidechains)
-    session = _session_of(main, summaries, problems)
+    session = _session_of(main, summaries, root)
     if session is not None and not sidechains.by_name:
         session.tail = main.tail()  # alone in its file: an append can be read on its own
     yield from _maybe(session)
     for builder in sidechains.builders():
         yield from _maybe(builder.session({}))
-    for agent in _jsonl_files(path.parent / path.stem / SUBAGENTS_FOLDER):
-        if agent.name.startswith(AGENT_PREFIX):
-            yield from _maybe(_session_of(_subagent_builder(agent, key, project, main), {}, problems))
+    subagents = path.parent / path.stem / SUBAGENTS_FOLDER
+    if root.allows(path.parent / path.stem) and root.allows(subagents):
+        for agent in root.files(subagents, ".jsonl"):
+            if agent.name.startswith(AGENT_PREFIX):
+                yield from _maybe(_session_of(_subagent_builder(agent, key, project, main, root), {}, root))
     return main
 
 
@@ -297,7 +305,7 @@ def read_from(
 
 
 def _read_agent_file(
-    path: Path, project: str, parent_key: str | None, parent: _Builder | None, problems: list[str] | None
+    path: Path, project: str, parent_key: str | None, parent: _Builder | None, root: Root
 ) -> Session | None:
     """An ``agent-<id>.jsonl`` beside the sessions: one sub-agent transcript."""
     builder = _Builder(
@@ -308,13 +316,14 @@ def _read_agent_file(
         description=parent.agent_titles.get(path.stem[len(AGENT_PREFIX) :]) if parent else None,
     )
     _read_lines_into(path, builder, None)
-    return _session_of(builder, {}, problems)
+    return _session_of(builder, {}, root)
 
 
-def _subagent_builder(path: Path, parent_key: str, project: str, parent: _Builder | None) -> _Builder:
+def _subagent_builder(path: Path, parent_key: str, project: str, parent: _Builder | None, root: Root) -> _Builder:
     """A ``<session>/subagents/agent-<id>.jsonl`` transcript, read."""
     agent_id = path.stem[len(AGENT_PREFIX) :]
-    description = _meta_description(path.with_name(f"{path.stem}.meta.json"))
+    meta = path.with_name(f"{path.stem}.meta.json")
+    description = _meta_description(meta) if root.allows(meta) else None
     if description is None and parent is not None:
         description = parent.agent_titles.get(agent_id)
     builder = _Builder(
@@ -328,12 +337,12 @@ def _subagent_builder(path: Path, parent_key: str, project: str, parent: _Builde
     return builder
 
 
-def _session_of(builder: _Builder, summaries: dict[str, str], problems: list[str] | None) -> Session | None:
+def _session_of(builder: _Builder, summaries: dict[str, str], root: Root) -> Session | None:
     """The session a file was read into; when there is none (no message), what its reading
-    skipped is told in ``problems``, since no session holds it."""
+    skipped is told in the source's problems, since no session holds it."""
     session = builder.session(summaries)
-    if session is None and problems is not None:
-        problems.extend(f"{builder.key}: {problem}" for problem in builder.problems)
+    if session is None:
+        root.problems.extend(f"{builder.key}: {problem}" for problem in builder.problems)
     return session
 
 
@@ -343,23 +352,6 @@ def _maybe(session: Session | None) -> Iterator[Session]:
 
 
 # --- files and lines ---------------------------------------------------------------------
-
-
-def _jsonl_files(folder: Path) -> list[Path]:
-    try:
-        return sorted(
-            (entry for entry in folder.iterdir() if entry.suffix == ".jsonl" and entry.is_file()),
-            key=lambda entry: entry.name,
-        )
-    except OSError:
-        return []
-
-
-def _subfolders(folder: Path) -> list[Path]:
-    try:
-        return sorted((entry for entry in folder.iterdir() if entry.is_dir()), key=lambda entry: entry.name)
-    except OSError:
-        return []
 
 
 @dataclass
@@ -433,10 +425,10 @@ def _parse(raw: bytes | None, tally: _Tally, last: bool) -> dict[str, Any] | Non
         text = raw.decode("utf-8", errors="replace")
         tally.replaced += 1
     try:
-        record = json.loads(text)
-    except ValueError:
-        if not last:
-            tally.skipped["not JSON"] += 1
+        record = json_value(text)
+    except NotJSON as error:
+        if not last or str(error) != NOT_JSON:  # a last line not yet whole is left for the next read
+            tally.skipped[str(error)] += 1
         return None
     if not isinstance(record, dict):
         tally.skipped["not a JSON object"] += 1
@@ -482,8 +474,8 @@ def _leading_summaries(files: Iterable[Path]) -> dict[str, str]:
                     if count >= HEAD_LINES or b'"summary"' not in raw:
                         break
                     try:
-                        record = json.loads(raw.decode("utf-8", errors="replace"))
-                    except ValueError:
+                        record = json_value(raw.decode("utf-8", errors="replace"))
+                    except NotJSON:
                         break
                     if not isinstance(record, dict) or record.get("type") != "summary":
                         break
@@ -503,8 +495,8 @@ def _first_session_id(path: Path) -> str | None:
                 if count >= SESSION_ID_LINES:
                     break
                 try:
-                    record = json.loads(raw.decode("utf-8", errors="replace"))
-                except ValueError:
+                    record = json_value(raw.decode("utf-8", errors="replace"))
+                except NotJSON:
                     continue
                 if isinstance(record, dict) and isinstance(record.get("sessionId"), str) and record["sessionId"]:
                     return str(record["sessionId"])
@@ -518,8 +510,8 @@ def _meta_description(path: Path) -> str | None:
     if too_large(path):
         return None  # only a title: not worth telling
     try:
-        meta = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
-    except (OSError, ValueError):
+        meta = json_value(path.read_bytes().decode("utf-8", errors="replace"))
+    except (OSError, NotJSON):
         return None
     description = meta.get("description") if isinstance(meta, dict) else None
     return description if isinstance(description, str) and description.strip() else None

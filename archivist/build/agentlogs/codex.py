@@ -50,7 +50,22 @@ from typing import Any
 
 from archivist.build.agentlogs import iso_utc
 
-from . import LONG_LINE, MAX_LINE_BYTES, Message, Session, Tail, ToolCall, head_lines, lines, short_title, too_large
+from . import (
+    LONG_LINE,
+    MAX_LINE_BYTES,
+    NOT_JSON,
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    Tail,
+    ToolCall,
+    head_lines,
+    json_value,
+    lines,
+    short_title,
+    too_large,
+)
 
 KIND = "codex"
 
@@ -116,7 +131,7 @@ def check(path: str | os.PathLike[str]) -> str | None:
         return None if _looks_like_rollout(root) else f"{root} is not a Codex rollout file: {expected}."
     if not root.is_dir():
         return f"{root} is neither a folder nor a file: {expected}."
-    for rollout in _walk_rollouts(root):
+    for rollout in _walk_rollouts(Root(root)):
         if _looks_like_rollout(rollout):
             return None
         return f"{rollout} under {root} is not a Codex rollout file: {expected}."
@@ -128,13 +143,14 @@ def check(path: str | os.PathLike[str]) -> str | None:
 def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
     """Every session under ``path``, one per rollout file, in the order of their paths.
 
-    What was skipped in a file that yields no session goes to ``problems``.
+    What was skipped in a file that yields no session, and the links that lead out of the
+    source (never opened), go to ``problems``.
     """
     root = Path(path).expanduser()
     if root.is_file():
         files = [root]
     elif root.is_dir():
-        files = sorted(_walk_rollouts(root), key=lambda file: _relative(file, root))
+        files = sorted(_walk_rollouts(Root(root, problems)), key=lambda file: _relative(file, root))
     else:
         return
     thread_names = _thread_names(root)
@@ -208,14 +224,10 @@ def read_from(
 # -- finding files ---------------------------------------------------------------------
 
 
-def _walk_rollouts(root: Path) -> Iterator[Path]:
-    for folder, subfolders, names in os.walk(root):
-        subfolders.sort()
-        for name in sorted(names):
-            if _ROLLOUT_NAME.match(name):
-                file = Path(folder) / name
-                if file.is_file():
-                    yield file
+def _walk_rollouts(root: Root) -> Iterator[Path]:
+    for file in root.walk(root.path):
+        if _ROLLOUT_NAME.match(file.name):
+            yield file
 
 
 def _relative(file: Path, root: Path) -> str:
@@ -245,8 +257,8 @@ def _looks_like_rollout(file: Path) -> bool:
         return bool(_ROLLOUT_NAME.match(file.name))  # a session that has not written anything yet
     for line in texts:
         try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
+            record = json_value(line)
+        except NotJSON:
             continue
         if isinstance(record, dict):
             return _record_kind(record) is not None
@@ -275,8 +287,8 @@ def _identity(file: Path) -> tuple[str | None, str | None]:
     try:
         with file.open("rb") as handle:
             line = handle.readline(MAX_LINE_BYTES)
-        record = json.loads(line.decode("utf-8", "replace").lstrip("\ufeff"))
-    except (OSError, ValueError, RecursionError):
+        record = json_value(line.decode("utf-8", "replace").lstrip("\ufeff"))
+    except (OSError, NotJSON):
         return None, None
     if not isinstance(record, dict):
         return None, None
@@ -295,7 +307,7 @@ def _thread_names(root: Path) -> dict[str, str]:
             break
         index = folder / "session_index.jsonl"
         is_home = folder == start or (folder / "sessions").is_dir() or (folder / "archived_sessions").is_dir()
-        if is_home and index.is_file():
+        if is_home and index.is_file() and Root(folder).allows(index):
             names: dict[str, str] = {}
             for record in _Lines().records(index):
                 if isinstance(record, dict):
@@ -347,10 +359,10 @@ class _Lines:
                     if not text:
                         continue
                     try:
-                        value = json.loads(text)
-                    except (ValueError, RecursionError):
+                        value = json_value(text)
+                    except NotJSON as error:
                         if complete:  # a last line without its newline is still being written
-                            self.skip("not JSON")
+                            self.skip(str(error))
                             self.replaced += replaced
                         continue
                     self.replaced += replaced
@@ -437,9 +449,11 @@ class _Rollout:
             text = data.decode("utf-8", "replace")
             self.lines.replaced += 1
         try:
-            document = json.loads(text.lstrip("\ufeff"))
-        except (ValueError, RecursionError):
-            self.lines.error = "not a JSON document (cut short or damaged)"
+            document = json_value(text.lstrip("\ufeff"))
+        except NotJSON as error:
+            self.lines.error = (
+                "not a JSON document (cut short or damaged)" if str(error) == NOT_JSON else f"not read: {error}"
+            )
             return
         if not isinstance(document, dict):
             self.lines.error = "not a JSON object"
@@ -784,8 +798,8 @@ def _tool_call(name: str, raw: Any) -> ToolCall:
     args: Any = raw
     if isinstance(raw, str):
         try:
-            args = json.loads(raw)
-        except (ValueError, RecursionError):
+            args = json_value(raw)
+        except NotJSON:
             args = {"input": raw}
     if not isinstance(args, dict):
         args = {"input": args}
@@ -824,8 +838,8 @@ def _output_text(output: Any) -> str:
     if isinstance(output, str):
         if output.startswith("{"):
             try:
-                decoded = json.loads(output)
-            except (ValueError, RecursionError):
+                decoded = json_value(output)
+            except NotJSON:
                 return output
             if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
                 return str(decoded["output"])

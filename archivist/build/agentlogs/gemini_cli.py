@@ -41,7 +41,20 @@ from typing import Any
 
 from archivist.build.agentlogs import iso_utc
 
-from . import LONG_LINE, MAX_LINE_BYTES, Message, Session, ToolCall, lines, short_title, too_large
+from . import (
+    LONG_LINE,
+    MAX_LINE_BYTES,
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    ToolCall,
+    json_value,
+    lines,
+    short_title,
+    too_deep,
+    too_large,
+)
 
 KIND = "gemini-cli"
 
@@ -64,12 +77,12 @@ def check(path: str | os.PathLike[str]) -> str | None:
         return None if _looks_like_session(root) else f"{root} is not a Gemini CLI session file: {expected}."
     if not root.is_dir():
         return f"{root} is neither a folder nor a file: {expected}."
-    files = _session_files(root)
+    files = _session_files(Root(root))
     if files:
         if _looks_like_session(files[0]):
             return None
         return f"{files[0]} under {root} is not a Gemini CLI session file: {expected}."
-    if _chats_folders(root) or _is_gemini_home(root):
+    if _chats_folders(Root(root)) or _is_gemini_home(root):
         return f"{root} holds no Gemini CLI session yet (no chats/session-*.json or .jsonl file): {expected}."
     return f"{root} holds no Gemini CLI chats folder: {expected}."
 
@@ -78,13 +91,13 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     """Every session under ``path``, one per session file, in the order of their paths.
 
     What was skipped in a file that yields no session (a file too large, one with no
-    message) goes to ``problems``.
+    message), and the links that lead out of the source (never opened), go to ``problems``.
     """
     root = Path(path).expanduser()
     if root.is_file():
         files = [root]
     elif root.is_dir():
-        files = _session_files(root)
+        files = _session_files(Root(root, problems))
     else:
         return
     projects: dict[Path, str | None] = {}
@@ -114,18 +127,19 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
 # -- finding files ---------------------------------------------------------------------
 
 
-def _chats_folders(root: Path) -> list[Path]:
+def _chats_folders(root: Root) -> list[Path]:
     """The ``chats`` folders of a source: its own, or those of the project folders in it."""
-    if root.name == "chats":
-        return [root]
-    if (root / "chats").is_dir():
-        return [root / "chats"]
-    base = root / "tmp" if (root / "tmp").is_dir() else root
-    try:
-        folders = sorted(base.iterdir())
-    except OSError:
-        return []
-    return [folder / "chats" for folder in folders if (folder / "chats").is_dir()]
+    path = root.path
+    if path.name == "chats":
+        return [path]
+    if _allowed_dir(root, path / "chats"):
+        return [path / "chats"]
+    base = path / "tmp" if _allowed_dir(root, path / "tmp") else path
+    return [folder / "chats" for folder in root.folders(base) if _allowed_dir(root, folder / "chats")]
+
+
+def _allowed_dir(root: Root, folder: Path) -> bool:
+    return folder.is_dir() and root.allows(folder)
 
 
 def _is_gemini_home(root: Path) -> bool:
@@ -141,22 +155,15 @@ def _is_gemini_home(root: Path) -> bool:
     return any((folder / marker).is_file() for folder in folders for marker in markers)
 
 
-def _session_files(root: Path) -> list[Path]:
+def _session_files(root: Root) -> list[Path]:
     files: list[Path] = []
     for chats in _chats_folders(root):
-        try:
-            entries = sorted(chats.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_file() and _SESSION_NAME.match(entry.name):
+        for entry in root.entries(chats):
+            if _SESSION_NAME.match(entry.name) and entry.is_file():
                 files.append(entry)
             elif entry.is_dir():  # a session's sub-agents
-                try:
-                    files.extend(sub for sub in sorted(entry.iterdir()) if sub.is_file() and sub.suffix == ".jsonl")
-                except OSError:
-                    continue
-    return sorted(files, key=lambda file: _relative(file, root))
+                files.extend(root.files(entry, ".jsonl"))
+    return sorted(files, key=lambda file: _relative(file, root.path))
 
 
 def _relative(file: Path, root: Path) -> str:
@@ -182,8 +189,8 @@ def _looks_like_session(file: Path) -> bool:
     except OSError:
         return False
     try:
-        record = json.loads(first.decode("utf-8", "replace").lstrip("\ufeff"))
-    except (ValueError, RecursionError):
+        record = json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
+    except NotJSON:
         record = None
     if isinstance(record, dict):
         return _is_meta(record) or (isinstance(record.get("id"), str) and "type" in record)
@@ -196,8 +203,8 @@ def _migrated(file: Path, session_id: str) -> bool:
     sibling = file.with_suffix(".jsonl")
     try:
         with sibling.open("rb") as handle:
-            first = json.loads(handle.readline(MAX_LINE_BYTES).decode("utf-8", "replace").lstrip("\ufeff"))
-    except (OSError, ValueError, RecursionError):
+            first = json_value(handle.readline(MAX_LINE_BYTES).decode("utf-8", "replace").lstrip("\ufeff"))
+    except (OSError, NotJSON):
         return False
     return isinstance(first, dict) and first.get("sessionId") == session_id
 
@@ -210,19 +217,28 @@ def _project_folder(file: Path) -> Path | None:
 
 
 def _project(folder: Path) -> str | None:
-    """The project's path: ``.project_root``, else ``projects.json``, else the folder's name."""
+    """The project's path: ``.project_root``, else ``projects.json``, else the folder's name.
+
+    Neither is read through a link that leads out of its folder.
+    """
     marker_file = folder / ".project_root"
     try:
-        marker = "" if too_large(marker_file) else marker_file.read_bytes().decode("utf-8", "replace").strip()
+        readable = Root(folder).allows(marker_file) and not too_large(marker_file)
+        marker = marker_file.read_bytes().decode("utf-8", "replace").strip() if readable else ""
     except OSError:
         marker = ""
     if marker:
         return marker
     registry = folder.parent.parent / "projects.json" if folder.parent.name == "tmp" else None
-    if registry is not None and registry.is_file() and not too_large(registry):
+    if (
+        registry is not None
+        and registry.is_file()
+        and Root(registry.parent).allows(registry)
+        and not too_large(registry)
+    ):
         try:
-            projects = json.loads(registry.read_bytes().decode("utf-8", "replace")).get("projects")
-        except (OSError, ValueError, RecursionError, AttributeError):
+            projects = json_value(registry.read_bytes().decode("utf-8", "replace")).get("projects")
+        except (OSError, NotJSON, AttributeError):
             projects = None
         if isinstance(projects, dict):
             for project_path, slug in projects.items():
@@ -272,13 +288,13 @@ class _Record:
                     if not text:
                         continue
                     try:
-                        value = json.loads(text)
-                    except (ValueError, RecursionError):
+                        value = json_value(text)
+                    except NotJSON as error:
                         if first and (self.file.suffix == ".json" or text == "{"):
                             self._read_document()  # not JSONL: one JSON document, pretty-printed or being rewritten
                             return
                         if complete:  # a last line without its newline is still being written
-                            self.skip("not JSON")
+                            self.skip(str(error))
                             self.replaced += replaced
                         continue
                     first = False
@@ -302,8 +318,8 @@ class _Record:
         self.replaced += replaced
         text = text.lstrip("\ufeff")
         try:
-            document = json.loads(text)
-        except (ValueError, RecursionError):
+            document = json_value(text)
+        except NotJSON:
             count = self._salvage(text)
             self.notes.append(
                 f"the JSON document is cut short or damaged: read the {count} message{'s' if count != 1 else ''} before the damage"
@@ -320,8 +336,8 @@ class _Record:
             match = re.search(rf'"{key}"\s*:\s*("(?:[^"\\]|\\.)*")', text)
             if match:
                 try:
-                    self.meta[key] = json.loads(match.group(1))
-                except ValueError:
+                    self.meta[key] = json_value(match.group(1))
+                except NotJSON:
                     pass
         start = re.search(r'"messages"\s*:\s*\[', text)
         if start is None:
@@ -338,6 +354,8 @@ class _Record:
                 message, position = decoder.raw_decode(text, position)
             except (ValueError, RecursionError):
                 break
+            if too_deep(message):
+                continue  # a message nested too deeply is left out, as json_value leaves it
             if isinstance(message, dict) and isinstance(message.get("id"), str):
                 self.messages[message["id"]] = message
                 count += 1

@@ -46,7 +46,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import ROLES, Message, Session, ToolCall, iso_utc, short_title
+from archivist.build.agentlogs import (
+    NOT_JSON,
+    ROLES,
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    ToolCall,
+    Unavailable,
+    iso_utc,
+    json_value,
+    short_title,
+)
 
 KIND = "llm"
 
@@ -54,7 +66,7 @@ DB_NAME = "logs.db"
 EXPECTED = f"llm's {DB_NAME} (the file `llm logs path` prints) or the folder holding it"
 SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_VERSION = 2  # header bytes 18 and 19 of a database in WAL mode
-LOCK_TIMEOUT = 5.0  # seconds to wait for a writer's lock
+LOCK_TIMEOUT = 2.0  # seconds to wait for a writer's lock before the database is told as locked
 CHUNK = 500  # ids per IN (…) query
 STORE_TABLES = frozenset({"turns", "messages", "parts"})
 FILE_KEYS = ("path", "paths", "file", "files", "file_path", "filepath", "filename", "filenames")
@@ -83,6 +95,8 @@ def check(path: Path | str) -> str | None:
         with closing(_connect(path)) as connection:
             tables = _tables(connection)
     except sqlite3.Error as error:
+        if _locked(error):
+            raise _unavailable(path, error) from None
         return f"{path} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
     if "responses" in tables or tables >= STORE_TABLES:
         return None
@@ -98,28 +112,51 @@ def check(path: Path | str) -> str | None:
 
 
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every conversation of the database, in the order of their ids (oldest first)."""
+    """Every conversation of the database, in the order of their ids (oldest first).
+
+    A database that another program holds locked past ``LOCK_TIMEOUT`` raises Unavailable:
+    what is stored of it stays as it is until it can be read.
+    """
     path = Path(path)
     database = path / DB_NAME if path.is_dir() else path
-    if not database.is_file():
+    if not database.is_file() or not Root(path, problems).allows(database):
         return
     try:
         connection = _connect(database)
-    except sqlite3.Error:
+    except sqlite3.Error as error:
+        if _locked(error):
+            raise _unavailable(database, error) from None
         return
     with closing(connection):
         try:
             reader = _Reader(connection, database)
             plans = reader.plans()
-        except sqlite3.Error:
+        except sqlite3.Error as error:
+            if _locked(error):
+                raise _unavailable(database, error) from None
             return
         for plan in plans:
             try:
                 session = reader.session(plan)
-            except sqlite3.Error:
+            except sqlite3.Error as error:
+                if _locked(error):
+                    raise _unavailable(database, error) from None
                 continue
             if session is not None:
                 yield session
+
+
+def _locked(error: sqlite3.Error) -> bool:
+    """Whether SQLite gave up waiting for another connection's lock (SQLITE_BUSY, SQLITE_LOCKED)."""
+    message = str(error).lower()
+    return "locked" in message or "busy" in message
+
+
+def _unavailable(database: Path, error: sqlite3.Error) -> Unavailable:
+    return Unavailable(
+        f"{database} is locked by another program ({error}; waited {LOCK_TIMEOUT:g} s): "
+        "not read this time, what is stored of it is kept, and it is read again on the next run"
+    )
 
 
 def _connect(database: Path) -> sqlite3.Connection:
@@ -156,9 +193,13 @@ def _tool_call(name: object, arguments: object, problems: list[str]) -> ToolCall
         if not arguments.strip():
             return call
         try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            problems.append(f"the arguments of a {call.name} tool call are not JSON")
+            arguments = json_value(arguments)
+        except NotJSON as error:
+            problems.append(
+                f"the arguments of a {call.name} tool call are {error}"
+                if str(error) == NOT_JSON
+                else f"the arguments of a {call.name} tool call skipped: {error}"
+            )
             return call
     if not isinstance(arguments, dict):
         return call
@@ -495,9 +536,9 @@ class _Builder:
         outputs: list[str] = []
         for _position, kind, tool_name, text, payload in parts:
             try:
-                data = json.loads(payload) if payload else {}
-            except ValueError:
-                self.problems.append(f"a {kind} part whose payload is not JSON skipped")
+                data = json_value(payload) if payload else {}
+            except NotJSON as error:
+                self.problems.append(f"a {kind} part whose payload is {error} skipped")
                 continue
             if not isinstance(data, dict):
                 self.problems.append(f"a {kind} part whose payload is not an object skipped")
@@ -553,8 +594,8 @@ def _text_ref(payload: object) -> list[dict[str, Any]]:
     if not isinstance(payload, str) or "text_ref" not in payload:
         return []
     try:
-        data = json.loads(payload)
-    except ValueError:
+        data = json_value(payload)
+    except NotJSON:
         return []
     pieces = data.get("text_ref") if isinstance(data, dict) else None
     return [piece for piece in pieces if isinstance(piece, dict)] if isinstance(pieces, list) else []

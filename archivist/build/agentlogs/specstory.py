@@ -40,7 +40,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.build.agentlogs import Message, Session, ToolCall, short_title, too_large
+from archivist.build.agentlogs import Message, Root, Session, ToolCall, short_title, too_large
 
 KIND = "specstory"
 
@@ -104,7 +104,7 @@ def check(path: Path | str) -> str | None:
     if not path.exists():
         return f"{path} does not exist: expected {EXPECTED}."
     if path.is_dir():
-        if _history(path) is not None:
+        if _history(path, Root(path)) is not None:
             return None
         return f"{path} has no {FOLDER}/{HISTORY} folder and no SpecStory transcripts: expected {EXPECTED}."
     if not path.is_file():
@@ -127,15 +127,15 @@ def _looks_like_specstory(head: str) -> bool:
     return any(ROLE_RE.match(line.rstrip("\r")) for line in head.split("\n"))
 
 
-def _history(folder: Path) -> Path | None:
-    """The folder of transcripts a folder source stands for, or None."""
-    if (folder / FOLDER / HISTORY).is_dir():
+def _history(folder: Path, root: Root) -> Path | None:
+    """The folder of transcripts a folder source stands for, or None (never through a link leading out)."""
+    if (folder / FOLDER / HISTORY).is_dir() and root.allows(folder / FOLDER) and root.allows(folder / FOLDER / HISTORY):
         return folder / FOLDER / HISTORY
-    if folder.name == FOLDER and (folder / HISTORY).is_dir():
+    if folder.name == FOLDER and (folder / HISTORY).is_dir() and root.allows(folder / HISTORY):
         return folder / HISTORY
     if folder.name == HISTORY and folder.parent.name == FOLDER:
         return folder
-    for file in _markdown_files(folder):
+    for file in _markdown_files(folder, root):
         try:
             with file.open("rb") as handle:
                 head = handle.read(CHECK_BYTES).decode("utf-8", errors="replace")
@@ -146,14 +146,8 @@ def _history(folder: Path) -> Path | None:
     return None
 
 
-def _markdown_files(folder: Path) -> list[Path]:
-    try:
-        return sorted(
-            (entry for entry in folder.iterdir() if entry.suffix.lower() == ".md" and entry.is_file()),
-            key=lambda entry: entry.name,
-        )
-    except OSError:
-        return []
+def _markdown_files(folder: Path, root: Root) -> list[Path]:
+    return [file for file in root.entries(folder) if file.suffix.lower() == ".md" and file.is_file()]
 
 
 def _project(history: Path) -> str | None:
@@ -167,17 +161,19 @@ def _project(history: Path) -> str | None:
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
     """Every transcript of the source, one session each, in file name order (oldest first).
 
-    A transcript too large to be read whole is told in ``problems``.
+    A transcript too large to be read whole, and the links that lead out of the source
+    (never opened), are told in ``problems``.
     """
     path = Path(path)
     if path.is_file():
         files = [path]
         project = _project(path.parent)
     else:
-        history = _history(path)
+        root = Root(path, problems)
+        history = _history(path, root)
         if history is None:
             return
-        files = _markdown_files(history)
+        files = _markdown_files(history, root)
         project = _project(history)
     skipped = _copies(files)
     for file in files:

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from archivist.build import dates, ingest, schema
-from archivist.build.agentlogs import Session, Tail, iso_utc
+from archivist.build.agentlogs import Session, Tail, Unavailable, iso_utc
 from archivist.build.database import Database
 from archivist.build.logkinds import KINDS, MODULES
 from archivist.errors import ArchivistError
@@ -83,6 +83,12 @@ def check(kind: str, path: Path) -> None:
         problem = module(kind).check(path)
     except OSError as error:  # a folder this user may not read, a name the system refuses
         problem = f"It cannot be read: {error.strerror or error}."
+    except Unavailable as error:
+        raise invalid_source(
+            f"Cannot read the {kind} source now: {path}",
+            f"{error}.",
+            "Try again once the program that holds it has finished writing.",
+        ) from None
     if problem:
         raise invalid_source(f"Not a {kind} source: {path}", problem, "Check the path and the kind.")
 
@@ -243,9 +249,14 @@ def index_sources(db: Database) -> tuple[int, int, list[ingest.Problem]]:
             unchanged += 1
             problems.extend(kept)
             continue
-        appended = _read_appends(db, source_id, kind, Path(path))
-        # read on: what was read before is not read again, and its problems stand
-        found = _read_source(db, source_id, kind, Path(path)) if appended is None else kept + appended
+        try:
+            appended = _read_appends(db, source_id, kind, Path(path))
+            # read on: what was read before is not read again, and its problems stand
+            found = _read_source(db, source_id, kind, Path(path)) if appended is None else kept + appended
+        except Unavailable as error:  # nothing of it changes; read again next time
+            problems.extend([*kept, ingest.Problem(f"{kind}:{path}", "skipped", str(error))])
+            read += 1
+            continue
         found = list({(p.path, p.status, p.reason): p for p in found}.values())
         db.execute(
             "UPDATE log_sources SET fingerprint = ?, read_at = ?, problems = ? WHERE id = ?",
@@ -355,6 +366,8 @@ def _read_appends(db: Database, source_id: int, kind: str, path: Path) -> list[i
     for file in changed:
         _, size, _, document_id, resume_at, _, head_hash = stored[file]
         grown = current[file].st_size >= size
+        if Path(file).is_symlink():
+            return None  # the whole reading judges where a link leads before anything is opened
         if document_id is None or not grown or _head_hash(Path(file), resume_at, size) != head_hash:
             return None
     problems: list[ingest.Problem] = []
