@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 
 from archivist.errors import ArchivistError
@@ -15,6 +17,55 @@ MAX_NAME_BYTES = 255
 
 def archive_path(workspace: Path) -> Path:
     return Path(workspace) / ".archivist" / "archive.db"
+
+
+KEY_BYTES = 32
+
+
+def secret_key_path(archive: Path) -> Path:
+    """Where the key that tags an archive's masked secrets is kept: beside it, never in it."""
+    archive = Path(archive)
+    return archive.with_name(archive.name + ".mask-key")
+
+
+def secret_key(archive: Path, create: bool = True) -> bytes | None:
+    """The key that tags the secrets masked in ``archive`` (``build.secrets.Masker``).
+
+    Made at random the first time (``create``), readable by its owner only, and kept beside
+    the archive: whoever reads the archive (its SQL, its pages, its tools) never holds it,
+    so a tag cannot be tested against a guessed password. Where it cannot be kept (a
+    read-only folder), a key for this process alone: tags then hold within one run.
+    None when there is none and ``create`` is false.
+    """
+    path = secret_key_path(archive)
+    for _ in range(2):
+        try:
+            text = path.read_text(encoding="ascii").strip()
+            key = bytes.fromhex(text)
+            if len(key) == KEY_BYTES:
+                return key
+        except (OSError, ValueError):
+            pass
+        if not create:
+            return None
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue  # another run made it (or it is damaged: read it once more, then replace it)
+        except OSError:
+            return secrets.token_bytes(KEY_BYTES)
+        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+            handle.write(secrets.token_hex(KEY_BYTES) + "\n")
+    try:  # damaged: replaced whole
+        replacement = path.with_name(path.name + f".{os.getpid()}")
+        descriptor = os.open(replacement, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        key = secrets.token_bytes(KEY_BYTES)
+        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+            handle.write(key.hex() + "\n")
+        os.replace(replacement, path)
+        return key
+    except OSError:
+        return secrets.token_bytes(KEY_BYTES)
 
 
 def _not_a_folder(

@@ -1,6 +1,7 @@
 """Agent-log sources in an archive: adding, re-reading, listing, discovering and removing them."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -208,6 +209,6 @@ def test_secrets_in_a_session_never_reach_the_archive(workspace, projects):
         assert secret.encode() not in stored
     (conversation,) = conversations(workspace)
     assert json.loads(conversation["extra"])["secrets_masked"] == 2
-    assert "[secret masked: anthropic-api-key]" in conversation["text"]
+    assert re.search(r"\[secret masked: anthropic-api-key #[0-9a-f]{6}\]", conversation["text"])
     found = json.loads(run("search", workspace, "ANTHROPIC_API_KEY", "--json").stdout)["results"]
     assert found and key not in json.dumps(found)

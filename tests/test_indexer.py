@@ -181,10 +181,10 @@ def test_a_failure_mid_run_leaves_the_previous_archive_intact(make_workspace, mo
     (workspace / "notes/b.md").write_text("# New\n", encoding="utf-8")
     real_parse = ingest.parse
 
-    def parse_then_die(root, source):
+    def parse_then_die(root, source, key):
         if source.path == "notes/b.md":
             raise KeyboardInterrupt  # what an interrupted run looks like from inside
-        return real_parse(root, source)
+        return real_parse(root, source, key)
 
     monkeypatch.setattr(indexer.ingest, "parse", parse_then_die)
     with pytest.raises(KeyboardInterrupt):
@@ -516,7 +516,7 @@ def test_many_sources_are_parsed_by_a_worker_process_into_the_same_archive(tmp_p
     monkeypatch.setattr(indexer, "FTS_BATCH", 5)
     parsed_here = []
     real_parse = ingest.parse
-    monkeypatch.setattr(ingest, "parse", lambda root, source: parsed_here.append(source) or real_parse(root, source))
+    monkeypatch.setattr(ingest, "parse", lambda root, source, key: parsed_here.append(source) or real_parse(root, source, key))
     summary = index_workspace(parallel)
     assert parsed_here == []  # the worker process parsed every source
     assert summary.indexed == 55 and summary.skipped == 2

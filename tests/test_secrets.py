@@ -336,3 +336,99 @@ def test_loading_the_detector_leaves_warnings_alone() -> None:
         "assert warnings.showwarning is before\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- keys wrapped across lines -------------------------------------------------------------
+
+WRAPPED = [
+    ("anthropic-api-key", "sk-ant-api03-" + rand(93, URLSAFE) + "AA"),
+    ("openai-api-key", "sk-proj-" + rand(120, URLSAFE)),
+    ("github-token", "ghp_" + rand(36)),
+    ("huggingface-token", "hf_" + rand(34)),
+    ("aws-access-key", "AKIA" + rand(16, UPPER_DIGITS)),
+    ("google-api-key", "AIza" + rand(35, URLSAFE)),
+]
+
+
+@pytest.mark.parametrize(("kind", "secret"), WRAPPED, ids=[kind for kind, _ in WRAPPED])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\\n"], ids=["lf", "crlf", "escaped"])
+def test_a_key_wrapped_at_the_end_of_a_long_line_is_masked_in_both_parts(kind: str, secret: str, newline: str) -> None:
+    lead = "The key to use for the staging deployment is "
+    cut = len(secret) // 2 if len(secret) < 60 else 30
+    text = f"{lead}{secret[:cut]}{newline}{secret[cut:]} and nothing else"
+    masked, count = mask(text)
+    assert (masked, count) == (f"{lead}{marker(kind)} and nothing else", 1)
+    assert secret[cut:] not in masked and secret[:cut] not in masked
+
+
+def test_a_key_wrapped_over_three_lines_is_masked_whole() -> None:
+    secret = "sk-proj-" + rand(150, URLSAFE)
+    lead = "x" * 60 + " "
+    text = f"{lead}{secret[:40]}\n{secret[40:120]}\n{secret[120:]}\nnext line"
+    assert mask(text) == (f"{lead}{marker('openai-api-key')}\nnext line", 1)
+
+
+def test_a_line_break_after_a_whole_key_on_a_short_line_joins_nothing() -> None:
+    token = "ghp_" + rand(36)
+    text = f"token {token}\nDone5 and more"  # a short line: not a wrapping column
+    assert mask(text) == (f"token {marker('github-token')}\nDone5 and more", 1)
+
+
+def test_prose_wrapped_at_a_long_line_is_left_alone() -> None:
+    text = "Ask the team about the sk-ant key rotation schedule before the\nrelease, and the task-\nlist\n" * 3
+    assert mask(text) == (text, 0)
+
+
+# --- secrets encoded in base64 ---------------------------------------------------------------
+
+
+def test_a_base64_run_that_decodes_to_credentials_is_masked_whole() -> None:
+    credentials = f"[default]\naws_access_key_id = AKIA{rand(16, UPPER_DIGITS)}\naws_secret_access_key = {rand(40, BASE64)}\n"
+    encoded = base64.b64encode(credentials.encode()).decode()
+    text = f"echo {encoded} | base64 -d > ~/.aws/credentials"
+    masked, count = mask(text)
+    assert count == 1 and encoded not in masked
+    assert re.fullmatch(r"echo \[secret masked: base64-[a-z0-9-]+\] \| base64 -d > ~/\.aws/credentials", masked)
+    wrapped = base64.b64encode(f"export GITHUB_TOKEN=ghp_{rand(36)}".encode()).decode()
+    assert mask(f'data: "{wrapped}"') == (f'data: "{marker("base64-github-token")}"', 1)
+
+
+def test_base64_of_text_without_a_secret_and_of_bytes_is_left_alone() -> None:
+    text = (
+        base64.b64encode(b"Just a note about the deployment window on Friday.").decode()
+        + " "
+        + base64.b64encode(random.Random(3).randbytes(300)).decode()
+        + " "
+        + base64.b64encode(b'{"alg": "HS256", "typ": "JWT"}').decode()
+    )
+    assert mask(text) == (text, 0)
+
+
+# --- one marker per secret, under an archive's key ---------------------------------------------
+
+
+def test_under_a_key_the_same_secret_gets_the_same_marker_and_others_another() -> None:
+    from archivist.build.secrets import Masker
+
+    first, second = "ghp_" + rand(36), "ghp_" + rand(36)
+    masker = Masker(b"k" * 32)
+    masked, count = masker.mask(f"{first} then {second} then {first}")
+    tags = re.findall(r"\[secret masked: github-token #([0-9a-f]{6})\]", masked)
+    assert count == 3 and len(tags) == 3 and tags[0] == tags[2] != tags[1]
+    assert Masker(b"k" * 32).mask(first)[0] == f"{marker('github-token', tags[0])}"
+    assert Masker(b"other key" * 4).mask(first)[0] != Masker(b"k" * 32).mask(first)[0]
+    assert masker.mask(masked) == (masked, 0)
+
+
+def test_a_masker_masks_every_string_of_a_value_and_counts_them() -> None:
+    from archivist.build.secrets import Masker
+
+    token = "ghp_" + rand(36)
+    masker = Masker()
+    value = {"cwd": f"/home/ana/{token}", "files": [f"/tmp/{token}/a.py", 3, None], token: True}
+    assert masker.values(value) == {
+        "cwd": f"/home/ana/{marker('github-token')}",
+        "files": [f"/tmp/{marker('github-token')}/a.py", 3, None],
+        marker("github-token"): True,
+    }
+    assert masker.count == 3

@@ -19,7 +19,7 @@ from archivist.build import ingest, schema
 from archivist.build.agentlogs import store
 from archivist.build.database import Database, sqlite3
 from archivist.errors import ArchivistError
-from archivist.workspace import archive_path
+from archivist.workspace import archive_path, secret_key, secret_key_path
 
 SOURCE_FILES_SQL = "SELECT path, source, size, mtime_ns, status FROM files"
 SOURCE_HASHES_SQL = "SELECT path, content_hash FROM sources"
@@ -112,10 +112,11 @@ def index_workspace(
         reports_dir = reports_dir or _meta(db, "reports_dir") or "reports"
         files, walk_problems = ingest.walk(workspace, exclude=_archive_files(db_path))
         sources, type_problems = ingest.group_sources(files, reports_dir)
+        key = secret_key(db_path)
         with db.atomic():
             for kind, path in log_sources:
                 store.add(db, kind, path)
-            summary = _apply(db, workspace, sources, walk_problems + type_problems, progress)
+            summary = _apply(db, workspace, sources, walk_problems + type_problems, progress, key)
             summary.seconds = time.perf_counter() - started
             _record_run(db, workspace, reports_dir, summary, started_at)
     finally:
@@ -124,8 +125,12 @@ def index_workspace(
 
 
 def _archive_files(db_path: Path) -> set[Path]:
-    """The archive and SQLite's files beside it, which are never indexed."""
-    return {db_path, *(db_path.with_name(db_path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))}
+    """The archive, SQLite's files and the masking key beside it, which are never indexed."""
+    return {
+        db_path,
+        secret_key_path(db_path),
+        *(db_path.with_name(db_path.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+    }
 
 
 def _meta(db: Database, key: str) -> str | None:
@@ -139,6 +144,7 @@ def _apply(
     sources: dict[str, ingest.Source],
     problems: list[ingest.Problem],
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None,
+    key: bytes | None,
 ) -> Summary:
     summary = Summary()
     known_files = {row[0]: row[1:] for row in db.execute(SOURCE_FILES_SQL).fetchall()}
@@ -160,7 +166,7 @@ def _apply(
     to_read = [s for s in ordered if not (_unchanged_on_disk(s, known_files) and s.path in known_hashes)]
     summary.unchanged += len(ordered) - len(to_read)
     read_now: list[tuple[ingest.Source, ingest.Parsed]] = []
-    parsed_in_order: Generator[ingest.Parsed, None, None] = _parsed(workspace, to_read)
+    parsed_in_order: Generator[ingest.Parsed, None, None] = _parsed(workspace, to_read, key)
     try:
         # the new documents enter the full-text index in one statement at the end, or, while a
         # worker process parses the next sources, FTS_BATCH at a time
@@ -178,7 +184,7 @@ def _apply(
     finally:
         parsed_in_order.close()  # (a worker process stops)
     _store_sources(db, read_now)
-    read, unchanged, log_problems = store.index_sources(db)
+    read, unchanged, log_problems = store.index_sources(db, key)
     summary.indexed += read
     summary.unchanged += unchanged
     problems.extend(log_problems)
@@ -192,12 +198,12 @@ def _in_parallel(sources: list[ingest.Source]) -> bool:
     return len(sources) >= PARALLEL_SOURCES and (os.cpu_count() or 1) > 1
 
 
-def _parsed(workspace: Path, sources: list[ingest.Source]) -> Generator[ingest.Parsed, None, None]:
+def _parsed(workspace: Path, sources: list[ingest.Source], key: bytes | None) -> Generator[ingest.Parsed, None, None]:
     """Each source parsed, in order. Many of them, with more than one core: a worker process
     parses them, a batch at a time, while this one stores what came (SQLite's writing is the
     longer half); should the worker fail, this process parses what is left."""
     if not _in_parallel(sources):
-        yield from (ingest.parse(workspace, source) for source in sources)
+        yield from (ingest.parse(workspace, source, key) for source in sources)
         return
     done = 0
     try:
@@ -212,7 +218,7 @@ def _parsed(workspace: Path, sources: list[ingest.Source]) -> Generator[ingest.P
     else:
         try:
             batches = [sources[start : start + PARSE_BATCH] for start in range(0, len(sources), PARSE_BATCH)]
-            for batch in pool.map(ingest.parse_all, itertools.repeat(workspace), batches):
+            for batch in pool.map(ingest.parse_all, itertools.repeat(workspace), batches, itertools.repeat(key)):
                 for parsed in batch:
                     done += 1
                     yield parsed
@@ -220,7 +226,7 @@ def _parsed(workspace: Path, sources: list[ingest.Source]) -> Generator[ingest.P
             logger.warning("the parsing process failed; parsing in this one", exc_info=True)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-    yield from (ingest.parse(workspace, source) for source in sources[done:])
+    yield from (ingest.parse(workspace, source, key) for source in sources[done:])
 
 
 def _index_source(

@@ -1,8 +1,9 @@
 """Walking a workspace: which files make which documents, and what each one says.
 
 A *source* is the unit that is re-read when any of its files change: a
-conversation folder, or one file. Parsing a source yields document rows; a
-problem with a file never raises, it is reported as a ``Problem``.
+conversation folder, or one file. Parsing a source yields document rows, their
+secrets masked (``MASKED_FIELDS``); a problem with a file never raises, it is
+reported as a ``Problem``.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from archivist.build import dates
+
+if TYPE_CHECKING:
+    from archivist.build.secrets import Masker
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
@@ -36,7 +40,7 @@ MAX_DATA_FILE_BYTES = 128 * 1024 * 1024  # a .jsonl or .csv file holds many docu
 DATA_SUFFIXES = {".jsonl", ".csv"}
 MAX_PROBLEMS_PER_FILE = 100  # listed one by one; the rest are counted in one more
 # Bump when parsing changes what documents hold: the indexer then reads every source again.
-PARSER_VERSION = 3
+PARSER_VERSION = 4  # 4: secrets masked in workspace documents
 CONVERSATION_TYPES = (
     "brainstorm",
     "debug",
@@ -524,21 +528,21 @@ def _hex(text: str) -> str:
 # --- parsing -----------------------------------------------------------------
 
 
-def parse(root: Path, source: Source) -> Parsed:
-    """The documents of one source, and its problems.
+def parse(root: Path, source: Source, key: bytes | None = None) -> Parsed:
+    """The documents of one source, and its problems; secrets masked with the archive's ``key``.
 
     Never raises for what is in the workspace: an error nobody foresaw skips this
     source alone, with its reason, and the run goes on.
     """
     try:
-        return _parse(root, source)
+        return _parse(root, source, key)
     except Exception as error:
         return unparsed(source, f"could not be indexed ({type(error).__name__}: {storable(str(error))[:200]})")
 
 
-def parse_all(root: Path, sources: list[Source]) -> list[Parsed]:
+def parse_all(root: Path, sources: list[Source], key: bytes | None = None) -> list[Parsed]:
     """``parse`` of each source (in a worker process: ``indexer``)."""
-    return [parse(root, source) for source in sources]
+    return [parse(root, source, key) for source in sources]
 
 
 def exit_with_parent(parent: int) -> None:
@@ -558,7 +562,9 @@ def unparsed(source: Source, reason: str) -> Parsed:
     return Parsed([], [Problem(info.path, "skipped", reason) for info in source.files], content_hash="")
 
 
-def _parse(root: Path, source: Source) -> Parsed:
+def _parse(root: Path, source: Source, key: bytes | None) -> Parsed:
+    from archivist.build.secrets import Masker  # (its patterns take a while to compile: only where files are read)
+
     parser = {
         "conversation": _parse_conversation,
         "report": _parse_report,
@@ -575,13 +581,21 @@ def _parse(root: Path, source: Source) -> Parsed:
         if text is not None:
             texts.append((info, text))
     content_hash = sha256("\x00".join(f"{info.path}\x00{text}" for info, text in texts))
-    documents = [_finish(document, source) for document in (parser(source, texts, problems) if texts else [])]
+    masker = Masker(key)
+    documents = [_finish(document, source, masker) for document in (parser(source, texts, problems) if texts else [])]
     return Parsed(documents, _capped(problems), content_hash)
 
 
-def _finish(document: dict[str, Any], source: Source) -> dict[str, Any]:
-    """A parsed document as the documents table stores it."""
+# What of a workspace document carries its text: masked (build.secrets) before it is stored.
+MASKED_FIELDS = ("title", "body", "tags", "extra")
+
+
+def _finish(document: dict[str, Any], source: Source, masker: Masker) -> dict[str, Any]:
+    """A parsed document as the documents table stores it, its secrets masked."""
     document = storable(document)
+    for name in MASKED_FIELDS:
+        if document.get(name) is not None:
+            document[name] = masker.values(document[name])
     document.setdefault("source", source.path)
     document.setdefault("kind", source.kind)
     document["filter_tokens"] = filter_tokens(document)

@@ -6,6 +6,13 @@ keeps no character of the secret, ``[secret masked: github-token]``, and how
 many were masked. The indexer stores, indexes and embeds only the masked text;
 the source files are never touched. Masking masked text changes nothing.
 
+An archive masks with a ``Masker`` that holds its key (``workspace.secret_key``):
+each marker then carries a tag, ``[secret masked: github-token #3fa91c]``, a
+digest of the secret keyed by that key, so that the same secret gets the same
+marker wherever it appears and a reader can still follow a session. The key
+lives beside the archive, never in it: whoever reads the archive (its SQL, its
+pages, its tools) cannot test a guessed password against a tag.
+
 What is masked, and by what:
 
 * **detect-secrets** (Yelp's scanner; its regex plugins are used as a library,
@@ -19,6 +26,13 @@ What is masked, and by what:
   end of its token, because several of its patterns match a fixed-length prefix
   of tokens that are longer today (Stripe and ``sk-proj-`` keys, a JWT's
   signature).
+* **Keys split across a line break**: a token cut short at the end of a line
+  (or whole there, at a wrapping column of 60 characters or more) that goes on
+  at the start of the next, as a terminal or an editor wraps it (a real line
+  break, or ``\n`` escaped in JSON), is read joined, and masked in both parts.
+* **Base64 that decodes to a secret**: a run of base64 that decodes to text in
+  which a secret is found (``echo QVdTX1NFQ1JFVF9BQ0NFU1NfS0VZPS4uLg== | base64
+  -d``, a credentials file pasted encoded) is masked whole, as ``base64-<kind>``.
 * **Expressions written here**, for what detect-secrets does not cover or
   covers partly: private key blocks from ``-----BEGIN ... PRIVATE KEY-----``
   through ``END`` across lines, also JSON-escaped or cut short (it flags the
@@ -69,6 +83,9 @@ logger, which is undone) is deferred to the first text that needs it.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
 import importlib
 import itertools
 import re
@@ -79,17 +96,19 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 MARKER = "[secret masked: {kind}]"
+TAGGED_MARKER = "[secret masked: {kind} #{tag}]"
+TAG_CHARS = 6  # hex digits of a secret's keyed digest in its marker: 24 bits, unique enough in one archive
 # Bump when what is masked changes: sources are then stored again, masked the new way.
-RULES_VERSION = 1
+RULES_VERSION = 2
 
 # When two detections overlap, the one with the lower rank names the kind: a
 # token format says more than the header or assignment it sits in.
 _BY_FORMAT, _BY_CONTEXT, _BY_NAME = 0, 1, 2
 
 
-def marker(kind: str) -> str:
-    """The text that replaces one secret of ``kind``."""
-    return MARKER.format(kind=kind)
+def marker(kind: str, tag: str | None = None) -> str:
+    """The text that replaces one secret of ``kind`` (with its tag, under a key)."""
+    return MARKER.format(kind=kind) if tag is None else TAGGED_MARKER.format(kind=kind, tag=tag)
 
 
 class _Span(NamedTuple):
@@ -99,29 +118,84 @@ class _Span(NamedTuple):
     rank: int
 
 
+class Masker:
+    """Masks texts for one archive: each secret becomes a marker that names its kind and, with
+    a key, a tag that the same secret always gets (a keyed digest: ``TAGGED_MARKER``).
+
+    ``count`` adds up the secrets masked by ``__call__`` and ``values`` (``mask`` counts apart).
+    """
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self.key = key
+        self.count = 0
+
+    def mask(self, text: str) -> tuple[str, int]:
+        """``text`` with each high-confidence secret replaced by its marker, and how many were."""
+        if not text:
+            return text, 0
+        spans = sorted(_detect(text), key=lambda span: (span.start, -span.end))
+        if not spans:
+            return text, 0
+        merged: list[_Span] = []
+        for span in spans:
+            if merged and span.start < merged[-1].end:
+                last = merged[-1]
+                kind = span.kind if span.rank < last.rank else last.kind
+                merged[-1] = _Span(last.start, max(last.end, span.end), kind, min(last.rank, span.rank))
+            else:
+                merged.append(span)
+        pieces: list[str] = []
+        position = 0
+        for span in merged:
+            pieces.append(text[position : span.start])
+            pieces.append(marker(span.kind, self._tag(text[span.start : span.end])))
+            position = span.end
+        pieces.append(text[position:])
+        return "".join(pieces), len(merged)
+
+    def __call__(self, text: str) -> str:
+        """``text`` masked, its secrets counted in ``count``."""
+        masked, found = self.mask(text)
+        self.count += found
+        return masked
+
+    def name(self, text: str) -> str:
+        """A name made from a path (a project folder, a session's key) masked: as text, and for
+        the token formats as they stand once every other character became ``-`` (Claude Code
+        names a project's folder so: ``/home/ana/ghp_x…`` → ``-home-ana-ghp-x…``)."""
+        masked = self(text)
+        spans = sorted(_mangled(masked), key=lambda span: span.start)
+        if not spans:
+            return masked
+        pieces, position = [], 0
+        for span in spans:
+            if span.start < position:
+                continue
+            pieces += [masked[position : span.start], marker(span.kind, self._tag(masked[span.start : span.end]))]
+            position = span.end
+            self.count += 1
+        return "".join(pieces) + masked[position:]
+
+    def values(self, value: Any) -> Any:
+        """Every string in ``value`` (lists and objects walked, keys too) masked, counted in ``count``."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {self.values(key): self.values(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.values(item) for item in value]
+        return value
+
+    def _tag(self, secret: str) -> str | None:
+        if self.key is None:
+            return None
+        digest = hmac.new(self.key, secret.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+        return digest[:TAG_CHARS]
+
+
 def mask(text: str) -> tuple[str, int]:
-    """``text`` with each high-confidence secret replaced by its marker, and how many were."""
-    if not text:
-        return text, 0
-    spans = sorted(_detect(text), key=lambda span: (span.start, -span.end))
-    if not spans:
-        return text, 0
-    merged: list[_Span] = []
-    for span in spans:
-        if merged and span.start < merged[-1].end:
-            last = merged[-1]
-            kind = span.kind if span.rank < last.rank else last.kind
-            merged[-1] = _Span(last.start, max(last.end, span.end), kind, min(last.rank, span.rank))
-        else:
-            merged.append(span)
-    pieces: list[str] = []
-    position = 0
-    for span in merged:
-        pieces.append(text[position : span.start])
-        pieces.append(marker(span.kind))
-        position = span.end
-    pieces.append(text[position:])
-    return "".join(pieces), len(merged)
+    """``text`` with each high-confidence secret replaced by its marker (no tag), and how many were."""
+    return Masker().mask(text)
 
 
 # --- what a secret's value must not look like --------------------------------
@@ -521,10 +595,114 @@ def _library(text: str) -> Iterator[_Span]:
                     found = line.find(value, stop)
 
 
-def _detect(text: str) -> Iterator[_Span]:
+# --- token formats in names made from paths -------------------------------------
+
+# Each format whose '_' a path-to-name mangling turns into '-', in that form: bounded by what is
+# not a letter or a digit, and only where the run has the mix of cases and digits keys have.
+_MANGLED = (
+    (re.compile(r"(?<![A-Za-z0-9])gh[pousr]-[A-Za-z0-9]{36,251}+"), "github-token"),
+    (re.compile(r"(?<![A-Za-z0-9])github-pat-[A-Za-z0-9-]{82}"), "github-token"),
+    (re.compile(r"(?<![A-Za-z0-9])hf-[A-Za-z0-9]{34}(?![A-Za-z0-9])"), "huggingface-token"),
+    (re.compile(r"(?<![A-Za-z0-9])[sr]k-live-[A-Za-z0-9]{24,247}+"), "stripe-key"),
+)
+
+
+def _mangled(text: str) -> Iterator[_Span]:
+    for pattern, kind in _MANGLED:
+        for match in pattern.finditer(text):
+            if _mixed(match.group(0)):
+                yield _Span(match.start(), match.end(), kind, _BY_FORMAT)
+
+
+# --- keys wrapped across lines, and secrets encoded in base64 -------------------
+
+# Where a token of a known format can start (each detector's literal start).
+_TOKEN_START = re.compile(
+    r"sk-|[sr]k_live_|gh[pousr]_|github_pat_|hf_|A(?:KIA|SIA|BIA|CCA|3T)|AIza|xox[abposr]-"
+    r"|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|eyJ|SG\.|pypi-AgE|sq0csp-"
+)
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=.-]*")
+_LINE_BREAK = re.compile(r"\r?\n|\\r\\n|\\n")  # a line break, or one escaped in JSON text
+WRAP_COLUMN = 60  # a line at least this long that ends with a whole token may have been wrapped in it
+WRAPPED_LINES = 8  # lines a wrapped token may run over
+
+
+def _wrapped(text: str) -> Iterator[_Span]:
+    """Tokens that a terminal or an editor wrapped across lines, found by reading them joined.
+
+    A token cut short on its line (no detector finds it whole there) goes on at the start of
+    the next; one that is whole on its line goes on only where that line is as long as a
+    wrapping column (else the next line's first word is a word).
+    """
+    for start in _TOKEN_START.finditer(text):
+        pieces = [(start.start(), _TOKEN_RUN.match(text, start.start()).end())]  # type: ignore[union-attr]
+        first = text[pieces[0][0] : pieces[0][1]]
+        whole = any(span.start == 0 and span.end == len(first) for span in _token_spans(first))
+        while len(pieces) < WRAPPED_LINES:
+            end = pieces[-1][1]
+            brk = _LINE_BREAK.match(text, end)
+            if brk is None or (whole and end - _line_start(text, pieces[-1][0]) < WRAP_COLUMN):
+                break
+            follow = _TOKEN_RUN.match(text, brk.end()).end()  # type: ignore[union-attr]
+            if follow == brk.end():
+                break
+            pieces.append((brk.end(), follow))
+        if len(pieces) == 1:
+            continue
+        joined = "".join(text[a:b] for a, b in pieces)
+        offsets = list(itertools.accumulate(b - a for a, b in pieces))
+        for span in _token_spans(joined):
+            if span.start < offsets[0] < span.end:  # it runs past the first line: the wrap matters
+                yield _Span(start.start() + span.start, _unjoined(span.end, pieces, offsets), span.kind, span.rank)
+
+
+def _token_spans(text: str) -> Iterator[_Span]:
+    return itertools.chain(_library(text), _token_formats(text))
+
+
+def _line_start(text: str, position: int) -> int:
+    """Where the line holding ``position`` starts: after a line break, or one escaped in JSON."""
+    return max(text.rfind("\n", 0, position) + 1, text.rfind("\\n", 0, position) + 2 if "\\n" in text else 0)
+
+
+def _unjoined(position: int, pieces: list[tuple[int, int]], offsets: list[int]) -> int:
+    """Where a position in the joined token is in the text."""
+    before = 0
+    for (start, _), through in zip(pieces, offsets):
+        if position <= through:
+            return start + position - before
+        before = through
+    return pieces[-1][1]
+
+
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,16384}+={0,2}(?![A-Za-z0-9+/=_-])")
+_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+ENCODED_DEPTH = 2  # base64 inside base64, at most
+
+
+def _encoded(text: str, depth: int) -> Iterator[_Span]:
+    """Runs of base64 that decode to text holding a secret: each masked whole."""
+    for run in _BASE64_RUN.finditer(text):
+        value = run.group(0)
+        try:
+            decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if len(decoded) < 12 or len(decoded.translate(None, _PRINTABLE)) * 50 > len(decoded):
+            continue  # bytes, not text: an image, a hash, an identifier read as base64
+        inner = next(_detect(decoded.decode("ascii", "replace"), depth + 1), None)
+        if inner is not None:
+            yield _Span(run.start(), run.end(), f"base64-{inner.kind.removeprefix('base64-')}", _BY_FORMAT)
+
+
+def _detect(text: str, depth: int = 0) -> Iterator[_Span]:
     lowered = text.lower()
     yield from _library(text)
     yield from _token_formats(text)
+    if "\n" in text or "\\n" in text:
+        yield from _wrapped(text)
+    if depth < ENCODED_DEPTH:
+        yield from _encoded(text, depth)
     if "PRIVATE KEY" in text:
         yield from _private_keys(text)
     if "authorization" in lowered:

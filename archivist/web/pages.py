@@ -9,6 +9,7 @@ query string gives the JSON at ``/api/search``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -32,7 +33,7 @@ from archivist.web.app import (
     served_databases,
     unknown_search_parameters,
 )
-from archivist.workspace import DATABASE_NAME
+from archivist.workspace import DATABASE_NAME, secret_key
 
 if TYPE_CHECKING:
     from datasette.app import Datasette
@@ -761,7 +762,8 @@ def _plain(text: str, status: int = 200) -> Response:
 
 
 async def document_source(datasette: Datasette, request: Any) -> Response:
-    """GET /document/{id}/source[?file=…]: the file a document came from, as plain text.
+    """GET /document/{id}/source[?file=…]: the file a document came from, as plain text, its
+    secrets masked as the archive masked them (the same markers as the document's).
 
     Only a document's own files are served: its path, or one of the files of a
     conversation folder; never anything else of the machine.
@@ -786,10 +788,18 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
         )
     with path.open("rb") as file:
         data = file.read(SOURCE_MAX_BYTES + 1)
-    text = data[:SOURCE_MAX_BYTES].decode("utf-8", errors="replace")
+    text = await asyncio.to_thread(_masked_source, datasette, data[:SOURCE_MAX_BYTES].decode("utf-8", errors="replace"))
     if len(data) > SOURCE_MAX_BYTES:
         text += f"\n\n[… shown: the first {SOURCE_MAX_BYTES // 2**20} MiB of {path.stat().st_size:,} bytes; the rest is in {wanted}]"
     return _plain(text)
+
+
+def _masked_source(datasette: Datasette, text: str) -> str:
+    """A source file's text masked with the archive's key (``workspace.secret_key``), as indexing masked it."""
+    from archivist.build.secrets import Masker
+
+    database = datasette.get_database(DATABASE_NAME).path
+    return Masker(secret_key(Path(database), create=False) if database else None)(text)
 
 
 def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:

@@ -10,6 +10,11 @@ Each session becomes one ``conversation`` document whose type is its agent (the 
 whose body is its opening prompt, and whose messages are rows of ``messages``, each
 searched on its own in ``message_index`` with its filter words (thinking and raw tool
 output stay out of the search).
+
+Secrets are masked (``build.secrets``) in every field a session carries text in before
+anything of it is stored: its key and title, its project (working directory), branch,
+models and log files, each message's text, thinking, tool output, tool names, files
+and commands, and its problems; and in the paths of ``log_files``.
 """
 
 from __future__ import annotations
@@ -20,17 +25,20 @@ import importlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from archivist.build import dates, ingest, schema
-from archivist.build.agentlogs import Session, Tail, Unavailable, iso_utc
+from archivist.build.agentlogs import Message, Session, Tail, ToolCall, Unavailable, iso_utc
 from archivist.build.database import Database
 from archivist.build.logkinds import KINDS, MODULES
 from archivist.errors import ArchivistError
 from archivist.workspace import malformed
+
+if TYPE_CHECKING:
+    from archivist.build.secrets import Masker
 
 SOURCES_SQL = "SELECT id, kind, path, fingerprint, problems FROM log_sources ORDER BY id"
 SOURCE_KEYS_SQL = "SELECT key, id FROM documents WHERE source = :source"
@@ -233,15 +241,17 @@ def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
         return
 
 
-def index_sources(db: Database) -> tuple[int, int, list[ingest.Problem]]:
+def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[ingest.Problem]]:
     """Read every remembered source that changed: (sources read, sources unchanged, problems).
 
     A source whose only changes are lines appended to session files is read on from
     where each stopped; any other change reads it whole. Each source's problems are
-    kept with it, and told again while it is unchanged.
+    kept with it, and told again while it is unchanged. ``key``: the archive's, that tags
+    the secrets masked (``workspace.secret_key``).
     """
     read = unchanged = 0
     problems: list[ingest.Problem] = []
+    masker: Masker | None = None
     for source_id, kind, path, known, stored_problems in db.execute(SOURCES_SQL).fetchall():
         current = fingerprint(kind, Path(path))
         kept = [ingest.Problem(*problem) for problem in json.loads(stored_problems or "[]")]
@@ -249,10 +259,16 @@ def index_sources(db: Database) -> tuple[int, int, list[ingest.Problem]]:
             unchanged += 1
             problems.extend(kept)
             continue
+        if masker is None:
+            from archivist.build.secrets import (
+                Masker,
+            )  # (its patterns take a while to compile: only where logs are read)
+
+            masker = Masker(key)
         try:
-            appended = _read_appends(db, source_id, kind, Path(path))
+            appended = _read_appends(db, source_id, kind, Path(path), masker)
             # read on: what was read before is not read again, and its problems stand
-            found = _read_source(db, source_id, kind, Path(path)) if appended is None else kept + appended
+            found = _read_source(db, source_id, kind, Path(path), masker) if appended is None else kept + appended
         except Unavailable as error:  # nothing of it changes; read again next time
             problems.extend([*kept, ingest.Problem(f"{kind}:{path}", "skipped", str(error))])
             read += 1
@@ -267,7 +283,7 @@ def index_sources(db: Database) -> tuple[int, int, list[ingest.Problem]]:
     return read, unchanged, problems
 
 
-def _read_source(db: Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem]:
+def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Masker) -> list[ingest.Problem]:
     """Read a whole source: sessions new or changed are written, those gone are deleted."""
     source = f"log:{source_id}"
     problems: list[ingest.Problem] = []
@@ -283,16 +299,19 @@ def _read_source(db: Database, source_id: int, kind: str, path: Path) -> list[in
     now = _now()
     read_problems: list[str] = []
     for session in module(kind).read(path, read_problems):
-        key, content_hash = f"{source}:{session.key}", session_hash(session)
-        seen.add(key)
+        content_hash = session_hash(session)
         if len(session.messages) > schema.MESSAGE_IDS:
             session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
             session.tail = None
-        problems.extend(ingest.Problem(f"{session.agent}:{session.key}", "degraded", p) for p in session.problems)
+        session_key, session_problems = masker.name(session.key), [masker.name(problem) for problem in session.problems]
+        key = f"{source}:{session_key}"
+        seen.add(key)
+        problems.extend(ingest.Problem(f"{session.agent}:{session_key}", "degraded", p) for p in session_problems)
         if key in known and known[key][1] == content_hash:
             document_id = known[key][0]  # read again, but unchanged: nothing to write
         else:
-            document, messages = _document(session, source, now, content_hash)
+            session, found = _masked(session, masker)
+            document, messages = _document(session, source, now, content_hash, found)
             if document["key"] in existing:
                 document["id"] = existing[document["key"]]
                 db.upsert("documents", [document], pk="id")
@@ -304,9 +323,53 @@ def _read_source(db: Database, source_id: int, kind: str, path: Path) -> list[in
         if session.tail is not None:
             tails[str(session.tail.file)] = (document_id, session.tail)
     _delete_documents(db, source, keep=seen, existing=existing)
-    _remember_files(db, source_id, files, tails)
-    problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", problem) for problem in read_problems)
+    _remember_files(db, source_id, files, tails, masker)
+    problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", masker.name(problem)) for problem in read_problems)
     return problems
+
+
+@dataclass
+class _Found:
+    """The secrets masked in a session: in each message, and in the fields of the session itself."""
+
+    messages: list[int] = field(default_factory=list)
+    session: int = 0
+
+
+def _masked(session: Session, masker: Masker) -> tuple[Session, _Found]:
+    """A copy of ``session`` with every field that carries text masked, and what was found."""
+    found = _Found()
+    messages = []
+    for message in session.messages:
+        counted = masker.count
+        calls = [ToolCall(masker(c.name), [masker.name(f) for f in c.files], [masker(x) for x in c.commands]) for c in message.tool_calls]  # fmt: skip
+        messages.append(
+            Message(
+                role=message.role,
+                text=masker(message.text),
+                timestamp=message.timestamp,
+                model=masker(message.model) if message.model else message.model,
+                tool_calls=calls,
+                thinking=masker(message.thinking),
+                tool_output=masker(message.tool_output),
+            )
+        )
+        found.messages.append(masker.count - counted)
+    counted = masker.count
+    masked = replace(
+        session,
+        key=masker.name(session.key),
+        title=masker(session.title),
+        messages=messages,
+        project=masker.name(session.project) if session.project else session.project,
+        models=[masker(model) for model in session.models],
+        branch=masker(session.branch) if session.branch else session.branch,
+        files=[Path(masker.name(str(file))) for file in session.files],
+        problems=[masker.name(problem) for problem in session.problems],
+        parent=masker.name(session.parent) if session.parent else session.parent,
+    )
+    found.session = masker.count - counted
+    return masked, found
 
 
 def _remember_files(
@@ -314,14 +377,16 @@ def _remember_files(
     source_id: int,
     files: list[tuple[str, os.stat_result]],
     tails: dict[str, tuple[int, Tail]],
+    masker: Masker,
 ) -> None:
+    """The source's files as they were read, each by its path masked (as ``_read_appends`` looks them up)."""
     rows = []
     for file, stat in files:
         document_id, tail = tails.get(file, (None, None))
         rows.append(
             {
                 "source_id": source_id,
-                "path": file,
+                "path": masker.name(file),
                 "size": stat.st_size,
                 "mtime_ns": stat.st_mtime_ns,
                 "document_id": document_id,
@@ -348,7 +413,7 @@ def _head_hash(file: Path, resume_at: int, size: int) -> str | None:
     return digest.hexdigest()
 
 
-def _read_appends(db: Database, source_id: int, kind: str, path: Path) -> list[ingest.Problem] | None:
+def _read_appends(db: Database, source_id: int, kind: str, path: Path, masker: Masker) -> list[ingest.Problem] | None:
     """Read on the session files that only grew since the last read; None if anything else changed.
 
     Each such file is read from where its last response began (``Tail``); what is read
@@ -358,10 +423,16 @@ def _read_appends(db: Database, source_id: int, kind: str, path: Path) -> list[i
     reader = getattr(module(kind), "read_from", None)
     if reader is None:
         return None
-    stored = {row[0]: row for row in db.execute(LOG_FILES_SQL, [source_id]).fetchall()}
+    by_path = {row[0]: row for row in db.execute(LOG_FILES_SQL, [source_id]).fetchall()}
     current = dict(_source_files(kind, path))
-    if not stored or set(stored) != set(current):
+    if not by_path or len(by_path) != len(current):
         return None
+    stored = {}
+    for file in current:
+        row = by_path.get(masker.name(file))  # paths are kept masked
+        if row is None:
+            return None
+        stored[file] = row
     changed = [file for file, stat in current.items() if (stat.st_size, stat.st_mtime_ns) != tuple(stored[file][1:3])]
     for file in changed:
         _, size, _, document_id, resume_at, _, head_hash = stored[file]
@@ -382,16 +453,16 @@ def _read_appends(db: Database, source_id: int, kind: str, path: Path) -> list[i
         session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"), extra.get("models"))
         if session is None:
             return None
-        problems.extend(ingest.Problem(f"{kind}:{session.key}", "degraded", p) for p in session.problems)
+        problems.extend(ingest.Problem(f"{kind}:{session.key}", "degraded", masker.name(p)) for p in session.problems)
         stat = current[file]
-        tail = _read_on(db, document_id, session, resume_seq, (title, body, extra, content_hash), source)
+        tail = _read_on(db, document_id, session, resume_seq, (title, body, extra, content_hash), source, masker)
         if tail is None:
             tail = Tail(Path(file), resume_at, resume_seq)
         db.execute(
             "UPDATE log_files SET size = ?, mtime_ns = ?, resume_at = ?, resume_seq = ?, head_hash = ?"
             " WHERE source_id = ? AND path = ?",
             [stat.st_size, stat.st_mtime_ns, tail.resume_at, tail.resume_seq, _head_hash(Path(file), tail.resume_at, stat.st_size),
-             source_id, file],
+             source_id, masker.name(file)],
         )  # fmt: skip
     return problems
 
@@ -403,8 +474,9 @@ def _read_on(
     resume_seq: int,
     stored: tuple[str, str, dict[str, Any], str],
     source: str,
+    masker: Masker,
 ) -> Tail | None:
-    """Store what was read on: messages from ``resume_seq`` replaced; where to read on next."""
+    """Store what was read on, masked: messages from ``resume_seq`` replaced; where to read on next."""
     title, body, extra, content_hash = stored
     replaced_secrets, replaced_commands = db.execute(REPLACED_SQL, {"id": document_id, "seq": resume_seq}).fetchone()
     stamps = [stamp for stamp in (extra.get("last"), read.last) if stamp]
@@ -429,7 +501,8 @@ def _read_on(
         head=body,
     )
     digest = hashlib.sha256(f"{content_hash}\x00{session_hash(read)}\x00{resume_seq}".encode()).hexdigest()
-    document, messages = _document(session, source, _now(), digest, before)
+    session, found = _masked(session, masker)  # (what was stored is masked already: it counts nothing)
+    document, messages = _document(session, source, _now(), digest, found, before)
     document["id"] = document_id
     db.update("documents", document_id, {k: v for k, v in document.items() if k != "key"})
     db.execute(DELETE_MESSAGES_FROM_SQL, {"id": document_id, "seq": resume_seq})
@@ -536,47 +609,37 @@ class _Before:
 
 
 def _document(
-    session: Session, source: str, now: str, content_hash: str, before: _Before | None = None
+    session: Session, source: str, now: str, content_hash: str, found: _Found, before: _Before | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One session as a ``documents`` row and its ``messages`` rows, its secrets masked.
+    """One session, masked (``_masked``, which found ``found``), as a ``documents`` row and
+    its ``messages`` rows.
 
     Secrets (keys, tokens, private keys, passwords: ``build.secrets``) never reach the
     archive, and so never the search index or the model; the document counts them. The
     body is the opening prompt (``HEAD_CHARS``); the whole text is ``document_texts``.
     ``before``: the messages are those from ``before.messages`` on of a session held.
     """
-    from archivist.build import secrets
-
     before = before or _Before()
     room = schema.MESSAGE_IDS - before.messages
     messages: list[dict[str, Any]] = []
-    for seq, message in enumerate(session.messages[: max(0, room)], start=before.messages):
-        found = 0
-
-        def safe(text: str) -> str:
-            nonlocal found
-            text, count = secrets.mask(text)
-            found += count
-            return text
-
-        calls = [
-            {"name": c.name, "files": c.files, "commands": [safe(x) for x in c.commands]} for c in message.tool_calls
-        ]
+    for seq, message, secrets in zip(
+        range(before.messages, schema.MESSAGE_IDS), session.messages[: max(0, room)], found.messages
+    ):
+        calls = [{"name": c.name, "files": c.files, "commands": c.commands} for c in message.tool_calls]
         messages.append(
             {
                 "seq": seq,
                 "role": message.role,
                 "timestamp": message.timestamp,
                 "model": message.model,
-                "text": safe(message.text),
-                "thinking": safe(message.thinking),
-                "tool_output": safe(message.tool_output),
+                "text": message.text,
+                "thinking": message.thinking,
+                "tool_output": message.tool_output,
                 "tool_calls": json.dumps(calls, ensure_ascii=False),
-                "secrets": found,
+                "secrets": secrets,
             }
         )
-    title, title_secrets = secrets.mask(session.title)
-    masked = before.secrets + title_secrets + sum(m["secrets"] for m in messages)
+    masked = before.secrets + found.session + sum(m["secrets"] for m in messages)
     head = before.head or _head(messages)
     touched = sorted({*before.touched, *(file for m in session.messages for c in m.tool_calls for file in c.files)})
     commands = before.commands + sum(len(c.commands) for m in session.messages for c in m.tool_calls)
@@ -584,7 +647,7 @@ def _document(
         "key": f"{source}:{session.key}",
         "kind": "conversation",
         "type": session.agent,
-        "title": title,
+        "title": session.title,
         "path": f"{session.agent}:{session.key}",
         "name": session.key.rsplit("/", 1)[-1],
         "source": source,
