@@ -516,7 +516,9 @@ def test_many_sources_are_parsed_by_a_worker_process_into_the_same_archive(tmp_p
     monkeypatch.setattr(indexer, "FTS_BATCH", 5)
     parsed_here = []
     real_parse = ingest.parse
-    monkeypatch.setattr(ingest, "parse", lambda root, source, key: parsed_here.append(source) or real_parse(root, source, key))
+    monkeypatch.setattr(
+        ingest, "parse", lambda root, source, key: parsed_here.append(source) or real_parse(root, source, key)
+    )
     summary = index_workspace(parallel)
     assert parsed_here == []  # the worker process parsed every source
     assert summary.indexed == 55 and summary.skipped == 2

@@ -383,7 +383,9 @@ def test_prose_wrapped_at_a_long_line_is_left_alone() -> None:
 
 
 def test_a_base64_run_that_decodes_to_credentials_is_masked_whole() -> None:
-    credentials = f"[default]\naws_access_key_id = AKIA{rand(16, UPPER_DIGITS)}\naws_secret_access_key = {rand(40, BASE64)}\n"
+    credentials = (
+        f"[default]\naws_access_key_id = AKIA{rand(16, UPPER_DIGITS)}\naws_secret_access_key = {rand(40, BASE64)}\n"
+    )
     encoded = base64.b64encode(credentials.encode()).decode()
     text = f"echo {encoded} | base64 -d > ~/.aws/credentials"
     masked, count = mask(text)
