@@ -53,7 +53,31 @@ allow_host_option = click.option(
     "allowed_hosts",
     multiple=True,
     metavar="NAME",
-    help="A host name (besides localhost and 127.0.0.1) that requests may be addressed to, and pages served from (repeatable).",
+    help="A host name (besides localhost and 127.0.0.1) that requests may be addressed to (repeatable).",
+)
+
+
+class _Origins(click.types.StringParamType):
+    """Origins as given on the command line; ARCHIVIST_ALLOW_ORIGINS separates them by commas or spaces."""
+
+    def split_envvar_value(self, rv: str) -> list[str]:
+        return rv.replace(",", " ").split()
+
+
+allow_origin_option = click.option(
+    "--allow-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    envvar="ARCHIVIST_ALLOW_ORIGINS",
+    type=_Origins(),
+    help="An origin (scheme://host[:port]) besides the server's own whose pages may call it (repeatable; "
+    "ARCHIVIST_ALLOW_ORIGINS lists them separated by commas or spaces). Any other Origin is refused.",
+)
+no_token_option = click.option(
+    "--no-token",
+    is_flag=True,
+    help="Serve without a token, on purpose: anyone who can reach the port can read the archive (warned at each start).",
 )
 watch_option = click.option(
     "--watch", is_flag=True, help="Follow the workspace and its sources: index again as soon as a file changes."
@@ -217,6 +241,51 @@ def checked_workspaces(folders: Iterable[Path]) -> list[Path]:
             click.echo(f"Note: {resolved} is allowed but not indexed yet (run: archivist index {resolved})", err=True)
         found.append(resolved)
     return found
+
+
+def checked_origins(origins: Iterable[str]) -> list[str]:
+    """The operator's allowed origins, each a scheme, a host and maybe a port, as a browser writes it."""
+    from archivist.web.guard import parse_origin, shown_origin
+
+    found = []
+    for origin in origins:
+        parsed = parse_origin(origin.strip())
+        if parsed is None:
+            refuse(
+                f"Not an origin: {origin!r}: --allow-origin and ARCHIVIST_ALLOW_ORIGINS take what a browser "
+                f"sends as Origin, a scheme, a host and an optional port: try --allow-origin http://127.0.0.1:3000.",
+                "INVALID_PARAMETER",
+            )
+        found.append(shown_origin(parsed))
+    return found
+
+
+def server_token(no_token: bool) -> str | None:
+    """The token every request must carry: ARCHIVIST_TOKEN's, else a new one made now; None with --no-token."""
+    from archivist.web.guard import TOKEN_ENV, new_token, token_from_environment
+
+    given = token_from_environment()
+    if no_token and given:
+        refuse(
+            f"--no-token and {TOKEN_ENV} disagree: --no-token serves without a token, {TOKEN_ENV} sets one: "
+            f"unset {TOKEN_ENV}, or leave out --no-token.",
+            "INVALID_PARAMETER",
+        )
+    return None if no_token else given or new_token()
+
+
+def tell_token(token: str | None, port: int) -> None:
+    """On stderr: where a token made at this start comes from, or that there is none (every start)."""
+    from archivist.web.guard import token_from_environment
+
+    if token is None:
+        click.echo(
+            f"Warning: --no-token: this server asks for no token; anyone who can reach port {port} "
+            "can read the archive.",
+            err=True,
+        )
+    elif token_from_environment() is None:
+        click.echo("(a new token at each start: set ARCHIVIST_TOKEN to keep one)", err=True)
 
 
 class _CurrentStderr:
@@ -438,6 +507,8 @@ def embed(workspace: Path | None, path: str | None, db_path: Path | None) -> Non
 @watch_option
 @allow_workspace_option
 @allow_host_option
+@allow_origin_option
+@no_token_option
 def serve(
     workspace: Path | None,
     db_path: Path | None,
@@ -451,24 +522,33 @@ def serve(
     watch: bool,
     allowed_workspaces: tuple[Path, ...],
     allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    no_token: bool,
 ) -> None:
     """Index WORKSPACE, then serve its archive in Datasette (--watch: and keep it up to date).
 
+    Closed by default: every request must carry a token, made at each start (or
+    ARCHIVIST_TOKEN's). The printed URL carries it and signs a browser in; other clients
+    send Authorization: Bearer <token>. --no-token serves without one, on purpose.
     Bound to loopback (the default), it answers only requests addressed to localhost or
-    127.0.0.1 and from its own pages (--allow-host adds names). With ARCHIVIST_TOKEN set,
-    every request must carry the token; the printed URL signs a browser in.
+    127.0.0.1 (--allow-host adds names), and only pages of its own origin (the same
+    scheme, host and port) may call it (--allow-origin adds origins). Every page sends a
+    Content-Security-Policy that allows only the app's own resources.
     """
     import asyncio
+    from urllib.parse import quote
 
     import uvicorn
 
     from archivist.web.app import make_datasette, start
-    from archivist.web.guard import guarded, token_from_environment
+    from archivist.web.guard import guarded
 
     workspace = workspace_folder(workspace, "serve")
     if no_index and source_arguments:
         refuse("--source adds a source to read, and --no-index reads nothing: give one or the other.", "INVALID_SOURCE")
     log_sources = checked_sources(source_arguments)
+    origins = checked_origins(allowed_origins)
+    token = server_token(no_token)
     if no_index:
         db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
     else:
@@ -478,23 +558,28 @@ def serve(
             run_embed(workspace, None, db_path)
         db_path = db_path or archive_path(workspace)
     allowed = checked_workspaces(allowed_workspaces)
-    token = token_from_environment()
     settings = {
         "workspace": str(workspace.resolve()),
         "allowed_workspaces": [str(folder) for folder in allowed],
         "allowed_hosts": list(allowed_hosts),
+        "allowed_origins": origins,
     }
     datasette = make_datasette(db_path, settings)
     asyncio.run(start(datasette))
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-    click.echo(f"Serving {workspace} at {url}" + (f"?token={token}" if token else ""), err=False)
-    if root:
-        click.echo(f"Sign in as root: http://{host}:{port}/-/auth-token?token={datasette._root_token}")
+    click.echo(f"Serving {workspace} at {url}" + (f"?token={quote(token, safe='')}" if token else ""))
+    tell_token(token, port)
+    if root:  # Datasette's own sign-in, behind ours: the browser needs our cookie first
+        click.echo(
+            f"Sign in as root (after opening the URL above): "
+            f"http://{host}:{port}/-/auth-token?token={datasette._root_token}"
+        )
     sys.stdout.flush()
     app = datasette.app()  # its plugin checks Host and Origin; the token is checked outside it (see web.host_guard)
     if watch:
         start_following(workspace, db_path)
-    uvicorn.run(guarded(app, allowed_hosts, token) if token else app, host=host, port=port, log_level="warning")
+    served = guarded(app, allowed_hosts, token, origins) if token else app
+    uvicorn.run(served, host=host, port=port, log_level="warning")
 
 
 @cli.command()
@@ -504,6 +589,8 @@ def serve(
 @click.option("-p", "--port", default=8765, show_default=True, type=int, help="With --http: the port (on 127.0.0.1).")
 @allow_workspace_option
 @allow_host_option
+@allow_origin_option
+@no_token_option
 @click.option("--conformance-fixtures", is_flag=True, hidden=True, help="Add the MCP conformance suite's fixture tool.")
 @watch_option
 def mcp(
@@ -513,6 +600,8 @@ def mcp(
     port: int,
     allowed_workspaces: tuple[Path, ...],
     allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    no_token: bool,
     conformance_fixtures: bool,
     watch: bool,
 ) -> None:
@@ -521,11 +610,17 @@ def mcp(
     Without WORKSPACE, the ARCHIVIST_WORKSPACE environment variable names it (MCP
     clients start servers from a working directory of their own). Tools read WORKSPACE and the workspaces given with
     --allow-workspace, nothing else.
-    With --http, requests must come for 127.0.0.1 or localhost (DNS rebinding
-    protection; --allow-host adds names) and, when ARCHIVIST_TOKEN is set, carry it
-    as a bearer token. Nothing but protocol is written to stdout.
+    With --http it is closed by default: every request must carry
+    Authorization: Bearer <token>, a token made at each start (or ARCHIVIST_TOKEN's) and
+    printed on stderr with the URL; --no-token serves without one, on purpose. Requests
+    must come for 127.0.0.1 or localhost (DNS rebinding protection; --allow-host adds
+    names), and a request with an Origin must come from the server's own origin (the
+    same scheme, host and port; --allow-origin adds origins). Nothing but protocol is
+    written to stdout.
     """
     workspace = workspace_folder(workspace, "mcp")
+    origins = checked_origins(allowed_origins) if http else []
+    token = server_token(no_token) if http else None
     db_path = archive_to_read(workspace, db_path)
     allowed = checked_workspaces(allowed_workspaces)
     if watch:
@@ -539,7 +634,7 @@ def mcp(
     from mcp.server.transport_security import TransportSecuritySettings
 
     from archivist.mcp.tools import create_server
-    from archivist.web.guard import guarded, token_from_environment
+    from archivist.web.guard import guarded
 
     server = create_server(db_path, workspace.resolve(), allowed, conformance_fixtures)
     app = server.streamable_http_app(
@@ -548,8 +643,13 @@ def mcp(
         # the guard below checks Host, Origin and the token, as it does for archivist serve
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    # stderr: stdout may be a client's protocol stream
     click.echo(f"MCP (streamable HTTP) for {workspace} at http://127.0.0.1:{port}/mcp", err=True)
-    uvicorn.run(guarded(app, allowed_hosts, token_from_environment()), host="127.0.0.1", port=port, log_level="warning")
+    if token is not None:
+        click.echo(f"Send the header Authorization: Bearer {token}", err=True)
+    tell_token(token, port)
+    served = guarded(app, allowed_hosts, token, origins)
+    uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning")
 
 
 def _print_conversations(rows: list[dict[str, Any]]) -> None:

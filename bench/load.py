@@ -24,6 +24,7 @@ import asyncio
 import itertools
 import json
 import os
+import secrets
 import shutil
 import socket
 import statistics
@@ -55,6 +56,8 @@ MCP_CALLS = [  # (tool, arguments): the words rotate through them
 ]
 API_MODES = ["keyword", "hybrid"]
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+TOKEN = secrets.token_urlsafe(32)  # the servers are closed without one: given them, and sent by every client
+AUTHORIZATION = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @dataclass
@@ -95,7 +98,7 @@ def embedded_sample() -> Path:
 
 
 def start_server(arguments: list[str], port: int) -> subprocess.Popen:
-    """An archivist server on 127.0.0.1:port, without a token or other workspaces from the environment."""
+    """An archivist server on 127.0.0.1:port, with this run's token and no other workspaces from the environment."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -103,7 +106,7 @@ def start_server(arguments: list[str], port: int) -> subprocess.Popen:
     }
     process = subprocess.Popen(
         [ARCHIVIST, *arguments, "--port", str(port)],
-        env={**env, "HF_HUB_OFFLINE": "1"},
+        env={**env, "HF_HUB_OFFLINE": "1", "ARCHIVIST_TOKEN": TOKEN},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,  # an unread pipe would fill and stall the server
     )
@@ -214,7 +217,7 @@ async def timed(stats: Stats, attempt: Callable[[], Awaitable[str | None]]) -> N
 
 
 async def mcp_client(url: str, number: int, until: float, stats: Stats) -> None:
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=30, headers=AUTHORIZATION) as http:
         session = McpSession(http, url)
         await session.open()
         for n in itertools.count(number):
@@ -227,7 +230,7 @@ async def mcp_client(url: str, number: int, until: float, stats: Stats) -> None:
 
 async def warm_mcp(url: str) -> None:
     """One call of each kind (the first hybrid search loads the model), before the clock starts."""
-    async with httpx.AsyncClient(timeout=120) as http:
+    async with httpx.AsyncClient(timeout=120, headers=AUTHORIZATION) as http:
         session = McpSession(http, url)
         await session.open()
         for tool, extra in MCP_CALLS:
@@ -253,7 +256,7 @@ def http_problem(response: httpx.Response) -> str:
 
 
 async def warm_api(base: str) -> None:
-    async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=120, headers=AUTHORIZATION) as http:
         for n in range(len(API_MODES)):
             problem = await api_search(http, n)
             if problem:
@@ -261,7 +264,7 @@ async def warm_api(base: str) -> None:
 
 
 async def api_client(base: str, number: int, until: float, stats: Stats) -> None:
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=30, headers=AUTHORIZATION) as http:
         for n in itertools.count(number):
             if time.monotonic() >= until:
                 return

@@ -1,7 +1,8 @@
 """The pages in a real browser: Debian's Chromium, headless, driven by Playwright.
 
-`archivist serve` runs in a subprocess on an embedded copy of the sample workspace.
-Screenshots of each step are kept in tests/artifacts/browser/.
+`archivist serve` runs in a subprocess on an embedded copy of the sample workspace; each
+tab signs in by opening the URL it printed. Screenshots of each step are kept in
+tests/artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -37,16 +38,40 @@ def browser():
         browser.close()
 
 
+# Every Content-Security-Policy violation in a page, as the page itself hears of it.
+HEAR_VIOLATIONS = """
+window.cspViolations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  const seen = `${event.violatedDirective} ${event.blockedURI} ${event.sample}`;
+  window.cspViolations.push(seen);
+  window.reportViolation(seen);
+});
+"""
+
+
 class Visit:
-    """One browser tab on the server that records every URL the pages load."""
+    """One browser tab on the server, signed in with the URL it printed, that records every URL the
+    pages load and every Content-Security-Policy violation (the page's event, and the browser's console)."""
 
     def __init__(self, browser, server: str, javascript: bool = True) -> None:
         self.server = server
         self.context = browser.new_context(java_script_enabled=javascript, viewport={"width": 1280, "height": 900})
+        self.violations: list[str] = []
+        self.context.expose_function("reportViolation", lambda seen: self.violations.append(seen))
+        self.context.add_init_script(HEAR_VIOLATIONS)
         self.page = self.context.new_page()
         self.page.set_default_timeout(90_000)  # the server loads the model on its first semantic query
         self.requests: list[str] = []
         self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", self._console)
+        printed = getattr(server, "printed", None)  # the URL `archivist serve` printed, with its token
+        if printed:
+            self.page.goto(printed)  # the token becomes a cookie, and leaves the address bar
+            assert self.page.url == server + "/", self.page.url
+
+    def _console(self, message) -> None:
+        if "Content Security Policy" in message.text:
+            self.violations.append(message.text)
 
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -59,6 +84,7 @@ class Visit:
         foreign = [url for url in self.requests if not url.startswith(self.server + "/")]
         self.context.close()
         assert not foreign, f"pages loaded from elsewhere: {foreign}"
+        assert not self.violations, f"pages broke their Content-Security-Policy: {self.violations}"
 
 
 def test_search_click_a_facet_open_a_document_follow_a_similar_one(browser, server):
@@ -140,4 +166,34 @@ def test_the_home_page_and_a_saved_query(browser, server):
     page.wait_for_url("**start_date=2025-11&end_date=2025-11**")
     assert page.locator('section[data-facet="day"]').count() == 1
     visit.shot("09-a-month")
+    visit.close()
+
+
+def test_no_page_breaks_its_content_security_policy(browser, server):
+    visit = Visit(browser, server)
+    page = visit.page
+    for path in (
+        "/",
+        "/search?query=authentication",
+        "/document/1",
+        "/archive/documents",  # Datasette's table page: its own scripts, the facet switch inline
+        "/archive/search_workspace?query=proxy",  # a canned query: the SQL editor's inline script
+        "/archive",
+    ):
+        response = page.goto(server + path)
+        assert response.status == 200, path
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"], path
+        assert page.evaluate("() => window.cspViolations") == [], path
+        assert not visit.violations, (path, visit.violations)
+    page.locator("details.nav-menu summary").click()  # Datasette's menu, closed again by its inline script
+    page.locator("h1").first.click()
+    assert not page.locator("details.nav-menu").evaluate("menu => menu.open")
+    # and a script the policy does not name is refused, and heard of
+    page.evaluate(
+        "() => document.body.append(Object.assign(document.createElement('script'), {text: 'window.ran = 1'}))"
+    )
+    page.wait_for_function("() => window.cspViolations.length > 0")
+    assert page.evaluate("() => window.ran") is None
+    assert visit.violations
+    visit.violations.clear()
     visit.close()

@@ -361,11 +361,11 @@ def listing(root: Path) -> dict[str, bytes | None]:
     return {str(path.relative_to(root)): path.read_bytes() if path.is_file() else None for path in root.rglob("*")}
 
 
-def refused(*args: object) -> str:
+def refused(*args: object, env: dict[str, str] | None = None) -> str:
     """Run the CLI with bad input: the one line it prints on stderr (checked: exit 1, nothing else)."""
-    result = CliRunner(env={"ARCHIVIST_WORKSPACE": None, "ARCHIVIST_ALLOW_WORKSPACES": None}).invoke(
-        cli, [str(a) for a in args]
-    )
+    clean: dict[str, str | None] = {"ARCHIVIST_WORKSPACE": None, "ARCHIVIST_ALLOW_WORKSPACES": None}
+    clean |= {"ARCHIVIST_TOKEN": None, "ARCHIVIST_MCP_TOKEN": None, "ARCHIVIST_ALLOW_ORIGINS": None}
+    result = CliRunner(env={**clean, **(env or {})}).invoke(cli, [str(a) for a in args])
     assert isinstance(result.exception, SystemExit), result.exception  # no traceback
     assert result.exit_code == 1, result.output
     assert result.stdout == ""
@@ -438,6 +438,37 @@ def test_a_file_that_is_not_an_archive_is_one_line(command, content, tmp_path):
     line = refused(command, folder, *READERS.get(command, []))
     assert f"Not an Archivist archive: {folder / '.archivist/archive.db'}" in line
     assert listing(tmp_path) == before
+
+
+SERVERS = {"serve": [], "mcp --http": ["--http"]}  # the commands that serve HTTP, with what makes them do so
+
+
+@pytest.mark.parametrize("command", SERVERS)
+@pytest.mark.parametrize("token", ["ARCHIVIST_TOKEN", "ARCHIVIST_MCP_TOKEN"])
+def test_no_token_beside_a_token_is_one_line(command, token, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    args = [command.split()[0], folder, *SERVERS[command], "--no-token"]
+    line = refused(*args, env={token: "s3cret"})
+    assert "--no-token and ARCHIVIST_TOKEN disagree" in line and "[INVALID_PARAMETER]" in line
+    assert "s3cret" not in line
+    assert listing(tmp_path) == {"notes": None}  # refused before anything is indexed
+
+
+@pytest.mark.parametrize("command", SERVERS)
+@pytest.mark.parametrize("origin", ["null", "127.0.0.1:3000", "http://127.0.0.1:3000/app", "ftp://example.com"])
+@pytest.mark.parametrize("given", ["option", "environment"])
+def test_an_allowed_origin_that_is_no_origin_is_one_line(command, origin, given, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    args = [command.split()[0], folder, *SERVERS[command]]
+    if given == "option":
+        line = refused(*args, "--allow-origin", "http://127.0.0.1:3000", "--allow-origin", origin)
+    else:
+        line = refused(*args, env={"ARCHIVIST_ALLOW_ORIGINS": f"http://127.0.0.1:3000, {origin}"})
+    assert f"Not an origin: {origin!r}" in line and "--allow-origin http://127.0.0.1:3000" in line, line
+    assert "[INVALID_PARAMETER]" in line
+    assert listing(tmp_path) == {"notes": None}
 
 
 def test_the_argument_wins_over_the_environment_and_home_is_expanded(tmp_path):

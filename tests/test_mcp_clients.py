@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from test_mcp import TOOLS, free_port, wait_for
+from test_mcp import TOOLS, launch
 
 ARCHIVIST = str(Path(sys.executable).parent / "archivist")
 BIN = ROOT / "mcp-clients" / "node_modules" / ".bin"
@@ -105,24 +105,17 @@ def test_inspector_calls_each_tool_with_valid_and_invalid_arguments(embedded_sam
     assert failed["content"][0]["text"].startswith("❌")
 
 
-def test_conformance_suite_over_http(embedded_sample):
+def test_conformance_suite_over_http(embedded_sample, tmp_path):
     assert (BIN / "conformance").exists(), "run `make test` (it installs the MCP clients into mcp-clients/)"
-    port = free_port()
-    server = subprocess.Popen(  # its log goes nowhere: an unread pipe would fill and stall it
-        [ARCHIVIST, "mcp", str(embedded_sample), "--http", "--port", str(port), "--conformance-fixtures"],
-        env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    server = launch(["mcp", str(embedded_sample), "--http", "--conformance-fixtures"], tmp_path / "server.log")
     try:
-        wait_for(port, server)
         done = subprocess.run(
             [
                 str(BIN / "conformance"),
                 "server",
                 "--url",
-                f"http://127.0.0.1:{port}/mcp",
+                # the suite's client takes a URL and no headers: the token the server printed goes in the URL
+                f"{server.base}/mcp?token={server.token}",
                 "--expected-failures",
                 str(ROOT / "tests" / "mcp-conformance-expected-failures.yml"),
             ],
@@ -131,8 +124,7 @@ def test_conformance_suite_over_http(embedded_sample):
             timeout=600,
         )
     finally:
-        server.kill()  # open event streams would hold a graceful shutdown
-        server.wait(timeout=10)
+        server.stop()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "Baseline check passed" in done.stdout
     for scenario in (

@@ -33,6 +33,7 @@ import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, SAMPLE
@@ -379,6 +380,7 @@ class Server:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = log
+        self.last_headers: Any = None  # the last response's headers
         self._log_file = log.open("wb")
         self.process = subprocess.Popen(
             [str(installed.bin / args[0]), *args[1:], "--port", str(self.port)],
@@ -403,6 +405,12 @@ class Server:
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")[-5000:]
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The token `archivist serve` printed in its URL (before it listens); plain datasette asks for none."""
+        found = re.search(r"/\?token=([\w-]+)", self.log.read_text(encoding="utf-8", errors="replace"))
+        return {"Authorization": f"Bearer {found[1]}"} if found else {}
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -415,10 +423,13 @@ class Server:
 
     def get(self, path: str, timeout: float = 120) -> tuple[int, str, str]:
         """(status, content type, body) of a GET; an error status is an answer too."""
+        request = urllib.request.Request(self.base + path, headers=self.headers)
         try:
-            with urllib.request.urlopen(self.base + path, timeout=timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                self.last_headers = response.headers
                 return response.status, response.headers.get("content-type", ""), response.read().decode("utf-8")
         except urllib.error.HTTPError as error:
+            self.last_headers = error.headers
             return error.code, error.headers.get("content-type", ""), error.read().decode("utf-8", "replace")
 
     def page(self, path: str) -> str:
@@ -426,6 +437,8 @@ class Server:
         assert status == 200, f"{self.name} {path}: {status}\n{body[:2000]}\n{self.output()}"
         assert content_type.startswith("text/html"), content_type
         assert "Traceback" not in body
+        policy = self.last_headers.get("content-security-policy", "")  # the plugin's, under plain datasette too
+        assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy, (self.name, path, policy)
         return body
 
     def json(self, path: str):
@@ -481,6 +494,18 @@ def test_the_pages_and_their_stylesheet(archive_servers):
         assert "JWT authentication" in search and "<mark>" in search
         canned = server.page("/archive/search_reports?query=proxy+timeout")
         assert "proxy" in canned.lower()
+
+
+def test_archivist_serve_asks_for_the_token_it_printed_and_plain_datasette_for_none(archive_servers):
+    serve, datasette = archive_servers
+    assert serve.headers and not datasette.headers
+    for server, status in ((serve, 401), (datasette, 200)):
+        try:
+            with urllib.request.urlopen(server.base + "/api/search?query=proxy", timeout=120) as response:
+                answered = response.status
+        except urllib.error.HTTPError as error:
+            answered = error.code
+        assert answered == status, (server.name, answered)
 
 
 def test_datasette_answers_as_archivist_serve_does(archive_servers, installed, workspace):

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from conftest import started_datasette
 from mcp import Client
-from test_mcp import ARCHIVIST, free_port, wait_for
+from test_mcp import ARCHIVIST, Running, http_client, launcher
 
 from archivist.build.indexer import index_workspace
 from archivist.errors import ArchivistError
@@ -101,32 +101,42 @@ def test_allow_workspace_must_name_a_folder(sample_workspace, tmp_path):
     assert "Traceback" not in done.stderr
 
 
-# --- Host, Origin and token on every HTTP surface -----------------------------------------
+# --- Host, Origin, token and Content-Security-Policy on every HTTP surface --------------------
 
 
 @pytest.fixture
-def serve(embedded_sample):
-    processes: list[subprocess.Popen] = []
-
-    def start(*options: str, env: dict[str, str] | None = None) -> str:
-        port = free_port()
-        process = subprocess.Popen(
-            [ARCHIVIST, "serve", str(embedded_sample), "--no-index", "--port", str(port), *options],
-            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        processes.append(process)
-        wait_for(port, process)
-        return f"http://127.0.0.1:{port}"
-
-    yield start
-    for process in processes:
-        process.kill()
-        process.wait(timeout=10)
+def launched(tmp_path):
+    with launcher(tmp_path) as start:
+        yield start
 
 
+@pytest.fixture
+def serve(launched, embedded_sample):
+    """`archivist serve` on the embedded sample, as its operator starts it: no token set, none in the environment."""
+
+    def start(*options: str, env: dict[str, str] | None = None) -> Running:
+        return launched("serve", str(embedded_sample), "--no-index", *options, env=env)
+
+    return start
+
+
+@pytest.fixture
+def http_server(launched, embedded_sample):
+    """`archivist mcp --http` on the embedded sample, likewise."""
+
+    def start(*options: str, env: dict[str, str] | None = None) -> Running:
+        return launched("mcp", str(embedded_sample), "--http", *options, env=env)
+
+    return start
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 SURFACES = (
     "/",
     "/search?query=proxy&mode=keyword",
@@ -134,79 +144,198 @@ SURFACES = (
     "/api/search?query=proxy&mode=keyword",
     "/archive/search_workspace.json?query=proxy",
     "/archive/documents.json",
+    "/archive.json?sql=select+count(*)+from+documents",
     "/-/mcp",
 )
+HTML_PAGES = ("/", "/search?query=proxy&mode=keyword", "/document/1", "/archive/documents", "/archive", "/nope")
+
+
+def request(base: str, path: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    """GET a page or JSON; POST an MCP initialize to an MCP endpoint."""
+    if path.split("?")[0].endswith("/mcp"):
+        return httpx.post(base + path, json=INITIALIZE, headers={**MCP_HEADERS, **(headers or {})}, timeout=60)
+    return httpx.get(base + path, headers=headers, timeout=60)
+
+
+def foreign_origins(port: int) -> list[str]:
+    """Origins other than http://127.0.0.1:PORT: other local ports and schemes, other hosts, null, malformed."""
+    return [
+        "http://127.0.0.1:1",
+        f"http://127.0.0.1:{port + 1}",
+        f"https://127.0.0.1:{port}",
+        f"ws://127.0.0.1:{port}",
+        f"http://localhost:{port}",
+        "http://evil.example",
+        "null",
+        f"http://127.0.0.1:{port}/path",
+        f"http://user@127.0.0.1:{port}",
+        "http://127.0.0.1:99999",
+        "http://[",
+        f"127.0.0.1:{port}",
+        "",
+    ]
+
+
+def assert_refused(response: httpx.Response, status: int, code: str, why: str) -> None:
+    assert response.status_code == status, (response.status_code, response.text[:300])
+    body = response.json()
+    assert body["success"] is False and body["code"] == code and why in body["error"], body
 
 
 def test_serve_refuses_dns_rebinding_and_foreign_origins(serve):
-    base = serve("--allow-host", "archive.internal")
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
-    }
-    mcp_headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    server = serve("--allow-host", "archive.internal")
+    token = server.headers
     for path in SURFACES:
-        if path == "/-/mcp":
-            send = lambda path=path, **kw: httpx.post(base + path, json=initialize, timeout=60, **kw)  # noqa: E731
-        else:
-            send = lambda path=path, **kw: httpx.get(base + path, timeout=60, **kw)  # noqa: E731
-        extra = mcp_headers if path == "/-/mcp" else {}
-        rebinding = send(headers={**extra, "host": "evil.example"})
-        assert rebinding.status_code == 421, path
-        assert rebinding.json()["code"] == "FORBIDDEN"
-        foreign = send(headers={**extra, "origin": "http://evil.example"})
-        assert foreign.status_code == 403, path
+        assert_refused(request(server.base, path, {**token, "host": "evil.example"}), 421, "FORBIDDEN", "host name")
+        for origin in foreign_origins(server.port):
+            refused = request(server.base, path, {**token, "origin": origin})
+            assert_refused(refused, 403, "FORBIDDEN", "--allow-origin")
         for host in ("localhost", "127.0.0.1", "archive.internal"):
-            assert send(headers={**extra, "host": f"{host}:1234"}).status_code < 400, (path, host)
-        same_origin = send(headers={**extra, "origin": base})
-        assert same_origin.status_code < 400, path
+            assert request(server.base, path, {**token, "host": f"{host}:1234"}).status_code < 400, (path, host)
+        same = {"origin": server.base}
+        assert request(server.base, path, {**token, **same}).status_code < 400, path
+        same_by_name = {"host": f"localhost:{server.port}", "origin": f"http://localhost:{server.port}"}
+        assert request(server.base, path, {**token, **same_by_name}).status_code < 400, path
+        default_port = {"host": "archive.internal", "origin": "http://archive.internal:80"}
+        assert request(server.base, path, {**token, **default_port}).status_code < 400, path
+
+
+def test_mcp_http_refuses_foreign_origins(http_server):
+    server = http_server()
+    for origin in foreign_origins(server.port):
+        assert_refused(request(server.base, "/mcp", {**server.headers, "origin": origin}), 403, "FORBIDDEN", "origin")
+    assert request(server.base, "/mcp", {**server.headers, "origin": server.base}).status_code == 200
+
+
+def test_allow_origin_admits_exactly_the_named_origins(serve, http_server):
+    named = ("http://127.0.0.1:3000", "https://tools.example")
+    admitted = ["http://127.0.0.1:3000", "https://tools.example", "https://tools.example:443", "HTTPS://Tools.Example"]
+    still_foreign = ["http://127.0.0.1:3001", "https://127.0.0.1:3000", "http://tools.example", "http://localhost:3000"]
+    on_serve = serve("--allow-origin", named[0], "--allow-origin", named[1])
+    on_mcp = http_server(env={"ARCHIVIST_ALLOW_ORIGINS": f"{named[0]}, {named[1]}"})  # commas or spaces
+    for server, paths in ((on_serve, ("/api/search?query=proxy&mode=keyword", "/", "/-/mcp")), (on_mcp, ("/mcp",))):
+        for path in paths:
+            for origin in admitted:
+                assert request(server.base, path, {**server.headers, "origin": origin}).status_code == 200, origin
+            for origin in still_foreign:
+                refused = request(server.base, path, {**server.headers, "origin": origin})
+                assert refused.status_code == 403, (path, origin)
+
+
+def test_serve_is_closed_without_the_token_it_printed(serve):
+    import http.client
+
+    server = serve()
+    printed = server.output()
+    token = server.token
+    assert f"at http://127.0.0.1:{server.port}/?token={token}\n" in printed  # the URL that opens the app
+    assert "ARCHIVIST_TOKEN to keep one" in printed and len(token) >= 40
+    for path in SURFACES:
+        assert_refused(request(server.base, path), 401, "UNAUTHORIZED", "token")
+        assert_refused(request(server.base, path, {"authorization": "Bearer wrong"}), 401, "UNAUTHORIZED", "token")
+        assert request(server.base, path, server.headers).status_code == 200, path
+    for cookie in ('archivist_token="unterminated', "archivist_token=wrong", "\x7f=;;;=", "archivist_token"):
+        assert_refused(request(server.base, "/", {"cookie": cookie}), 401, "UNAUTHORIZED", "token")
+    with httpx.Client(base_url=server.base, timeout=60, headers={"accept": "text/html"}) as browser:
+        opened = browser.get(f"/?token={token}")  # the printed URL, in a browser: the token becomes a cookie
+        assert opened.status_code == 302 and opened.headers["location"] == "/"
+        assert "HttpOnly" in opened.headers["set-cookie"] and "SameSite=Strict" in opened.headers["set-cookie"]
+        for path in HTML_PAGES[:-1]:
+            assert browser.get(path).status_code == 200, path
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)  # httpx would tidy the path
+    connection.request("GET", f"//evil.example/?token={token}", headers={"accept": "text/html"})
+    elsewhere = connection.getresponse()
+    connection.close()
+    assert elsewhere.status == 302 and elsewhere.getheader("location") == "/evil.example/"  # never off the site
+    client = {"accept": "application/json"}  # a client that cannot send headers puts the token in the URL
+    assert request(server.base, f"/api/search?query=proxy&mode=keyword&token={token}", client).status_code == 200
+    assert request(server.base, f"/-/mcp?token={token}").status_code == 200
+    assert_refused(request(server.base, "/?token=wrong", {"accept": "text/html"}), 401, "UNAUTHORIZED", "token")
+
+
+def test_mcp_http_is_closed_without_the_token_it_printed_and_makes_one_at_each_start(http_server):
+    server = http_server()
+    assert f"at http://127.0.0.1:{server.port}/mcp\n" in server.output()
+    assert f"Authorization: Bearer {server.token}\n" in server.output()
+    assert_refused(request(server.base, "/mcp"), 401, "UNAUTHORIZED", "token")
+    assert_refused(request(server.base, "/mcp", {"authorization": "Bearer wrong"}), 401, "UNAUTHORIZED", "token")
+    assert request(server.base, f"/mcp?token={server.token}").status_code == 200
+
+    async def tools() -> set[str]:
+        async with http_client(server) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert "search" in asyncio.run(tools())
+    again = http_server()
+    assert again.token != server.token
+    assert_refused(request(again.base, "/mcp", server.headers), 401, "UNAUTHORIZED", "token")
+
+
+def test_no_token_serves_openly_and_says_so_at_each_start(serve, http_server):
+    for server, path in (
+        (serve("--no-token"), "/api/search?query=proxy&mode=keyword"),
+        (http_server("--no-token"), "/mcp"),
+    ):
+        printed = server.output()
+        assert "Warning: --no-token" in printed and "anyone who can reach port" in printed, printed
+        assert "token=" not in printed and "Bearer" not in printed
+        assert request(server.base, path).status_code == 200
+        refused = request(server.base, path, {"origin": "http://127.0.0.1:1"})  # still only its own pages
+        assert_refused(refused, 403, "FORBIDDEN", "--allow-origin")
+
+
+def test_serve_with_a_token_set_lets_in_only_its_holders(serve):
+    server = serve(env={"ARCHIVIST_TOKEN": "s3cret-token"})
+    assert server.token == "s3cret-token" and "keep one" not in server.output()
+    refused = httpx.get(server.base + "/api/search?query=proxy&mode=keyword")
+    assert refused.status_code == 401 and refused.json()["code"] == "UNAUTHORIZED"
+    assert httpx.get(server.base + "/", headers={"authorization": "Bearer wrong"}).status_code == 401
+    authorized = {"authorization": "Bearer s3cret-token"}
+    assert httpx.get(server.base + "/api/search?query=proxy&mode=keyword", headers=authorized).status_code == 200
+    with httpx.Client(base_url=server.base, timeout=60, headers={"accept": "text/html"}) as browser:
+        first = browser.get("/search?query=proxy&mode=keyword&token=s3cret-token")
+        assert first.status_code == 302 and first.headers["location"] == "/search?query=proxy&mode=keyword"
+        assert "HttpOnly" in first.headers["set-cookie"]
+        assert browser.get("/search?query=proxy&mode=keyword").status_code == 200
+    assert httpx.get(server.base + "/?token=wrong").status_code == 401
+
+
+def test_every_page_of_serve_sends_a_content_security_policy(serve):
+    server = serve()
+    for path in HTML_PAGES:
+        response = request(server.base, path, server.headers)
+        assert response.headers["content-type"].startswith("text/html"), path
+        policy = dict(part.strip().split(" ", 1) for part in response.headers["content-security-policy"].split(";"))
+        assert policy["default-src"] == "'self'" and policy["frame-ancestors"] == "'none'", path
+        assert policy["script-src"].startswith("'self' 'sha256-") and "unsafe" not in policy["script-src"], path
+    refused = request(server.base, "/")
+    assert refused.status_code == 401 and "content-security-policy" in refused.headers
 
 
 def test_serve_refuses_a_66000_character_query_plainly(serve):
     import http.client
-    from urllib.parse import urlsplit
 
-    port = urlsplit(serve()).port
+    server = serve()
     for path in ("/api/search", "/search", "/archive/search.json", "/archive/search_workspace"):
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)  # httpx refuses such URLs itself
-        connection.request("GET", f"{path}?query={'a' * 66_000}")
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)  # httpx refuses such URLs
+        connection.request("GET", f"{path}?query={'a' * 66_000}", headers=server.headers)
         response = connection.getresponse()
         body = response.read().decode()
         connection.close()
         assert response.status == 400 and "too long" in body and "Traceback" not in body, (path, response.status)
 
 
-def test_serve_with_a_token_lets_in_only_its_holders(serve):
-    base = serve(env={"ARCHIVIST_TOKEN": "s3cret-token"})
-    refused = httpx.get(base + "/api/search?query=proxy&mode=keyword")
-    assert refused.status_code == 401 and refused.json()["code"] == "UNAUTHORIZED"
-    assert httpx.get(base + "/", headers={"authorization": "Bearer wrong"}).status_code == 401
-    assert (
-        httpx.get(
-            base + "/api/search?query=proxy&mode=keyword", headers={"authorization": "Bearer s3cret-token"}
-        ).status_code
-        == 200
-    )
-    with httpx.Client(base_url=base, timeout=60) as browser:  # the printed URL signs a browser in with a cookie
-        first = browser.get("/search?query=proxy&mode=keyword&token=s3cret-token")
-        assert first.status_code == 302 and first.headers["location"] == "/search?query=proxy&mode=keyword"
-        assert "HttpOnly" in first.headers["set-cookie"]
-        assert browser.get("/search?query=proxy&mode=keyword").status_code == 200
-    assert httpx.get(base + "/?token=wrong").status_code == 401
-
-
 # --- concurrent clients ---------------------------------------------------------------------
 
 
 def test_many_mcp_and_web_clients_at_once_all_answer(serve):
-    base = serve()
+    server = serve()
+    base = server.base
     from mcp.client.streamable_http import streamable_http_client
 
     async def agent(number: int) -> int:
         answered = 0
-        async with httpx.AsyncClient(timeout=60) as http:
+        async with httpx.AsyncClient(timeout=60, headers=server.headers) as http:
             async with Client(streamable_http_client(base + "/-/mcp", http_client=http)) as client:
                 for query in ("proxy timeout", "authentication", "borders", "kubernetes"):
                     result = await client.call_tool("search", {"query": query, "mode": "keyword"})
@@ -215,7 +344,7 @@ def test_many_mcp_and_web_clients_at_once_all_answer(serve):
         return answered
 
     async def browser(number: int) -> int:
-        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        async with httpx.AsyncClient(base_url=base, timeout=60, headers=server.headers) as http:
             for path in ("/", "/search?query=proxy", "/api/search?query=borders&mode=keyword", "/document/1"):
                 assert (await http.get(path)).status_code == 200, path
         return 4

@@ -97,7 +97,7 @@ def test_watch_indexes_new_and_changed_files_and_source_sessions(tmp_path, stopp
 def test_serve_watch_answers_searches_for_what_was_just_written(tmp_path, stopped):
     workspace = write_files(tmp_path / "ws", {"notes/a.md": "# Alpha\n\nfirst\n"})
     port = free_port()
-    env = {**os.environ, "ARCHIVIST_TOKEN": ""}
+    env = {**os.environ, "ARCHIVIST_TOKEN": "", "ARCHIVIST_MCP_TOKEN": ""}  # none given: it makes one
     process = subprocess.Popen(
         [*ARCHIVIST, "serve", str(workspace), "--watch", "--port", str(port)],
         stdout=subprocess.PIPE,
@@ -106,13 +106,18 @@ def test_serve_watch_answers_searches_for_what_was_just_written(tmp_path, stoppe
         env=env,
     )
     stopped(process)
-    while "Serving" not in (process.stdout.readline() or "Serving"):
-        pass
+    printed = ""
+    while "Serving" not in printed:
+        printed = process.stdout.readline()
+        assert printed, "archivist serve stopped before printing its URL"
+    token = {"Authorization": f"Bearer {printed.strip().rsplit('?token=', 1)[1]}"}
     base = f"http://127.0.0.1:{port}"
 
     def found(word):
         try:
-            response = httpx.get(f"{base}/api/search", params={"query": word, "mode": "keyword"}, timeout=10)
+            response = httpx.get(
+                f"{base}/api/search", params={"query": word, "mode": "keyword"}, headers=token, timeout=10
+            )
         except httpx.HTTPError:
             return False
         return response.status_code == 200 and json.loads(response.text)["total"] > 0

@@ -1,12 +1,17 @@
 """The Datasette app on the sample workspace: browsable, faceted, every canned query a page and JSON."""
 
+import base64
 import contextlib
+import hashlib
 import json
+import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -107,6 +112,12 @@ def wait_for_port(port: int, seconds: float = 30) -> None:
     raise TimeoutError(f"nothing listening on port {port}")
 
 
+# A server a test starts is opened as its operator opens it: no token from the test's own environment.
+WITHOUT_TOKEN = {
+    key: value for key, value in os.environ.items() if key not in ("ARCHIVIST_TOKEN", "ARCHIVIST_MCP_TOKEN")
+}
+
+
 def test_archivist_serve_indexes_embeds_prints_the_url_and_serves(sample_workspace):
     # what `make serve` runs
     port = _free_port()
@@ -124,17 +135,28 @@ def test_archivist_serve_indexes_embeds_prints_the_url_and_serves(sample_workspa
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        env=WITHOUT_TOKEN,
     )
     try:
         lines = [process.stdout.readline() for _ in range(3)]
         assert "0 indexed, 28 unchanged" in lines[0]  # the fixture indexed it already
         assert "55 documents embedded" in lines[1]
         url = lines[2].strip().rsplit(" ", 1)[-1]
-        assert url == f"http://127.0.0.1:{port}/"
+        assert re.fullmatch(rf"http://127\.0\.0\.1:{port}/\?token=[\w-]{{40,}}", url), url
         wait_for_port(port)
-        with urllib.request.urlopen(url + "archive/search_workspace.json?query=kubernetes&_shape=array") as response:
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())  # keeps the cookie it is given
+        with browser.open(urllib.request.Request(url, headers={"Accept": "text/html"})) as response:
+            assert response.url == f"http://127.0.0.1:{port}/" and "<h1>Archivist</h1>" in response.read().decode()
+        token = {"Authorization": f"Bearer {parse_qs(urlsplit(url).query)['token'][0]}"}
+        base = f"http://127.0.0.1:{port}/"
+        search = urllib.request.Request(
+            base + "archive/search_workspace.json?query=kubernetes&_shape=array", headers=token
+        )
+        with urllib.request.urlopen(search) as response:
             body = json.loads(response.read())
-        with urllib.request.urlopen(url + "archive/similar.json?document=6&_shape=array") as response:
+        with urllib.request.urlopen(
+            urllib.request.Request(base + "archive/similar.json?document=6&_shape=array", headers=token)
+        ) as response:
             assert len(json.loads(response.read())) == 10
         assert body and body[0]["path"].startswith(("conversations/", "debug/", "plan/", "brainstorm/"))
     finally:
@@ -150,9 +172,34 @@ async def test_excerpt_highlights_render_as_marks_and_nothing_else_as_html(sampl
     assert highlighted("<script>x</script> <mark>a</mark>") == "&lt;script&gt;x&lt;/script&gt; <mark>a</mark>"
 
 
+class Served(str):
+    """The base URL of a server that `serving` started, knowing the URL it printed (which carries its token)."""
+
+    printed: str
+    token: str
+
+    def __new__(cls, base: str, printed: str) -> "Served":
+        served = super().__new__(cls, base)
+        served.printed = printed
+        served.token = parse_qs(urlsplit(printed).query)["token"][0]
+        return served
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+def printed_url(process: subprocess.Popen) -> str:
+    """The URL on `archivist serve`'s line "Serving WORKSPACE at URL", which it prints before it listens."""
+    for line in process.stdout:
+        if line.startswith("Serving "):
+            return line.split()[-1]
+    raise AssertionError(f"archivist serve exited with {process.wait()} before printing its URL")
+
+
 @contextlib.contextmanager
 def serving(workspace):
-    """`archivist serve WORKSPACE --no-index` in a subprocess: its base URL while it runs."""
+    """`archivist serve WORKSPACE --no-index` in a subprocess: its base URL (a `Served`) while it runs."""
     port = _free_port()
     process = subprocess.Popen(
         [
@@ -165,12 +212,15 @@ def serving(workspace):
             "--port",
             str(port),
         ],
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,  # one line, read below; nothing else is written there
         stderr=subprocess.DEVNULL,
+        text=True,
+        env=WITHOUT_TOKEN,
     )
     try:
+        printed = printed_url(process)
         wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
+        yield Served(f"http://127.0.0.1:{port}", printed)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -180,7 +230,7 @@ def test_a_fresh_server_answers_its_first_semantic_query_within_the_sql_time_lim
     # The model loads on that first query (seconds), outside Datasette's 1 s SQL time limit.
     with serving(embedded_sample) as base:
         url = f"{base}/archive/search_semantic.json?query=authentication+patterns&_shape=array"
-        with urllib.request.urlopen(url, timeout=120) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=base.headers), timeout=120) as response:
             rows = json.loads(response.read())
         assert rows and rows[0]["score"] > 0.3
 
@@ -357,3 +407,73 @@ async def test_a_doubled_slash_with_a_non_ascii_name_is_never_a_500(sample_datas
         for path in ("/archive//%C3%A9", "/document/a%2F%2F%C3%A9", "/search//%C3%9F"):
             response = await client.get(path)
             assert response.status_code < 500, (path, response.status_code, response.text[:200])
+
+
+# --- what the plugin alone checks and sends (as under plain `datasette archive.db`) ------------------
+
+PAGES = (
+    "/",
+    "/search?query=authentication",
+    "/document/1",
+    "/archive/documents",
+    "/archive/documents/1",
+    "/archive",
+    "/archive/search_workspace?query=proxy",
+    "/-/plugins",
+    "/no/such/page",
+)
+_SCRIPT = re.compile(r"<script(?P<attributes>[^>]*)>(?P<body>.*?)</script>", re.S)
+
+
+def _directives(policy: str) -> dict[str, str]:
+    return dict(part.strip().split(" ", 1) for part in policy.split(";"))
+
+
+async def test_every_page_sends_a_policy_that_names_each_of_its_inline_scripts(sample_datasette):
+    for path in PAGES:
+        response = await sample_datasette.client.get(path)
+        assert response.headers["content-type"].startswith("text/html"), path
+        policy = _directives(response.headers["content-security-policy"])
+        assert policy["default-src"] == "'self'" and policy["frame-ancestors"] == "'none'", path
+        assert policy["base-uri"] == "'self'" and policy["form-action"] == "'self'" and policy["object-src"] == "'none'"
+        assert "unsafe" not in policy["script-src"] and "*" not in policy["script-src"], path
+        scripts = list(_SCRIPT.finditer(response.text))
+        assert scripts, path  # Datasette's pages have inline scripts: each must be named
+        for script in scripts:
+            source = re.search(r'src="([^"]+)"', script["attributes"])
+            if source:
+                assert source[1].startswith("/"), (path, source[1])  # the app's own files
+            elif script["body"]:  # an empty one runs nothing, and a browser checks no policy for it
+                digest = base64.b64encode(hashlib.sha256(script["body"].encode()).digest()).decode()
+                assert f"'sha256-{digest}'" in policy["script-src"].split(), (path, script["body"][:80])
+
+
+async def test_the_plugin_alone_checks_the_origin_and_asks_for_no_token(sample_workspace):
+    import httpx
+
+    from archivist.workspace import archive_path
+
+    datasette = _plain_datasette(archive_path(sample_workspace))
+    await datasette.invoke_startup()
+    transport = httpx.ASGITransport(app=datasette.app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost:8001") as client:
+        for path in ("/", "/api/search?query=proxy&mode=keyword", "/archive/documents.json"):
+            assert (await client.get(path)).status_code == 200, path  # Datasette's own model: no token
+            assert (await client.get(path, headers={"origin": "http://localhost:8001"})).status_code == 200, path
+            for origin in ("http://localhost:8002", "https://localhost:8001", "null", "http://127.0.0.1:8001"):
+                refused = await client.get(path, headers={"origin": origin})
+                assert refused.status_code == 403 and refused.json()["code"] == "FORBIDDEN", (path, origin)
+                assert "--allow-origin" in refused.json()["error"]
+
+
+async def test_the_plugin_admits_the_origins_its_settings_name(sample_workspace):
+    import httpx
+    from conftest import started_datasette
+
+    from archivist.workspace import archive_path
+
+    datasette = await started_datasette(archive_path(sample_workspace), {"allowed_origins": ["https://tools.example"]})
+    transport = httpx.ASGITransport(app=datasette.app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost:8001") as client:
+        for origin, status in (("https://tools.example", 200), ("https://tools.example:444", 403), ("null", 403)):
+            assert (await client.get("/api/search?query=proxy", headers={"origin": origin})).status_code == status

@@ -75,7 +75,9 @@ def prepare_connection(conn, datasette):
 
 @hookimpl
 def asgi_wrapper(datasette):
-    """Host, Origin and token first; then canned-query parameters, before Datasette runs the SQL."""
+    """Host and Origin first, and the Content-Security-Policy on every response (under plain ``datasette``
+    too; ``archivist serve`` checks its token outside the app); then canned-query parameters, before
+    Datasette runs the SQL."""
     from archivist.web import app
 
     check_parameters = app.check_parameters(datasette)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
+import hashlib
 import json
 import logging
+import re
 import weakref
 from collections.abc import Awaitable, Callable
 from importlib.resources import files
@@ -24,7 +27,7 @@ from archivist.errors import ArchivistError, took_too_long
 from archivist.queries import runner, validation
 from archivist.queries.catalog import sql_for
 from archivist.queries.rules import API_OUTPUT
-from archivist.web.guard import Guard
+from archivist.web.guard import Guard, content_security_policy, parse_origin
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -426,13 +429,54 @@ def register_plugin() -> None:
 
 
 def host_guard(datasette: Datasette) -> Guard:
-    """The Host and Origin checks of every request, Datasette's own internal ones included.
+    """The Host and Origin checks of every request, Datasette's own internal ones included, and
+    the Content-Security-Policy of every page, under ``archivist serve`` and plain ``datasette`` alike.
 
     The token is checked outside the app (``archivist serve``): Datasette's internal
     requests, which the pages make to its JSON API, carry none.
     """
     settings = datasette.plugin_config("archivist") or {}
-    return Guard.of(settings.get("allowed_hosts") or ())
+    origins = list(settings.get("allowed_origins") or ())
+    for origin in origins:
+        if parse_origin(origin.strip()) is None:
+            logger.warning("allowed_origins: %r is not an origin (scheme://host[:port]); it allows nothing", origin)
+    policy = content_security_policy(inline_script_hashes(datasette))
+    return Guard.of(settings.get("allowed_hosts") or (), allowed_origins=origins, policy=policy)
+
+
+_INLINE_SCRIPT = re.compile(r"<script(?P<attributes>[^>]*)>(?P<body>.*?)</script>", re.S | re.I)
+# Template variables that an inline script of Datasette's is made of, with every value each takes.
+_SCRIPT_VALUES = {"{{ datasette_allow_facet }}": ("true", "false")}
+
+
+def _script_texts(body: str) -> list[str]:
+    """The texts an inline script of a template renders to; none when it holds other template code."""
+    texts = [body]
+    for placeholder, values in _SCRIPT_VALUES.items():
+        if placeholder in body:
+            texts = [text.replace(placeholder, value) for text in texts for value in values]
+    return [text for text in texts if not any(mark in text for mark in ("{{", "{%", "{#"))]
+
+
+def inline_script_hashes(datasette: Datasette) -> set[str]:
+    """The SHA-256 (base64) of each inline script that the templates Datasette renders write as they are.
+
+    Datasette's own templates put a few scripts inline (closing the menus, the SQL editor, the
+    facet switch), so the policy names them by their hashes rather than allowing any inline
+    script. A script a plugin writes differently on each request is not among them and is
+    blocked: datasette-enrichments' progress bar on a table with a running job (its
+    extra_body_script hook) and on a job's page; the job runs all the same.
+    """
+    environment = datasette.jinja_env
+    hashes = set()
+    for name in environment.list_templates(extensions=["html"]):
+        source, _, _ = environment.loader.get_source(environment, name)
+        for script in _INLINE_SCRIPT.finditer(source.replace("\r\n", "\n")):
+            if "src=" in script["attributes"]:
+                continue
+            for text in _script_texts(script["body"]):
+                hashes.add(base64.b64encode(hashlib.sha256(text.encode()).digest()).decode())
+    return hashes
 
 
 def allowed_workspaces(datasette: Datasette) -> list[Path]:

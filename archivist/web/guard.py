@@ -1,11 +1,15 @@
-"""What every HTTP surface checks before anything else: Host, Origin and the bearer token.
+"""What every HTTP surface checks before anything else: Host, Origin and the bearer token;
+and the Content-Security-Policy that every response carries.
 
 A server bound to loopback answers only requests addressed to loopback names, so a
 web page the user visits cannot reach it through a name of its own that resolves
-to 127.0.0.1 (DNS rebinding), nor call it from its own origin. Other names can be
-allowed by the operator (``--allow-host``). When a token is set, every request
-carries it: ``Authorization: Bearer <token>``, or, for a browser, the cookie that
-``?token=<token>`` sets once.
+to 127.0.0.1 (DNS rebinding). Other names can be allowed by the operator
+(``--allow-host``). A request that names an ``Origin`` (a browser's call from a page)
+must come from the server's own origin: the same scheme, host and port, so a page
+served from another local port is as foreign as any other site. Other origins can be
+allowed by the operator (``--allow-origin``). When a token is set, every request
+carries it: ``Authorization: Bearer <token>``, ``?token=<token>`` in the URL, or, for a
+browser, the cookie that opening a page with ``?token=<token>`` sets once.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import hmac
 import ipaddress
 import json
 import os
+import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
@@ -23,14 +28,23 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from archivist.errors import ArchivistError
 
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
+Origin = tuple[str, str, int]  # scheme, host name, port: what "the same origin" compares
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 TOKEN_ENV = "ARCHIVIST_TOKEN"
 OLD_TOKEN_ENV = "ARCHIVIST_MCP_TOKEN"  # its first name, when only the MCP server took a token
+ALLOW_ORIGINS_ENV = "ARCHIVIST_ALLOW_ORIGINS"
 COOKIE = "archivist_token"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+WEBSOCKET_SCHEMES = {"ws": "http", "wss": "https"}  # a websocket's origin is its page's
 
 
 def token_from_environment() -> str | None:
     return os.environ.get(TOKEN_ENV) or os.environ.get(OLD_TOKEN_ENV) or None
+
+
+def new_token() -> str:
+    """A token for one run of a server, made at its start (as Jupyter does): 256 random bits."""
+    return secrets.token_urlsafe(32)
 
 
 def is_loopback(host: str) -> bool:
@@ -51,17 +65,91 @@ def _hostname(authority: str) -> str:
         return ""
 
 
+def parse_origin(text: str) -> Origin | None:
+    """'HTTP://Example.com' -> ('http', 'example.com', 80); None for anything but an http(s) origin.
+
+    ``null`` (a sandboxed page, a file), a path, user info, a bad port or stray
+    characters are no origin, so they never equal the server's own.
+    """
+    if not text.isprintable() or any(character.isspace() for character in text):
+        return None
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:  # a malformed port or bracket
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    return scheme, parts.hostname.lower(), DEFAULT_PORTS[scheme] if port is None else port
+
+
+def shown_origin(origin: Origin) -> str:
+    """('http', '::1', 8001) -> 'http://[::1]:8001', the default port left out."""
+    scheme, host, port = origin
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + ("" if DEFAULT_PORTS[scheme] == port else f":{port}")
+
+
+def request_origin(scope: dict, headers: dict[str, str]) -> Origin | None:
+    """The origin a request was addressed to: the scheme it came over, the host and port of its Host header."""
+    host = headers.get("host", "")
+    if not host:
+        return None
+    scheme = str(scope.get("scheme") or "http").lower()
+    return parse_origin(f"{WEBSOCKET_SCHEMES.get(scheme, scheme)}://{host}")
+
+
+def content_security_policy(script_hashes: Iterable[str] = ()) -> str:
+    """Only the app's own resources: its scripts are its files, and the inline scripts named by their hashes.
+
+    Styles allow 'unsafe-inline': Datasette's own templates write ``style=`` attributes and a
+    ``<style>`` block made of each table's column names, different on every page, which no hash
+    can name. A style cannot run code; scripts get no such allowance.
+    """
+    scripts = " ".join(["'self'", *(f"'sha256-{digest}'" for digest in sorted(set(script_hashes)))])
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src {scripts}",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "object-src 'none'",
+            "frame-ancestors 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+        ]
+    )
+
+
 @dataclass(frozen=True)
 class Guard:
-    """The checks for one server: extra allowed host names, and the token if any."""
+    """The checks for one server: extra allowed host names and origins, the token if any, and its pages' policy."""
 
     allowed_hosts: frozenset[str] = field(default_factory=frozenset)
     token: str | None = None
+    allowed_origins: frozenset[Origin] = field(default_factory=frozenset)
+    policy: str = field(default_factory=content_security_policy)
 
     @classmethod
-    def of(cls, allowed_hosts: Iterable[str] = (), token: str | None = None) -> Guard:
+    def of(
+        cls,
+        allowed_hosts: Iterable[str] = (),
+        token: str | None = None,
+        allowed_origins: Iterable[str] = (),
+        policy: str | None = None,
+    ) -> Guard:
+        """A guard from the operator's words; an allowed origin that is no origin (see parse_origin) allows nothing."""
         names = {_hostname(host) or host.lower() for host in allowed_hosts if host}
-        return cls(frozenset(names), token or None)
+        origins = {parse_origin(origin.strip()) for origin in allowed_origins}
+        return cls(
+            frozenset(names),
+            token or None,
+            frozenset(origin for origin in origins if origin is not None),
+            policy or content_security_policy(),
+        )
 
     def host_allowed(self, hostname: str, bound_to_loopback: bool) -> bool:
         if hostname in self.allowed_hosts:
@@ -69,6 +157,11 @@ class Guard:
         if bound_to_loopback:
             return hostname in LOOPBACK_NAMES
         return not self.allowed_hosts  # bound elsewhere: checked only when the operator listed names
+
+    def origin_allowed(self, origin: str, scope: dict, headers: dict[str, str]) -> bool:
+        """The request's own origin (same scheme, host and port), or one the operator named."""
+        given = parse_origin(origin)
+        return given is not None and (given == request_origin(scope, headers) or given in self.allowed_origins)
 
     def refusal(self, scope: dict) -> tuple[int, ArchivistError] | None:
         """Why this request is refused (HTTP status and error), or None."""
@@ -83,46 +176,63 @@ class Guard:
                 "Open it at http://127.0.0.1:PORT/, or start it with --allow-host NAME.",
             )
         origin = headers.get("origin")
-        if origin is not None and not self.host_allowed(
-            _hostname(urlsplit(origin).netloc) if "://" in origin else "", bound_to_loopback
-        ):
+        if origin is not None and not self.origin_allowed(origin, scope, headers):
             return 403, ArchivistError(
                 "FORBIDDEN",
                 "Request refused: cross-origin requests are not allowed",
-                "Only pages served by this server (or an allowed host) may call it.",
-                "Start the server with --allow-host NAME to allow another origin.",
+                "Only pages served by this server itself (the same scheme, host and port) may call it; "
+                "a page from another port of this machine is another origin.",
+                "Open the page from this server, or start it with --allow-origin ORIGIN "
+                "(e.g. --allow-origin http://127.0.0.1:3000) to allow that origin.",
             )
-        if self.token is not None and not self._token_given(scope, headers):
+        if self.token is not None and not self._token_given(headers):
             return 401, ArchivistError(
                 "UNAUTHORIZED",
                 "Missing or wrong token",
-                f"This server was started with a token ({TOKEN_ENV}).",
+                f"This server is closed without its token (the one it printed at its start, or {TOKEN_ENV}).",
                 "Send the header Authorization: Bearer <token>, or open the URL the server printed (?token=...).",
             )
         return None
 
-    def _token_given(self, scope: dict, headers: dict[str, str]) -> bool:
-        assert self.token is not None
+    def _token_given(self, headers: dict[str, str]) -> bool:
         given = [headers.get("authorization", "").removeprefix("Bearer ")]
-        cookie = SimpleCookie()
+        cookie: SimpleCookie = SimpleCookie()
         try:
             cookie.load(headers.get("cookie", ""))
         except Exception:  # a malformed cookie header is no token
             pass
         if COOKIE in cookie:
             given.append(cookie[COOKIE].value)
-        return any(hmac.compare_digest(value.encode(), self.token.encode()) for value in given if value)
+        return any(self._is_token(value) for value in given if value)
 
-    def _token_in_url(self, scope: dict) -> str | None:
-        """The URL without ``token=`` when it carries the right token (a browser's first visit)."""
+    def _is_token(self, value: str) -> bool:
+        assert self.token is not None
+        return hmac.compare_digest(
+            value.encode("utf-8", "surrogateescape"), self.token.encode("utf-8", "surrogateescape")
+        )
+
+    def _without_url_token(self, scope: dict) -> str | None:
+        """The query string without ``token=`` when the URL carries the right token; else None."""
         if self.token is None or scope.get("type") != "http":
             return None
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         tokens = [value for key, value in query if key == "token"]
-        if not tokens or not hmac.compare_digest(tokens[0].encode(), self.token.encode()):
+        if not tokens or not self._is_token(tokens[0]):
             return None
-        rest = urlencode([(key, value) for key, value in query if key != "token"])
-        return scope.get("path", "/") + (f"?{rest}" if rest else "")
+        return urlencode([(key, value) for key, value in query if key != "token"])
+
+    def _with_policy(self, send: Callable) -> Callable:
+        """``send`` that adds the Content-Security-Policy to a response that has none (an inner guard's wins)."""
+        header = [b"content-security-policy", self.policy.encode("latin-1")]
+
+        async def sending(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                if not any(bytes(name).lower() == b"content-security-policy" for name, _ in headers):
+                    message = {**message, "headers": [*headers, header]}
+            await send(message)
+
+        return sending
 
     def wrap(self, app: ASGIApp) -> ASGIApp:
         async def guarded(scope: dict, receive: Callable, send: Callable) -> None:
@@ -131,10 +241,16 @@ class Guard:
             refusal = self.refusal(scope)
             if refusal is not None and scope["type"] == "websocket":
                 return await send({"type": "websocket.close", "code": 1008})
-            if refusal is not None and refusal[0] == 401:
-                target = self._token_in_url(scope)
-                if target is not None:
-                    return await _redirect_with_cookie(send, target, self.token or "")
+            send = self._with_policy(send)
+            rest = self._without_url_token(scope) if refusal is None or refusal[0] == 401 else None
+            if rest is not None and _is_page_visit(scope):
+                # a browser opening the printed URL: the token moves to a cookie and leaves the address bar
+                path = scope.get("path", "/")
+                target = "/" + path.lstrip("/") + (f"?{rest}" if rest else "")  # never //host: another site
+                return await _redirect_with_cookie(send, target, self.token or "")
+            if rest is not None:  # a client that cannot send headers, with the token in its URL
+                scope = {**scope, "query_string": rest.encode("latin-1")}
+                refusal = None
             if refusal is not None:
                 status, error = refusal
                 return await _refuse(send, status, error)
@@ -145,6 +261,11 @@ class Guard:
 
 def _headers(scope: dict) -> dict[str, str]:
     return {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers") or []}
+
+
+def _is_page_visit(scope: dict) -> bool:
+    """A browser opening a page: GET or HEAD, asking for HTML (as every browser's navigation does)."""
+    return scope.get("method") in ("GET", "HEAD") and "text/html" in _headers(scope).get("accept", "")
 
 
 async def _refuse(send: Callable, status: int, error: ArchivistError) -> None:
@@ -162,5 +283,7 @@ async def _redirect_with_cookie(send: Callable, target: str, token: str) -> None
     await send({"type": "http.response.body", "body": b""})
 
 
-def guarded(app: Any, allowed_hosts: Iterable[str] = (), token: str | None = None) -> ASGIApp:
-    return Guard.of(allowed_hosts, token).wrap(app)
+def guarded(
+    app: Any, allowed_hosts: Iterable[str] = (), token: str | None = None, allowed_origins: Iterable[str] = ()
+) -> ASGIApp:
+    return Guard.of(allowed_hosts, token, allowed_origins).wrap(app)
