@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from agentlog_index import session_lines  # noqa: E402
+from agentlog_index import session_lines
 
-from archivist.build.secrets import Masker  # noqa: E402
+from archivist.build.secrets import Masker
 
 EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "markdown"
 

@@ -13,14 +13,29 @@ from mcp import Client
 from test_agentlogs_sources import write_session
 
 from archivist.build.indexer import index_workspace
+from archivist.mcp.calls import answer_text
 from archivist.mcp.tools import create_server
 from archivist.queries import catalog, runner, sqlfunctions
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
-PAGE_KEYS = {"mode", "total", "page", "page_size", "total_pages", "has_more", "results"}
-RESULT_KEYS = {"id", "kind", "type", "agent", "title", "date", "score", "message", "snippet"}
-BUDGET = 2000  # bytes of JSON for a page of 10 results (2 KB)
+PAGE_KEYS = {"query", "mode", "total", "page", "page_size", "total_pages", "has_more", "results"}
+RESULT_KEYS = {
+    "id",
+    "kind",
+    "type",
+    "entity_type",
+    "entity_id",
+    "tags",
+    "agent",
+    "title",
+    "date",
+    "score",
+    "rank",
+    "message",
+    "snippet",
+}
+BUDGET = 2500  # bytes of JSON for a page of 10 results (2.5 KB)
 HOSTILE_TITLE = 'A "quoted" title with a back\\slash, </mark> and <script>alert(1)</script>'
 HOSTILE_BODY = (
     "Intro line.\n\n"
@@ -78,11 +93,16 @@ def check_brief(text: str, body: dict) -> None:
     assert json.loads(text) == body
     assert set(body) == PAGE_KEYS
     for result in body["results"]:
-        assert {"id", "kind", "title", "snippet"} <= set(result) <= RESULT_KEYS, result
-        assert None not in result.values(), result  # an empty field is left out
-        snippet = result["snippet"]
+        assert {"id", "kind", "title", "rank"} <= set(result) <= RESULT_KEYS, result
+        assert None not in result.values() and [] not in result.values(), result  # an empty field is left out
+        assert ("entity_type" in result) == ("entity_id" in result) == (result["kind"] == "record"), result
+        assert "tags" not in result or result["kind"] == "memory", result
+        snippet = result.get("snippet", "")  # left out where the title holds it
         assert isinstance(snippet, str) and len(snippet) <= 200, snippet
         assert "\n" not in snippet and "<mark>" not in snippet, snippet
+    ranks = [result["rank"] for result in body["results"]]
+    first = (body["page"] - 1) * body["page_size"] + 1
+    assert ranks == list(range(first, first + len(ranks))), ranks
 
 
 async def test_the_default_answer_is_brief_and_small(workspace):
@@ -189,7 +209,17 @@ def test_brief_lists_what_full_lists(embedded_sample, params):
             assert "score" not in short
         else:
             assert short["score"] == pytest.approx(whole["score"], abs=0.0006)  # three decimals
-        assert 0 < len(short["snippet"]) <= 200
+        assert short["rank"] == whole["rank"]
+        record = whole["kind"] == "record"
+        assert (short.get("entity_type"), short.get("entity_id")) == (
+            (whole["entity_type"], whole["entity_id"]) if record else (None, None)
+        )
+        assert short.get("tags", []) == (whole["tags"] if whole["kind"] == "memory" else [])
+        if "snippet" in short:
+            assert 0 < len(short["snippet"]) <= 200
+        else:  # what it would say, the title says: the title holds the start of the full excerpt
+            start = re.sub(r"</?mark>", "", whole["excerpt"]).strip(". ")[:20]
+            assert start.lower().lstrip("# ") in short["title"].lower(), (short, whole["excerpt"])
     if params.get("mode") == "scan":
         # scan ranks as hybrid (newest first without a query); its full excerpts are the short ones
         hybrid = {**params, "mode": "hybrid"} if params.get("query") else {**params, "mode": "recent"}
@@ -197,6 +227,25 @@ def test_brief_lists_what_full_lists(embedded_sample, params):
             assert [r["id"] for r in archive.search({**hybrid, "output": "brief"})["results"]] == [
                 r["id"] for r in brief["results"]
             ]
+
+
+def test_ten_results_of_the_sample_workspace_fit_in_two_and_a_half_kilobytes(embedded_sample):
+    """Its memories have long titles and its records more fields: the budget holds for them too."""
+    pages = [
+        {"query": query, "mode": mode}
+        for query in ("proxy", "timeout", "authentication", "kubernetes", "token", "session", "sqlite")
+        for mode in ("keyword", "hybrid", "scan")
+    ] + [{"mode": "recent", "entities": kind} for kind in ("", "memory", "record", "conversation", "memory,record")]
+    sizes = {}
+    with Archive.for_workspace(embedded_sample) as archive:
+        for params in pages:
+            body = archive.search(params | {"output": "brief"})
+            if len(body["results"]) == 10:
+                text = answer_text(body)
+                check_brief(text, body)
+                sizes[str(params)] = len(text.encode("utf-8"))
+    assert len(sizes) >= 20, sizes  # pages of ten of every kind were measured
+    assert max(sizes.values()) <= BUDGET, sizes
 
 
 # --- the size on a real corpus -----------------------------------------------------------
@@ -217,7 +266,7 @@ QUERIES = (
 
 
 @pytest.mark.skipif(not NOTES_CORPUS.is_dir(), reason="../shared/eval/markdown is not beside this checkout")
-async def test_ten_results_of_real_notes_fit_in_two_kilobytes(tmp_path):
+async def test_ten_results_of_real_notes_fit_in_two_and_a_half_kilobytes(tmp_path):
     db_path = tmp_path / "archive.db"
     index_workspace(NOTES_CORPUS, db_path)  # read in place
     sizes = []

@@ -364,8 +364,9 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         document: Annotated[
             str | int,
             Field(
-                description="The document: its id (as search and list_conversations give it), its path relative "
-                "to the workspace, or its absolute path."
+                description="The document: its id (as search and list_conversations give it), its path, or the "
+                "path of any file of it (a conversation folder's chat.md names the conversation), relative to the "
+                "workspace or absolute."
             ),
         ],
         workspace_path: Annotated[str | None, Field(description=WORKSPACE_PATH)] = None,
@@ -447,7 +448,11 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
             ),
         ] = None,
         document: Annotated[
-            str | int, Field(description="mode=similar: the document (id or path) to find neighbours of.")
+            str | int,
+            Field(
+                description="mode=similar: the document to find neighbours of: its id, its path, or the path of "
+                "any file of it."
+            ),
         ] = "",
         page: Annotated[int | None, Field(description="Page number, from 1.")] = None,
         page_size: Annotated[int | None, Field(description="Results per page, 1-100 (default 10).")] = None,
@@ -459,9 +464,10 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
         output: Annotated[
             str,
             Field(
-                description="'brief' (default): per result id, kind, type, agent (conversations), title, date, "
-                "score, message (an agent log's matching message) and a snippet of at most 200 characters, then "
-                "total, page, page_size, total_pages, has_more. 'full': every field (path, tags, product_id, ...), "
+                description="'brief' (default): query, mode, total, page, page_size, total_pages, has_more, and per "
+                "result id, kind, type, entity_type and entity_id (records), tags (memories), agent (conversations), "
+                "title, date, score, rank, message (an agent log's matching message) and a snippet of at most 200 "
+                "characters (left out where the title says it all). 'full': every field (path, tags, product_id, ...), "
                 "longer highlighted excerpts, facet counts per kind/type/month/day/tag/product/agent/project/model, "
                 "and the filters as understood."
             ),
@@ -556,7 +562,10 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
     async def get_conversation(
         document: Annotated[
             str | int,
-            Field(description="The conversation: its id or its path, as list_conversations or search give them."),
+            Field(
+                description="The conversation: its id or its path, as list_conversations or search give them, or "
+                "the path of any file of it."
+            ),
         ],
         offset: Annotated[
             int | None,
@@ -596,7 +605,11 @@ def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: boo
     @server.tool(annotations=READ_ONLY)
     async def get_similar(
         source_path: Annotated[
-            str, Field(description="The document: a path (relative to the workspace, or absolute) or a document id.")
+            str,
+            Field(
+                description="The document: its id, its path, or the path of any file of it (a conversation folder's "
+                "chat.md names the conversation), relative to the workspace or absolute."
+            ),
         ] = "",
         limit: Annotated[int | None, Field(description="Most results, 1-100 (default 10).")] = None,
         document: Annotated[str | int, Field(description="Another name for source_path.")] = "",

@@ -68,7 +68,13 @@ def _limit(default: int) -> Param:
     return Param("limit", rules.bounded_int("limit", 1, 100), f"Most results to return, 1 to 100 (default {default}).")
 
 
-def _document(description: str = "A document id, its path relative to the workspace, or its absolute path.") -> Param:
+DOCUMENT = (
+    "A document id, its path, or the path of any file of it (a conversation folder's chat.md names the "
+    "conversation), relative to the workspace or absolute inside it."
+)
+
+
+def _document(description: str = DOCUMENT) -> Param:
     return Param("document", rules.required_text("document", "42"), description)
 
 
@@ -218,16 +224,17 @@ QUERIES: dict[str, Query] = {
     ),
     "find_document": Query(
         title="Find a document",
-        description="One document by id, by path relative to the workspace, or by absolute path.",
+        description="One document by id, by its path or by the path of any file of it (relative to the workspace, "
+        "or absolute).",
         params=(_document(),),
         checks=(rules.document_exists,),
     ),
     "similar": Query(
         title="Similar documents",
-        description="The documents nearest in meaning to one document (by id or path), excluding itself, "
-        "with cosine similarity scores.",
+        description="The documents nearest in meaning to one document (by id, by its path or by the path of any "
+        "file of it), excluding itself, with cosine similarity scores.",
         params=(
-            _document("The document: its id, its path relative to the workspace, or its absolute path."),
+            _document(),
             _limit(10),
         ),
         checks=(rules.document_exists,),
@@ -246,8 +253,9 @@ QUERIES: dict[str, Query] = {
         "parameters. With output=full (the default here): query, mode, total, page, page_size, total_pages, "
         "has_more, results (every field, a highlighted excerpt, the matching message of an agent log), "
         "facets (counts over the first 200 results in order) and filters. With output=brief (the default of "
-        "/api/search and of the MCP tool): total, page, page_size, total_pages, has_more and results of "
-        "id, kind, type, agent, title, date, score, message and a one-line snippet, empty fields left out.",
+        "/api/search and of the MCP tool): query, mode, total, page, page_size, total_pages, has_more and results "
+        "of id, kind, type, entity_type and entity_id (records), tags (memories), agent, title, date, score, "
+        "rank, message and a one-line snippet (left out where the title says it all), empty fields left out.",
         params=(
             Param(
                 "query",
@@ -310,16 +318,21 @@ QUERIES: dict[str, Query] = {
                 "Drop semantic candidates below this cosine similarity (default 0.32 for semantic and hybrid, "
                 "so that unrelated text finds nothing; -1 keeps every candidate).",
             ),
-            Param("document", _as_given, "mode=similar: the document (an id or a path) to find the neighbours of."),
+            Param(
+                "document",
+                _as_given,
+                "mode=similar: the document to find the neighbours of: an id, its path or the path of a file of it.",
+            ),
             Param("page", rules.bounded_int("page", 1, 10_000, example=1), "Page number, from 1."),
             Param("page_size", rules.bounded_int("page_size", 1, 100), "Results per page, 1 to 100 (default 10)."),
             Param("limit", rules.bounded_int("limit", 1, 100), "Another name for page_size."),
             Param(
                 "output",
                 rules.one_of("output", rules.OUTPUTS),
-                "brief (what a list of results shows: id, kind, type, agent, title, date, score, the message "
-                "that matched, a snippet of at most 200 characters; the default of /api/search and MCP) or "
-                "full (the default here: every field, excerpts, facets and filters).",
+                "brief (what a list of results shows: id, kind, type, entity_type and entity_id (records), tags "
+                "(memories), agent, title, date, score, rank, the message that matched, a snippet of at most 200 "
+                "characters unless the title says it all; the default of /api/search and MCP) or full (the default "
+                "here: every field, excerpts, facets and filters).",
             ),
             # seed 002's name with no counterpart: a boost this archive does not use
             Param(
@@ -336,7 +349,8 @@ QUERIES: dict[str, Query] = {
     ),
     "get_document": Query(
         title="A document, whole",
-        description="One document by id or path, with its body, metadata and tags: what the document page shows. "
+        description="One document by id or path (its own, or any file's of it), with its body, metadata and tags: "
+        "what the document page shows. "
         "file is its absolute path on this machine, link a URL for it (reports: under report_link_base_url "
         "when that is set); product is the title of its product record, when there is one.",
         params=(_document(),),
@@ -406,7 +420,10 @@ QUERIES: dict[str, Query] = {
         "this page) and next_offset (the offset of the next page, or null). A conversation written in the "
         "workspace is one message of role document: its whole text.",
         params=(
-            _document("The conversation: its id or its path (as list_conversations gives them)."),
+            _document(
+                "The conversation: its id or its path (as list_conversations gives them), or the path of any file "
+                "of it."
+            ),
             _offset("messages"),
             Param(
                 "limit",

@@ -1,7 +1,8 @@
 -- search: the unified faceted search (SPEC §3). It answers one row, `response`: the whole
 -- answer as JSON, as /api/search and MCP return it: output=full (the default here) gives query,
--- mode, total, page, results, facets and filters; output=brief (theirs) the mode, the page and, per
--- result, what a list shows (id, kind, type, agent, title, date, score, message, a snippet).
+-- mode, total, page, results, facets and filters; output=brief (theirs) the query, the mode, the
+-- page and, per result, what a list shows (id, kind, type, a record's entity_type and entity_id, a
+-- memory's tags, agent, title, date, score, rank, message, a snippet), each seed's fields included.
 --
 -- The steps, each a group of CTEs below, in order:
 --   1. inputs, plan         the parameters parsed; the ranking the mode asks for (keyword,
@@ -386,29 +387,41 @@ listed as (
         'id', d.id,
         'kind', d.kind,
         'type', d.type,
+        -- what a seed's results carry under its own names: a tracker record's entity_type and
+        -- entity_id (seed 004's JSON), a memory's tags (seed 002 filters and shows memories by
+        -- them; its memory_type is type, and its created_at the day in date)
+        'entity_type', case when d.kind = 'record' then d.type end,
+        'entity_id', case when d.kind = 'record' then d.external_id end,
+        'tags', case when d.kind = 'memory' and d.tags != '[]' then json(d.tags) end,
         -- a conversation's agent: an agent log's kind, or workspace for the workspace's own
         'agent', case when d.kind = 'conversation' then
           coalesce(case when d.source like 'log:%' then d.extra ->> 'agent' end, 'workspace') end,
         'title', coalesce(d.title, d.path),
         'date', d.date,
         'score', round(r.score, 3),
+        'rank', r.position,
         -- the message its words were found in (get_conversation's offset), and its snippet
         'message', m.seq,
         -- a line of text (200 characters at most): around the words of the query in the
         -- message or the document (FTS5's snippet where the words are there only as the
-        -- stemmer finds them), else the passage found by meaning, else the start
-        'snippet', archivist_preview(coalesce(
-          case when m.id is not null then
-            coalesce(archivist_around(cast(m.text as blob), plan.query, 56), archivist_excerpt(m.text, '', 56)) end,
-          case when r.by_words then coalesce(archivist_around(cast(d.body as blob), plan.query, 56), (
-            select snippet(documents_fts, 1, '', '', '...', 10)
-            from documents_fts
-            where documents_fts match (select highlight from fts_expressions) and rowid = d.id
-          )) end,
-          case when r.start is not null then
-            archivist_excerpt(substr(d.body, r.start + 1, r."end" - r.start), '', 56) end,
-          archivist_excerpt(d.body, '', 56)
-        ), 200)
+        -- stemmer finds them), else the passage found by meaning, else the start; left out
+        -- where the title already says it all (a memory's title is its text's first line, a
+        -- note's its heading), as a list pays for every repeated word
+        'snippet', (
+          select case when instr(lower(coalesce(d.title, d.path)), lower(trim(line, '.# '))) = 0 then line end
+          from (select archivist_preview(coalesce(
+            case when m.id is not null then
+              coalesce(archivist_around(cast(m.text as blob), plan.query, 56), archivist_excerpt(m.text, '', 56)) end,
+            case when r.by_words then coalesce(archivist_around(cast(d.body as blob), plan.query, 56), (
+              select snippet(documents_fts, 1, '', '', '...', 10)
+              from documents_fts
+              where documents_fts match (select highlight from fts_expressions) and rowid = d.id
+            )) end,
+            case when r.start is not null then
+              archivist_excerpt(substr(d.body, r.start + 1, r."end" - r.start), '', 56) end,
+            archivist_excerpt(d.body, '', 56)
+          ), 200) as line)
+        )
       ))
       else json_object(
         'kind', d.kind,
@@ -481,6 +494,7 @@ listed as (
 -- 11. the response -----------------------------------------------------------------------------
 select case plan.output
   when 'brief' then json_object(
+    'query', plan.query,
     'mode', plan.mode,
     'total', listed.total,
     'page', plan.page,
