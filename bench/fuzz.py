@@ -1,13 +1,15 @@
 """Fuzz every MCP tool and the HTTP surfaces for long: outcomes per tool, and a failing exit on a broken contract.
 
-    python bench/fuzz.py [--examples 10000] [--http-examples 2000] [--stdio-examples 500] [--seed 0] [--timeout 10]
+    python bench/fuzz.py [--examples 10000] [--http-examples 2000] [--stdio-examples 500] [--export-examples 500]
+                         [--seed 0] [--timeout 10]
 
 The long run of tests/test_fuzz.py, with the same strategies and checks (tests/fuzzing.py):
 through the MCP SDK's in-process client, each tool's catalogue (every nasty value of
 fuzzing.NASTY in every parameter) and --examples generated calls per tool; through the
 Datasette app, the HTTP catalogue and --http-examples GETs of /api/search, the canned
 queries' JSON and the pages; through a real `archivist mcp` subprocess, the core catalogue
-and --stdio-examples calls (spread over the tools).
+and --stdio-examples calls (spread over the tools); through both export readers, the
+--export-examples generated zips of fuzz_exports.
 Works on a disposable copy of the sample workspace (indexed and embedded once under
 bench/out/fuzz-sample); the embedding tools only get paths and workspaces that must fail.
 
@@ -22,12 +24,15 @@ bench/out/fuzz.log.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shutil
 import sys
 import tempfile
 import time
+import warnings
+import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -170,6 +175,55 @@ def fuzz_http(place: Place, examples: int, run_seed: int, timeout: float, tally:
         print(f"  {len(requests)} + {examples} requests in {time.perf_counter() - started:.1f}s", flush=True)
 
 
+# Member names of a hostile export zip: safe ones and every kind the readers refuse.
+EXPORT_NAMES = ["conversations.json", "conversations-1.json", "data/conversations.json", "/conversations.json"]
+EXPORT_NAMES += ["../conversations.json", "a\\conversations.json", "./conversations.json", "C:conversations.json"]
+
+
+def fuzz_exports(examples: int, run_seed: int, timeout: float, tally: Tally) -> None:
+    """Generated export zips (names safe and not, JSON nested, cut and escaped anywhere, each member stored,
+    deflated or bzip2) through both export readers' check() and read(): nothing raises, nothing hangs."""
+    from archivist.build.agentlogs import Unavailable, chatgpt_export, claude_export
+
+    json_values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    )
+    # A conversation of either kind first (so that check() lets read() go on), then anything, cut anywhere.
+    claude = '[{"uuid": "c", "chat_messages": [{"sender": "human", "text": "hi"}]}, '
+    chatgpt = '[{"id": "g", "mapping": {"n": {"message": {"author": {"role": "user"}}}}}, '
+    first = st.sampled_from([claude, chatgpt, ""])
+    nested = st.builds(
+        lambda start, value, deep: start + "[" * deep + json.dumps(value), first, json_values, st.integers(0, 300)
+    )
+    text = st.builds(lambda value, cut: value[:cut], nested, st.integers(0, 2_000))
+    compression = st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2])
+    members = st.lists(st.tuples(st.sampled_from(EXPORT_NAMES), text, compression), min_size=1, max_size=4)
+
+    with tempfile.TemporaryDirectory(prefix="archivist-fuzz-exports-") as scratch:
+        export = Path(scratch) / "export.zip"
+
+        def body(given: list[tuple[str, str, int]]) -> None:
+            with warnings.catch_warnings(), zipfile.ZipFile(export, "w") as archive:
+                warnings.simplefilter("ignore")  # a repeated name, on purpose
+                for name, data, method in given:
+                    archive.writestr(name, data, compress_type=method)
+            for kind in (claude_export, chatgpt_export):
+                started, violations, problems = time.perf_counter(), [], []
+                try:
+                    label = "ok" if kind.check(export) is None else "refused"
+                    sum(1 for _ in kind.read(export, problems))
+                except Unavailable:  # a limit on reading compressed input: told, what is stored kept
+                    label = "limited"
+                except Exception as error:  # the property under test: nothing escapes
+                    label, violations = "exception", [Violation("exception", repr(error))]
+                if time.perf_counter() - started > timeout:
+                    violations.append(Violation("hang", f"{time.perf_counter() - started:.1f}s"))
+                tally.add(f"export {kind.KIND}", label, violations, given)
+
+        sampled(examples, members, body, run_seed)
+
+
 def quiet_logs(path: Path) -> None:
     """Server logs (a failing tool logs its traceback) to a file: the findings are counted, not printed."""
     root = logging.getLogger()
@@ -186,6 +240,7 @@ def main() -> None:
     parser.add_argument(
         "--stdio-examples", type=int, default=500, help="calls through `archivist mcp` (spread over the tools)"
     )
+    parser.add_argument("--export-examples", type=int, default=500, help="generated zips through the export readers")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds: a call without an answer by then is a hang"
@@ -194,8 +249,11 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     OUT.mkdir(exist_ok=True)
 
-    source = embedded_sample()
     tally = Tally()
+    if args.export_examples:
+        print(f"exports: {args.export_examples} generated zips through claude-export and chatgpt-export")
+        fuzz_exports(args.export_examples, args.seed, args.timeout, tally)
+    source = embedded_sample()
     with tempfile.TemporaryDirectory(prefix="archivist-fuzz-") as scratch:
         workspace = Path(scratch) / "sample"
         shutil.copytree(source, workspace)

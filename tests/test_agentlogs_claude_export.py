@@ -564,3 +564,48 @@ def test_the_list_parser_reads_up_to_damage(chunk: int) -> None:
     assert items('[{"a": 1},]')[0] == [{"a": 1}]
     assert items('{"a": 1}') == ([], "is not a JSON list (it is a JSON object)")
     assert items("   ") == ([], "is empty")
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 4096])
+def test_an_item_too_large_or_too_deep_is_skipped_and_the_items_after_it_are_read(chunk: int) -> None:
+    long_text = 'escaped \\" quote, backslash \\\\ and "\\\\\\"' * 20  # escapes that chunks cut anywhere
+    deep = "[" * 5000 + "]" * 5000
+    within = '{"b": [' + "[" * 10 + "]" * 10 + "]}"  # 12 levels
+    items = [
+        {"a": 1},
+        {"long": long_text},
+        json.dumps("s" * 300),
+        deep,
+        "1" + "0" * 300,
+        within,
+        {"text": "[" * 150},  # brackets inside a string are no depth
+        "1" + "0" * 5000,  # more digits than Python converts
+        {"z": None},
+    ]
+    text = "[" + ", ".join(item if isinstance(item, str) else json.dumps(item) for item in items) + "]"
+    too_large = claude_export.Skipped(
+        "over 200 bytes, more than one conversation read whole may have; "
+        "raise it with ARCHIVIST_EXPORT_MAX_CONVERSATION_BYTES=1MB"
+    )
+    too_deep = claude_export.Skipped("JSON nested deeper than 100 levels")  # the reason names the budget readers use
+    expected = [{"a": 1}, too_large, too_large, too_deep, too_large, json.loads(within), {"text": "[" * 150}]
+    assert list(iter_json_list(io.StringIO(text), chunk, limit=200, depth=20)) == [*expected, too_large, {"z": None}]
+    number = claude_export.Skipped("it holds a number too long to read")
+    assert list(iter_json_list(io.StringIO(text), chunk, limit=10_000, depth=20))[-2:] == [number, {"z": None}]
+
+
+def test_nesting_is_read_up_to_its_budget_and_skipped_past_it() -> None:
+    within, past = "[" * 100 + "]" * 100, "[" * 101 + "]" * 101
+    for chunk in (1, 4096):
+        got = list(iter_json_list(io.StringIO(f"[{within}, {past}, 1]"), chunk))
+        assert got[0] == json.loads(within)
+        assert got[1:] == [claude_export.Skipped("JSON nested deeper than 100 levels"), 1]
+
+
+def test_an_item_skipped_and_cut_short_is_told_as_the_file_cut_short() -> None:
+    for text in ('[{"a": 1}, {"b": "' + "x" * 500, '[{"a": 1}, ' + "[" * 5000):
+        got: list[Any] = []
+        with pytest.raises(ExportError, match=r"^ends inside conversation 2 \(the file is cut short\): it is skipped$"):
+            for item in iter_json_list(io.StringIO(text), 16, limit=100):
+                got.append(item)
+        assert got == [{"a": 1}]

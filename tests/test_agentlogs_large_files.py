@@ -288,10 +288,10 @@ def test_a_2_gb_conversations_file_of_an_export_is_told_and_its_neighbours_read(
 
 
 @pytest.mark.parametrize("zipped", [False, True])
-def test_a_conversation_larger_than_a_file_read_whole_may_be_stops_its_file(
+def test_a_conversation_larger_than_one_may_be_is_skipped_and_the_next_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zipped: bool
 ) -> None:
-    monkeypatch.setattr(claude_export, "MAX_FILE_BYTES", MB)  # 1 MB stands for the 1 GB
+    monkeypatch.setenv("ARCHIVIST_EXPORT_MAX_CONVERSATION_BYTES", "1MB")
     items = [claude_conversation("first", "hello"), claude_conversation("huge", "x" * 3 * MB)]
     items.append(claude_conversation("after", "bye"))
     export = tmp_path / "export"
@@ -301,11 +301,12 @@ def test_a_conversation_larger_than_a_file_read_whole_may_be_stops_its_file(
         with zipfile.ZipFile(tmp_path / "export.zip", "w", zipfile.ZIP_DEFLATED) as archive:
             archive.write(export / "conversations.json", "conversations.json")
         export = tmp_path / "export.zip"
+        monkeypatch.setenv("ARCHIVIST_UNZIP_MAX_RATIO", "2000")  # x * 3 MB deflates 955 times: a bomb otherwise
     problems: list[str] = []
-    assert [session.key for session in claude_export.read(export, problems)] == ["first"]
+    assert [session.key for session in claude_export.read(export, problems)] == ["first", "after"]
     assert problems == [
-        "conversations.json has conversation 2 over 1 MB, more than one conversation read whole may have: "
-        "it and the rest of the file are skipped"
+        "conversations.json: conversation 2 skipped: over 1 MB, more than one conversation read whole may have; "
+        "raise it with ARCHIVIST_EXPORT_MAX_CONVERSATION_BYTES=2MB"
     ]
 
 

@@ -225,9 +225,10 @@ def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
 
 
 class Unavailable(Exception):
-    """A source that cannot be read now (a database another program holds locked): its reading
-    stops, nothing stored of it changes, and it is read again on the next run. The message
-    says why."""
+    """A source that cannot be read whole now (a database another program holds locked, an
+    export over a limit on reading compressed input): its reading stops, what is stored of it
+    stays (but what was read before it stopped), and it is read again on the next run. The
+    message says why, and what to do."""
 
 
 # --- bounded parsing -----------------------------------------------------------------------
@@ -335,7 +336,7 @@ class Root:
         return [
             entry
             for entry in self.entries(folder)
-            if (suffix is None or entry.name.endswith(suffix)) and _is_file(entry)
+            if (suffix is None or entry.name.endswith(suffix)) and is_file(entry)
         ]
 
     def folders(self, folder: Path) -> list[Path]:
@@ -351,7 +352,7 @@ class Root:
             if _is_dir(entry):
                 if not entry.is_symlink():
                     yield from self.walk(entry)
-            elif _is_file(entry):
+            elif is_file(entry):
                 yield entry
 
     def _shown(self, path: Path) -> str:
@@ -361,7 +362,8 @@ class Root:
             return path.as_posix()
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (following links); False where it cannot be told."""
     try:
         return path.is_file()
     except OSError:

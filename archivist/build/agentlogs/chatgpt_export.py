@@ -26,8 +26,9 @@ What a session holds:
   session's models are those of its messages, else the conversation's
   ``default_model_slug``; times: ``create_time`` (unix seconds) in UTC.
 
-The export container (folder or zip, ``conversations*.json`` read once as a stream, the
-problems of a read) is the one of ``claude_export``.
+The export container (folder or zip, ``conversations*.json`` read once as a stream, one
+conversation held at a time and only within its limits, the zip within those of
+``archives``, the problems of a read) is the one of ``claude_export``.
 """
 
 from __future__ import annotations

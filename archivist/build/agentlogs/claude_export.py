@@ -28,31 +28,53 @@ What a session holds:
   conversations to its projects).
 
 The export container is shared with ``chatgpt_export``: the folder or zip, its
-``conversations*.json`` files in their numbered order, each read once as a stream (a
-conversation at a time, so a file of hundreds of MB is never held whole; a single
-conversation over 1 GB is where the reading of its file stops), and the problems of a
-read: a damaged file is read up to the damage, a conversation that cannot be read is
-skipped, and both are told in the ``problems`` list the caller gives.
-Nothing is written and the zip is read in place, never extracted.
+``conversations*.json`` files in their numbered order, each read once as a stream, and
+the problems of a read: a damaged file is read up to the damage, a conversation that
+cannot be read is skipped, and both are told in the ``problems`` list the caller gives.
+Memory stays bounded whatever an export holds. A conversation is held whole only to be
+parsed, and only when it has at most ``MAX_CONVERSATION_BYTES`` (a setting,
+``ARCHIVIST_EXPORT_MAX_CONVERSATION_BYTES``) and nests at most ``MAX_DEPTH`` levels; a
+larger or deeper one is scanned through to its end without being held, told, and
+reading goes on with the next. A zip is read in place, never extracted, within the
+limits of ``archives`` (its members' names, the bytes it inflates, its compression
+ratio, the time it takes). A file of the folder, or of the zip, that is a symbolic link
+leading out of the export is not opened. Nothing is written.
 """
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import fnmatch
 import io
 import json
 import math
+import os
 import re
+import stat
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any, Protocol
 
-from archivist.build.agentlogs import MAX_FILE_BYTES, Message, Session, ToolCall, iso_utc, short_title, size_text
+from archivist.build.agentlogs import (
+    LINK_OUT,
+    MAX_DEPTH,
+    TOO_DEEP,
+    Message,
+    Root,
+    Session,
+    ToolCall,
+    Unavailable,
+    archives,
+    is_file,
+    iso_utc,
+    short_title,
+    too_deep,
+)
 
 KIND = "claude-export"
 CHATGPT_KIND = "chatgpt-export"
@@ -75,11 +97,18 @@ _MARKERS = {KIND: ("users.json", "projects.json"), CHATGPT_KIND: ("chat.html", "
 CONVERSATION_FILES = "conversations*.json"
 CHUNK_CHARS = 1 << 20  # characters read at a time from a conversations file
 NUMBER_TAIL = 2  # characters a number cut short can end with that it does not parse ("e-" of "1e-5")
+# A conversation is held as text, then as the objects it parses into, then as a session, masked and
+# stored: many times its size, four times more again where one character beyond the BMP (an emoji)
+# widens its strings. Measured through a whole index run: one of 16 MB so widened peaks near 300 MB,
+# one of 31 MB near 570 MB. Real conversations are well under: a claude.ai one ends at its context
+# window (under a few MB of JSON); a long ChatGPT one, with its branches, a few MB.
+MAX_CONVERSATION_BYTES = 16 * archives.MB
+ENV_MAX_CONVERSATION_BYTES = "ARCHIVIST_EXPORT_MAX_CONVERSATION_BYTES"
 PEEK_ITEMS = 20  # items check() looks at for a conversation of a known shape
 PROBLEMS_PER_FILE = 10  # conversations skipped in one file that are told one by one; the rest are counted
 UNTITLED = "Untitled conversation"
 
-# What reading an export can raise, besides our own ExportError: a damaged zip, an unreadable file, JSON too deep.
+# What reading an export can raise, besides our own ExportError: a damaged zip, an unreadable file.
 READ_ERRORS = (
     OSError,
     ValueError,
@@ -95,8 +124,48 @@ class ExportError(ValueError):
     """An export, or one of its files, that cannot be read: the message says what is wrong."""
 
 
+def conversation_limit() -> int:
+    """The most characters of one conversation held to be parsed, as its setting gives it (ExportError if bad)."""
+    text = os.environ.get(ENV_MAX_CONVERSATION_BYTES, "").strip()
+    if not text:
+        return MAX_CONVERSATION_BYTES
+    try:
+        limit = archives.parse_size(text)
+    except ValueError:
+        limit = 0
+    if limit <= 0:
+        raise ExportError(
+            f"the setting {ENV_MAX_CONVERSATION_BYTES}={text!r} is not a size such as 64MB: unset it, or give one"
+        )
+    return limit
+
+
 # ---------------------------------------------------------------------------------------------
 # The container: a folder or a zip holding conversations*.json
+
+
+class Readable(Protocol):
+    """Text read a piece at a time (a text file, ``io.StringIO``)."""
+
+    def read(self, size: int, /) -> str: ...
+
+
+class _Text:
+    """Bytes read as text: UTF-8, a BOM dropped, bad bytes replaced, newlines as they are."""
+
+    def __init__(self, raw: io.RawIOBase) -> None:
+        self.raw = raw
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        self.done = False
+
+    def read(self, size: int, /) -> str:
+        while not self.done:
+            data = self.raw.read(size) or b""
+            self.done = not data
+            text = self.decoder.decode(data, final=self.done)
+            if text:
+                return text
+        return ""
 
 
 @dataclass(frozen=True)
@@ -105,17 +174,41 @@ class ExportFile:
 
     name: str  # its name inside the export ("conversations.json", "data/conversations-0001.json")
     path: Path  # the file on disk it is read from: itself, or the zip that holds it
-    member: str | None = None  # its name in the zip
+    member: archives.Member | None = None  # where it is in the zip
+    folder: str | None = None  # the export folder as the file system resolves it, which a link may not leave
 
     @contextmanager
-    def open_text(self) -> Iterator[TextIO]:
-        """The file as text (UTF-8, a BOM dropped, bad bytes replaced), read in place."""
-        if self.member is None:
-            with open(self.path, encoding="utf-8-sig", errors="replace", newline="") as stream:
-                yield stream
+    def open_text(self, budget: archives.Budget | None = None) -> Iterator[Readable]:
+        """The file as text (UTF-8, a BOM dropped, bad bytes replaced), read in place.
+
+        A zip's member is inflated within ``budget`` (a new one, from the settings, if None).
+        """
+        raw: io.RawIOBase
+        if self.member is not None:
+            raw = archives.open_member(self.member, budget if budget is not None else archives.Budget())
         else:
-            with zipfile.ZipFile(self.path) as archive, archive.open(self.member) as raw:
-                yield io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
+            raw = _open_plain(self.path, self.folder)
+        with raw:
+            yield _Text(raw)
+
+
+def _open_plain(path: Path, folder: str | None) -> io.RawIOBase:
+    """A file of an export folder, opened only where it stays inside it and is a regular file."""
+    if folder is not None and path.is_symlink() and not _inside(os.path.realpath(path), folder):
+        raise ExportError(LINK_OUT)  # it was a plain file when listed, and is a link out now
+    # Not blocking: a file replaced by a pipe since it was listed is refused, not waited on.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ExportError("is not read: it is not a regular file")
+        return os.fdopen(descriptor, "rb", buffering=0)
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def _inside(real: str, folder: str) -> bool:
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _natural(name: str) -> list[Any]:
@@ -129,10 +222,16 @@ def _is_conversations(name: str) -> bool:
 
 @dataclass
 class Export:
-    """An export's conversations files, and the names of the other files beside them."""
+    """An export's conversations files, the names of the other files beside them, and what was left out."""
 
     files: list[ExportFile]
     siblings: set[str] = field(default_factory=set)
+    problems: list[str] = field(default_factory=list)  # files not opened (links out, members refused), and why
+    limits: archives.Limits | None = None  # a zip's: what reading it may cost
+
+    def budget(self) -> archives.Budget | None:
+        """A budget for one reading of the export (a zip's), or None (a folder's files are read as they are)."""
+        return archives.Budget(self.limits) if self.limits is not None else None
 
 
 def open_export(path: Path) -> Export:
@@ -143,14 +242,7 @@ def open_export(path: Path) -> Export:
     if not path.exists():
         raise ExportError(f"{path} does not exist")
     if path.is_dir():
-        try:
-            names = sorted((entry.name for entry in path.iterdir() if entry.is_file()), key=_natural)
-        except OSError as error:
-            raise ExportError(f"{path} cannot be listed ({error.strerror or error})") from error
-        files = [ExportFile(name, path / name) for name in names if _is_conversations(name)]
-        if not files:
-            raise ExportError(f"{path} holds no conversations.json")
-        return Export(files, set(names))
+        return _open_folder(path)
     if _is_conversations(path.name):
         raise ExportError(
             f"{path} is a conversations file, not an export: give the folder that holds it ({path.parent})"
@@ -161,44 +253,109 @@ def open_export(path: Path) -> Export:
         raise ExportError(f"{path} cannot be read ({error.strerror or error})") from error
     if not is_zip:
         raise ExportError(f"{path} is neither a folder nor a .zip")
+    return _open_zip(path)
+
+
+def _open_folder(path: Path) -> Export:
     try:
-        with zipfile.ZipFile(path) as archive:
-            members = [info.filename for info in archive.infolist() if not info.is_dir()]
-    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError) as error:
-        raise ExportError(f"{path} is not a readable zip ({error})") from error
+        names = sorted(os.listdir(path), key=_natural)
+    except OSError as error:
+        raise ExportError(f"{path} cannot be listed ({error.strerror or error})") from error
+    problems: list[str] = []
+    root = Root(path, problems)  # tells each link that leads out of the folder, and opens none
+    kept = [name for name in names if root.allows(path / name) and is_file(path / name)]
+    files = [ExportFile(name, path / name, folder=root.real) for name in kept if _is_conversations(name)]
+    if not files:
+        raise ExportError(f"{path} holds no conversations.json" + _because(problems))
+    return Export(files, set(kept), problems)
+
+
+def _open_zip(path: Path) -> Export:
+    try:
+        limits = archives.Limits.from_env()
+    except archives.SettingError as error:
+        raise ExportError(str(error)) from None
+    try:
+        listing = archives.list_zip(path, limits)
+    except archives.ArchiveError as error:
+        raise ExportError(f"{path} {error}") from error
+    # Told: the members refused that would have been read, as some tool may see their names.
+    problems = [
+        f"{_shown(name)}: not read: {why}"
+        for name, why in listing.refused
+        if _is_conversations(re.split(r"[/\\:]", name.split("\x00")[0])[-1])
+    ]
     # The files at the zip's top, else in a single folder below it (a re-zipped export folder).
-    by_folder: dict[str, list[str]] = {}
-    for member in members:
-        posix = PurePosixPath(member)
-        folder = str(posix.parent)
-        if len(posix.parts) <= 2 and not posix.parts[0].startswith("__MACOSX"):
-            by_folder.setdefault("" if folder == "." else folder, []).append(posix.name)
+    by_folder: dict[str, list[archives.Member]] = {}
+    for member in listing.members:
+        parts = member.name.split("/")
+        if len(parts) <= 2 and not parts[0].startswith("__MACOSX"):
+            by_folder.setdefault("/".join(parts[:-1]), []).append(member)
     for folder in sorted(by_folder, key=lambda name: (name != "", name)):
-        names = sorted(by_folder[folder], key=_natural)
-        found = [name for name in names if _is_conversations(name)]
+        members = sorted(by_folder[folder], key=lambda member: _natural(member.name))
+        found = [member for member in members if _is_conversations(member.name.rsplit("/", 1)[-1])]
         if found:
-            prefix = f"{folder}/" if folder else ""
-            files = [ExportFile(prefix + name, path, prefix + name) for name in found]
-            return Export(files, set(names))
-    raise ExportError(f"{path} is a zip that holds no conversations.json")
+            files = [ExportFile(member.name, path, member) for member in found]
+            return Export(files, {member.name.rsplit("/", 1)[-1] for member in members}, problems, limits)
+    raise ExportError(f"{path} is a zip that holds no conversations.json" + _because(problems))
+
+
+def _shown(name: str) -> str:
+    """A member's name in a sentence: as it is when printable, else quoted with escapes."""
+    return name if name.isprintable() else repr(name)
+
+
+def _because(problems: list[str]) -> str:
+    return f" it may read ({'; '.join(problems)})" if problems else ""
 
 
 # ---------------------------------------------------------------------------------------------
-# A JSON list read one item at a time
+# A JSON list read one item at a time, each item held only within limits
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An item of the list passed over without being held whole or kept, and why."""
+
+    reason: str
 
 
 class _TooLarge(Exception):
     """A JSON value longer than the reader may hold."""
 
 
+class _Cut(Exception):
+    """The text ends inside a value."""
+
+
+# Inside a list or an object: everything up to the next bracket, whole strings included, or up to a
+# string the text read so far does not close. Possessive, and unrolled: what is read is never
+# read again, however long a string is.
+_INSIDE = re.compile(r'[^"\[\]{}]*+(?:"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"[^"\[\]{}]*+)*+')
+_ATOM = re.compile(r'[^\s,\[\]{}"]*+')  # a number, true, false or null
+_SPACE = re.compile(r"[ \t\r\n]*+")
+
+
+def _backslashes(text: str) -> int:
+    """How many backslashes ``text`` ends with."""
+    return len(text) - len(text.rstrip("\\"))
+
+
+def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where ``pattern`` (which matches nothing too) ends, matched at ``pos``."""
+    match = pattern.match(text, pos)
+    return match.end() if match else pos
+
+
 class _Reader:
     """Text read in chunks, parsed one JSON value at a time with the standard decoder.
 
-    One value is held whole while it is parsed: one longer than ``limit`` characters raises
-    _TooLarge (a character is at least a byte: it is more than ``limit`` bytes).
+    One value is held whole while it is parsed: one longer than ``limit`` characters
+    raises _TooLarge (a character is at least a byte: it is more than ``limit`` bytes),
+    and ``skip`` then reads through the rest of it without holding it.
     """
 
-    def __init__(self, stream: TextIO, chunk: int, limit: int) -> None:
+    def __init__(self, stream: Readable, chunk: int, limit: int) -> None:
         self.stream = stream
         self.chunk = max(1, chunk)
         self.limit = max(1, limit)
@@ -208,13 +365,18 @@ class _Reader:
         self.offset = 0  # characters of the file before the buffer
         self.eof = False
 
-    def _fill(self, size: int) -> None:
-        data = self.stream.read(size)
+    def position(self) -> int:
+        return self.offset + self.pos
+
+    def _fill(self, size: int) -> bool:
+        """Read on, keeping what is not consumed yet: False at the end."""
+        data = self.stream.read(size) if not self.eof else ""
         if not data:
             self.eof = True
         self.offset += self.pos
         self.buffer = self.buffer[self.pos :] + data
         self.pos = 0
+        return bool(data)
 
     def _more(self) -> None:
         """Read on inside a value: as much again as is held (so a large value is parsed a
@@ -227,20 +389,20 @@ class _Reader:
     def peek(self) -> str:
         """The next character that is not white space ("" at the end of the file)."""
         while True:
-            while self.pos < len(self.buffer) and self.buffer[self.pos] in " \t\r\n":
-                self.pos += 1
+            self.pos = _end(_SPACE, self.buffer, self.pos)
             if self.pos < len(self.buffer):
                 return self.buffer[self.pos]
-            if self.eof:
+            if self.eof or not self._fill(self.chunk):
                 return ""
-            self._fill(self.chunk)
 
     def _maybe_cut(self, error: json.JSONDecodeError) -> bool:
         """Whether the decoder may have failed only because the buffer ends inside the value."""
         return error.msg.startswith("Unterminated string") or error.pos >= len(self.buffer) - 16
 
-    def value(self) -> Any:
-        """The JSON value that starts at the next character (JSONDecodeError where there is none)."""
+    def value(self) -> tuple[Any, int, int]:
+        """The JSON value that starts at the next character, the characters of its text and how many
+        brackets they open (JSONDecodeError where there is none; RecursionError where it nests past
+        Python's limit)."""
         if self.peek() == "":
             raise json.JSONDecodeError("Expecting value", self.buffer, self.pos)
         while True:
@@ -251,21 +413,77 @@ class _Reader:
                     raise
                 self._more()
                 continue
-            if end + NUMBER_TAIL >= len(self.buffer) and not self.eof:
+            if isinstance(item, int | float) and end + NUMBER_TAIL >= len(self.buffer) and not self.eof:
                 self._more()  # a number may go on past the buffer ("3" of "3.25" cut after "3.")
                 continue
-            self.pos = end
-            return item
+            opened = self.buffer.count("[", self.pos, end) + self.buffer.count("{", self.pos, end)
+            size, self.pos = end - self.pos, end
+            return item, size, opened
+
+    def skip(self, depth: int) -> bool:
+        """Read through the value that starts here without holding it: whether it nests deeper than
+        ``depth`` levels. Raises _Cut where the file ends inside it."""
+        first = self.buffer[self.pos]
+        if first not in '[{"':
+            while (pos := _end(_ATOM, self.buffer, self.pos)) == len(self.buffer):
+                self.pos = pos
+                if not self._fill(self.chunk):
+                    return False
+            self.pos = pos
+            return False
+        self.pos += 1
+        in_string, level, deepest = first == '"', int(first != '"'), 1
+        while level or in_string:
+            if in_string:
+                in_string = self._through_string()
+            else:
+                char = self._to_bracket()
+                if char == '"':
+                    in_string = True
+                else:
+                    level += 1 if char in "[{" else -1
+                    deepest = max(deepest, level)
+        return deepest > depth
+
+    def _through_string(self) -> bool:
+        """Read on inside a string: False once past its closing quote, True where more is to be read.
+
+        Quotes are found with ``str.find`` (a string of gigabytes goes by at memory speed); one
+        after an odd run of backslashes is escaped.
+        """
+        buffer, pos = self.buffer, self.pos
+        while (quote := buffer.find('"', pos)) >= 0:
+            if buffer[quote - 1] != "\\" or _backslashes(buffer[pos:quote]) % 2 == 0:
+                self.pos = quote + 1
+                return False
+            pos = quote + 1
+        # No closing quote yet: all is read but a backslash whose escaped character is still to come.
+        self.pos = len(buffer) - (_backslashes(buffer[pos:]) % 2 if buffer.endswith("\\") else 0)
+        if not self._fill(self.chunk):
+            raise _Cut
+        return True
+
+    def _to_bracket(self) -> str:
+        """Read on to the next bracket, or to a quote that opens a string the buffer does not close: that character."""
+        while (pos := _end(_INSIDE, self.buffer, self.pos)) == len(self.buffer):
+            self.pos = pos
+            if not self._fill(self.chunk):
+                raise _Cut
+        self.pos = pos + 1
+        return self.buffer[pos]
 
 
-def iter_json_list(stream: TextIO, chunk: int | None = None, limit: int | None = None) -> Iterator[Any]:
+def iter_json_list(
+    stream: Readable, chunk: int | None = None, limit: int | None = None, depth: int = MAX_DEPTH
+) -> Iterator[Any]:
     """The items of the JSON list in ``stream``, one at a time, each parsed once.
 
-    A file that is no JSON list, is damaged or cut short, or has an item longer than
-    ``limit`` characters (``MAX_FILE_BYTES``: an item is held whole to be parsed) raises
-    ExportError after the items before it are yielded.
+    An item longer than ``limit`` characters (``MAX_CONVERSATION_BYTES``) or nested deeper
+    than ``depth`` levels is given as Skipped, read through without being held, and the
+    items after it are read. A file that is no JSON list, is damaged or cut short raises
+    ExportError after the items before the damage are given.
     """
-    limit = limit or MAX_FILE_BYTES
+    limit = limit or MAX_CONVERSATION_BYTES
     reader = _Reader(stream, chunk or CHUNK_CHARS, limit)
     first = reader.peek()
     if first == "":
@@ -277,23 +495,7 @@ def iter_json_list(stream: TextIO, chunk: int | None = None, limit: int | None =
         return
     count = 0
     while True:
-        try:
-            item = reader.value()
-        except _TooLarge:
-            raise ExportError(
-                f"has conversation {count + 1} over {size_text(limit)}, more than one conversation read whole "
-                "may have: it and the rest of the file are skipped"
-            ) from None
-        except json.JSONDecodeError as error:
-            if reader.eof and reader._maybe_cut(error):
-                raise ExportError(
-                    f"ends inside conversation {count + 1} (the file is cut short): it is skipped"
-                ) from error
-            raise ExportError(
-                f"has invalid JSON in conversation {count + 1} at character {reader.offset + error.pos} "
-                f"({error.msg}): it and the rest of the file are skipped"
-            ) from error
-        yield item
+        yield _item(reader, count + 1, depth)
         count += 1
         after = reader.peek()
         if after == ",":
@@ -304,9 +506,46 @@ def iter_json_list(stream: TextIO, chunk: int | None = None, limit: int | None =
             raise ExportError(f"ends after conversation {count}, before the list is closed (the file is cut short)")
         else:
             raise ExportError(
-                f"has {after!r} after conversation {count} at character {reader.offset + reader.pos}, "
+                f"has {after!r} after conversation {count} at character {reader.position()}, "
                 "where a comma or the end of the list belongs: the rest of the file is skipped"
             )
+
+
+def _item(reader: _Reader, number: int, depth: int) -> Any:
+    """Item ``number`` of the list, from the next character: its value, or Skipped."""
+    try:
+        try:
+            item, size, opened = reader.value()
+        except _TooLarge:
+            deep = reader.skip(depth)
+            return Skipped(TOO_DEEP if deep else _too_large(reader.limit))
+        except RecursionError:
+            reader.skip(depth)
+            return Skipped(TOO_DEEP)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # the decoder's other refusal: a number of more digits than Python converts
+            reader.skip(depth)
+            return Skipped("it holds a number too long to read")
+    except (json.JSONDecodeError, _Cut) as error:
+        if isinstance(error, _Cut) or (reader.eof and reader._maybe_cut(error)):
+            raise ExportError(f"ends inside conversation {number} (the file is cut short): it is skipped") from None
+        raise ExportError(
+            f"has invalid JSON in conversation {number} at character {reader.offset + error.pos} "
+            f"({error.msg}): it and the rest of the file are skipped"
+        ) from error
+    if opened > depth and too_deep(item, depth):  # counting brackets, at C speed, spares most walks
+        return Skipped(TOO_DEEP)
+    if size > reader.limit:  # read whole with the chunk it was in: the limit holds all the same
+        return Skipped(_too_large(reader.limit))
+    return item
+
+
+def _too_large(limit: int) -> str:
+    return (
+        f"over {archives.amount(limit)}, more than one conversation read whole may have; raise it with "
+        f"{ENV_MAX_CONVERSATION_BYTES}={archives.setting_size(2 * limit)}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,39 +569,63 @@ _SHAPES = {
 
 
 def check_export(path: str | Path, kind: str) -> str | None:
-    """Why ``path`` is not an export of ``kind`` (a sentence), or None when it is one."""
+    """Why ``path`` is not an export of ``kind`` (a sentence), or None when it is one.
+
+    Conversations too large or too deep to hold are passed over: the ones after them tell.
+    """
     path = Path(path)
     expected = EXPECTED[kind]
     try:
         export = open_export(path)
+        limit = conversation_limit()
     except ExportError as error:
         return f"{error}: expected {expected}."
+    except archives.LimitError as error:  # no wrong kind: what to raise is the point
+        return f"{path} {error}."
+    budget = export.budget()
     first_error: str | None = None
     unknown = False
     for file in export.files:
         try:
-            with file.open_text() as stream:
-                for position, item in enumerate(iter_json_list(stream)):
-                    shape = shape_of(item)
-                    if shape is not None:
-                        return _wrong_kind(path, kind, shape)
-                    unknown = True
-                    if position + 1 >= PEEK_ITEMS:
-                        break
-        except (*READ_ERRORS, RecursionError) as error:
-            first_error = first_error or f"{path}: {file.name} {_reason(error)}"
+            shape, seen = _peek_shape(file, budget, limit)
+        except READ_ERRORS as error:
+            # A limit is no wrong kind: what to raise is the point, not what was expected.
+            ending = "." if isinstance(error, archives.LimitError) else f": expected {expected}."
+            first_error = first_error or f"{path}: {file.name} {_reason(error)}{ending}"
+            if isinstance(error, archives.BudgetSpent):
+                break
+            continue
+        if shape is not None:
+            return _wrong_kind(path, kind, shape)
+        unknown = unknown or seen
     if first_error is not None:
-        return f"{first_error}: expected {expected}."
+        return first_error
     if unknown:
         return (
             f"{path}: the items of {export.files[0].name} are not conversations of a known shape: expected {expected}."
         )
-    # Only empty lists: the files beside them tell the kinds apart.
+    # Only empty lists (or conversations passed over): the files beside them tell the kinds apart.
     own = any(name in export.siblings for name in _MARKERS[kind])
     for other, markers in _MARKERS.items():
         if other != kind and not own and any(name in export.siblings for name in markers):
             return _wrong_kind(path, kind, other)
     return None
+
+
+def _peek_shape(file: ExportFile, budget: archives.Budget | None, limit: int) -> tuple[str | None, bool]:
+    """The shape of the first conversation of a known shape among the file's first items, and whether
+    items of no known shape were seen."""
+    unknown = False
+    with file.open_text(budget) as stream:
+        for position, item in enumerate(iter_json_list(stream, limit=limit)):
+            if not isinstance(item, Skipped):
+                shape = shape_of(item)
+                if shape is not None:
+                    return shape, unknown
+                unknown = True
+            if position + 1 >= PEEK_ITEMS:
+                break
+    return None, unknown
 
 
 def _wrong_kind(path: Path, kind: str, shape: str) -> str | None:
@@ -374,10 +637,8 @@ def _wrong_kind(path: Path, kind: str, shape: str) -> str | None:
 
 
 def _reason(error: BaseException) -> str:
-    if isinstance(error, ExportError):
+    if isinstance(error, ExportError | archives.ArchiveError | archives.LimitError):
         return str(error)
-    if isinstance(error, RecursionError):
-        return "is nested too deeply to be read"
     if isinstance(error, OSError):
         return f"cannot be read ({error.strerror or error})"
     return f"cannot be read ({type(error).__name__}: {error})"
@@ -391,39 +652,71 @@ def read_export(path: str | Path, to_session: ToSession, problems: list[str] | N
 
     ``to_session(item, file, index)`` makes one (None: nothing to read in it) and raises
     for a conversation it cannot read. Files that cannot be read (or only up to some
-    damage), skipped conversations and repeated keys are added to ``problems``.
+    damage), skipped conversations and repeated keys are added to ``problems``. A limit on
+    reading compressed input (the export a bomb, or larger than its settings allow) raises
+    Unavailable: what is stored of the export stays as it is, the conversations read
+    before the limit excepted.
     """
     problems = problems if problems is not None else []
     path = Path(path)
     try:
         export = open_export(path)
+        limit = conversation_limit()
     except ExportError as error:
         problems.append(str(error))
         return
+    except archives.LimitError as error:
+        raise Unavailable(f"{path} {error}") from None
+    problems.extend(export.problems)
+    budget = export.budget()
     seen: set[str] = set()
     for file in export.files:
-        skipped = 0
         try:
-            with file.open_text() as stream:
-                for index, item in enumerate(iter_json_list(stream)):
-                    try:
-                        session = to_session(item, file, index)
-                    except Exception as error:  # a conversation never stops the read
-                        skipped += 1
-                        if skipped <= PROBLEMS_PER_FILE:
-                            problems.append(f"{file.name}: conversation {index + 1} skipped: {_why(error)}")
-                        continue
-                    if session is None:
-                        continue
-                    if session.key in seen:
-                        problems.append(
-                            f"{file.name}: conversation {index + 1} skipped: its key {session.key} came before"
-                        )
-                        continue
-                    seen.add(session.key)
-                    yield session
-        except (*READ_ERRORS, RecursionError) as error:
+            yield from _read_file(file, to_session, budget, limit, seen, problems)
+        except archives.LimitError as error:  # nothing more of it is read, nor anything stored of it forgotten
+            raise Unavailable(f"{file.name} {error}") from None
+        except READ_ERRORS as error:
             problems.append(f"{file.name} {_reason(error)}")
+
+
+def _read_file(
+    file: ExportFile,
+    to_session: ToSession,
+    budget: archives.Budget | None,
+    limit: int,
+    seen: set[str],
+    problems: list[str],
+) -> Iterator[Session]:
+    """The sessions of one conversations file; conversations skipped and repeated keys told in ``problems``."""
+    skipped = 0
+
+    def skip(index: int, why: str) -> None:
+        nonlocal skipped
+        skipped += 1
+        if skipped <= PROBLEMS_PER_FILE:
+            problems.append(f"{file.name}: conversation {index + 1} skipped: {why}")
+
+    try:
+        with file.open_text(budget) as stream:
+            for index, item in enumerate(iter_json_list(stream, limit=limit)):
+                if isinstance(item, Skipped):
+                    skip(index, item.reason)
+                    continue
+                try:
+                    session = to_session(item, file, index)
+                except Exception as error:  # a conversation never stops the read
+                    skip(index, _why(error))
+                    continue
+                if session is None:
+                    continue
+                if session.key in seen:
+                    problems.append(f"{file.name}: conversation {index + 1} skipped: its key {session.key} came before")
+                    continue
+                seen.add(session.key)
+                paused: AbstractContextManager[None] = budget.paused() if budget is not None else nullcontext()
+                with paused:  # the time the caller takes to store it is not reading time
+                    yield session
+    finally:
         if skipped > PROBLEMS_PER_FILE:
             problems.append(f"{file.name}: {skipped - PROBLEMS_PER_FILE} more conversations skipped")
 
