@@ -286,6 +286,25 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+# --- scanning a text -----------------------------------------------------------------------
+
+
+def between(text: str, opening: str, closing: str, start: int = 0) -> tuple[int, int] | None:
+    """Where the text between the first ``opening`` at or after ``start`` and the first
+    ``closing`` after it begins and ends, or None when either is missing.
+
+    What ``re.search(f"{opening}(.*?){closing}", text, re.DOTALL)`` finds, in linear time: the
+    pattern tries each opening in turn and reads the rest of the text from every one, which
+    takes hours on a line of a few MB holding many openings and no closing.
+    """
+    begin = text.find(opening, start)
+    if begin < 0:
+        return None
+    begin += len(opening)
+    end = text.find(closing, begin)
+    return None if end < 0 else (begin, end)
+
+
 # --- a source's folder -----------------------------------------------------------------------
 
 LINK_OUT = "not opened: a symbolic link that leads out of the source"

@@ -36,6 +36,7 @@ from archivist.build.agentlogs import (
     Session,
     Tail,
     ToolCall,
+    between,
     head_lines,
     iso_utc,
     json_value,
@@ -98,8 +99,7 @@ NOT_A_PROMPT = (
     "Caveat:",
     "[Request interrupted",
 )
-COMMAND_NAME_RE = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
-COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+COMMAND_TAGS = ("command-name", "command-args")  # what a slash command is kept as: its name and arguments
 OUTPUT_TAGS_RE = re.compile(r"</?(?:local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>")
 OUTPUT_PREFIXES = ("<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>")
 AGENT_ID_RE = re.compile(r"agentId:\s*([0-9A-Za-z_-]+)")
@@ -669,9 +669,8 @@ class _Builder:
             self.messages.append(Message("tool", "", timestamp, tool_output=OUTPUT_TAGS_RE.sub("", text).strip()))
             return
         if "<command-name>" in text:  # a slash command: kept as typed
-            name = COMMAND_NAME_RE.search(text)
-            args = COMMAND_ARGS_RE.search(text)
-            text = " ".join(part.group(1).strip() for part in (name, args) if part and part.group(1).strip()) or text
+            parts = (_tag_text(text, tag) for tag in COMMAND_TAGS)
+            text = " ".join(part for part in parts if part) or text
         elif self.first_prompt is None and stripped and not stripped.startswith(NOT_A_PROMPT):
             self.first_prompt = text
         if text.strip():
@@ -866,6 +865,12 @@ def _blocks_text(content: object) -> str:
             elif block.get("type") == "image":
                 parts.append("[image]")
     return "\n".join(parts)
+
+
+def _tag_text(text: str, tag: str) -> str:
+    """The text of the first ``<tag>…</tag>`` in ``text``, stripped ("" where there is none)."""
+    span = between(text, f"<{tag}>", f"</{tag}>")
+    return text[span[0] : span[1]].strip() if span else ""
 
 
 def _text_or(value: object, default: str | None) -> str | None:

@@ -60,6 +60,7 @@ from . import (
     Session,
     Tail,
     ToolCall,
+    between,
     head_lines,
     json_value,
     lines,
@@ -93,14 +94,14 @@ _ITEM_TYPES = {
 }
 _ITEMS_NOT_READ = {"compaction", "compaction_summary", "ghost_snapshot"}
 _OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
-# A user message that is one block of harness context: <environment_context>…</environment_context>.
-_INJECTED_BLOCK = re.compile(r"\A<([a-z]+(?:[_ ][a-z]+)+)(?:\s[^>]*)?>.*</\1>\Z", re.DOTALL)
+# The name of a block of harness context a user message can be: <environment_context>…</environment_context>.
+_BLOCK_NAME = re.compile(r"[a-z]+(?:[_ ][a-z]+)+")
 _INJECTED_PREFIXES = ("# AGENTS.md instructions for", "<user_instructions>", "<environment_context>")
 _REQUEST_MARK = "## My request for Codex:"
-_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.DOTALL)
-_USER_SHELL = re.compile(r"\A<user_shell_command>\s*<command>(.*?)</command>(.*)</user_shell_command>\Z", re.DOTALL)
-_RESULT = re.compile(r"<result>\s*(.*?)\s*</result>", re.DOTALL)
-_PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.MULTILINE)
+_USER_SHELL = ("<user_shell_command>", "</user_shell_command>")
+# The rest of the line is the name (stripped where it is used: ``(.+?)\s*$`` would try every
+# split of a long run of spaces, for hours).
+_PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$", re.MULTILINE)
 _PATCH_START = "*** Begin Patch"
 _FILE_KEYS = (
     "path",
@@ -562,25 +563,26 @@ class _Rollout:
 
     def _user_item(self, text: str, timestamp: str | None) -> None:
         stripped = text.strip()
-        shell = _USER_SHELL.match(stripped)
+        shell = _user_shell(stripped)
         if shell:  # the user ran a command themselves (``!cmd``)
-            result = _RESULT.search(shell.group(2))
+            command, rest = shell
+            result = between(rest, "<result>", "</result>")
             self._flush_thinking()
             self._add(
                 Message(
                     role="user",
                     text="",
                     timestamp=timestamp,
-                    tool_calls=[ToolCall(name="user_shell", commands=[shell.group(1).strip()])],
-                    tool_output=result.group(1) if result else shell.group(2).strip(),
+                    tool_calls=[ToolCall(name="user_shell", commands=[command.strip()])],
+                    tool_output=rest[result[0] : result[1]].strip() if result else rest.strip(),
                 )
             )
             return
         if _is_injected(stripped):
             if stripped.startswith("<environment_context>"):
-                cwd = _CWD.search(stripped)
+                cwd = between(stripped, "<cwd>", "</cwd>")
                 if cwd and not self.context_cwd:
-                    self.context_cwd = cwd.group(1).strip()
+                    self.context_cwd = stripped[cwd[0] : cwd[1]].strip()
             return
         self._say("user", _users_words(stripped), timestamp, "item")
 
@@ -784,7 +786,38 @@ def _content_text(content: Any) -> str:
 
 
 def _is_injected(text: str) -> bool:
-    return text.startswith(_INJECTED_PREFIXES) or bool(_INJECTED_BLOCK.match(text))
+    return text.startswith(_INJECTED_PREFIXES) or _is_block(text)
+
+
+def _is_block(text: str) -> bool:
+    """Whether ``text`` is one block of harness context, ``<name …>…</name>``.
+
+    Its name is read from the closing tag, which ends the text. (A regular expression whose
+    name could end at any word, the rest of the opening tag being attributes, tried every
+    split of a long run of words: hours on one line.)
+    """
+    if not (text.startswith("<") and text.endswith(">")):
+        return False
+    close = text.rfind("</")
+    name = text[close + 2 : -1]
+    if close < 1 or not _BLOCK_NAME.fullmatch(name) or not text.startswith(name, 1):
+        return False
+    after = 1 + len(name)  # where the opening tag ends (">"), or its attributes start
+    if text[after] == ">":
+        return after < close
+    return text[after].isspace() and 0 <= text.find(">", after) < close
+
+
+def _user_shell(text: str) -> tuple[str, str] | None:
+    """The command and the rest (its output) of ``<user_shell_command><command>…</command>…</user_shell_command>``."""
+    opening, closing = _USER_SHELL
+    if not (text.startswith(opening) and text.endswith(closing)) or len(text) < len(opening) + len(closing):
+        return None
+    inner = text[len(opening) : -len(closing)].lstrip()
+    command = between(inner, "<command>", "</command>")
+    if command is None or not inner.startswith("<command>"):
+        return None
+    return inner[command[0] : command[1]], inner[command[1] + len("</command>") :]
 
 
 def _users_words(text: str) -> str:

@@ -174,7 +174,15 @@ def _connect(database: Path) -> sqlite3.Connection:
     uri = f"{database.absolute().as_uri()}?{options}"
     connection = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
     connection.execute("PRAGMA query_only = 1")
+    # SQLite keeps whatever bytes a program stored as text; one value that is not UTF-8 would
+    # otherwise fail the whole query it is in (every session, when it is in a plan's query).
+    connection.text_factory = _text
     return connection
+
+
+def _text(value: bytes) -> str:
+    """A text value of the database, its bytes that are not UTF-8 replaced."""
+    return value.decode("utf-8", errors="replace")
 
 
 def _tables(connection: sqlite3.Connection) -> set[str]:
@@ -265,7 +273,8 @@ class _Reader:
 
         has_turns = self.has("turns", "id")
         if self.has("responses", "id"):
-            where = " WHERE id NOT IN (SELECT id FROM turns)" if has_turns else ""
+            # A NULL among the turns' ids would make NOT IN unknown, and so false, for every response.
+            where = " WHERE id NOT IN (SELECT id FROM turns WHERE id IS NOT NULL)" if has_turns else ""
             columns = self.select("responses", ("conversation_id", "datetime_utc"))
             for rowid, id_, conversation, time in self.query(f"SELECT rowid, id, {columns} FROM responses{where}"):
                 if id_ is None:
@@ -403,7 +412,7 @@ class _Reader:
             for row in self.query(f"SELECT {select} FROM parts WHERE message_hash IN ({marks})", chunk):
                 found.setdefault(row[0], []).append(row[1:])
         for rows in found.values():
-            rows.sort(key=lambda row: (row[0] is None, row[0]))
+            rows.sort(key=_part_order)
         return found
 
     def fragments(self, ids: set[int]) -> dict[int, str]:
@@ -545,7 +554,7 @@ class _Builder:
                 continue
             if text is None and "text_ref" in data:
                 text = "".join(
-                    str(piece["literal"]) if "literal" in piece else fragments.get(piece.get("fragment") or 0, "")
+                    str(piece["literal"]) if "literal" in piece else fragments.get(_fragment_id(piece), "")
                     for piece in _text_ref(payload)
                 )
             if text is None and isinstance(data.get("text"), str):
@@ -587,6 +596,21 @@ class _Builder:
             thinking="\n\n".join(thinking),
             tool_output="\n\n".join(outputs),
         )
+
+
+def _part_order(row: tuple[Any, ...]) -> tuple[int, float]:
+    """A part's place in its message: by its position, and last where that is missing or not a
+    number (values of different types cannot be compared)."""
+    position = row[0]
+    if isinstance(position, int | float) and not isinstance(position, bool):
+        return (0, position)
+    return (1, 0)
+
+
+def _fragment_id(piece: dict[str, Any]) -> int:
+    """The fragment a ``text_ref`` piece refers to; 0 (none) where it names none (or a list, an object…)."""
+    fragment = piece.get("fragment")
+    return fragment if isinstance(fragment, int) else 0
 
 
 def _text_ref(payload: object) -> list[dict[str, Any]]:
