@@ -1,7 +1,7 @@
 """Fuzz every MCP tool and the HTTP surfaces for long: outcomes per tool, and a failing exit on a broken contract.
 
     python bench/fuzz.py [--examples 10000] [--http-examples 2000] [--stdio-examples 500] [--export-examples 500]
-                         [--seed 0] [--timeout 10]
+                         [--log-examples 500] [--seed 0] [--timeout 10]
 
 The long run of tests/test_fuzz.py, with the same strategies and checks (tests/fuzzing.py):
 through the MCP SDK's in-process client, each tool's catalogue (every nasty value of
@@ -9,7 +9,8 @@ fuzzing.NASTY in every parameter) and --examples generated calls per tool; throu
 Datasette app, the HTTP catalogue and --http-examples GETs of /api/search, the canned
 queries' JSON and the pages; through a real `archivist mcp` subprocess, the core catalogue
 and --stdio-examples calls (spread over the tools); through both export readers, the
---export-examples generated zips of fuzz_exports.
+--export-examples generated zips of fuzz_exports; through the indexer (reading, masking,
+storing), the --log-examples damaged agent logs of fuzz_logs.
 Works on a disposable copy of the sample workspace (indexed and embedded once under
 bench/out/fuzz-sample); the embedding tools only get paths and workspaces that must fail.
 
@@ -224,6 +225,77 @@ def fuzz_exports(examples: int, run_seed: int, timeout: float, tally: Tally) -> 
         sampled(examples, members, body, run_seed)
 
 
+def fuzz_logs(examples: int, run_seed: int, timeout: float, tally: Tally) -> None:
+    """Damaged agent logs of every text kind (tests/test_agentlogs_mutations.py's damages: cut, deep
+    nesting, huge strings, wrong types, invalid UTF-8, reordered lines) indexed as a source, masking
+    and storing included: nothing raises, nothing hangs, and every session the undamaged lines
+    before the damage make is stored."""
+    from test_agentlogs_mutations import (
+        AIDER,
+        CLAUDE_CODE,
+        CODEX,
+        GEMINI_CLI,
+        SAMPLES,
+        SPECSTORY,
+        copy_sample,
+        first_difference,
+        read_all,
+        split_lines,
+        text_damages,
+    )
+
+    from archivist.build.indexer import index_workspace
+    from archivist.build.secrets import Masker
+    from archivist.workspace import secret_key
+
+    kinds = (CLAUDE_CODE, CODEX, GEMINI_CLI, AIDER, SPECSTORY)
+
+    @st.composite
+    def damaged(draw: st.DrawFn) -> tuple[Any, str, bytes, str]:
+        kind = draw(st.sampled_from(kinds))
+        target = draw(st.sampled_from(kind.files()))
+        damage = draw(text_damages(kind, (SAMPLES / kind.folder / target).read_bytes()))
+        return kind, target, damage.data, damage.what
+
+    def body(given: tuple[Any, str, bytes, str]) -> None:
+        kind, target, data, what = given
+        group = f"log {kind.module.KIND}"
+        original = split_lines((SAMPLES / kind.folder / target).read_bytes())
+        kept = b"".join(original[: first_difference(original, split_lines(data))])
+        with tempfile.TemporaryDirectory(prefix="archivist-fuzz-logs-") as scratch:
+            reference = copy_sample(kind.folder, Path(scratch) / "reference")
+            (reference / target).write_bytes(kept)
+            wanted = {session.key for session in read_all(kind.module, reference / kind.source)}
+            logs = copy_sample(kind.folder, Path(scratch) / "damaged")
+            (logs / target).write_bytes(data)
+            workspace = Path(scratch) / "workspace"
+            workspace.mkdir()
+            started, violations, label = time.perf_counter(), [], "stored"
+            try:
+                summary = index_workspace(workspace, log_sources=[(kind.module.KIND, logs / kind.source)])
+                label = "stored, problems listed" if summary.problems else "stored"
+                stored = store_keys(workspace)
+                masker = Masker(secret_key(archive_path(workspace)))  # the keys are stored masked
+                lost = sorted(key for key in wanted if masker.name(key) not in stored)
+                if lost:
+                    violations.append(Violation("lost", f"sessions before the damage not stored: {lost}"))
+            except Exception as error:  # the property under test: nothing escapes
+                label, violations = "exception", [Violation("exception", repr(error))]
+            if time.perf_counter() - started > timeout:
+                violations.append(Violation("hang", f"{time.perf_counter() - started:.1f}s"))
+            tally.add(group, label, violations, what)
+
+    sampled(examples, damaged(), body, run_seed)
+
+
+def store_keys(workspace: Path) -> set[str]:
+    """The keys of the sessions an archive holds, without their source's prefix (``log:N:``)."""
+    import sqlite_utils
+
+    db = sqlite_utils.Database(archive_path(workspace))
+    return {key.split(":", 2)[2] for (key,) in db.execute("SELECT key FROM documents WHERE source LIKE 'log:%'")}
+
+
 def quiet_logs(path: Path) -> None:
     """Server logs (a failing tool logs its traceback) to a file: the findings are counted, not printed."""
     root = logging.getLogger()
@@ -241,6 +313,9 @@ def main() -> None:
         "--stdio-examples", type=int, default=500, help="calls through `archivist mcp` (spread over the tools)"
     )
     parser.add_argument("--export-examples", type=int, default=500, help="generated zips through the export readers")
+    parser.add_argument(
+        "--log-examples", type=int, default=500, help="damaged agent logs indexed as sources (masking and storing)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds: a call without an answer by then is a hang"
@@ -250,6 +325,9 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
 
     tally = Tally()
+    if args.log_examples:
+        print(f"agent logs: {args.log_examples} damaged sessions indexed as sources (every text kind)")
+        fuzz_logs(args.log_examples, args.seed, args.timeout, tally)
     if args.export_examples:
         print(f"exports: {args.export_examples} generated zips through claude-export and chatgpt-export")
         fuzz_exports(args.export_examples, args.seed, args.timeout, tally)
