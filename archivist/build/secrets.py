@@ -15,17 +15,15 @@ pages, its tools) cannot test a guessed password against a tag.
 
 What is masked, and by what:
 
-* **detect-secrets** (Yelp's scanner; its regex plugins are used as a library,
-  one line at a time through ``analyze_string``: never its network verification,
-  nor its noisy keyword and high-entropy plugins): AWS access key ids (standing
-  alone, not inside a longer run of base64), GitHub tokens (``ghp_ gho_ ghu_
-  ghs_ ghr_``), OpenAI keys that carry OpenAI's ``T3BlbkFJ`` marker, Slack tokens
-  and webhook URLs, Stripe live keys, JWTs (only formally valid ones: header and
-  payload decode to JSON), and from its other prefix-anchored plugins GitLab,
-  npm, PyPI, SendGrid, Square and Azure storage keys. A match is widened to the
-  end of its token, because several of its patterns match a fixed-length prefix
-  of tokens that are longer today (Stripe and ``sk-proj-`` keys, a JWT's
-  signature).
+* **Token formats** (those of Yelp's detect-secrets plugins, written here:
+  its patterns backtrack, a line of 300 KB of ``eyJ`` took its JWT pattern 15 s,
+  and run over whole lines): AWS access key ids (standing alone, not inside a
+  longer run of base64), GitHub tokens (``ghp_ gho_ ghu_ ghs_ ghr_``), Slack
+  tokens and webhook URLs, Stripe live keys, JWTs (only formally valid ones:
+  header and payload decode to JSON), GitLab, npm registry, PyPI, SendGrid,
+  Square and Azure storage keys. A match is widened to the end of its token,
+  because several formats are a fixed-length prefix of tokens that are longer
+  today (Stripe and ``sk-proj-`` keys, a JWT's signature).
 * **Keys split across a line break**: a token cut short at the end of a line
   (or whole there, at a wrapping column of 60 characters or more) that goes on
   at the start of the next, as a terminal or an editor wraps it (a real line
@@ -33,8 +31,8 @@ What is masked, and by what:
 * **Base64 that decodes to a secret**: a run of base64 that decodes to text in
   which a secret is found (``echo QVdTX1NFQ1JFVF9BQ0NFU1NfS0VZPS4uLg== | base64
   -d``, a credentials file pasted encoded) is masked whole, as ``base64-<kind>``.
-* **Expressions written here**, for what detect-secrets does not cover or
-  covers partly: private key blocks from ``-----BEGIN ... PRIVATE KEY-----``
+* **More expressions**, for what detect-secrets does not cover or covers
+  partly: private key blocks from ``-----BEGIN ... PRIVATE KEY-----``
   through ``END`` across lines, also JSON-escaped or cut short (it flags the
   header line only); GitHub fine-grained tokens (``github_pat_``); OpenAI keys
   without the marker (``sk-``, ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``);
@@ -62,12 +60,11 @@ keys), and, after a name or in a header, values shorter than six characters,
 numbers, versions, paths and words: such a value must hold a digit or a symbol,
 or be long and switch case often, as generated keys and chosen passwords do.
 
-Why detect-secrets: it is the widely used, pure-Python scanner whose plugins
-can be run on a single line, with precise token formats for most of the kinds
-above and a JWT check that cuts false positives. The alternatives looked at
-cover less: Microsoft's ``microsoft-security-utilities-secret-masker`` (beta)
-knows Azure key formats but none of AWS, GitHub, OpenAI, Anthropic, Slack or
-Stripe; ``bc-detect-secrets`` is a fork with fewer plugins; ``ggshield`` needs
+Why not a scanner as a library: detect-secrets, the widely used pure-Python
+scanner, was used so until its patterns stalled on hostile lines (above); its
+formats are kept. The alternatives looked at cover less: Microsoft's
+``microsoft-security-utilities-secret-masker`` (beta) knows Azure key formats
+but none of AWS, GitHub, OpenAI, Anthropic, Slack or Stripe; ``ggshield`` needs
 GitGuardian's service; ``trufflehog3`` and ``whispers`` scan repositories from
 the command line; ``presidio`` and ``llm-guard`` bring spaCy or transformers.
 
@@ -75,13 +72,13 @@ Speed: this runs on every message and every workspace document at index time.
 One Aho-Corasick pass (``_Hits``, ahocorasick-rs) finds where every anchor of
 every detector stands: the literal start of each token format, the words that
 name a secret, ``://``, ``PRIVATE KEY``, ``Authorization``, and the base64 forms
-of what a secret's text holds. A detector runs only where its anchors are (a
-pattern matched at each one, a plugin on the lines that hold one), so text that
-cannot hold a secret costs that one pass: about 150 MB/s on the markdown of
-``../shared/eval`` (``bench/mask_speed.py``). Lengths are bounded so that a long
-run of base64 costs no more than a scan. Importing detect-secrets (it pulls in
-``requests``, and routes Python's warnings to its logger, which is undone) is
-deferred to the first text that needs it.
+of what a secret's text holds. A detector runs only where its anchors are, a
+pattern matched at each one, and each stretch of text is read once (a match, or
+a value, covers the anchors inside it), so text that cannot hold a secret costs
+that one pass, about 250 MB/s on the markdown of ``../shared/eval``
+(``bench/mask_speed.py``), and a hostile line of nothing but anchors costs time
+in proportion to its length. Lengths are bounded so that a long run of base64
+costs no more than a scan.
 """
 
 from __future__ import annotations
@@ -89,11 +86,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import importlib
 import itertools
+import json
 import re
-import warnings
-from collections.abc import Callable, Iterator
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 from urllib.parse import unquote
@@ -101,6 +98,7 @@ from urllib.parse import unquote
 MARKER = "[secret masked: {kind}]"
 TAGGED_MARKER = "[secret masked: {kind} #{tag}]"
 TAG_CHARS = 6  # hex digits of a secret's keyed digest in its marker: 24 bits, unique enough in one archive
+_UNWRAPPED = re.compile(r"\r|\n|\\r|\\n")  # what a wrapped secret holds that the secret does not
 # Bump when what is masked changes: sources are then stored again, masked the new way.
 RULES_VERSION = 2
 
@@ -190,9 +188,12 @@ class Masker:
         return value
 
     def _tag(self, secret: str) -> str | None:
+        """The tag of a secret as it is, whatever form it stands in: wrapped across lines, or its '_'
+        turned into '-' in a name made from a path, it gets the tag it gets whole."""
         if self.key is None:
             return None
-        digest = hmac.new(self.key, secret.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+        plain = _UNWRAPPED.sub("", secret).replace("_", "-")
+        digest = hmac.new(self.key, plain.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
         return digest[:TAG_CHARS]
 
 
@@ -427,8 +428,10 @@ _SECRET_ENDINGS = (
     "credentials",
     "keybase",
 )
+# Quoted values have a bound, read possessively: a quote never closed costs that much, not the rest of
+# the text for every name before it (a line of ``pass="pass="…`` in quadratic time).
 _VALUE = re.compile(
-    r"\\\"(?P<escaped>[^\"\\\n]*)\\\"|\"(?P<double>[^\"\n]*)\"|'(?P<single>[^'\n]*)'"
+    r"\\\"(?P<escaped>[^\"\\\n]{0,4096}+)\\\"|\"(?P<double>[^\"\n]{0,4096}+)\"|'(?P<single>[^'\n]{0,4096}+)'"
     r"|(?P<bare>[^\s\"'`&,;()\[\]{}<>]++)(?![(\[{<])"
 )
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*$")
@@ -441,6 +444,7 @@ def _assignments(text: str, hits: _Hits) -> Iterator[_Span]:
     if "=" not in text and ":" not in text:
         return  # every assignment has its = or :
     seen: set[int] = set()
+    done = -1  # where the last value read ends: a name inside a value is part of it, not a name
     candidates: list[re.Match[str]] = []
     for word, pattern in zip(_SECRET_WORDS, _CANDIDATES_ANY_CASE):
         for position in hits.of(word, word.upper(), word.title()):
@@ -449,8 +453,8 @@ def _assignments(text: str, hits: _Hits) -> Iterator[_Span]:
                 candidates.append(found)
     for candidate in sorted(candidates, key=lambda match: match.start()):
         name_end = candidate.start("close")
-        if name_end in seen:
-            continue  # secret_token=: found by two words
+        if name_end in seen or candidate.start() < done:
+            continue  # secret_token=: found by two words; or inside a value read already
         seen.add(name_end)
         start = candidate.start()
         while start > 0 and text[start - 1] in _NAME_CHARS and name_end - start < 100:
@@ -464,6 +468,7 @@ def _assignments(text: str, hits: _Hits) -> Iterator[_Span]:
         value_match = _VALUE.match(text, candidate.end())
         if not value_match:
             continue
+        done = value_match.end()
         group = next(g for g in ("escaped", "double", "single", "bare") if value_match.group(g) is not None)
         value = value_match.group(group)
         span_start, span_end = value_match.start(group), value_match.end(group)
@@ -498,98 +503,124 @@ def _assignment_kind(plain_name: str) -> str:
     return "secret"
 
 
-# --- detect-secrets ------------------------------------------------------------
+# --- token formats found where their anchor stands ------------------------------
 
-_AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 _TAIL = re.compile(r"[A-Za-z0-9_-]*")
 _JWT_TAIL = re.compile(r"[A-Za-z0-9_.+/=-]*")
 _BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
-def _aws_kind(value: str) -> str:
-    return "aws-access-key" if _AWS_KEY_ID.match(value) else "aws-secret-key"
+class _Format(NamedTuple):
+    """A token format: matched where one of its anchors stands (``offset`` characters after it), then
+    widened to the end of its token (``tail``; None: not widened, and it must stand alone, not
+    inside a longer run of base64, where AKIA and 16 capitals and digits is chance)."""
+
+    anchors: tuple[str, ...]
+    pattern: re.Pattern[str]
+    kind: str
+    offset: int = 0
+    tail: re.Pattern[str] | None = _TAIL
+    valid: Callable[[str], bool] | None = None
+    # Where a failed try ends: no anchor before it can start a match (an unbounded part that the
+    # next anchors would each read again to its end, a hostile line of them in quadratic time).
+    failed: re.Pattern[str] | None = None
 
 
-def _slack_kind(value: str) -> str:
-    return "slack-webhook" if "://" in value else "slack-token"
-
-
-class _Plugin(NamedTuple):
-    module: str  # in detect_secrets.plugins
-    detector: str
-    sniff: tuple[str, ...]  # what a line must hold for the plugin to be run on it (found by ``_anchors``)
-    kind: Callable[[str], str] | str
-    # How a match is widened to the end of its token; None: not widened, and it must stand alone,
-    # not inside a longer run of base64 (where AKIA followed by 16 capitals and digits is chance).
-    tail: re.Pattern[str] | None
+def _formal_jwt(token: str) -> bool:
+    """A JWT's header and payload are base64url of JSON (as detect-secrets' JwtTokenDetector asks)."""
+    for part in token.split(".")[:2]:
+        try:
+            json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, binascii.Error):
+            return False
+    return True
 
 
 _GITLAB_PREFIXES = ("pat", "dt", "ft", "soat", "rt", "cbt", "imt", "ptt", "agent", "oas")
-_PLUGINS = (
-    _Plugin("aws", "AWSKeyDetector", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), _aws_kind, None),
-    _Plugin("github_token", "GitHubTokenDetector", tuple(f"gh{c}_" for c in "pousr"), "github-token", _TAIL),
-    _Plugin("openai", "OpenAIDetector", ("T3BlbkFJ",), "openai-api-key", _TAIL),
-    _Plugin("slack", "SlackDetector", tuple(f"xox{c}-" for c in "abposr"), _slack_kind, _TAIL),
-    _Plugin("slack", "SlackDetector", ("hooks.slack.com",), _slack_kind, _TAIL),
-    _Plugin("stripe", "StripeDetector", ("k_live_",), "stripe-key", _TAIL),
-    _Plugin("jwt", "JwtTokenDetector", ("eyJ",), "jwt", _JWT_TAIL),
-    _Plugin("gitlab_token", "GitLabTokenDetector", tuple(f"gl{p}-" for p in _GITLAB_PREFIXES), "gitlab-token", _TAIL),
-    _Plugin("npm", "NpmDetector", ("_authToken",), "npm-token", _TAIL),
-    _Plugin("pypi_token", "PypiTokenDetector", ("pypi-AgE",), "pypi-token", _TAIL),
-    _Plugin("sendgrid", "SendGridDetector", ("SG.",), "sendgrid-api-key", _TAIL),
-    _Plugin("square_oauth", "SquareOAuthDetector", ("sq0csp-",), "square-oauth-secret", _TAIL),
-    _Plugin("azure_storage_key", "AzureStorageKeyDetector", ("AccountKey=",), "azure-storage-key", _TAIL),
+# The formats of detect-secrets 1.5's plugins (its aws, github_token, slack, stripe, jwt, gitlab_token,
+# npm, pypi_token, sendgrid, square_oauth and azure_storage_key), written here possessive and matched at
+# each anchor: its patterns backtrack (a line of 300 KB of ``eyJ`` took its JWT pattern 15 s) and run
+# over whole lines. Its openai plugin's keys are _OPENAI's.
+_FORMATS = (
+    _Format(
+        ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+        re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"),
+        "aws-access-key",
+        tail=None,
+    ),
+    _Format(tuple(f"gh{c}_" for c in "pousr"), re.compile(r"gh[pousr]_[A-Za-z0-9_]{36}"), "github-token"),
+    _Format(
+        tuple(f"xox{c}-" for c in "abposr"),
+        re.compile(r"xox[abposr]-(?:[0-9]++-)++[a-z0-9]++", re.IGNORECASE),
+        "slack-token",
+    ),
+    _Format(
+        ("hooks.slack.com",),
+        re.compile(r"https://hooks\.slack\.com/services/T[a-zA-Z0-9_]++/B[a-zA-Z0-9_]++/[a-zA-Z0-9_]++"),
+        "slack-webhook",
+        offset=-len("https://"),
+    ),
+    _Format(("k_live_",), re.compile(r"[rs]k_live_[0-9a-zA-Z]{24}"), "stripe-key", offset=-1),
+    _Format(
+        ("eyJ",),
+        re.compile(r"eyJ[A-Za-z0-9_=-]++\.[A-Za-z0-9_=-]++"),
+        "jwt",
+        tail=_JWT_TAIL,
+        valid=_formal_jwt,
+        failed=re.compile(r"[A-Za-z0-9_=-]*"),  # its header: an eyJ inside it starts the same rest
+    ),
+    _Format(
+        tuple(f"gl{p}-" for p in _GITLAB_PREFIXES),
+        re.compile(
+            r"(?:(?:glpat|gldt|glft|glsoat|glrt)-[A-Za-z0-9_-]{20,50}+|glcbt-(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_-]{20,50}+"
+            r"|glimt-[A-Za-z0-9_-]{25}|glptt-[A-Za-z0-9_-]{40}|glagent-[A-Za-z0-9_-]{50,1024}+|gloas-[A-Za-z0-9_-]{64})"
+            r"(?!\w)"
+        ),
+        "gitlab-token",
+    ),
+    # //registry.npmjs.org/:_authToken=npm_…: the value after a registry's path
+    _Format(
+        ("/:_authToken=",),
+        re.compile(r"[ \t]*+(?:npm_[A-Za-z0-9_-]++|[A-Fa-f0-9-]{36})"),
+        "npm-token",
+        offset=len("/:_authToken="),
+    ),
+    _Format(
+        ("pypi-AgE",),
+        re.compile(r"pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{70,}+"),
+        "pypi-token",
+    ),
+    _Format(("SG.",), re.compile(r"SG\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9_-]{43}"), "sendgrid-api-key"),
+    _Format(("sq0csp-",), re.compile(r"sq0csp-[0-9A-Za-z\\_-]{43}"), "square-oauth-secret"),
+    _Format(("AccountKey=",), re.compile(r"[a-zA-Z0-9+/=]{88}"), "azure-storage-key", offset=len("AccountKey=")),
 )
 
 
-@cache
-def _detector(module: str, name: str) -> Any:
-    """A detect-secrets plugin (a ``RegexBasedDetector``), imported the first time a text needs it."""
-    # Importing detect-secrets routes all Python warnings to its logger; keep them where they were.
-    showwarning = warnings.showwarning
-    try:
-        plugins = importlib.import_module(f"detect_secrets.plugins.{module}")
-    finally:
-        warnings.showwarning = showwarning
-    return getattr(plugins, name)()
-
-
-def _lines_with(text: str, positions: list[int]) -> Iterator[tuple[int, int]]:
-    """The (start, end) of each line of ``text`` that holds one of ``positions`` (ascending), once."""
-    end = -1
-    for position in positions:
-        if position <= end:
-            continue
-        start = text.rfind("\n", 0, position) + 1
-        end = text.find("\n", position)
-        if end == -1:
-            end = len(text)
-        yield start, end
-
-
 def _library(text: str, hits: _Hits) -> Iterator[_Span]:
-    for plugin in _PLUGINS:
-        positions = hits.of(*plugin.sniff)
-        if not positions:
-            continue
-        for start, end in _lines_with(text, positions):
-            line = text[start:end]
-            for value in set(_detector(plugin.module, plugin.detector).analyze_string(line)):
-                if not value:
-                    continue
-                found = line.find(value)
-                while found != -1:
-                    stop = found + len(value)
-                    if plugin.tail is None:
-                        before, after = line[found - 1 : found], line[stop : stop + 1]
-                        alone = before not in _BASE64 and (after not in _BASE64 and after != "=")
-                    else:
-                        tail = plugin.tail.match(line, stop)
-                        stop, alone = (tail.end() if tail else stop), True
-                    if alone and not _placeholder(line[found:stop]):
-                        kind = plugin.kind if isinstance(plugin.kind, str) else plugin.kind(value)
-                        yield _Span(start + found, start + stop, kind, _BY_FORMAT)
-                    found = line.find(value, stop)
+    """The token formats of ``_FORMATS``, each matched where its anchors stand, each place once."""
+    for form in _FORMATS:
+        done = -1  # where the last match ended: a hit inside it is part of it
+        for hit in hits.of(*form.anchors):
+            at = hit + form.offset
+            if at < done or at < 0:
+                continue
+            match = form.pattern.match(text, at)
+            if match is None or (form.valid is not None and not form.valid(match.group(0))):
+                if form.failed is not None:
+                    done = form.failed.match(text, at).end()  # type: ignore[union-attr]
+                continue
+            start, stop = match.start(), match.end()
+            if form.kind == "npm-token":
+                start += len(match.group(0)) - len(match.group(0).lstrip(" \t"))
+            if form.tail is None:
+                before, after = text[start - 1 : start], text[stop : stop + 1]
+                if before in _BASE64 or after in _BASE64 or after == "=":
+                    continue  # inside a longer run of base64: chance
+            else:
+                stop = form.tail.match(text, stop).end()  # type: ignore[union-attr]
+            done = stop
+            if not _placeholder(text[start:stop]):
+                yield _Span(start, stop, form.kind, _BY_FORMAT)
 
 
 # --- token formats in names made from paths -------------------------------------
@@ -615,7 +646,7 @@ def _mangled(text: str) -> Iterator[_Span]:
 
 # Token formats this module reads itself; with the plugins' sniffs, every literal a token starts with.
 _OWN_PREFIXES = ("sk-", "hf_", *(anchor for anchor, _, _ in _PREFIXED))
-_TOKEN_PREFIXES = (*_OWN_PREFIXES, *dict.fromkeys(literal for plugin in _PLUGINS for literal in plugin.sniff))
+_TOKEN_PREFIXES = (*_OWN_PREFIXES, *dict.fromkeys(literal for form in _FORMATS for literal in form.anchors))
 # What the other detectors need the text to hold, in the cases people write them.
 _AUTHORIZATION_WORDS = ("authorization", "Authorization", "AUTHORIZATION")
 _WORDS = tuple(form for word in _SECRET_WORDS for form in (word, word.upper(), word.title()))
@@ -650,8 +681,9 @@ def _encoded_forms(word: str) -> set[str]:
 
 
 @cache
-def _automaton() -> tuple[Any, tuple[str, ...]]:
-    """Every anchor in one Aho-Corasick automaton, and what each of its patterns stands for.
+def _automaton() -> tuple[Any, tuple[str, ...], int]:
+    """Every anchor in one Aho-Corasick automaton, what each of its patterns stands for, and the
+    longest pattern's length.
 
     A text is scanned once, for all of them, instead of once per detector: ahocorasick-rs
     (the Rust aho-corasick crate, as a DFA) reads 39 MB of markdown for 217 patterns in
@@ -664,22 +696,37 @@ def _automaton() -> tuple[Any, tuple[str, ...]]:
         for form in _encoded_forms(word):
             patterns.setdefault(form, ENCODED)
     automaton = ahocorasick_rs.AhoCorasick(list(patterns), implementation=ahocorasick_rs.Implementation.DFA)
-    return automaton, tuple(patterns.values())
+    return automaton, tuple(patterns.values()), max(map(len, patterns))
+
+
+HITS_WINDOW = 1 << 20  # characters scanned at a time: the automaton's list of hits is made per window
 
 
 class _Hits:
-    """Where each anchor stands in one text (its start positions, ascending)."""
+    """Where each anchor stands in one text (its start positions, ascending).
+
+    Kept as arrays of 8 bytes a hit, and found a window at a time: a text of nothing but
+    anchors (a hostile line of ``sk-sk-sk-…``) costs memory in proportion to its length,
+    never a list of tuples per hit for the whole text.
+    """
 
     def __init__(self, text: str) -> None:
-        self.found: dict[str, list[int]] = {}
-        automaton, meanings = _automaton()
-        for pattern, start, _ in automaton.find_matches_as_indexes(text, overlapping=True):
-            self.found.setdefault(meanings[pattern], []).append(start)
+        self.found: dict[str, array[int]] = {}
+        automaton, meanings, longest = _automaton()
+        for start in range(0, len(text), HITS_WINDOW):
+            end = start + HITS_WINDOW
+            window = text if start == 0 and end >= len(text) else text[start : end + longest - 1]
+            for pattern, at, _ in automaton.find_matches_as_indexes(window, overlapping=True):
+                if at < HITS_WINDOW:  # (one that starts past the window is the next window's)
+                    found = self.found.get(meanings[pattern])
+                    if found is None:
+                        found = self.found[meanings[pattern]] = array("q")
+                    found.append(start + at)
 
-    def of(self, *literals: str) -> list[int]:
+    def of(self, *literals: str) -> Sequence[int]:
         if len(literals) == 1:
-            return self.found.get(literals[0], [])
-        return sorted(position for literal in literals for position in self.found.get(literal, []))
+            return self.found.get(literals[0], ())
+        return sorted(position for literal in literals for position in self.found.get(literal, ()))
 
     def any(self, literals: tuple[str, ...]) -> bool:
         return any(literal in self.found for literal in literals)
@@ -691,6 +738,7 @@ _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=.-]*")
 _LINE_BREAK = re.compile(r"\r?\n|\\r\\n|\\n")  # a line break, or one escaped in JSON text
 WRAP_COLUMN = 60  # a line at least this long that ends with a whole token may have been wrapped in it
 WRAPPED_LINES = 8  # lines a wrapped token may run over
+MAX_TOKEN = 4096  # characters of one line's part of a token (a JWT's is the longest): a longer run is no key
 
 
 def _wrapped(text: str, hits: _Hits) -> Iterator[_Span]:
@@ -700,11 +748,13 @@ def _wrapped(text: str, hits: _Hits) -> Iterator[_Span]:
     the next; one that is whole on its line goes on only where that line is as long as a
     wrapping column (else the next line's first word is a word).
     """
+    examined = -1  # where the last run looked at ends: each run of token characters is looked at once
     for position in hits.of(*_TOKEN_PREFIXES):
-        if position and text[position - 1].isalnum():
-            continue  # inside a word (task-list): no token starts there
+        if position < examined or (position and text[position - 1].isalnum()):
+            continue  # inside a run already looked at, or inside a word (task-list): no token starts there
         pieces = [(position, _TOKEN_RUN.match(text, position).end())]  # type: ignore[union-attr]
-        if not _LINE_BREAK.match(text, pieces[0][1]):
+        examined = pieces[0][1]
+        if pieces[0][1] - position > MAX_TOKEN or not _LINE_BREAK.match(text, pieces[0][1]):
             continue
         first = text[pieces[0][0] : pieces[0][1]]
         whole = any(span.start == 0 and span.end == len(first) for span in _token_spans(first))
@@ -714,9 +764,10 @@ def _wrapped(text: str, hits: _Hits) -> Iterator[_Span]:
             if brk is None or (whole and end - _line_start(text, pieces[-1][0]) < WRAP_COLUMN):
                 break
             follow = _TOKEN_RUN.match(text, brk.end()).end()  # type: ignore[union-attr]
-            if follow == brk.end():
+            if follow == brk.end() or follow - brk.end() > MAX_TOKEN:
                 break
             pieces.append((brk.end(), follow))
+            examined = follow
         if len(pieces) == 1:
             continue
         joined = "".join(text[a:b] for a, b in pieces)
