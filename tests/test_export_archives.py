@@ -28,12 +28,13 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from archivist.build.agentlogs import LINK_OUT, TOO_DEEP, Unavailable, archives, chatgpt_export, claude_export
+from archivist.build.agentlogs import LINK_OUT, TOO_DEEP, Unread, archives, chatgpt_export, claude_export
 from archivist.cli import cli
 from archivist.workspace import archive_path
 
 MB = 1024**2
 GB = 1024**3
+KEPT = "read in part: what the archive holds of the part not read is kept"  # (store: after an Unread problem)
 KINDS = ("claude-export", "chatgpt-export")
 READERS = {"claude-export": claude_export, "chatgpt-export": chatgpt_export}
 MARKERS = {"claude-export": {"users.json": "[]"}, "chatgpt-export": {"chat.html": "<html></html>"}}
@@ -167,14 +168,8 @@ def problems(workspace: Path) -> list[str]:
 
 
 def read(kind: str, path: Path) -> tuple[list[str], list[str]]:
-    """The keys read, and what was told: the problems, then why a limit stopped the reading (Unavailable)."""
     told: list[str] = []
-    keys: list[str] = []
-    try:
-        keys.extend(session.key for session in READERS[kind].read(path, told))
-    except Unavailable as error:
-        told.append(str(error))
-    return keys, told
+    return [session.key for session in READERS[kind].read(path, told)], told
 
 
 # --- defect 1: member names -------------------------------------------------------------------
@@ -257,7 +252,8 @@ def test_of_two_members_of_one_name_the_last_is_read_and_the_other_is_told(tmp_p
     assert exit_code == 0, output
     assert stored(workspace) == ["Chat last-copy"]
     assert problems(workspace) == [
-        "conversations.json: not read: another member of the same name comes after it in the zip, and that one is read"
+        "conversations.json: not read: another member of the same name comes after it in the zip, and that one is read",
+        KEPT,
     ]
     link = zipfile.ZipInfo("conversations.json")
     link.external_attr = 0o120777 << 16
@@ -321,6 +317,7 @@ def test_the_3_gb_whitespace_bomb_is_refused_within_2_seconds_naming_the_limit_a
     keys, told = read(kind, whitespace_bomb)  # read anyway (a source added before): told, not read
     assert time.monotonic() - started < 2
     assert keys == [] and "ARCHIVIST_UNZIP_MAX_RATIO" in told[0]
+    assert isinstance(told[0], Unread)  # not read: the archive keeps what it holds of the export
 
 
 def test_a_bomb_whose_header_hides_its_ratio_is_refused_by_the_bytes_it_gives(
@@ -620,7 +617,7 @@ def test_a_conversations_file_that_links_out_of_the_export_folder_is_not_opened(
     assert exit_code == 0, output
     assert stored(workspace) == ["Chat inside"]
     names = ["conversations.json", *MARKERS[kind]]
-    assert sorted(problems(workspace)) == sorted(f"{name}: {LINK_OUT}" for name in names)
+    assert sorted(problems(workspace)) == sorted([*(f"{name}: {LINK_OUT}" for name in names), KEPT])
     assert not {str(outside), *(str(outside.parent / name) for name in MARKERS[kind])} & set(opened)
     assert str(export / "conversations-1.json") in opened  # the spy sees what is opened
 
@@ -669,9 +666,42 @@ def test_an_export_refused_by_a_limit_keeps_what_the_archive_holds_of_it(
     result = CliRunner().invoke(cli, ["index", str(workspace)])
     assert result.exit_code == 0, result.output
     assert db.execute("SELECT key, title FROM documents ORDER BY key").fetchall() == stored
-    (problem,) = db.execute("SELECT status, reason FROM index_problems").fetchall()
-    assert problem[0] == "skipped" and "raise it with ARCHIVIST_UNZIP_MAX_BYTES=" in problem[1]
+    told = [reason for _, reason in db.execute("SELECT status, reason FROM index_problems")]
+    assert len(told) == 2 and "raise it with ARCHIVIST_UNZIP_MAX_BYTES=" in told[0] and told[1] == KEPT
     monkeypatch.delenv("ARCHIVIST_UNZIP_MAX_BYTES")
     export.touch()
     assert CliRunner().invoke(cli, ["index", str(workspace)]).exit_code == 0
     assert db.execute("SELECT count(*) FROM index_problems").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["a setting that is no value", "the zip cut short", "a folder without its conversations"],
+)
+def test_an_export_that_cannot_be_read_now_keeps_what_the_archive_holds_of_it(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    items = conversations_json(claude("c0", "first"), claude("c1", "second"))
+    if damage == "a folder without its conversations":
+        export = tmp_path / "export"
+        export.mkdir()
+        (export / "conversations.json").write_text(items)
+        (export / "users.json").write_text("[]")
+    else:
+        export = write_zip(tmp_path / "export.zip", [("conversations.json", items), ("users.json", "[]")])
+    assert index(workspace, "claude-export", export)[0] == 0
+    db = sqlite_utils.Database(archive_path(workspace))
+    stored = db.execute("SELECT key, title FROM documents ORDER BY key").fetchall()
+    assert len(stored) == 2
+    if damage == "a setting that is no value":
+        monkeypatch.setenv("ARCHIVIST_UNZIP_MAX_BYTES", "8 GBs")
+        export.touch()
+    elif damage == "the zip cut short":
+        export.write_bytes(export.read_bytes()[:200])
+    else:
+        (export / "conversations.json").unlink()
+    result = CliRunner().invoke(cli, ["index", str(workspace)])
+    assert result.exit_code == 0, result.output
+    assert db.execute("SELECT key, title FROM documents ORDER BY key").fetchall() == stored
+    told = [reason for (reason,) in db.execute("SELECT reason FROM index_problems")]
+    assert told[-1] == KEPT, told

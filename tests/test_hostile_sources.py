@@ -326,3 +326,44 @@ def test_the_lock_wait_is_brief(locked_llm):
     with pytest.raises(llm_logs.Unavailable, match="locked by another program"):
         list(llm_logs.read(database))
     assert os.path.exists(database)
+
+
+def test_a_project_folder_that_now_leads_out_keeps_its_sessions_and_is_listed(logs, workspace, tmp_path):
+    """A project folder stored as it was, then moved elsewhere and linked: its sessions are kept."""
+    projects = logs / SOURCES["claude-code"]
+    exit_code, output = index(workspace, f"claude-code={projects}")
+    assert exit_code == 0, output
+    before = conversations(workspace)
+    project = projects / "-home-dev-src-captions-gateway"
+    moved = tmp_path / "elsewhere" / project.name
+    moved.parent.mkdir()
+    shutil.move(project, moved)
+    project.symlink_to(moved, target_is_directory=True)
+    exit_code, output = index(workspace)
+    assert exit_code == 0, output
+    assert conversations(workspace) == before
+    reasons = [reason for _, _, reason in problems(workspace)]
+    assert any(LINK_OUT in reason for reason in reasons) and any("is kept" in reason for reason in reasons)
+
+
+def test_discovering_sources_counts_a_locked_llm_database_as_one(locked_llm, tmp_path):
+    from archivist.build.agentlogs import store
+
+    database, _ = locked_llm
+    found = store.discover({"LLM_USER_PATH": str(database.parent)}, home=tmp_path)
+    assert ("llm", database) in found
+
+
+def test_a_damaged_llm_database_keeps_the_conversations_it_held(logs, workspace):
+    database = logs / SOURCES["llm"]
+    exit_code, output = index(workspace, f"llm={database}")
+    assert exit_code == 0, output
+    before = conversations(workspace)
+    assert before
+    data = bytearray(database.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the first page's b-tree: the database is malformed
+    database.write_bytes(bytes(data))
+    exit_code, output = index(workspace)
+    assert exit_code == 0, output
+    assert conversations(workspace) == before
+    assert any("is kept" in reason for _, _, reason in problems(workspace))

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from archivist.build import dates
+from archivist.build.jsonvalues import TOO_DEEP, over_budget
 
 if TYPE_CHECKING:
     from archivist.build.secrets import Masker
@@ -785,6 +786,9 @@ def _json_lines(path: str, text: str, problems: list[Problem]) -> Iterator[tuple
         except (ValueError, RecursionError) as error:  # JSONDecodeError, and numbers or nesting too large
             why = _json_error(error)
             problems.append(Problem(path, "degraded", f"line {number}: invalid JSON ({why}); line skipped"))
+            continue
+        if over_budget(line, record):
+            problems.append(Problem(path, "degraded", f"line {number}: {TOO_DEEP}; line skipped"))
             continue
         if not isinstance(record, dict):
             problems.append(Problem(path, "degraded", f"line {number}: not a JSON object; line skipped"))

@@ -31,23 +31,26 @@ run out of stack on a hostile line.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
+
+# Every line and document is parsed within a depth budget (json_value), here for the readers.
+from archivist.build.jsonvalues import MAX_DEPTH as MAX_DEPTH
+from archivist.build.jsonvalues import NOT_JSON as NOT_JSON
+from archivist.build.jsonvalues import TOO_DEEP as TOO_DEEP
+from archivist.build.jsonvalues import NotJSON as NotJSON
+from archivist.build.jsonvalues import json_value as json_value
+from archivist.build.jsonvalues import too_deep as too_deep
 
 ROLES = ("user", "assistant", "tool", "system")
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a JSONL line longer than this is skipped, never held
 MAX_FILE_BYTES = 1024 * 1024 * 1024  # a file read whole (a JSON document, a transcript) may have at most this
-# JSON nested deeper than this is not read. Real logs nest a few dozen levels at most (a tool's
-# input holding JSON); Python's own parser and every later walk of a value recurse, and stop
-# near 1,000 levels with a RecursionError.
-MAX_DEPTH = 100
 _SKIP_BYTES = 1024 * 1024  # read at a time through the rest of a line that is too long
 
 
@@ -225,65 +228,15 @@ def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
 
 
 class Unavailable(Exception):
-    """A source that cannot be read whole now (a database another program holds locked, an
-    export over a limit on reading compressed input): its reading stops, what is stored of it
-    stays (but what was read before it stopped), and it is read again on the next run. The
-    message says why, and what to do."""
+    """A source that cannot be read now (a database another program holds locked, a setting
+    that is no value): nothing stored of it changes, and it is read again on the next run.
+    The message says why, and what to do."""
 
 
-# --- bounded parsing -----------------------------------------------------------------------
-
-NOT_JSON = "not JSON"
-TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
-
-
-class NotJSON(ValueError):
-    """A line or document that is not read; its message is the reason (``NOT_JSON``, ``TOO_DEEP``)."""
-
-
-def json_value(text: str | bytes) -> Any:
-    """The JSON value of a line or a document, nested at most ``MAX_DEPTH`` levels.
-
-    Raises NotJSON, whose message says why: not JSON (numbers too long to convert
-    included), or nested too deeply. Nothing else escapes, whatever ``text`` holds (a value
-    of another type, from a database column, is not JSON either).
-    """
-    if not isinstance(text, str | bytes):
-        raise NotJSON(NOT_JSON)
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise NotJSON(TOO_DEEP) from None
-    except ValueError:
-        raise NotJSON(NOT_JSON) from None
-    if _openers(text) > MAX_DEPTH and too_deep(value):
-        raise NotJSON(TOO_DEEP)
-    return value
-
-
-def _openers(text: str | bytes) -> int:
-    """How many brackets open in ``text`` (inside strings too): a bound on its depth, counted at C speed."""
-    if isinstance(text, str):
-        return text.count("[") + text.count("{")
-    return text.count(b"[") + text.count(b"{")
-
-
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``value`` nests lists and objects more than ``limit`` levels (walked without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children: Iterable[Any]
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+class Unread(str):
+    """A problem that says a part of the source was not read (a damaged or cut-short file, a
+    limit reached, a link that leads out of it): while one is told, nothing the archive holds
+    of the source is deleted, since a session not read may be in that part. Equal to its text."""
 
 
 # --- scanning a text -----------------------------------------------------------------------
@@ -325,7 +278,7 @@ class Root:
         self.named = None if path.is_dir() else path
         self.real = os.path.realpath(path.parent if self.named else path)
         self.problems: list[str] = problems if problems is not None else []
-        self._told: set[str] = set()
+        self._told: set[str] = set()  # the links that lead out, told
 
     def allows(self, path: Path) -> bool:
         """Whether ``path``, found under the source, may be opened: a link only where it stays inside.
@@ -334,12 +287,11 @@ class Root:
         """
         if path == self.named or not path.is_symlink():
             return True
-        real = os.path.realpath(path)
-        if real == self.real or real.startswith(self.real.rstrip(os.sep) + os.sep):
+        if within(os.path.realpath(path), self.real):
             return True
         if str(path) not in self._told:
             self._told.add(str(path))
-            self.problems.append(f"{self._shown(path)}: {LINK_OUT}")
+            self.problems.append(Unread(f"{self._shown(path)}: {LINK_OUT}"))
         return False
 
     def entries(self, folder: Path) -> list[Path]:
@@ -374,11 +326,20 @@ class Root:
             elif is_file(entry):
                 yield entry
 
+    def left_out(self, problem: str) -> None:
+        """A file of the source not read (too large, say): told as Unread."""
+        self.problems.append(Unread(problem))
+
     def _shown(self, path: Path) -> str:
         try:
             return path.relative_to(self.path if self.named is None else self.path.parent).as_posix()
         except ValueError:
             return path.as_posix()
+
+
+def within(real: str, folder: str) -> bool:
+    """Whether a resolved path is the resolved ``folder`` or inside it."""
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def is_file(path: Path) -> bool:

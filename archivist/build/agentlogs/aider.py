@@ -99,8 +99,11 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     """Every session of the chat history, in the order of the file."""
     path = Path(path)
     history = path / HISTORY_NAME if path.is_dir() else path
-    if not history.is_file() or not Root(path, problems).allows(history):
+    root = Root(path, problems)
+    if not history.is_file():
         return
+    if not root.allows(history):
+        return  # (told as Unread: what the archive holds of it stays)
     project = os.path.abspath(history.parent)
     try:
         ended = _as_written(dt.datetime.fromtimestamp(history.stat().st_mtime))

@@ -188,21 +188,17 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     that lead out of the source (never opened), go to ``problems``.
     """
     path = Path(path)
+    root = Root(path, problems)
     try:
-        root = Root(path, problems)
         if path.is_file():
             yield from _read_single_file(path, root)
-            return
-        if not path.is_dir():
-            return
-        if root.files(path, ".jsonl"):
+        elif path.is_dir() and root.files(path, ".jsonl"):
             yield from _read_project(path, root)
-            return
-        projects = root.folders(path)
+        elif path.is_dir():
+            for project in root.folders(path):
+                yield from _read_project(project, root)
     except OSError:
         return
-    for project in projects:
-        yield from _read_project(project, root)
 
 
 def _read_project(folder: Path, root: Root) -> Iterator[Session]:

@@ -68,12 +68,13 @@ from archivist.build.agentlogs import (
     Root,
     Session,
     ToolCall,
-    Unavailable,
+    Unread,
     archives,
     is_file,
     iso_utc,
     short_title,
     too_deep,
+    within,
 )
 
 KIND = "claude-export"
@@ -103,7 +104,7 @@ NUMBER_TAIL = 2  # characters a number cut short can end with that it does not p
 # one of 31 MB near 570 MB. Real conversations are well under: a claude.ai one ends at its context
 # window (under a few MB of JSON); a long ChatGPT one, with its branches, a few MB.
 MAX_CONVERSATION_BYTES = 16 * archives.MB
-ENV_MAX_CONVERSATION_BYTES = "ARCHIVIST_EXPORT_MAX_CONVERSATION_BYTES"
+ENV_MAX_CONVERSATION_BYTES = archives.ENV_MAX_CONVERSATION_BYTES
 PEEK_ITEMS = 20  # items check() looks at for a conversation of a known shape
 PROBLEMS_PER_FILE = 10  # conversations skipped in one file that are told one by one; the rest are counted
 UNTITLED = "Untitled conversation"
@@ -125,7 +126,7 @@ class ExportError(ValueError):
 
 
 def conversation_limit() -> int:
-    """The most characters of one conversation held to be parsed, as its setting gives it (ExportError if bad)."""
+    """The most characters of one conversation held to be parsed, as its setting gives it (SettingError if bad)."""
     text = os.environ.get(ENV_MAX_CONVERSATION_BYTES, "").strip()
     if not text:
         return MAX_CONVERSATION_BYTES
@@ -134,7 +135,7 @@ def conversation_limit() -> int:
     except ValueError:
         limit = 0
     if limit <= 0:
-        raise ExportError(
+        raise archives.SettingError(
             f"the setting {ENV_MAX_CONVERSATION_BYTES}={text!r} is not a size such as 64MB: unset it, or give one"
         )
     return limit
@@ -194,7 +195,7 @@ class ExportFile:
 
 def _open_plain(path: Path, folder: str | None) -> io.RawIOBase:
     """A file of an export folder, opened only where it stays inside it and is a regular file."""
-    if folder is not None and path.is_symlink() and not _inside(os.path.realpath(path), folder):
+    if folder is not None and path.is_symlink() and not within(os.path.realpath(path), folder):
         raise ExportError(LINK_OUT)  # it was a plain file when listed, and is a link out now
     # Not blocking: a file replaced by a pipe since it was listed is refused, not waited on.
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -205,10 +206,6 @@ def _open_plain(path: Path, folder: str | None) -> io.RawIOBase:
     except BaseException:
         os.close(descriptor)
         raise
-
-
-def _inside(real: str, folder: str) -> bool:
-    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _natural(name: str) -> list[Any]:
@@ -271,10 +268,7 @@ def _open_folder(path: Path) -> Export:
 
 
 def _open_zip(path: Path) -> Export:
-    try:
-        limits = archives.Limits.from_env()
-    except archives.SettingError as error:
-        raise ExportError(str(error)) from None
+    limits = archives.Limits.from_env()
     try:
         listing = archives.list_zip(path, limits)
     except archives.ArchiveError as error:
@@ -580,6 +574,8 @@ def check_export(path: str | Path, kind: str) -> str | None:
         limit = conversation_limit()
     except ExportError as error:
         return f"{error}: expected {expected}."
+    except archives.SettingError as error:
+        return f"{error}."
     except archives.LimitError as error:  # no wrong kind: what to raise is the point
         return f"{path} {error}."
     budget = export.budget()
@@ -651,32 +647,32 @@ def read_export(path: str | Path, to_session: ToSession, problems: list[str] | N
     """Every conversation of the export at ``path`` as a session, in the files' order.
 
     ``to_session(item, file, index)`` makes one (None: nothing to read in it) and raises
-    for a conversation it cannot read. Files that cannot be read (or only up to some
-    damage), skipped conversations and repeated keys are added to ``problems``. A limit on
-    reading compressed input (the export a bomb, or larger than its settings allow) raises
-    Unavailable: what is stored of the export stays as it is, the conversations read
-    before the limit excepted.
+    for a conversation it cannot read; skipped conversations and repeated keys are added to
+    ``problems``. What is not read is told as Unread (the archive keeps what it holds of the
+    export): an export that cannot be opened (a zip cut short, a folder without its
+    conversations, a setting that is no value), a file damaged or cut short (read up to the
+    damage), a member refused, a limit on reading compressed input reached (the export a
+    bomb, or larger than its settings allow: nothing more of it is read).
     """
     problems = problems if problems is not None else []
     path = Path(path)
     try:
-        export = open_export(path)
         limit = conversation_limit()
-    except ExportError as error:
-        problems.append(str(error))
+        export = open_export(path)
+    except (ExportError, archives.SettingError, archives.LimitError) as error:
+        problems.append(Unread(f"{path} {error}" if isinstance(error, archives.LimitError) else str(error)))
         return
-    except archives.LimitError as error:
-        raise Unavailable(f"{path} {error}") from None
-    problems.extend(export.problems)
+    problems.extend(Unread(problem) for problem in export.problems)  # members refused: not read
     budget = export.budget()
     seen: set[str] = set()
     for file in export.files:
         try:
             yield from _read_file(file, to_session, budget, limit, seen, problems)
-        except archives.LimitError as error:  # nothing more of it is read, nor anything stored of it forgotten
-            raise Unavailable(f"{file.name} {error}") from None
+        except archives.LimitError as error:  # nothing more of it is read
+            problems.append(Unread(f"{file.name} {error}"))
+            return
         except READ_ERRORS as error:
-            problems.append(f"{file.name} {_reason(error)}")
+            problems.append(Unread(f"{file.name} {_reason(error)}"))
 
 
 def _read_file(

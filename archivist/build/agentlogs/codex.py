@@ -148,10 +148,11 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     source (never opened), go to ``problems``.
     """
     root = Path(path).expanduser()
+    confined = Root(root, problems)
     if root.is_file():
         files = [root]
     elif root.is_dir():
-        files = sorted(_walk_rollouts(Root(root, problems)), key=lambda file: _relative(file, root))
+        files = sorted(_walk_rollouts(confined), key=lambda file: _relative(file, root))
     else:
         return
     thread_names = _thread_names(root)

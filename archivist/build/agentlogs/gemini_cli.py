@@ -94,10 +94,11 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     message), and the links that lead out of the source (never opened), go to ``problems``.
     """
     root = Path(path).expanduser()
+    confined = Root(root, problems)
     if root.is_file():
         files = [root]
     elif root.is_dir():
-        files = _session_files(Root(root, problems))
+        files = _session_files(confined)
     else:
         return
     projects: dict[Path, str | None] = {}

@@ -55,6 +55,7 @@ from archivist.build.agentlogs import (
     Session,
     ToolCall,
     Unavailable,
+    Unread,
     iso_utc,
     json_value,
     short_title,
@@ -115,35 +116,38 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     """Every conversation of the database, in the order of their ids (oldest first).
 
     A database that another program holds locked past ``LOCK_TIMEOUT`` raises Unavailable:
-    what is stored of it stays as it is until it can be read.
+    what is stored of it stays as it is until it can be read. What a damaged one cannot give
+    is told as Unread.
     """
     path = Path(path)
     database = path / DB_NAME if path.is_dir() else path
-    if not database.is_file() or not Root(path, problems).allows(database):
+    root = Root(path, problems)
+    if not database.is_file():
         return
+    if not root.allows(database):
+        return  # (told as Unread: what the archive holds of it stays)
     try:
         connection = _connect(database)
+        with closing(connection):
+            reader = _Reader(connection, database)
+            failed = 0
+            for plan in reader.plans():
+                try:
+                    session = reader.session(plan)
+                except sqlite3.Error as error:
+                    if _locked(error):
+                        raise
+                    failed += 1  # a conversation the database cannot give: the others are read
+                    continue
+                if session is not None:
+                    yield session
     except sqlite3.Error as error:
         if _locked(error):
             raise _unavailable(database, error) from None
+        root.problems.append(Unread(f"{database} cannot be read ({error})"))
         return
-    with closing(connection):
-        try:
-            reader = _Reader(connection, database)
-            plans = reader.plans()
-        except sqlite3.Error as error:
-            if _locked(error):
-                raise _unavailable(database, error) from None
-            return
-        for plan in plans:
-            try:
-                session = reader.session(plan)
-            except sqlite3.Error as error:
-                if _locked(error):
-                    raise _unavailable(database, error) from None
-                continue
-            if session is not None:
-                yield session
+    if failed:
+        root.problems.append(Unread(f"{failed} conversation(s) of {database} cannot be read"))
 
 
 def _locked(error: sqlite3.Error) -> bool:

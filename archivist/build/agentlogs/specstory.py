@@ -170,11 +170,11 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     (never opened), are told in ``problems``.
     """
     path = Path(path)
+    root = Root(path, problems)
     if path.is_file():
         files = [path]
         project = _project(path.parent)
     else:
-        root = Root(path, problems)
         history = _history(path, root)
         if history is None:
             return
@@ -186,8 +186,7 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
             continue
         reason = too_large(file)
         if reason is not None:
-            if problems is not None:
-                problems.append(f"{file.name}: {reason}")
+            root.left_out(f"{file.name}: {reason}")
             continue
         session = _read_file(file, project)
         if session is None:

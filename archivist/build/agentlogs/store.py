@@ -31,7 +31,17 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from archivist.build import dates, ingest, schema
-from archivist.build.agentlogs import Message, Session, Tail, ToolCall, Unavailable, iso_utc
+from archivist.build.agentlogs import (
+    Message,
+    Root,
+    Session,
+    Tail,
+    ToolCall,
+    Unavailable,
+    Unread,
+    archives,
+    iso_utc,
+)
 from archivist.build.database import Database
 from archivist.build.logkinds import KINDS, MODULES
 from archivist.errors import ArchivistError
@@ -125,12 +135,18 @@ def default_locations(environ: dict[str, str] | None = None, home: Path | None =
 
 
 def discover(environ: dict[str, str] | None = None, home: Path | None = None) -> list[tuple[str, Path]]:
-    """The default locations that exist and hold a source of their kind."""
-    return [
-        (kind, path)
-        for kind, path in default_locations(environ, home)
-        if path.exists() and not module(kind).check(path)
-    ]
+    """The default locations that exist and hold a source of their kind (one that another program
+    holds locked now is one: it is read once it is free)."""
+    return [(kind, path) for kind, path in default_locations(environ, home) if path.exists() and _holds(kind, path)]
+
+
+def _holds(kind: str, path: Path) -> bool:
+    try:
+        return not module(kind).check(path)
+    except Unavailable:
+        return True
+    except OSError:
+        return False
 
 
 def add(db: Database, kind: str, path: Path) -> bool:
@@ -206,12 +222,15 @@ STORED_SESSION_SQL = "SELECT key, title, body, extra, content_hash FROM document
 
 
 def fingerprint(kind: str, path: Path) -> str:
-    """What changes when any log file of the source changes: every file's path, size and modification time."""
+    """What changes when any log file of the source changes: every file's path, size and modification
+    time; and when a setting that bounds the reading changes (a limit raised reads again)."""
     from archivist.build import secrets  # (its patterns take a while to compile: only where logs are read)
 
     digest = hashlib.sha256(
         f"masking rules {secrets.RULES_VERSION}, parser {ingest.PARSER_VERSION}, layout {LAYOUT}\n".encode()
     )
+    for name in archives.SETTINGS:
+        digest.update(f"{name}={os.environ.get(name, '')}\n".encode("utf-8", "surrogateescape"))
     for file_path, stat in _source_files(kind, path):
         digest.update(f"{file_path}\x00{stat.st_size}\x00{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
@@ -223,18 +242,21 @@ def _source_files(kind: str, path: Path) -> Iterator[tuple[str, os.stat_result]]
 
 
 def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Each file under ``path`` with its status: a link's target's where it stays in the source,
+    else the link's own (what it leads to is never read, nor looked at)."""
     try:
         if not path.exists():
             return
         if path.is_file():
             yield str(path), path.stat()
             return
+        root = Root(path)
         for folder, subfolders, names in os.walk(path):
             subfolders.sort()
             for name in sorted(names):
                 full = os.path.join(folder, name)
                 try:
-                    yield full, os.stat(full)
+                    yield full, os.stat(full) if root.allows(Path(full)) else os.lstat(full)
                 except OSError:
                     continue
     except OSError:
@@ -259,18 +281,13 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[inges
             unchanged += 1
             problems.extend(kept)
             continue
-        if masker is None:
-            from archivist.build.secrets import (
-                Masker,
-            )  # (its patterns take a while to compile: only where logs are read)
-
-            masker = Masker(key)
+        masker = masker or _masker(key)
         try:
             appended = _read_appends(db, source_id, kind, Path(path), masker)
             # read on: what was read before is not read again, and its problems stand
             found = _read_source(db, source_id, kind, Path(path), masker) if appended is None else kept + appended
         except Unavailable as error:  # nothing of it changes; read again next time
-            problems.extend([*kept, ingest.Problem(f"{kind}:{path}", "skipped", str(error))])
+            problems.extend([*kept, ingest.Problem(f"{kind}:{path}", "skipped", masker.name(str(error)))])
             read += 1
             continue
         found = list({(p.path, p.status, p.reason): p for p in found}.values())
@@ -283,8 +300,15 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[inges
     return read, unchanged, problems
 
 
+def _masker(key: bytes | None) -> Masker:
+    from archivist.build.secrets import Masker  # (its patterns take a while to compile: only where logs are read)
+
+    return Masker(key)
+
+
 def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Masker) -> list[ingest.Problem]:
-    """Read a whole source: sessions new or changed are written, those gone are deleted."""
+    """Read a whole source: sessions new or changed are written, those gone are deleted (but
+    where the reading was incomplete: a session not read may be in the part not read)."""
     source = f"log:{source_id}"
     problems: list[ingest.Problem] = []
     db.execute("DELETE FROM log_files WHERE source_id = ?", [source_id])
@@ -299,33 +323,52 @@ def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Ma
     now = _now()
     read_problems: list[str] = []
     for session in module(kind).read(path, read_problems):
-        content_hash = session_hash(session)
-        if len(session.messages) > schema.MESSAGE_IDS:
-            session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
-            session.tail = None
-        session_key, session_problems = masker.name(session.key), [masker.name(problem) for problem in session.problems]
-        key = f"{source}:{session_key}"
-        seen.add(key)
-        problems.extend(ingest.Problem(f"{session.agent}:{session_key}", "degraded", p) for p in session_problems)
-        if key in known and known[key][1] == content_hash:
-            document_id = known[key][0]  # read again, but unchanged: nothing to write
-        else:
-            session, found = _masked(session, masker)
-            document, messages = _document(session, source, now, content_hash, found)
-            if document["key"] in existing:
-                document["id"] = existing[document["key"]]
-                db.upsert("documents", [document], pk="id")
-            else:
-                document["id"] = db.insert("documents", [document])
-            document_id = document["id"]
-            db.execute(DELETE_MESSAGES_SQL, {"id": document_id})
-            _insert_messages(db, document_id, session, messages, document)
-        if session.tail is not None:
-            tails[str(session.tail.file)] = (document_id, session.tail)
-    _delete_documents(db, source, keep=seen, existing=existing)
+        tail = _store_session(db, session, source, known, existing, seen, now, masker, problems)
+        if tail is not None:
+            tails[str(tail[1].file)] = tail
+    if any(isinstance(problem, Unread) for problem in read_problems):
+        read_problems.append("read in part: what the archive holds of the part not read is kept")
+    else:
+        _delete_documents(db, source, keep=seen, existing=existing)
     _remember_files(db, source_id, files, tails, masker)
     problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", masker.name(problem)) for problem in read_problems)
     return problems
+
+
+def _store_session(
+    db: Database,
+    session: Session,
+    source: str,
+    known: dict[str, tuple[int, str]],
+    existing: dict[str, int],
+    seen: set[str],
+    now: str,
+    masker: Masker,
+    problems: list[ingest.Problem],
+) -> tuple[int, Tail] | None:
+    """Store one session read whole (unless it is stored as it is); its document and where to read on."""
+    content_hash = session_hash(session)
+    if len(session.messages) > schema.MESSAGE_IDS:
+        session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
+        session.tail = None
+    session_key, session_problems = masker.name(session.key), [masker.name(problem) for problem in session.problems]
+    key = f"{source}:{session_key}"
+    seen.add(key)
+    problems.extend(ingest.Problem(f"{session.agent}:{session_key}", "degraded", p) for p in session_problems)
+    if key in known and known[key][1] == content_hash:
+        document_id = known[key][0]  # read again, but unchanged: nothing to write
+    else:
+        session, found = _masked(session, masker)
+        document, messages = _document(session, source, now, content_hash, found)
+        if document["key"] in existing:
+            document["id"] = existing[document["key"]]
+            db.upsert("documents", [document], pk="id")
+        else:
+            document["id"] = db.insert("documents", [document])
+        document_id = document["id"]
+        db.execute(DELETE_MESSAGES_SQL, {"id": document_id})
+        _insert_messages(db, document_id, session, messages, document)
+    return (document_id, session.tail) if session.tail is not None else None
 
 
 @dataclass
