@@ -22,6 +22,16 @@ def archive_path(workspace: Path) -> Path:
 KEY_BYTES = 32
 
 
+def archive_files(archive: Path) -> set[Path]:
+    """The archive, SQLite's files beside it and its masking key: never indexed, never served."""
+    archive = Path(archive)
+    return {
+        archive,
+        secret_key_path(archive),
+        *(archive.with_name(archive.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+    }
+
+
 def secret_key_path(archive: Path) -> Path:
     """Where the key that tags an archive's masked secrets is kept: beside it, never in it."""
     archive = Path(archive)
@@ -38,34 +48,36 @@ def secret_key(archive: Path, create: bool = True) -> bytes | None:
     None when there is none and ``create`` is false.
     """
     path = secret_key_path(archive)
-    for _ in range(2):
-        try:
-            text = path.read_text(encoding="ascii").strip()
-            key = bytes.fromhex(text)
-            if len(key) == KEY_BYTES:
-                return key
-        except (OSError, ValueError):
-            pass
+    try:
+        return _read_key(path)
+    except (OSError, ValueError):
         if not create:
             return None
+    key = secrets.token_bytes(KEY_BYTES)
+    try:  # written whole beside it, then put in place at once: a run starting now reads it whole or not at all
+        made = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        with os.fdopen(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="ascii") as out:
+            out.write(key.hex() + "\n")
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.link(made, path)  # fails where another run made one first: its key is the key
         except FileExistsError:
-            continue  # another run made it (or it is damaged: read it once more, then replace it)
-        except OSError:
-            return secrets.token_bytes(KEY_BYTES)
-        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
-            handle.write(secrets.token_hex(KEY_BYTES) + "\n")
-    try:  # damaged: replaced whole
-        replacement = path.with_name(path.name + f".{os.getpid()}")
-        descriptor = os.open(replacement, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        key = secrets.token_bytes(KEY_BYTES)
-        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
-            handle.write(key.hex() + "\n")
-        os.replace(replacement, path)
-        return key
+            try:
+                key = _read_key(path)
+            except ValueError:  # damaged: replaced whole
+                os.replace(made, path)
+        finally:
+            made.unlink(missing_ok=True)
     except OSError:
-        return secrets.token_bytes(KEY_BYTES)
+        pass  # a folder it cannot be kept in: this process's key
+    return key
+
+
+def _read_key(path: Path) -> bytes:
+    """The key kept at ``path``; ValueError for anything but one."""
+    key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+    if len(key) != KEY_BYTES:
+        raise ValueError(path)
+    return key
 
 
 def _not_a_folder(

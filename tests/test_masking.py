@@ -261,3 +261,32 @@ def test_the_masking_key_lives_beside_the_archive_for_its_owner_only(workspace_w
     (workspace / "notes" / "staging.md").touch()
     index(workspace)
     assert [row["body"] for row in db.query("SELECT body FROM documents ORDER BY id")] == before
+
+
+async def test_the_source_view_never_serves_the_masking_key_through_a_link(workspace_with_secrets):
+    workspace, _ = workspace_with_secrets
+    index(workspace)
+    db = sqlite_utils.Database(archive_path(workspace))
+    (note,) = db.query("SELECT id FROM documents WHERE kind = 'note'")
+    note_file = workspace / "notes" / "staging.md"
+    note_file.unlink()
+    note_file.symlink_to(secret_key_path(archive_path(workspace)))
+    key = secret_key_path(archive_path(workspace)).read_text().strip()
+    datasette = await started_datasette(archive_path(workspace))
+    response = await datasette.client.get(f"/document/{note['id']}/source")
+    assert response.status_code == 404
+    assert key not in response.text
+
+
+def test_a_memory_nested_too_deeply_is_skipped_alone(tmp_path):
+    deep = {"content": "deep", "nested": json.loads("[" * 700 + "]" * 700)}
+    lines = [{"content": "first memory kept"}, deep, {"content": "last memory kept"}]
+    workspace = write_files(tmp_path / "ws", {"memories/m.jsonl": "\n".join(json.dumps(line) for line in lines)})
+    index(workspace)
+    db = sqlite_utils.Database(archive_path(workspace))
+    assert sorted(row["body"] for row in db.query("SELECT body FROM documents")) == [
+        "first memory kept",
+        "last memory kept",
+    ]
+    (reason,) = [row["reason"] for row in db.query("SELECT reason FROM index_problems")]
+    assert "line 2: JSON nested deeper than 100 levels" in reason

@@ -19,7 +19,7 @@ from archivist.build import ingest, schema
 from archivist.build.agentlogs import store
 from archivist.build.database import Database, sqlite3
 from archivist.errors import ArchivistError
-from archivist.workspace import archive_path, secret_key, secret_key_path
+from archivist.workspace import archive_files, archive_path, secret_key
 
 SOURCE_FILES_SQL = "SELECT path, source, size, mtime_ns, status FROM files"
 SOURCE_HASHES_SQL = "SELECT path, content_hash FROM sources"
@@ -110,7 +110,7 @@ def index_workspace(
     db = schema.open_archive(db_path)
     try:
         reports_dir = reports_dir or _meta(db, "reports_dir") or "reports"
-        files, walk_problems = ingest.walk(workspace, exclude=_archive_files(db_path))
+        files, walk_problems = ingest.walk(workspace, exclude=archive_files(db_path))
         sources, type_problems = ingest.group_sources(files, reports_dir)
         key = secret_key(db_path)
         with db.atomic():
@@ -122,15 +122,6 @@ def index_workspace(
     finally:
         db.close()
     return summary
-
-
-def _archive_files(db_path: Path) -> set[Path]:
-    """The archive, SQLite's files and the masking key beside it, which are never indexed."""
-    return {
-        db_path,
-        secret_key_path(db_path),
-        *(db_path.with_name(db_path.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
-    }
 
 
 def _meta(db: Database, key: str) -> str | None:

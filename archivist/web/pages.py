@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
+from archivist.build.ingest import IGNORED_DIRS
 from archivist.build.schema import MESSAGE_IDS
 from archivist.errors import ArchivistError
 from archivist.queries import catalog, runner, validation
@@ -33,7 +34,7 @@ from archivist.web.app import (
     served_databases,
     unknown_search_parameters,
 )
-from archivist.workspace import DATABASE_NAME, secret_key
+from archivist.workspace import DATABASE_NAME, archive_files, secret_key
 
 if TYPE_CHECKING:
     from datasette.app import Datasette
@@ -781,7 +782,7 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
         listing = "\n".join(files)
         return _plain(f"❌ Choose one of this document's files with ?file=\n{listing}", status=400)
     path = Path(root, wanted).resolve()
-    if not path.is_relative_to(Path(root).resolve()) or not path.is_file():
+    if not _servable(datasette, Path(root).resolve(), path):
         return _plain(
             f"❌ The file is no longer there: {wanted}\n💡 Run archivist index to bring the archive up to date.",
             status=404,
@@ -792,6 +793,18 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
     if len(data) > SOURCE_MAX_BYTES:
         text += f"\n\n[… shown: the first {SOURCE_MAX_BYTES // 2**20} MiB of {path.stat().st_size:,} bytes; the rest is in {wanted}]"
     return _plain(text)
+
+
+def _servable(datasette: Datasette, root: Path, path: Path) -> bool:
+    """Whether ``path`` (resolved) is a file the indexer could have read: in the workspace, in no
+    folder it skips (``.archivist``, ``.git``, ...), and not the archive's own files or its key
+    (a document's file replaced by a link to them is not served)."""
+    if not path.is_relative_to(root) or not path.is_file():
+        return False
+    if any(part in IGNORED_DIRS for part in path.relative_to(root).parts):
+        return False
+    database = datasette.get_database(DATABASE_NAME).path
+    return not database or path not in {file.resolve() for file in archive_files(Path(database))}
 
 
 def _masked_source(datasette: Datasette, text: str) -> str:
