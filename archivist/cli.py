@@ -57,6 +57,9 @@ allow_host_option = click.option(
 )
 
 
+ALLOW_ORIGINS_ENV = "ARCHIVIST_ALLOW_ORIGINS"
+
+
 class _Origins(click.types.StringParamType):
     """Origins as given on the command line; ARCHIVIST_ALLOW_ORIGINS separates them by commas or spaces."""
 
@@ -69,10 +72,10 @@ allow_origin_option = click.option(
     "allowed_origins",
     multiple=True,
     metavar="ORIGIN",
-    envvar="ARCHIVIST_ALLOW_ORIGINS",
+    envvar=ALLOW_ORIGINS_ENV,
     type=_Origins(),
     help="An origin (scheme://host[:port]) besides the server's own whose pages may call it (repeatable; "
-    "ARCHIVIST_ALLOW_ORIGINS lists them separated by commas or spaces). Any other Origin is refused.",
+    f"{ALLOW_ORIGINS_ENV} lists them separated by commas or spaces). Any other Origin is refused.",
 )
 no_token_option = click.option(
     "--no-token",
@@ -252,7 +255,7 @@ def checked_origins(origins: Iterable[str]) -> list[str]:
         parsed = parse_origin(origin.strip())
         if parsed is None:
             refuse(
-                f"Not an origin: {origin!r}: --allow-origin and ARCHIVIST_ALLOW_ORIGINS take what a browser "
+                f"Not an origin: {origin!r}: --allow-origin and {ALLOW_ORIGINS_ENV} take what a browser "
                 f"sends as Origin, a scheme, a host and an optional port: try --allow-origin http://127.0.0.1:3000.",
                 "INVALID_PARAMETER",
             )
@@ -619,6 +622,13 @@ def mcp(
     written to stdout.
     """
     workspace = workspace_folder(workspace, "mcp")
+    given = click.get_current_context().get_parameter_source
+    for name, flag in (("allowed_origins", "--allow-origin"), ("no_token", "--no-token")):
+        if not http and given(name) == click.core.ParameterSource.COMMANDLINE:
+            refuse(
+                f"{flag} is for the HTTP server: give --http too, or leave it out (stdio has no origin nor token).",
+                "INVALID_PARAMETER",
+            )
     origins = checked_origins(allowed_origins) if http else []
     token = server_token(no_token) if http else None
     db_path = archive_to_read(workspace, db_path)

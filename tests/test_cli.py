@@ -529,3 +529,19 @@ def test_a_workspace_or_archive_path_that_is_not_utf_8_is_refused_plainly(tmp_pa
     result = invoke(command, good, "--db", archive, *(["proxy"] if command == "search" else []))
     assert result.exit_code == 1 and "archive's path is not valid UTF-8" in result.stderr, result.output
     assert not os.path.lexists(archive)
+
+
+@pytest.mark.parametrize("flag", [["--no-token"], ["--allow-origin", "http://127.0.0.1:3000"]])
+def test_the_http_servers_flags_without_http_are_one_line(flag, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    line = refused("mcp", folder, *flag)
+    assert f"{flag[0]} is for the HTTP server: give --http too" in line and "[INVALID_PARAMETER]" in line
+
+
+def test_an_allowed_origin_in_the_environment_leaves_a_stdio_server_alone(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    # refused for its missing archive, not for the setting
+    line = refused("mcp", folder, env={"ARCHIVIST_ALLOW_ORIGINS": "http://127.0.0.1:3000"})
+    assert "is for the HTTP server" not in line and "archivist index" in line

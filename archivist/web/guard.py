@@ -32,8 +32,7 @@ Origin = tuple[str, str, int]  # scheme, host name, port: what "the same origin"
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 TOKEN_ENV = "ARCHIVIST_TOKEN"
 OLD_TOKEN_ENV = "ARCHIVIST_MCP_TOKEN"  # its first name, when only the MCP server took a token
-ALLOW_ORIGINS_ENV = "ARCHIVIST_ALLOW_ORIGINS"
-COOKIE = "archivist_token"
+COOKIE = "archivist_token"  # and the server's port: archivist_token_8001 (two servers keep theirs apart)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 WEBSOCKET_SCHEMES = {"ws": "http", "wss": "https"}  # a websocket's origin is its page's
 
@@ -185,7 +184,7 @@ class Guard:
                 "Open the page from this server, or start it with --allow-origin ORIGIN "
                 "(e.g. --allow-origin http://127.0.0.1:3000) to allow that origin.",
             )
-        if self.token is not None and not self._token_given(headers):
+        if self.token is not None and not self._token_given(scope, headers):
             return 401, ArchivistError(
                 "UNAUTHORIZED",
                 "Missing or wrong token",
@@ -194,15 +193,16 @@ class Guard:
             )
         return None
 
-    def _token_given(self, headers: dict[str, str]) -> bool:
+    def _token_given(self, scope: dict, headers: dict[str, str]) -> bool:
         given = [headers.get("authorization", "").removeprefix("Bearer ")]
         cookie: SimpleCookie = SimpleCookie()
         try:
             cookie.load(headers.get("cookie", ""))
         except Exception:  # a malformed cookie header is no token
             pass
-        if COOKIE in cookie:
-            given.append(cookie[COOKIE].value)
+        name = cookie_name(scope)
+        if name in cookie:
+            given.append(cookie[name].value)
         return any(self._is_token(value) for value in given if value)
 
     def _is_token(self, value: str) -> bool:
@@ -247,7 +247,7 @@ class Guard:
                 # a browser opening the printed URL: the token moves to a cookie and leaves the address bar
                 path = scope.get("path", "/")
                 target = "/" + path.lstrip("/") + (f"?{rest}" if rest else "")  # never //host: another site
-                return await _redirect_with_cookie(send, target, self.token or "")
+                return await _redirect_with_cookie(send, target, cookie_name(scope), self.token or "")
             if rest is not None:  # a client that cannot send headers, with the token in its URL
                 scope = {**scope, "query_string": rest.encode("latin-1")}
                 refusal = None
@@ -276,8 +276,15 @@ async def _refuse(send: Callable, status: int, error: ArchivistError) -> None:
     await send({"type": "http.response.body", "body": json.dumps(error.to_dict(), ensure_ascii=False).encode()})
 
 
-async def _redirect_with_cookie(send: Callable, target: str, token: str) -> None:
-    cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+def cookie_name(scope: dict) -> str:
+    """The cookie that signs a browser in to this server: named for its port, since a browser sends a
+    host's cookies to every port of it (a cookie cannot be kept to one: the README says so)."""
+    server = scope.get("server") or ("", None)
+    return f"{COOKIE}_{server[1]}" if isinstance(server[1], int) else COOKIE
+
+
+async def _redirect_with_cookie(send: Callable, target: str, name: str, token: str) -> None:
+    cookie = f"{name}={token}; Path=/; HttpOnly; SameSite=Strict"
     headers = [[b"location", target.encode("latin-1", "replace")], [b"set-cookie", cookie.encode("latin-1")]]
     await send({"type": "http.response.start", "status": 302, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
