@@ -594,9 +594,13 @@ MASKED_FIELDS = ("title", "body", "tags", "extra")
 def _finish(document: dict[str, Any], source: Source, masker: Masker) -> dict[str, Any]:
     """A parsed document as the documents table stores it, its secrets masked."""
     document = storable(document)
+    # a conversation's own files: paths in the workspace, stored as its path is (the source view reads them)
+    files = (document.get("extra") or {}).get("files") if source.kind == "conversation" else None
     for name in MASKED_FIELDS:
         if document.get(name) is not None:
             document[name] = masker.values(document[name])
+    if files is not None:
+        document["extra"]["files"] = files
     document.setdefault("source", source.path)
     document.setdefault("kind", source.kind)
     document["filter_tokens"] = filter_tokens(document)

@@ -379,13 +379,17 @@ class _Found:
     session: int = 0
 
 
+def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
+    return ToolCall(masker(call.name), [masker.name(file) for file in call.files], [masker(c) for c in call.commands])
+
+
 def _masked(session: Session, masker: Masker) -> tuple[Session, _Found]:
     """A copy of ``session`` with every field that carries text masked, and what was found."""
     found = _Found()
     messages = []
     for message in session.messages:
         counted = masker.count
-        calls = [ToolCall(masker(c.name), [masker.name(f) for f in c.files], [masker(x) for x in c.commands]) for c in message.tool_calls]  # fmt: skip
+        calls = [_masked_call(call, masker) for call in message.tool_calls]
         messages.append(
             Message(
                 role=message.role,
