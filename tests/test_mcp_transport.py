@@ -117,6 +117,10 @@ def test_stdin_from_a_file_is_served_in_a_thread(embedded_sample, tmp_path, stdo
     assert finished.returncode == 0
     written = answers_file.read_bytes() if stdout_is_a_file else finished.stdout
     answers = [json.loads(line) for line in written.splitlines()]
-    # each request answered once: a ping read as stdin ended may be answered "Connection closed"
-    assert [a["id"] for a in answers] == [1, 2, 3]
+    # each request answered once, in order; the ping read as stdin ended races the end of the
+    # session (as under the SDK's own transport): answered, answered "Connection closed", or not
+    ids = [a["id"] for a in answers]
+    assert ids in ([1, 2], [1, 2, 3]), ids
     assert answers[1]["result"] == {"resources": []}
+    if ids == [1, 2, 3]:
+        assert answers[2].get("result") == {} or "Connection closed" in answers[2]["error"]["message"]
