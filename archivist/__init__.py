@@ -6,7 +6,11 @@ The subpackages are the layers, each importing only those below it:
   and pages, MCP server, command line);
 - ``archivist.queries``: the canned queries (SQL files, parameter rules, SQL functions);
 - ``archivist.semantic``: the embedding model, chunks, embeddings and vectors;
-- ``archivist.build``: building the archive (walk, parse, dates, schema, indexer);
+- ``archivist.archive``: the archive itself (schema, migrations, indexing, sessions stored);
+- ``archivist.agents`` and ``archivist.documents``: reading sources, agent logs and a
+  workspace's files;
+- ``archivist.secrets``, ``archivist.dates``, ``archivist.jsonvalues``: what reading needs
+  (masking secrets, dates as written, JSON within a budget);
 - ``archivist.workspace`` and ``archivist.errors``: where things live, and the error contract.
 """
 

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from archivist.build.logkinds import KINDS as LOG_KINDS
+from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
 if TYPE_CHECKING:
-    from archivist.build.indexer import Summary
+    from archivist.archive.indexer import Summary
 
 T = TypeVar("T")
 
@@ -164,7 +164,7 @@ def _database_problem(path: Path, tables: bool) -> str | None:
     """Why the file at ``path`` is not an archive to read (tables=True) or to index into; None if it is."""
     import sqlite3  # the check only reads the schema: the interpreter's own SQLite will do
 
-    from archivist.build.database import read_only_uri
+    from archivist.archive.database import read_only_uri
 
     if not os.path.isfile(path):
         return "not a file"
@@ -410,7 +410,7 @@ def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 def run_index(
     workspace: Path, db_path: Path | None, reports_dir: str | None, log_sources: Iterable[tuple[str, Path]] = ()
 ) -> Summary:
-    from archivist.build import indexer  # imported when used: `archivist mcp` starts faster without it
+    from archivist.archive import indexer  # imported when used: `archivist mcp` starts faster without it
 
     info(f"Indexing {workspace} into {db_path or archive_path(workspace)}")
     try:
@@ -790,7 +790,7 @@ def open_archive(path: Path) -> Any:
 
 def upgraded(path: Path) -> bool:
     """Whether the archive at ``path`` was written by an older version and has just caught up (it says so)."""
-    from archivist.build import schema
+    from archivist.archive import schema
 
     if not schema.upgrade(path):
         return False
@@ -806,7 +806,7 @@ def listed(values: Iterable[str]) -> str:
 def search_params(query: str, mode: str | None, db_path: Path, options: dict[str, Any]) -> dict[str, str]:
     """The unified search's parameters, as /api/search takes them; only those given."""
     if mode is None:
-        from archivist.build.schema import is_embedded
+        from archivist.archive.schema import is_embedded
 
         mode = "" if is_embedded(db_path) else "keyword"  # "": the search's own default, hybrid
         info("Mode: " + ("hybrid" if not mode else "keyword (the archive has no embeddings yet: `archivist embed`)"))
@@ -1047,14 +1047,14 @@ def plural(count: int, word: str) -> str:
 
 def start_following(workspace: Path, db_path: Path | None) -> None:
     """Keep the archive up to date in the background while a server runs (--watch)."""
-    from archivist.build.watch import follow_in_background
+    from archivist.archive.watch import follow_in_background
 
     follow_in_background(workspace, db_path, on_run=vectors_follow(workspace, db_path))
 
 
 def vectors_follow(workspace: Path, db_path: Path | None) -> Callable[[Any], None] | None:
     """For a watch of an archive that has been embedded: what wakes its embedding in the background."""
-    from archivist.build.schema import is_embedded
+    from archivist.archive.schema import is_embedded
     from archivist.semantic.embeddings import BackgroundEmbedder
 
     db_file = Path(db_path) if db_path else archive_path(workspace)
@@ -1063,13 +1063,13 @@ def vectors_follow(workspace: Path, db_path: Path | None) -> Callable[[Any], Non
 
 def checked_sources(arguments: Iterable[str]) -> list[tuple[str, Path]]:
     """Each KIND=PATH of the command line, checked: INVALID_SOURCE (nothing added) unless all are sources."""
-    from archivist.build.agentlogs import store
+    from archivist.archive import sessions
 
     checked = []
     for argument in arguments:
         try:
-            kind, path = store.parse_argument(argument)
-            store.check(kind, path)
+            kind, path = sessions.parse_argument(argument)
+            sessions.check(kind, path)
         except ArchivistError as error:
             fail(error)
         checked.append((kind, path))
@@ -1092,12 +1092,11 @@ def sources(
     exist; --remove drops a source and its documents. Sources are read where they are,
     never copied or changed.
     """
-    from archivist.build import schema
-    from archivist.build.agentlogs import store
+    from archivist.archive import schema, sessions
 
     workspace = workspace_folder(workspace, "sources")
     if discover:
-        found = store.discover()
+        found = sessions.discover()
         for kind, path in found:
             click.echo(f"Found {kind}: {path}", err=True)
         if not found:
@@ -1111,8 +1110,8 @@ def sources(
             with db.atomic():
                 for argument in removals:
                     try:
-                        kind, source_path = store.parse_argument(argument)
-                        removed = store.remove(db, kind, source_path)
+                        kind, source_path = sessions.parse_argument(argument)
+                        removed = sessions.remove(db, kind, source_path)
                     except ArchivistError as error:
                         fail(error)
                     click.echo(f"Removed {kind}: {source_path} ({removed} documents)", err=True)
@@ -1120,7 +1119,7 @@ def sources(
             db.close()
     db = schema.open_archive(path)
     try:
-        rows = store.listing(db)
+        rows = sessions.listing(db)
     finally:
         db.close()
     if as_json:
@@ -1173,7 +1172,7 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
 @click.option("--polling", is_flag=True, help="Poll for changes instead of waiting for filesystem events.")
 def watch(workspace: Path | None, db_path: Path | None, polling: bool) -> None:
     """Follow WORKSPACE and its agent-log sources: index again as soon as a file changes (Ctrl-C stops)."""
-    from archivist.build.watch import follow
+    from archivist.archive.watch import follow
 
     workspace = workspace_folder(workspace, "watch")
     check_archive_to_write(workspace, db_path)

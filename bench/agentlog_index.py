@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 
 WORDS = [
     "proxy",

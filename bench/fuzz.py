@@ -184,7 +184,7 @@ EXPORT_NAMES += ["../conversations.json", "a\\conversations.json", "./conversati
 def fuzz_exports(examples: int, run_seed: int, timeout: float, tally: Tally) -> None:
     """Generated export zips (names safe and not, JSON nested, cut and escaped anywhere, each member stored,
     deflated or bzip2) through both export readers' check() and read(): nothing raises, nothing hangs."""
-    from archivist.build.agentlogs import Unavailable, chatgpt_export, claude_export
+    from archivist.agents import Unavailable, chatgpt_export, claude_export
 
     json_values = st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=30),
@@ -244,8 +244,8 @@ def fuzz_logs(examples: int, run_seed: int, timeout: float, tally: Tally) -> Non
         text_damages,
     )
 
-    from archivist.build.indexer import index_workspace
-    from archivist.build.secrets import Masker
+    from archivist.archive.indexer import index_workspace
+    from archivist.secrets import Masker
     from archivist.workspace import secret_key
 
     kinds = (CLAUDE_CODE, CODEX, GEMINI_CLI, AIDER, SPECSTORY)

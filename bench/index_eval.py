@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "eval" / "markdown"

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from agentlog_index import session_lines
 
-from archivist.build.secrets import Masker
+from archivist.secrets import Masker
 
 EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "markdown"
 

@@ -40,11 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search_speed import percentile
 
-from archivist.build import schema
-from archivist.build.agentlogs import Message, Session, short_title, store
+from archivist.agents import Message, Session, short_title
+from archivist.archive import schema, sessions
 from archivist.queries.catalog import sql_for
 from archivist.queries.runner import Archive
 from archivist.queries.validation import QUERIES
+from archivist.secrets import Masker
 from archivist.workspace import archive_path
 
 AGENTS = {
@@ -129,27 +130,28 @@ def session(rng: random.Random, number: int, messages: int) -> Session:
     )
 
 
-def build(workspace: Path, sessions: int, messages: int, seed: int) -> dict[int, tuple[str, str, str]]:
+def build(workspace: Path, count: int, messages: int, seed: int) -> dict[int, tuple[str, str, str]]:
     """The archive, written as the store writes a source; each document's (agent, project, first month)."""
     rng = random.Random(seed)
     db = schema.open_archive(archive_path(workspace))
     sources = {}
     for agent in AGENTS:
-        store.add(db, agent, workspace.parent / "logs" / agent)
+        sessions.add(db, agent, workspace.parent / "logs" / agent)
         sources[agent] = "log:{}".format(db.execute("SELECT id FROM log_sources WHERE kind = ?", [agent]).fetchone()[0])
-    now = store._now()
+    now = sessions._now()
+    masker = Masker(b"bench key" * 4)
     written: dict[int, tuple[str, str, str]] = {}
-    batch = max(1, sessions // 10)
+    batch = max(1, count // 10)
     started = time.perf_counter()
-    for first in range(0, sessions, batch):
+    for first in range(0, count, batch):
         with db.conn:
-            for number in range(first, min(sessions, first + batch)):
-                read = session(rng, number, messages)
-                document, rows = store._document(read, sources[read.agent], now, store.session_hash(read))
+            for number in range(first, min(count, first + batch)):
+                read, found = sessions._masked(session(rng, number, messages), masker)
+                document, rows = sessions._document(read, sources[read.agent], now, sessions.session_hash(read), found)
                 document["id"] = document_id = db.insert("documents", [document])
-                store._insert_messages(db, document_id, read, rows, document)
+                sessions._insert_messages(db, document_id, read, rows, document)
                 written[document_id] = (read.agent, read.project or "", (read.started or "")[:7])
-        done = min(sessions, first + batch)
+        done = min(count, first + batch)
         print(f"  {done} sessions, {done * messages} messages ({time.perf_counter() - started:.0f}s)", flush=True)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()

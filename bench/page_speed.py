@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search_speed import percentile
 from synth import generate_mixed
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 from archivist.web.app import make_datasette, start
 from archivist.workspace import archive_path

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth import TOPICS, generate
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.queries.catalog import sql_for
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth import TOPICS, generate
 
-from archivist.build import schema
-from archivist.build.indexer import index_workspace
+from archivist.archive import schema
+from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 from archivist.semantic import (
     chunking,

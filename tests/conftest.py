@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 from archivist.web.app import make_datasette, start
 from archivist.workspace import archive_path

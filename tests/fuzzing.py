@@ -1196,7 +1196,7 @@ LOG_SOURCES = (
 def prepare_place(workspace: Path, scratch: Path) -> Place:
     """A Place around an indexed (and embedded) ``workspace``, with the sample agent logs indexed and embedded
     into it: a foreign workspace and a bare folder in ``scratch``."""
-    from archivist.build.indexer import index_workspace
+    from archivist.archive.indexer import index_workspace
     from archivist.queries.runner import Archive
     from archivist.semantic.embeddings import embed_workspace
     from archivist.workspace import archive_path

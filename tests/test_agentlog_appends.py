@@ -7,8 +7,8 @@ import sqlite_utils
 from conftest import write_files
 from test_agentlogs_sources import SESSION, line
 
-from archivist.build.agentlogs import claude_code
-from archivist.build.indexer import index_workspace
+from archivist.agents import claude_code
+from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 

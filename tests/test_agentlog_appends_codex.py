@@ -9,8 +9,8 @@ import sqlite_utils
 from conftest import write_files
 from test_agentlogs_codex import event, normal_session, turn, turn_context
 
-from archivist.build.agentlogs import codex
-from archivist.build.indexer import index_workspace
+from archivist.agents import codex
+from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
 
 SAMPLE = sorted((Path(__file__).parent.parent / "sample-agent-logs" / "codex" / "sessions").rglob("*.jsonl"))[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archivist.build.agentlogs import Session, ToolCall, aider
+from archivist.agents import Session, ToolCall, aider
 
 FENCE = "```"
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from archivist.build.agentlogs import Session, chatgpt_export
-from archivist.build.agentlogs.claude_export import EXPECTED
+from archivist.agents import Session, chatgpt_export
+from archivist.agents.claude_export import EXPECTED
 
 T0 = 1700000000.0  # 2023-11-14T22:13:20Z
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from archivist.build.agentlogs import claude_code
-from archivist.build.agentlogs.claude_code import check, read
+from archivist.agents import claude_code
+from archivist.agents.claude_code import check, read
 
 PROJECT = "-home-ana-proj"
 CWD = "/home/ana/proj"

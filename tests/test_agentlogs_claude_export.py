@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from archivist.build.agentlogs import claude_export
-from archivist.build.agentlogs.claude_export import ExportError, iter_json_list
+from archivist.agents import claude_export
+from archivist.agents.claude_export import ExportError, iter_json_list
 
 ROOT = "00000000-0000-4000-8000-000000000000"
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import codex
+from archivist.agents import codex
 
 SESSION_ID = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
 DAY = "2025/10/29"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import gemini_cli
+from archivist.agents import gemini_cli
 
 PROJECT_HASH = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 SESSION_ID = "3b44bc68-1f2a-4c7e-9d11-0a5c2b7e9f10"

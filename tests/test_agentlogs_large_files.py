@@ -18,7 +18,7 @@ import pytest
 import sqlite_utils
 from conftest import write_files
 
-from archivist.build.agentlogs import (
+from archivist.agents import (
     LONG_LINE,
     MAX_FILE_BYTES,
     MAX_LINE_BYTES,
@@ -33,7 +33,7 @@ from archivist.build.agentlogs import (
     specstory,
     too_large,
 )
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
 
 GB = 1024**3

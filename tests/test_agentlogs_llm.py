@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archivist.build.agentlogs import Message, Session, ToolCall, llm_logs
+from archivist.agents import Message, Session, ToolCall, llm_logs
 
 # The tables of llm up to 0.35 (migrations m010 to m022), as the format description gives them.
 LEGACY_SCHEMA = """

@@ -54,7 +54,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archivist.build.agentlogs import (
+from archivist.agents import (
     Session,
     aider,
     chatgpt_export,

@@ -9,7 +9,7 @@ import sqlite_utils
 from click.testing import CliRunner
 from conftest import write_files
 
-from archivist.build.agentlogs import store
+from archivist.archive import sessions
 from archivist.cli import cli
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
@@ -103,23 +103,23 @@ def conversations(workspace):
 
 
 def test_every_kind_named_is_read_by_its_module():
-    for kind in store.KINDS:
-        assert kind == store.module(kind).KIND
+    for kind in sessions.KINDS:
+        assert kind == sessions.module(kind).KIND
 
 
 def test_a_source_is_kind_equals_path_of_a_known_kind():
     with pytest.raises(ArchivistError) as unknown:
-        store.parse_argument("cursor=/tmp")
+        sessions.parse_argument("cursor=/tmp")
     assert unknown.value.code == "INVALID_SOURCE" and "claude-code, codex" in unknown.value.message
     with pytest.raises(ArchivistError) as shapeless:
-        store.parse_argument("claude-code")
+        sessions.parse_argument("claude-code")
     assert shapeless.value.code == "INVALID_SOURCE" and "KIND=PATH" in shapeless.value.message
 
 
 def test_a_bad_source_is_one_line_and_adds_nothing(workspace, tmp_path):
     too_long = "/" + "a" * 300 + "/x"
     arguments = [f"claude-code={tmp_path / 'missing'}", "cursor=/tmp", f"claude-code={workspace / 'notes'}"]
-    arguments += [f"{kind}={too_long}" for kind in store.KINDS]
+    arguments += [f"{kind}={too_long}" for kind in sessions.KINDS]
     for argument in arguments:
         result = run("index", workspace, "--source", argument)
         assert result.exit_code == 1, (argument, result.output)
@@ -173,10 +173,12 @@ def test_removing_a_source_that_is_not_there_is_invalid_source(workspace, projec
 def test_discover_finds_the_default_locations_that_hold_logs(tmp_path, projects):
     home = tmp_path / "home"
     (home / ".codex" / "sessions").mkdir(parents=True)  # there, but empty: not a source
-    found = store.discover({"CLAUDE_CONFIG_DIR": str(projects.parent)}, home)
+    found = sessions.discover({"CLAUDE_CONFIG_DIR": str(projects.parent)}, home)
     assert found == [("claude-code", projects)]
-    assert ("claude-code", home / ".claude" / "projects") in store.default_locations({}, home)
-    assert ("llm", tmp_path / "x" / "logs.db") in store.default_locations({"LLM_USER_PATH": str(tmp_path / "x")}, home)
+    assert ("claude-code", home / ".claude" / "projects") in sessions.default_locations({}, home)
+    assert ("llm", tmp_path / "x" / "logs.db") in sessions.default_locations(
+        {"LLM_USER_PATH": str(tmp_path / "x")}, home
+    )
 
 
 def test_reading_a_source_changes_nothing_in_it(workspace, projects):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from archivist.build.agentlogs import Session, ToolCall, specstory
+from archivist.agents import Session, ToolCall, specstory
 
 FENCE = "```"
 

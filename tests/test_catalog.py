@@ -157,8 +157,8 @@ def test_the_workspace_root_is_read_only_through_its_view():
 
 
 def test_an_archive_from_before_the_view_gets_it(make_workspace):
-    from archivist.build import schema
-    from archivist.build.indexer import index_workspace
+    from archivist.archive import schema
+    from archivist.archive.indexer import index_workspace
 
     workspace = make_workspace({"notes/a.md": "# A\n\nSome text.\n"})
     index_workspace(workspace)

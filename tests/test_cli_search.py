@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from conftest import ROOT, SAMPLE, started_datasette, write_files
 
 from archivist import cli as cli_module
-from archivist.build import schema
+from archivist.archive import schema
 from archivist.cli import cli
 from archivist.queries import rules
 from archivist.workspace import archive_path

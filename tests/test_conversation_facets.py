@@ -8,7 +8,7 @@ import pytest
 from conftest import started_datasette, write_files
 from test_agentlogs_sources import line
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
 
 HOSTILE = "/home/x/<script>alert(1)</script>"

@@ -17,7 +17,7 @@ from conftest import started_datasette, write_files
 from test_browser import CHROMIUM, Visit
 from test_web import serving
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import started_datasette, write_files
 from mcp import Client
 
-from archivist.build.agentlogs.store import KINDS
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
+from archivist.archive.sessions import KINDS
 from archivist.errors import ArchivistError
 from archivist.mcp import tools as mcp_tools
 from archivist.queries.runner import Archive

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from archivist.build import dates
+from archivist import dates
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import pytest
 import sqlite_utils
 from conftest import EVAL
 
-from archivist.build import dates
-from archivist.build.indexer import index_workspace
+from archivist import dates
+from archivist.archive.indexer import index_workspace
 
 CORPORA = EVAL / "markdown"
 pytestmark = pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/eval/markdown is not beside this checkout")

@@ -28,7 +28,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from archivist.build.agentlogs import LINK_OUT, TOO_DEEP, Unread, archives, chatgpt_export, claude_export
+from archivist.agents import LINK_OUT, TOO_DEEP, Unread, archives, chatgpt_export, claude_export
 from archivist.cli import cli
 from archivist.workspace import archive_path
 
@@ -483,7 +483,7 @@ def test_the_reader_holds_the_1_5_gb_string_bomb_in_under_500_mb(tmp_path: Path)
     export = bomb(tmp_path / "export.zip", [(head.encode(), 1), (b"a" * MB, 1536), (tail.encode(), 1)])
     script = """
         import json, sys
-        from archivist.build.agentlogs import claude_export
+        from archivist.agents import claude_export
         problems = []
         keys = [session.key for session in claude_export.read(sys.argv[1], problems)]
         print(json.dumps([keys, problems]))

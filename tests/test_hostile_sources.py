@@ -16,7 +16,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from archivist.build.agentlogs import LINK_OUT, MAX_DEPTH, TOO_DEEP, NotJSON, Root, json_value, llm_logs
+from archivist.agents import LINK_OUT, MAX_DEPTH, TOO_DEEP, NotJSON, Root, json_value, llm_logs
 from archivist.cli import cli
 from archivist.workspace import archive_path
 
@@ -347,10 +347,10 @@ def test_a_project_folder_that_now_leads_out_keeps_its_sessions_and_is_listed(lo
 
 
 def test_discovering_sources_counts_a_locked_llm_database_as_one(locked_llm, tmp_path):
-    from archivist.build.agentlogs import store
+    from archivist.archive import sessions
 
     database, _ = locked_llm
-    found = store.discover({"LLM_USER_PATH": str(database.parent)}, home=tmp_path)
+    found = sessions.discover({"LLM_USER_PATH": str(database.parent)}, home=tmp_path)
     assert ("llm", database) in found
 
 

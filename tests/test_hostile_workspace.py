@@ -13,8 +13,8 @@ import pytest
 import sqlite_utils
 from conftest import write_files
 
-from archivist.build import ingest
-from archivist.build.indexer import index_workspace
+from archivist import documents
+from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
 
 DEEP = "/".join(["deep"] + ["d"] * 80) + "/leaf.md"
@@ -83,7 +83,7 @@ FILES: dict[str, str | bytes] = {
     # files that are not what they say
     "notes/binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10",
     "notes/empty.md": "",
-    "notes/huge.md": "word " * (ingest.MAX_FILE_BYTES // 5 + 1000),
+    "notes/huge.md": "word " * (documents.MAX_FILE_BYTES // 5 + 1000),
     "notes/alias-bomb.md": "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
     "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\ntitle: *b\n---\n# Aliases\n",
     "notes/odd-front-matter.md": '---\ntitle: "bad \\udcff escape"\ntype: [a, list]\ntags: {a: 1}\n---\nbody\n',
@@ -243,7 +243,7 @@ def test_every_bad_entry_is_listed_with_its_reason(hostile):
         sum(status == "skipped" for status, _ in EXPECTED.values()),
         sum(status == "degraded" for status, _ in EXPECTED.values()),
     )
-    assert first.problems == [ingest.Problem(*row) for row in problem_rows(workspace)]
+    assert first.problems == [documents.Problem(*row) for row in problem_rows(workspace)]
 
 
 def test_a_ragged_csv_keeps_its_good_rows_and_lists_each_bad_one(hostile):
@@ -323,11 +323,11 @@ def test_problems_go_when_the_file_is_fixed(tmp_path):
 
 
 def test_many_bad_rows_are_listed_up_to_a_cap(tmp_path):
-    rows = "".join(f"bug,{n}\n" for n in range(ingest.MAX_PROBLEMS_PER_FILE + 50))
+    rows = "".join(f"bug,{n}\n" for n in range(documents.MAX_PROBLEMS_PER_FILE + 50))
     workspace = write_files(tmp_path / "w", {"records/short.csv": "entity_type,entity_id,title\n" + rows})
     summary = index_workspace(workspace)
     reasons = [reason for _, _, reason in problem_rows(workspace)]
-    assert len(reasons) == ingest.MAX_PROBLEMS_PER_FILE + 1
+    assert len(reasons) == documents.MAX_PROBLEMS_PER_FILE + 1
     assert reasons[-1] == "… and 50 more problems like these, not listed"
     assert (summary.degraded, summary.documents) == (1, 0)
 
@@ -348,7 +348,7 @@ def test_a_file_that_vanishes_or_turns_into_a_fifo_after_the_walk_is_listed(tmp_
     """Reading fails for real as root too: the file is gone, or is a FIFO (which must not block the run)."""
     files = {"notes/good.md": "# Good\n", "notes/gone.md": "# Gone\n", "notes/pipe.md": "# Pipe\n"}
     workspace = write_files(tmp_path / "w", files)
-    real_walk = ingest.walk
+    real_walk = documents.walk
 
     def walk_then_change(root, exclude=None):
         found = real_walk(root, exclude)
@@ -357,7 +357,7 @@ def test_a_file_that_vanishes_or_turns_into_a_fifo_after_the_walk_is_listed(tmp_
         os.mkfifo(workspace / "notes/pipe.md")
         return found
 
-    monkeypatch.setattr(ingest, "walk", walk_then_change)
+    monkeypatch.setattr(documents, "walk", walk_then_change)
     faulthandler.dump_traceback_later(120, exit=True)
     try:
         summary = index_workspace(workspace)

@@ -12,8 +12,9 @@ import pytest
 import sqlite_utils
 from conftest import write_files
 
-from archivist.build import indexer, ingest
-from archivist.build.indexer import index_workspace
+from archivist import documents
+from archivist.archive import indexer
+from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
 
 BASE = {
@@ -122,7 +123,7 @@ def test_bad_files_are_recorded_with_their_reason_and_never_crash(make_workspace
             "notes/binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary",
             "notes/latin1.md": "caf\xe9 au lait".encode("latin-1"),
             "notes/empty.md": "",
-            "notes/huge.md": "word " * (ingest.MAX_FILE_BYTES // 5 + 1000),
+            "notes/huge.md": "word " * (documents.MAX_FILE_BYTES // 5 + 1000),
             "notes/picture.png": b"\x89PNG",
             "notes/good.md": "# Good\n",
             "memories/broken.jsonl": '{"content": "fine", "content_hash": "ok"}\nnot json\n',
@@ -147,7 +148,8 @@ def test_bad_files_are_recorded_with_their_reason_and_never_crash(make_workspace
     assert titles == {"memories/broken.jsonl", "notes/good.md", "notes/huge.md", "notes/latin1.md"}
     assert rows(workspace, "select body from documents where path = 'notes/latin1.md'") == [("caf\ufffd au lait",)]
     assert (
-        len(rows(workspace, "select body from documents where path = 'notes/huge.md'")[0][0]) <= ingest.MAX_FILE_BYTES
+        len(rows(workspace, "select body from documents where path = 'notes/huge.md'")[0][0])
+        <= documents.MAX_FILE_BYTES
     )
     # Problems stay recorded on a no-op run, and go away when the file is fixed.
     again = index_workspace(workspace)
@@ -179,18 +181,18 @@ def test_a_failure_mid_run_leaves_the_previous_archive_intact(make_workspace, mo
     before = rows(workspace, "select * from documents order by id")
     (workspace / "notes/a.md").write_text("# Changed\n", encoding="utf-8")
     (workspace / "notes/b.md").write_text("# New\n", encoding="utf-8")
-    real_parse = ingest.parse
+    real_parse = documents.parse
 
     def parse_then_die(root, source, key):
         if source.path == "notes/b.md":
             raise KeyboardInterrupt  # what an interrupted run looks like from inside
         return real_parse(root, source, key)
 
-    monkeypatch.setattr(indexer.ingest, "parse", parse_then_die)
+    monkeypatch.setattr(indexer.documents, "parse", parse_then_die)
     with pytest.raises(KeyboardInterrupt):
         index_workspace(workspace)
     assert rows(workspace, "select * from documents order by id") == before
-    monkeypatch.setattr(indexer.ingest, "parse", real_parse)
+    monkeypatch.setattr(indexer.documents, "parse", real_parse)
     assert index_workspace(workspace).indexed == 2
 
 
@@ -198,7 +200,7 @@ def test_a_failure_mid_run_leaves_the_previous_archive_intact(make_workspace, mo
 # its pages in the write-ahead log) say so and wait to be killed.
 INDEX_THEN_WAIT = """
 import sys, time
-from archivist.build import indexer
+from archivist.archive import indexer
 
 real_store, stored = indexer._store_documents, 0
 
@@ -254,7 +256,7 @@ def test_a_killed_index_process_leaves_the_previous_archive_usable(tmp_path):
 def test_a_large_records_file_is_read_whole(make_workspace):
     line = '{"entity_type": "bug", "entity_id": %d, "title": "Bug %d", "body": "%s"}\n'
     text = "".join(line % (n, n, "x" * 500) for n in range(6000))  # about 3 MiB
-    assert len(text) > ingest.MAX_FILE_BYTES
+    assert len(text) > documents.MAX_FILE_BYTES
     workspace = make_workspace({"records/bugs.jsonl": text})
     summary = index_workspace(workspace)
     assert (summary.documents, summary.degraded) == (6000, 0)
@@ -262,14 +264,14 @@ def test_a_large_records_file_is_read_whole(make_workspace):
 
 def test_an_error_nobody_foresaw_skips_only_its_source(make_workspace, monkeypatch):
     workspace = make_workspace(BASE)
-    real_parse_note = ingest._parse_note
+    real_parse_note = documents._parse_note
 
     def parse_note_or_fail(source, texts, problems):
         if source.path == "notes/a.md":
             raise RuntimeError("boom")
         return real_parse_note(source, texts, problems)
 
-    monkeypatch.setattr(ingest, "_parse_note", parse_note_or_fail)
+    monkeypatch.setattr(documents, "_parse_note", parse_note_or_fail)
     (workspace / "notes/b.md").write_text("# B\n", encoding="utf-8")
     summary = index_workspace(workspace)
     assert problems(workspace) == {"notes/a.md": ("skipped", "could not be indexed (RuntimeError: boom)")}
@@ -337,7 +339,7 @@ def test_documents_made_by_an_older_parser_are_read_again(make_workspace):
 
 
 def test_an_archive_from_before_the_problems_table_is_upgraded(make_workspace):
-    from archivist.build import schema
+    from archivist.archive import schema
 
     workspace = make_workspace({**BASE, "notes/empty.md": ""})
     db_path = archive_path(workspace)
@@ -436,7 +438,7 @@ def test_the_full_text_index_follows_new_changed_and_removed_documents(make_work
 
 
 def test_a_document_changed_or_removed_before_it_entered_the_index_leaves_it_whole(tmp_path):
-    from archivist.build import schema
+    from archivist.archive import schema
 
     db = schema.open_archive(tmp_path / "archive.db")
     row = {
@@ -515,9 +517,9 @@ def test_many_sources_are_parsed_by_a_worker_process_into_the_same_archive(tmp_p
     monkeypatch.setattr(indexer, "PARSE_BATCH", 4)
     monkeypatch.setattr(indexer, "FTS_BATCH", 5)
     parsed_here = []
-    real_parse = ingest.parse
+    real_parse = documents.parse
     monkeypatch.setattr(
-        ingest, "parse", lambda root, source, key: parsed_here.append(source) or real_parse(root, source, key)
+        documents, "parse", lambda root, source, key: parsed_here.append(source) or real_parse(root, source, key)
     )
     summary = index_workspace(parallel)
     assert parsed_here == []  # the worker process parsed every source

@@ -6,7 +6,7 @@ import json
 import pytest
 import sqlite_utils
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
 
 LAYOUTS = {
@@ -203,7 +203,7 @@ def test_a_bound_with_a_time_finds_documents_by_their_instant(zoned_archive):
 )  # fmt: skip
 def test_front_matter_reads_the_same_through_either_yaml_reader(front, expected, through_libyaml):
     """libyaml reads plain front matter; text with anchors, '*' or many brackets goes the careful way."""
-    from archivist.build import ingest
+    from archivist import documents
 
-    assert (ingest._front_matter_loader(front) is ingest._FastFrontMatterLoader) == through_libyaml
-    assert ingest.split_front_matter(f"---\n{front}\n---\nbody\n") == (expected, "body\n")
+    assert (documents._front_matter_loader(front) is documents._FastFrontMatterLoader) == through_libyaml
+    assert documents.split_front_matter(f"---\n{front}\n---\nbody\n") == (expected, "body\n")

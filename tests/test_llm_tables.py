@@ -18,8 +18,8 @@ import pytest
 import sqlite_utils
 from conftest import write_files
 
-from archivist.build import schema
-from archivist.build.indexer import index_workspace
+from archivist.archive import schema
+from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 from archivist.semantic import chunking, embeddings, vectors
 from archivist.semantic.onnx_model import MODEL_ID

@@ -304,7 +304,7 @@ async def test_results_equal_the_canned_queries_through_datasette(embedded_sampl
 
 
 async def test_workspace_path_opens_another_allowed_workspace(embedded_sample, make_workspace):
-    from archivist.build.indexer import index_workspace
+    from archivist.archive.indexer import index_workspace
 
     other = make_workspace(
         {"conversations/2025-01-02/001-debug-printer/conversation.md": "# Printer jam\n\nThe printer jams on duplex.\n"}

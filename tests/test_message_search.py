@@ -8,7 +8,7 @@ from conftest import started_datasette, write_files
 from mcp.client import Client
 from test_agentlogs_sources import SESSION, line, write_session
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.mcp.tools import create_server
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path

@@ -5,7 +5,7 @@ import urllib.parse
 import pytest
 from conftest import started_datasette
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.errors import ArchivistError
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path

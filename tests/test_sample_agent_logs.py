@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SAMPLE
 
-from archivist.build.agentlogs import store
+from archivist.archive import sessions
 from archivist.cli import cli
 
 LOGS = ROOT / "sample-agent-logs"
@@ -28,9 +28,9 @@ SOURCES = {
 }
 
 
-def sessions(kind):
+def read_sessions(kind):
     problems: list[str] = []
-    found = list(store.module(kind).read(LOGS / SOURCES[kind][0], problems))
+    found = list(sessions.module(kind).read(LOGS / SOURCES[kind][0], problems))
     assert problems == []
     return found
 
@@ -53,15 +53,15 @@ def by_title(found, title):
 
 
 def test_every_kind_has_a_sample():
-    assert set(SOURCES) == set(store.KINDS)
+    assert set(SOURCES) == set(sessions.KINDS)
     assert not (SAMPLE / "sample-agent-logs").exists()  # beside the workspace, never walked as its files
 
 
 @pytest.mark.parametrize("kind", SOURCES)
 def test_each_sample_is_a_source_of_its_kind_with_whole_sessions(kind):
     path, count = SOURCES[kind]
-    assert store.module(kind).check(LOGS / path) is None
-    found = sessions(kind)
+    assert sessions.module(kind).check(LOGS / path) is None
+    found = read_sessions(kind)
     assert len(found) == count
     for session in found:
         assert session.agent == kind and session.title and session.problems == []
@@ -71,7 +71,7 @@ def test_each_sample_is_a_source_of_its_kind_with_whole_sessions(kind):
 
 
 def test_claude_code_a_session_with_thinking_tools_and_a_sub_agent():
-    main, agent = sessions("claude-code")
+    main, agent = read_sessions("claude-code")
     assert main.title == "Fix flaky keep-alive ping test"
     assert main.project == "/home/dev/src/captions-gateway" and main.branch == "fix/flaky-keepalive-test"
     assert main.models == ["claude-sonnet-4-5-20250929"]
@@ -84,7 +84,7 @@ def test_claude_code_a_session_with_thinking_tools_and_a_sub_agent():
 
 
 def test_codex_a_rollout_with_shell_calls_a_patch_and_reasoning():
-    (session,) = sessions("codex")
+    (session,) = read_sessions("codex")
     assert session.project == "/home/dev/src/report-service" and session.branch == "fix/export-504"
     assert session.models == ["gpt-5-codex"]
     assert "helm template charts/report-service | grep -n proxy-" in commands(session)
@@ -95,7 +95,7 @@ def test_codex_a_rollout_with_shell_calls_a_patch_and_reasoning():
 
 
 def test_gemini_cli_a_session_with_its_project_from_the_project_root_file():
-    (session,) = sessions("gemini-cli")
+    (session,) = read_sessions("gemini-cli")
     assert session.title == "Fix admin portal logout after 15 minutes"
     assert session.project == "/home/dev/src/meeting-rooms-portal" and session.models == ["gemini-2.5-pro"]
     assert "/home/dev/src/meeting-rooms-portal/src/server/session.ts" in files(session)
@@ -103,13 +103,13 @@ def test_gemini_cli_a_session_with_its_project_from_the_project_root_file():
 
 
 def test_the_exports_follow_their_current_branch():
-    claude = sessions("claude-export")
+    claude = read_sessions("claude-export")
     assert [session.title for session in claude] == [
         "Scaling media-worker on queue depth",
         "401s after rotating the JWT signing key",
     ]
     assert "[attachment: hpa.yaml]" in claude[0].messages[0].text
-    chatgpt = sessions("chatgpt-export")
+    chatgpt = read_sessions("chatgpt-export")
     pac = by_title(chatgpt, "PAC file without DNS lookups")
     first = next(message for message in pac.messages if message.role == "user")
     assert "203.0.113.0/24" in first.text  # the edited question, not the one it replaced
@@ -119,7 +119,7 @@ def test_the_exports_follow_their_current_branch():
 
 
 def test_aider_two_sessions_of_one_history():
-    first, second = sessions("aider")
+    first, second = read_sessions("aider")
     assert first.started == "2025-10-21T14:03:27Z" and second.started == "2025-10-22T09:41:12Z"
     assert second.last == second.started  # a later interrupted run holds nothing, so no file time is used
     assert commands(first) == ["pytest tests/test_resolver.py -q"]
@@ -128,7 +128,7 @@ def test_aider_two_sessions_of_one_history():
 
 
 def test_specstory_a_cursor_transcript():
-    (session,) = sessions("specstory")
+    (session,) = read_sessions("specstory")
     assert session.title == "Session cookies or JWTs for the admin portal"
     assert session.models == ["claude-4.5-sonnet-thinking"]
     assert "src/server/auth.ts" in files(session)
@@ -141,7 +141,7 @@ def test_llm_a_log_database_of_llm_0_36_read_only():
     with database.open("rb") as handle:
         header = handle.read(20)
     assert header[18:20] == b"\x01\x01"  # rollback journal, not WAL
-    found = sessions("llm")
+    found = read_sessions("llm")
     pods = next(session for session in found if session.models == ["gpt-4.1-mini"])
     assert "kubectl --context prod-eu-1 -n platform get pods -l app=media-worker" in commands(pods)
     pasted = next(session for session in found if session is not pods)

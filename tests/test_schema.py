@@ -2,9 +2,9 @@
 
 import sqlite_utils
 
-from archivist.build import schema
-from archivist.build.database import sqlite3
-from archivist.build.migrations import migrations, snapshot
+from archivist.archive import schema
+from archivist.archive.database import sqlite3
+from archivist.archive.migrations import migrations, snapshot
 
 
 def _contents(conn):
@@ -31,7 +31,7 @@ def test_a_new_archive_is_what_the_migrations_make(tmp_path):
 
 
 def test_new_archive_sql_is_current():
-    """Run ``python -m archivist.build.migrations > archivist/build/new_archive.sql`` after adding a migration."""
+    """Run ``python -m archivist.archive.migrations > archivist/build/new_archive.sql`` after adding a migration."""
     written = schema.NEW_ARCHIVE_SQL.read_text(encoding="utf-8")
     strip = lambda text: [line for line in text.splitlines() if '_sqlite_migrations" VALUES' not in line]  # noqa: E731
     assert strip(written) == strip(snapshot())

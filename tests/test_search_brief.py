@@ -12,7 +12,7 @@ from conftest import EVAL, started_datasette, write_files
 from mcp import Client
 from test_agentlogs_sources import write_session
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.mcp.calls import answer_text
 from archivist.mcp.tools import create_server
 from archivist.queries import catalog, runner, sqlfunctions

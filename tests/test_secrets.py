@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from archivist.build.secrets import marker, mask
+from archivist.secrets import marker, mask
 
 _RANDOM = random.Random(20250624)
 ALNUM = string.ascii_letters + string.digits
@@ -319,7 +319,7 @@ def test_masking_imports_nothing_that_can_call_out() -> None:
     """Detection is patterns only: no scanner that can verify a key with its service is loaded."""
     code = (
         "import sys\n"
-        "from archivist.build.secrets import mask\n"
+        "from archivist.secrets import mask\n"
         "assert mask('key AKIA' + '2Q7ZT4XK9B3MN6PW ok')[1] == 1\n"
         "loaded = {name.split('.')[0] for name in sys.modules}\n"
         "assert not loaded & {'requests', 'urllib3', 'http', 'detect_secrets'}, loaded\n"
@@ -399,7 +399,7 @@ def test_base64_of_text_without_a_secret_and_of_bytes_is_left_alone() -> None:
 
 
 def test_under_a_key_the_same_secret_gets_the_same_marker_and_others_another() -> None:
-    from archivist.build.secrets import Masker
+    from archivist.secrets import Masker
 
     first, second = "ghp_" + rand(36), "ghp_" + rand(36)
     masker = Masker(b"k" * 32)
@@ -412,7 +412,7 @@ def test_under_a_key_the_same_secret_gets_the_same_marker_and_others_another() -
 
 
 def test_a_masker_masks_every_string_of_a_value_and_counts_them() -> None:
-    from archivist.build.secrets import Masker
+    from archivist.secrets import Masker
 
     token = "ghp_" + rand(36)
     masker = Masker()
@@ -429,7 +429,7 @@ def test_a_masker_masks_every_string_of_a_value_and_counts_them() -> None:
 
 
 def _hostile_units() -> list[str]:
-    from archivist.build import secrets
+    from archivist import secrets
 
     anchors = list(dict.fromkeys((*secrets._TOKEN_PREFIXES, *secrets._CONTEXT)))
     return [anchor + tail for anchor in anchors for tail in ("", "\n", "=", '="', ": ", ".", "://", "\\n")]
@@ -438,7 +438,7 @@ def _hostile_units() -> list[str]:
 def test_a_text_of_nothing_but_anchors_is_masked_in_time_proportional_to_it() -> None:
     """A line made of one detector's anchor over and over (``pass=pass=…``, ``eyJeyJ…``) once took
     minutes for 50 KB; each now takes well under a second for 200 KB."""
-    from archivist.build.secrets import Masker
+    from archivist.secrets import Masker
 
     masker = Masker(b"k" * 32)
     slow = []
@@ -453,7 +453,7 @@ def test_a_text_of_nothing_but_anchors_is_masked_in_time_proportional_to_it() ->
 
 
 def test_a_secret_gets_one_tag_whole_wrapped_or_in_a_name_made_from_a_path() -> None:
-    from archivist.build.secrets import Masker
+    from archivist.secrets import Masker
 
     token = "ghp_" + rand(36)
     masker = Masker(b"k" * 32)

@@ -17,7 +17,7 @@ import pytest
 from conftest import started_datasette, write_files
 from mcp import Client
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.mcp.tools import create_server
 from archivist.queries import catalog, runner
 from archivist.workspace import archive_path

@@ -11,7 +11,7 @@ import pytest
 import sqlite_utils
 from conftest import write_files
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.errors import ArchivistError
 from archivist.queries.runner import Archive
 from archivist.semantic import chunking, embeddings

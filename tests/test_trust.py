@@ -16,7 +16,7 @@ from conftest import started_datasette
 from mcp import Client
 from test_mcp import ARCHIVIST, Running, http_client, launcher
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.errors import ArchivistError
 from archivist.mcp.tools import create_server
 from archivist.queries.runner import Archive

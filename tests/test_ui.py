@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from conftest import SAMPLE, started_datasette
 
-from archivist.build.indexer import index_workspace
+from archivist.archive.indexer import index_workspace
 from archivist.queries.catalog import canned_queries
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path

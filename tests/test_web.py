@@ -379,7 +379,7 @@ def response_ok(response):
 
 async def test_a_served_file_indexed_later_becomes_the_archive(tmp_path):
     # `datasette WORKSPACE/.archivist/archive.db` on an empty file, then `archivist index WORKSPACE`
-    from archivist.build.indexer import index_workspace
+    from archivist.archive.indexer import index_workspace
     from archivist.workspace import archive_path
 
     workspace = tmp_path / "ws"

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from archivist.build import dates
-from archivist.build.logkinds import KINDS as LOG_KINDS
+from archivist import dates
+from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
 from archivist.queries.sqlfunctions import items
 

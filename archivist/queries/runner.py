@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from archivist import errors
-from archivist.build import schema
-from archivist.build.database import read_only_uri, sqlite3
+from archivist.archive import schema
+from archivist.archive.database import read_only_uri, sqlite3
 from archivist.errors import ArchivistError
 from archivist.queries import sqlfunctions, validation
 from archivist.queries.catalog import default_settings, sql_for

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from archivist.build import dates
+from archivist import dates
 
 DATABASE_LIST_SQL = "PRAGMA database_list"
 _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
@@ -28,7 +28,7 @@ def fts_query(query: str | None, mode: str | None = "all", columns: str | None =
 
     Terms search every column without a column filter (a column filter makes the
     FTS engine read positions, and BM25 counts documents per term: it costs), except
-    terms shaped like the filter words of ``ingest.filter_tokens`` (``p95``,
+    terms shaped like the filter words of ``documents.filter_tokens`` (``p95``,
     ``y2024``, ``kmemory``), which are kept to the text ``columns`` (documents: the
     title and body; message_index: the text). An empty query becomes ``""``, which
     matches nothing instead of failing.
@@ -281,10 +281,10 @@ def items(value: Any) -> list[str]:
 
 
 def list_json(value: Any, style: str | None = "") -> str:
-    """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` normalizes as ingest does."""
+    """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` normalizes as documents do."""
     found = items(value)
     if style == "tag" and found:
-        from archivist.build.ingest import normalize_tags  # the same rule that stored the tags
+        from archivist.documents import normalize_tags  # the same rule that stored the tags
 
         found = normalize_tags(found)
     elif style == "lower":
@@ -335,7 +335,7 @@ def _integer(value: Any) -> int:
 
 
 def filter_words(filters: str | None, date_spec: str | None) -> str:
-    """The search's filters as FTS words (ingest.filter_tokens), one OR group per filter.
+    """The search's filters as FTS words (documents.filter_tokens), one OR group per filter.
 
     ``filters`` is a JSON object of the parsed lists (entities, types, tags, match_all,
     product_ids, agents, projects, models, files); ``date_spec`` is ``date_words``'s.

@@ -39,7 +39,7 @@ import llm
 import sqlite_utils
 from sqlite_utils.utils import sqlite3
 
-from archivist.build import schema
+from archivist.archive import schema
 from archivist.errors import ArchivistError
 from archivist.semantic import chunking, vectors
 from archivist.semantic.onnx_model import MODEL_ID
@@ -374,7 +374,7 @@ def embed_workspace(
     progress: Callable[[int], Callable[[int, int], None]] | None = None,
 ) -> Result:
     """Index the workspace, then embed its new and changed documents (under ``path`` if given)."""
-    from archivist.build.indexer import index_workspace
+    from archivist.archive.indexer import index_workspace
     from archivist.workspace import archive_path
 
     scope = resolve_scope(workspace, path)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from archivist.build.database import read_only_uri, sqlite3
+from archivist.archive.database import read_only_uri, sqlite3
 
 VERSION_SQL = "SELECT value FROM archive_meta WHERE key = 'embeddings_version'"
 VECTORS_SQL = """
@@ -136,7 +136,7 @@ def bump_version(db: Any, version: str) -> None:
 def warm(db_path: str) -> bool:
     """Read the archive's vectors now (if they changed), before a query with a time limit needs them;
     whether it has any passage's vector (``searchable``)."""
-    from archivist.build.schema import DOCUMENTS_COLLECTION
+    from archivist.archive.schema import DOCUMENTS_COLLECTION
 
     found = searchable(db_path)
     if found:
@@ -146,7 +146,7 @@ def warm(db_path: str) -> bool:
 
 def searchable(db_path: str) -> bool:
     """Whether the archive has vectors of passages to search by meaning (read once, as ``matrix``)."""
-    from archivist.build.schema import CHUNKS_COLLECTION
+    from archivist.archive.schema import CHUNKS_COLLECTION
 
     try:
         return bool(matrix(db_path, CHUNKS_COLLECTION).ids)

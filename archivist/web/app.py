@@ -22,7 +22,7 @@ from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
-from archivist.build.schema import ARCHIVE_TABLES, archive_problem, migrate
+from archivist.archive.schema import ARCHIVE_TABLES, archive_problem, migrate
 from archivist.errors import ArchivistError, took_too_long
 from archivist.queries import runner, validation
 from archivist.queries.catalog import sql_for

@@ -21,8 +21,8 @@ from urllib.parse import unquote, urlencode
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from archivist.build.ingest import IGNORED_DIRS
-from archivist.build.schema import MESSAGE_IDS
+from archivist.archive.schema import MESSAGE_IDS
+from archivist.documents import IGNORED_DIRS
 from archivist.errors import ArchivistError
 from archivist.queries import catalog, runner, validation
 from archivist.queries.sqlfunctions import items
@@ -809,7 +809,7 @@ def _servable(datasette: Datasette, root: Path, path: Path) -> bool:
 
 def _masked_source(datasette: Datasette, text: str) -> str:
     """A source file's text masked with the archive's key (``workspace.secret_key``), as indexing masked it."""
-    from archivist.build.secrets import Masker
+    from archivist.secrets import Masker
 
     database = datasette.get_database(DATABASE_NAME).path
     return Masker(secret_key(Path(database), create=False) if database else None)(text)

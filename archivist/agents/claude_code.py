@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import (
+from archivist.agents import (
     LONG_LINE,
     NOT_JSON,
     Message,

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from archivist.build.agentlogs import (
+from archivist.agents import (
     LINK_OUT,
     MAX_DEPTH,
     TOO_DEEP,

@@ -13,9 +13,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from archivist.build import indexer
-from archivist.build.agentlogs import store
-from archivist.build.database import Database
+from archivist.archive import indexer, sessions
+from archivist.archive.database import Database
 from archivist.workspace import archive_path
 
 logger = logging.getLogger(__name__)
@@ -33,7 +32,7 @@ def watched_paths(workspace: Path, db_path: Path) -> list[Path]:
     if db_path.exists():
         db = Database(db_path)
         try:
-            paths += store.paths(db)
+            paths += sessions.paths(db)
         finally:
             db.close()
     return [path if path.is_dir() else path.parent for path in paths if path.exists()]

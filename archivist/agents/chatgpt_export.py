@@ -38,8 +38,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import ROLES, Message, Session, ToolCall, short_title
-from archivist.build.agentlogs.claude_export import (
+from archivist.agents import ROLES, Message, Session, ToolCall, short_title
+from archivist.agents.claude_export import (
     CHATGPT_KIND,
     UNTITLED,
     ExportFile,

@@ -30,8 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from archivist.build import dates, ingest, schema
-from archivist.build.agentlogs import (
+from archivist import dates, documents
+from archivist.agents import (
     Message,
     Root,
     Session,
@@ -42,13 +42,14 @@ from archivist.build.agentlogs import (
     archives,
     iso_utc,
 )
-from archivist.build.database import Database
-from archivist.build.logkinds import KINDS, MODULES
+from archivist.agents.kinds import KINDS, MODULES
+from archivist.archive import schema
+from archivist.archive.database import Database
 from archivist.errors import ArchivistError
 from archivist.workspace import malformed
 
 if TYPE_CHECKING:
-    from archivist.build.secrets import Masker
+    from archivist.secrets import Masker
 
 SOURCES_SQL = "SELECT id, kind, path, fingerprint, problems FROM log_sources ORDER BY id"
 SOURCE_KEYS_SQL = "SELECT key, id FROM documents WHERE source = :source"
@@ -65,7 +66,7 @@ FROM log_sources s ORDER BY s.id
 
 
 def module(kind: str) -> ModuleType:
-    return importlib.import_module(f"archivist.build.agentlogs.{MODULES[kind]}")
+    return importlib.import_module(f"archivist.agents.{MODULES[kind]}")
 
 
 def invalid_source(problem: str, why: str, hint: str = "") -> ArchivistError:
@@ -224,10 +225,10 @@ STORED_SESSION_SQL = "SELECT key, title, body, extra, content_hash FROM document
 def fingerprint(kind: str, path: Path) -> str:
     """What changes when any log file of the source changes: every file's path, size and modification
     time; and when a setting that bounds the reading changes (a limit raised reads again)."""
-    from archivist.build import secrets  # (its patterns take a while to compile: only where logs are read)
+    from archivist import secrets  # (its patterns take a while to compile: only where logs are read)
 
     digest = hashlib.sha256(
-        f"masking rules {secrets.RULES_VERSION}, parser {ingest.PARSER_VERSION}, layout {LAYOUT}\n".encode()
+        f"masking rules {secrets.RULES_VERSION}, parser {documents.PARSER_VERSION}, layout {LAYOUT}\n".encode()
     )
     for name in archives.SETTINGS:
         digest.update(f"{name}={os.environ.get(name, '')}\n".encode("utf-8", "surrogateescape"))
@@ -263,7 +264,7 @@ def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
         return
 
 
-def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[ingest.Problem]]:
+def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[documents.Problem]]:
     """Read every remembered source that changed: (sources read, sources unchanged, problems).
 
     A source whose only changes are lines appended to session files is read on from
@@ -272,11 +273,11 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[inges
     the secrets masked (``workspace.secret_key``).
     """
     read = unchanged = 0
-    problems: list[ingest.Problem] = []
+    problems: list[documents.Problem] = []
     masker: Masker | None = None
     for source_id, kind, path, known, stored_problems in db.execute(SOURCES_SQL).fetchall():
         current = fingerprint(kind, Path(path))
-        kept = [ingest.Problem(*problem) for problem in json.loads(stored_problems or "[]")]
+        kept = [documents.Problem(*problem) for problem in json.loads(stored_problems or "[]")]
         if current == known:
             unchanged += 1
             problems.extend(kept)
@@ -287,7 +288,7 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[inges
             # read on: what was read before is not read again, and its problems stand
             found = _read_source(db, source_id, kind, Path(path), masker) if appended is None else kept + appended
         except Unavailable as error:  # nothing of it changes; read again next time
-            problems.extend([*kept, ingest.Problem(f"{kind}:{path}", "skipped", masker.name(str(error)))])
+            problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", masker.name(str(error)))])
             read += 1
             continue
         found = list({(p.path, p.status, p.reason): p for p in found}.values())
@@ -301,19 +302,19 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[inges
 
 
 def _masker(key: bytes | None) -> Masker:
-    from archivist.build.secrets import Masker  # (its patterns take a while to compile: only where logs are read)
+    from archivist.secrets import Masker  # (its patterns take a while to compile: only where logs are read)
 
     return Masker(key)
 
 
-def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Masker) -> list[ingest.Problem]:
+def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Masker) -> list[documents.Problem]:
     """Read a whole source: sessions new or changed are written, those gone are deleted (but
     where the reading was incomplete: a session not read may be in the part not read)."""
     source = f"log:{source_id}"
-    problems: list[ingest.Problem] = []
+    problems: list[documents.Problem] = []
     db.execute("DELETE FROM log_files WHERE source_id = ?", [source_id])
     if not path.exists():
-        problems.append(ingest.Problem(f"{kind}:{path}", "skipped", "the source is no longer there"))
+        problems.append(documents.Problem(f"{kind}:{path}", "skipped", "the source is no longer there"))
         return problems
     files = list(_source_files(kind, path))  # as they were before reading: a later change reads again
     known = {key: (id_, content_hash) for key, id_, content_hash in db.execute(SOURCE_HASHES_SQL, {"source": source})}
@@ -331,7 +332,7 @@ def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Ma
     else:
         _delete_documents(db, source, keep=seen, existing=existing)
     _remember_files(db, source_id, files, tails, masker)
-    problems.extend(ingest.Problem(f"{kind}:{path}", "degraded", masker.name(problem)) for problem in read_problems)
+    problems.extend(documents.Problem(f"{kind}:{path}", "degraded", masker.name(problem)) for problem in read_problems)
     return problems
 
 
@@ -344,7 +345,7 @@ def _store_session(
     seen: set[str],
     now: str,
     masker: Masker,
-    problems: list[ingest.Problem],
+    problems: list[documents.Problem],
 ) -> tuple[int, Tail] | None:
     """Store one session read whole (unless it is stored as it is); its document and where to read on."""
     content_hash = session_hash(session)
@@ -354,7 +355,7 @@ def _store_session(
     session_key, session_problems = masker.name(session.key), [masker.name(problem) for problem in session.problems]
     key = f"{source}:{session_key}"
     seen.add(key)
-    problems.extend(ingest.Problem(f"{session.agent}:{session_key}", "degraded", p) for p in session_problems)
+    problems.extend(documents.Problem(f"{session.agent}:{session_key}", "degraded", p) for p in session_problems)
     if key in known and known[key][1] == content_hash:
         document_id = known[key][0]  # read again, but unchanged: nothing to write
     else:
@@ -460,7 +461,9 @@ def _head_hash(file: Path, resume_at: int, size: int) -> str | None:
     return digest.hexdigest()
 
 
-def _read_appends(db: Database, source_id: int, kind: str, path: Path, masker: Masker) -> list[ingest.Problem] | None:
+def _read_appends(
+    db: Database, source_id: int, kind: str, path: Path, masker: Masker
+) -> list[documents.Problem] | None:
     """Read on the session files that only grew since the last read; None if anything else changed.
 
     Each such file is read from where its last response began (``Tail``); what is read
@@ -488,7 +491,7 @@ def _read_appends(db: Database, source_id: int, kind: str, path: Path, masker: M
             return None  # the whole reading judges where a link leads before anything is opened
         if document_id is None or not grown or _head_hash(Path(file), resume_at, size) != head_hash:
             return None
-    problems: list[ingest.Problem] = []
+    problems: list[documents.Problem] = []
     source = f"log:{source_id}"
     for file in changed:
         _, _, _, document_id, resume_at, resume_seq, _ = stored[file]
@@ -500,7 +503,9 @@ def _read_appends(db: Database, source_id: int, kind: str, path: Path, masker: M
         session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"), extra.get("models"))
         if session is None:
             return None
-        problems.extend(ingest.Problem(f"{kind}:{session.key}", "degraded", masker.name(p)) for p in session.problems)
+        problems.extend(
+            documents.Problem(f"{kind}:{session.key}", "degraded", masker.name(p)) for p in session.problems
+        )
         stat = current[file]
         tail = _read_on(db, document_id, session, resume_seq, (title, body, extra, content_hash), source, masker)
         if tail is None:
@@ -587,7 +592,7 @@ def _insert_messages(
         day = _day(message["timestamp"]) or document.get("day")
         tokens = by_day.get(day)
         if tokens is None:
-            tokens = by_day[day] = ingest.filter_tokens(
+            tokens = by_day[day] = documents.filter_tokens(
                 {
                     "kind": "conversation",
                     "type": session.agent,
@@ -616,7 +621,7 @@ def _delete_documents(db: Database, source: str, keep: set[str], existing: dict[
 
 def session_hash(session: Session) -> str:
     """A digest of everything stored of a session: one read again unchanged is not written again."""
-    from archivist.build import secrets
+    from archivist import secrets
 
     digest = hashlib.sha256()
 
@@ -627,7 +632,7 @@ def session_hash(session: Session) -> str:
 
     add(
         secrets.RULES_VERSION,
-        ingest.PARSER_VERSION,
+        documents.PARSER_VERSION,
         LAYOUT,
         session.title,
         session.agent,
@@ -715,13 +720,13 @@ def _document(
             "secrets_masked": masked,
         },
     }
-    document = ingest.storable(document)
+    document = documents.storable(document)
     for row in messages:  # flat rows of text and numbers: only their text needs it
         for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls"):
-            row[name] = ingest.storable(row[name])
+            row[name] = documents.storable(row[name])
     date = dates.from_value(session.started) if session.started else None
     document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
-    document["filter_tokens"] = ingest.filter_tokens(
+    document["filter_tokens"] = documents.filter_tokens(
         {
             **document,
             "agent": session.agent,

@@ -1,4 +1,4 @@
--- Made by python -m archivist.build.migrations: do not edit.
+-- Made by python -m archivist.archive.migrations: do not edit.
 BEGIN;
 CREATE TABLE "_sqlite_migrations" (
    "id" INTEGER PRIMARY KEY,

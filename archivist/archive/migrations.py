@@ -203,7 +203,7 @@ CREATE TABLE messages (
 CREATE UNIQUE INDEX messages_document ON messages (document_id, seq);
 """
 
-# Messages searched one by one, each with its own filter words (ingest.filter_tokens for
+# Messages searched one by one, each with its own filter words (documents.filter_tokens for
 # its session, dated by the message's own time), so that a MATCH finds the message and
 # applies agent, project, model, kind and date filters as it searches. Contentless: the
 # text is read from ``messages`` (a snippet is made by archivist_snippet); a row goes
@@ -264,7 +264,7 @@ UPDATE log_sources SET fingerprint = NULL;
 def m001_documents(db: sqlite_utils.Database) -> None:
     db.executescript(DOCUMENTS_SQL)
     # filter_tokens lets the FTS engine itself apply kind/type/date filters
-    # (see ingest.filter_tokens): matches are narrowed before any ranking.
+    # (see documents.filter_tokens): matches are narrowed before any ranking.
     db.table("documents").enable_fts(
         ["title", "body", "filter_tokens"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True
     )
@@ -296,7 +296,7 @@ def m005_filter_indexes(db: sqlite_utils.Database) -> None:
 @migrations()
 def m006_filter_words(db: sqlite_utils.Database) -> None:
     """Recompute every document's filter words: year words and kind/type/date combinations are new."""
-    from archivist.build.ingest import filter_tokens
+    from archivist.documents import filter_tokens
 
     rows = db.execute("SELECT id, kind, type, month, day, product_id, tags FROM documents").fetchall()
     for id_, kind, type_, month, day, product_id, tags in rows:
@@ -415,7 +415,7 @@ def _llm_embeddings_migrations() -> Any:
 def snapshot() -> str:
     """The SQL that makes a new archive as every migration, applied in turn, makes it.
 
-    Written to ``new_archive.sql`` (``python -m archivist.build.migrations``), so that a
+    Written to ``new_archive.sql`` (``python -m archivist.archive.migrations``), so that a
     new archive is one script and none of this module; a test checks that the file is
     this text.
     """
@@ -429,7 +429,7 @@ def snapshot() -> str:
         )
         if not name.startswith("sqlite_") and name not in shadow
     ]
-    lines = ["-- Made by python -m archivist.build.migrations: do not edit.", "BEGIN;"]
+    lines = ["-- Made by python -m archivist.archive.migrations: do not edit.", "BEGIN;"]
     lines += [f"{sql};" for _, _, sql in objects]
     for type_, name, sql in objects:
         if type_ != "table" or sql.upper().startswith("CREATE VIRTUAL"):

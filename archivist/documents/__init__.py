@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from archivist.build import dates
-from archivist.build.jsonvalues import TOO_DEEP, over_budget
+from archivist import dates
+from archivist.jsonvalues import TOO_DEEP, over_budget
 
 if TYPE_CHECKING:
-    from archivist.build.secrets import Masker
+    from archivist.secrets import Masker
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
@@ -564,7 +564,7 @@ def unparsed(source: Source, reason: str) -> Parsed:
 
 
 def _parse(root: Path, source: Source, key: bytes | None) -> Parsed:
-    from archivist.build.secrets import Masker  # (its patterns take a while to compile: only where files are read)
+    from archivist.secrets import Masker  # (its patterns take a while to compile: only where files are read)
 
     parser = {
         "conversation": _parse_conversation,

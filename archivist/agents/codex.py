@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import iso_utc
+from archivist.agents import iso_utc
 
 from . import (
     LONG_LINE,

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.build.agentlogs import LONG_LINE, Message, Root, Session, ToolCall, lines, short_title
+from archivist.agents import LONG_LINE, Message, Root, Session, ToolCall, lines, short_title
 
 KIND = "aider"
 

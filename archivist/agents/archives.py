@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from archivist.build.agentlogs import size_text
+from archivist.agents import size_text
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archivist.build.database import Database, read_only_uri, sqlite3
+from archivist.archive.database import Database, read_only_uri, sqlite3
 
 # How many migrations ``migrations`` has (a test checks it): an archive at this version needs none.
 SCHEMA_VERSION = 14
-# Every migration's work, as one script for a new archive (``python -m archivist.build.migrations``).
+# Every migration's work, as one script for a new archive (``python -m archivist.archive.migrations``).
 NEW_ARCHIVE_SQL = Path(__file__).with_name("new_archive.sql")
 
 # The llm library's collections in those tables: one vector per chunk, and one per
@@ -66,7 +66,7 @@ def migrate(conn: Any) -> None:
     else:
         import sqlite_utils
 
-        from archivist.build.migrations import migrations
+        from archivist.archive.migrations import migrations
 
         migrations.apply(sqlite_utils.Database(conn))
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -97,7 +97,7 @@ def archive_problem(db: Any) -> str | None:
         return None
     import sqlite_utils  # an archive that has not recorded its version: ask the migrations
 
-    from archivist.build.migrations import migrations
+    from archivist.archive.migrations import migrations
 
     return "older" if migrations.pending(sqlite_utils.Database(conn)) else None
 

@@ -1,4 +1,4 @@
-"""The kinds of agent logs that can be a source, each with the module of ``archivist.build.agentlogs`` that reads it.
+"""The kinds of agent logs that can be a source, each with the module of ``archivist.agents`` that reads it.
 
 A module of its own, with no imports, so that what only names the kinds (the command's
 help, the checks of a search's ``agents``) never loads the readers.

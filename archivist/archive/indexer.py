@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build import ingest, schema
-from archivist.build.agentlogs import store
-from archivist.build.database import Database, sqlite3
+from archivist import documents
+from archivist.archive import schema, sessions
+from archivist.archive.database import Database, sqlite3
+from archivist.documents import Problem
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_files, archive_path, secret_key
 
@@ -70,7 +71,7 @@ class Summary:
     degraded: int = 0
     documents: int = 0
     seconds: float = 0.0
-    problems: list[ingest.Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
     def line(self) -> str:
         return (
@@ -110,12 +111,12 @@ def index_workspace(
     db = schema.open_archive(db_path)
     try:
         reports_dir = reports_dir or _meta(db, "reports_dir") or "reports"
-        files, walk_problems = ingest.walk(workspace, exclude=archive_files(db_path))
-        sources, type_problems = ingest.group_sources(files, reports_dir)
+        files, walk_problems = documents.walk(workspace, exclude=archive_files(db_path))
+        sources, type_problems = documents.group_sources(files, reports_dir)
         key = secret_key(db_path)
         with db.atomic():
             for kind, path in log_sources:
-                store.add(db, kind, path)
+                sessions.add(db, kind, path)
             summary = _apply(db, workspace, sources, walk_problems + type_problems, progress, key)
             summary.seconds = time.perf_counter() - started
             _record_run(db, workspace, reports_dir, summary, started_at)
@@ -132,8 +133,8 @@ def _meta(db: Database, key: str) -> str | None:
 def _apply(
     db: Database,
     workspace: Path,
-    sources: dict[str, ingest.Source],
-    problems: list[ingest.Problem],
+    sources: dict[str, documents.Source],
+    problems: list[documents.Problem],
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None,
     key: bytes | None,
 ) -> Summary:
@@ -150,14 +151,14 @@ def _apply(
     stale_files = set(known_files) - {f.path for s in sources.values() for f in s.files}
     for path in stale_files:
         db.execute(DELETE_FILE_SQL, {"path": path})
-    if _meta(db, "parser_version") != str(ingest.PARSER_VERSION):
+    if _meta(db, "parser_version") != str(documents.PARSER_VERSION):
         known_files = {}  # documents made by another parser: read and store every source again
         known_hashes = {path: None for path in known_hashes}
     ordered = [sources[path] for path in sorted(sources)]
     to_read = [s for s in ordered if not (_unchanged_on_disk(s, known_files) and s.path in known_hashes)]
     summary.unchanged += len(ordered) - len(to_read)
-    read_now: list[tuple[ingest.Source, ingest.Parsed]] = []
-    parsed_in_order: Generator[ingest.Parsed, None, None] = _parsed(workspace, to_read, key)
+    read_now: list[tuple[documents.Source, documents.Parsed]] = []
+    parsed_in_order: Generator[documents.Parsed, None, None] = _parsed(workspace, to_read, key)
     try:
         # the new documents enter the full-text index in one statement at the end, or, while a
         # worker process parses the next sources, FTS_BATCH at a time
@@ -175,7 +176,7 @@ def _apply(
     finally:
         parsed_in_order.close()  # (a worker process stops)
     _store_sources(db, read_now)
-    read, unchanged, log_problems = store.index_sources(db, key)
+    read, unchanged, log_problems = sessions.index_sources(db, key)
     summary.indexed += read
     summary.unchanged += unchanged
     problems.extend(log_problems)
@@ -184,24 +185,26 @@ def _apply(
     return summary
 
 
-def _in_parallel(sources: list[ingest.Source]) -> bool:
+def _in_parallel(sources: list[documents.Source]) -> bool:
     """Whether a worker process parses these sources (``_parsed``)."""
     return len(sources) >= PARALLEL_SOURCES and (os.cpu_count() or 1) > 1
 
 
-def _parsed(workspace: Path, sources: list[ingest.Source], key: bytes | None) -> Generator[ingest.Parsed, None, None]:
+def _parsed(
+    workspace: Path, sources: list[documents.Source], key: bytes | None
+) -> Generator[documents.Parsed, None, None]:
     """Each source parsed, in order. Many of them, with more than one core: a worker process
     parses them, a batch at a time, while this one stores what came (SQLite's writing is the
     longer half); should the worker fail, this process parses what is left."""
     if not _in_parallel(sources):
-        yield from (ingest.parse(workspace, source, key) for source in sources)
+        yield from (documents.parse(workspace, source, key) for source in sources)
         return
     done = 0
     try:
         pool = ProcessPoolExecutor(
             max_workers=1,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=ingest.exit_with_parent,
+            initializer=documents.exit_with_parent,
             initargs=(os.getpid(),),
         )
     except Exception:  # no process to be had here (a sandbox): parsed here
@@ -209,7 +212,7 @@ def _parsed(workspace: Path, sources: list[ingest.Source], key: bytes | None) ->
     else:
         try:
             batches = [sources[start : start + PARSE_BATCH] for start in range(0, len(sources), PARSE_BATCH)]
-            for batch in pool.map(ingest.parse_all, itertools.repeat(workspace), batches, itertools.repeat(key)):
+            for batch in pool.map(documents.parse_all, itertools.repeat(workspace), batches, itertools.repeat(key)):
                 for parsed in batch:
                     done += 1
                     yield parsed
@@ -217,12 +220,12 @@ def _parsed(workspace: Path, sources: list[ingest.Source], key: bytes | None) ->
             logger.warning("the parsing process failed; parsing in this one", exc_info=True)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-    yield from (ingest.parse(workspace, source, key) for source in sources[done:])
+    yield from (documents.parse(workspace, source, key) for source in sources[done:])
 
 
 def _index_source(
-    db: Database, source: ingest.Source, parsed: ingest.Parsed, known_hash: str | None, summary: Summary
-) -> tuple[ingest.Source, ingest.Parsed]:
+    db: Database, source: documents.Source, parsed: documents.Parsed, known_hash: str | None, summary: Summary
+) -> tuple[documents.Source, documents.Parsed]:
     """Store the documents of a new or changed source, as read; what was read, for ``_store_sources``.
 
     A source whose documents cannot be stored is skipped alone, with the reason.
@@ -238,14 +241,14 @@ def _index_source(
             # source is half stored all the same: on an error all its documents go below.
             _store_documents(db, source, parsed.documents)
         except DATA_ERRORS as error:
-            parsed = ingest.unparsed(source, f"could not be stored ({type(error).__name__}: {error})")
+            parsed = documents.unparsed(source, f"could not be stored ({type(error).__name__}: {error})")
             _store_documents(db, source, [])
             counted = False
         summary.indexed += counted
     return source, parsed
 
 
-def _unchanged_on_disk(source: ingest.Source, known_files: dict[str, tuple]) -> bool:
+def _unchanged_on_disk(source: documents.Source, known_files: dict[str, tuple]) -> bool:
     for info in source.files:
         known = known_files.get(info.path)
         if known is None or known[0] != source.path or known[1] != info.size or known[2] != info.mtime_ns:
@@ -255,7 +258,7 @@ def _unchanged_on_disk(source: ingest.Source, known_files: dict[str, tuple]) -> 
     return True
 
 
-def _store_documents(db: Database, source: ingest.Source, documents: list[dict[str, Any]]) -> None:
+def _store_documents(db: Database, source: documents.Source, documents: list[dict[str, Any]]) -> None:
     existing = dict(db.execute(DOCUMENT_KEYS_SQL, {"source": source.path}).fetchall())
     now = _now()
     rows = []
@@ -272,7 +275,7 @@ def _store_documents(db: Database, source: ingest.Source, documents: list[dict[s
     db.insert("documents", inserts)
 
 
-def _store_sources(db: Database, read: list[tuple[ingest.Source, ingest.Parsed]]) -> None:
+def _store_sources(db: Database, read: list[tuple[documents.Source, documents.Parsed]]) -> None:
     """Remember the sources read (their hashes, their files) all at once, after their documents.
 
     One statement for all: a statement that may need undoing on its own (an ``INSERT OR
@@ -306,7 +309,7 @@ def _store_sources(db: Database, read: list[tuple[ingest.Source, ingest.Parsed]]
     db.insert("files", rows, replace=True)
 
 
-def _store_problems(db: Database, problems: list[ingest.Problem], summary: Summary) -> None:
+def _store_problems(db: Database, problems: list[documents.Problem], summary: Summary) -> None:
     """Record every problem of this run, one row each; unchanged sources keep theirs from before."""
     for problem in problems:
         db.execute(INSERT_PROBLEM_FILE_SQL, {"path": problem.path, "status": problem.status})
@@ -315,7 +318,7 @@ def _store_problems(db: Database, problems: list[ingest.Problem], summary: Summa
     counts = dict(db.execute(STATUS_COUNTS_SQL).fetchall())
     summary.skipped = counts.get("skipped", 0)
     summary.degraded = counts.get("degraded", 0)
-    summary.problems = [ingest.Problem(*row) for row in db.execute(PROBLEMS_SQL)]
+    summary.problems = [documents.Problem(*row) for row in db.execute(PROBLEMS_SQL)]
 
 
 def _record_run(db: Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str) -> None:
@@ -324,7 +327,7 @@ def _record_run(db: Database, workspace: Path, reports_dir: str, summary: Summar
         [
             {"key": "workspace_root", "value": str(workspace.resolve())},
             {"key": "reports_dir", "value": reports_dir},
-            {"key": "parser_version", "value": str(ingest.PARSER_VERSION)},
+            {"key": "parser_version", "value": str(documents.PARSER_VERSION)},
             {"key": "last_indexed_at", "value": _now()},
         ],
         pk="key",

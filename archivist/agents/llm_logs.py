@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.build.agentlogs import (
+from archivist.agents import (
     NOT_JSON,
     ROLES,
     Message,

@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 # Every line and document is parsed within a depth budget (json_value), here for the readers.
-from archivist.build.jsonvalues import MAX_DEPTH as MAX_DEPTH
-from archivist.build.jsonvalues import NOT_JSON as NOT_JSON
-from archivist.build.jsonvalues import TOO_DEEP as TOO_DEEP
-from archivist.build.jsonvalues import NotJSON as NotJSON
-from archivist.build.jsonvalues import json_value as json_value
-from archivist.build.jsonvalues import too_deep as too_deep
+from archivist.jsonvalues import MAX_DEPTH as MAX_DEPTH
+from archivist.jsonvalues import NOT_JSON as NOT_JSON
+from archivist.jsonvalues import TOO_DEEP as TOO_DEEP
+from archivist.jsonvalues import NotJSON as NotJSON
+from archivist.jsonvalues import json_value as json_value
+from archivist.jsonvalues import too_deep as too_deep
 
 ROLES = ("user", "assistant", "tool", "system")
 

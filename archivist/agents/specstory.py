@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.build.agentlogs import Message, Root, Session, ToolCall, between, short_title, too_large
+from archivist.agents import Message, Root, Session, ToolCall, between, short_title, too_large
 
 KIND = "specstory"
 
