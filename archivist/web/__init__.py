@@ -2,7 +2,8 @@
 
 Registered through the ``datasette`` entry point, so that ``datasette archive.db``
 serves what ``archivist serve`` does: the canned queries, the SQL functions they
-call, the pages (``pages``), ``/api/search`` and the MCP tools at ``/-/mcp``.
+call, the pages (``home_page``, ``search_page``, ``document_page``), ``/api/search``
+and the MCP tools at ``/-/mcp``.
 This module is wiring only; ``templates/`` and ``static/`` beside it are the
 plugin's own, found by Datasette.
 """
@@ -19,7 +20,7 @@ from archivist.queries import catalog, sqlfunctions
 from archivist.workspace import DATABASE_NAME
 
 # Datasette loads this module while it imports its own plugin manager, so the hooks
-# below import the modules that need Datasette's app (archivist.web.app, .pages)
+# below import the modules that need Datasette's app (archivist.web.app, the pages)
 # when they are called, never here.
 
 
@@ -124,13 +125,13 @@ def handle_exception(datasette, request, exception):
 @hookimpl
 def register_routes():
     """The exploration pages, and GET /api/search: the unified search as plain JSON (SPEC §4)."""
-    from archivist.web import app, pages
+    from archivist.web import app, document_page, home_page, search_page
 
     return [
-        (r"^/$", pages.home_page),
-        (r"^/search$", pages.search_page),
-        (r"^/document/(?P<id>[^/]+)$", pages.document_page),
-        (r"^/document/(?P<id>[^/]+)/source$", pages.document_source),
+        (r"^/$", home_page.home_page),
+        (r"^/search$", search_page.search_page),
+        (r"^/document/(?P<id>[^/]+)$", document_page.document_page),
+        (r"^/document/(?P<id>[^/]+)/source$", document_page.document_source),
         (r"^/api/search$", app.api_search),
     ]
 

@@ -1,0 +1,46 @@
+"""The ``archivist`` command line.
+
+The ``cli`` group, its ``-v`` option and the list of its commands are here;
+each command lives in the module named for what it does: ``indexing`` (index, embed,
+status, watch), ``serving`` (serve), ``mcp_server`` (mcp), ``searching`` and
+``search_output`` (search), ``log_sources`` (sources). What they share: ``arguments``
+(options), ``workspaces`` (the workspace and its archive) and ``output`` (what is told on
+stderr). Every module imports at its top only what starting the command line needs: the
+commands import the rest when they run.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from archivist.cli.indexing import embed, index, status, watch
+from archivist.cli.log_sources import sources
+from archivist.cli.mcp_server import mcp
+from archivist.cli.output import VERBOSE, interactive, log_to_stderr
+from archivist.cli.search_output import SNIPPET_WIDTH, snippet_line
+from archivist.cli.searching import search
+from archivist.cli.serving import serve
+
+__all__ = ["SNIPPET_WIDTH", "cli", "log_to_stderr", "snippet_line"]
+
+
+@click.group(commands=[index, embed, serve, mcp, search, sources, status, watch])
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Tell what is being done, one line per step on stderr (without it: only warnings and errors).",
+)
+@click.version_option(package_name="archivist")
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
+    """Archivist: one searchable SQLite archive of your AI conversations, reports, memories and records."""
+    if verbose:
+        ctx.meta[VERBOSE] = True
+    # `archivist mcp` tells its client's log when the embedding model is ready: a person reads that log
+    if verbose or ctx.invoked_subcommand == "mcp":
+        ctx.call_on_close(log_to_stderr())
+    if not interactive():  # the model's libraries draw their progress bars only for a terminal too
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

@@ -1,0 +1,80 @@
+"""The arguments and options that several commands share: the workspace, its archive,
+agent-log sources, following changes, and what a server allows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from archivist.agents.kinds import KINDS as LOG_KINDS
+
+WORKSPACE_ENV = "ARCHIVIST_WORKSPACE"
+
+# Checked by the command itself (workspace_folder), so that a missing, absent or wrong
+# workspace is one line and exit status 1 rather than click's usage error.
+workspace_argument = click.argument("workspace", required=False, metavar="WORKSPACE", type=click.Path(path_type=Path))
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Archive file (default: WORKSPACE/.archivist/archive.db).",
+)
+allow_workspace_option = click.option(
+    "--allow-workspace",
+    "allowed_workspaces",
+    multiple=True,
+    envvar="ARCHIVIST_ALLOW_WORKSPACES",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Another indexed workspace that MCP callers may select with workspace_path (repeatable; "
+    "ARCHIVIST_ALLOW_WORKSPACES lists them separated by ':'). No other folder is ever read.",
+)
+allow_host_option = click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A host name (besides localhost and 127.0.0.1) that requests may be addressed to (repeatable).",
+)
+
+
+ALLOW_ORIGINS_ENV = "ARCHIVIST_ALLOW_ORIGINS"
+
+
+class _Origins(click.types.StringParamType):
+    """Origins as given on the command line; ARCHIVIST_ALLOW_ORIGINS separates them by commas or spaces."""
+
+    def split_envvar_value(self, rv: str) -> list[str]:
+        return rv.replace(",", " ").split()
+
+
+allow_origin_option = click.option(
+    "--allow-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    envvar=ALLOW_ORIGINS_ENV,
+    type=_Origins(),
+    help="An origin (scheme://host[:port]) besides the server's own whose pages may call it (repeatable; "
+    f"{ALLOW_ORIGINS_ENV} lists them separated by commas or spaces). Any other Origin is refused.",
+)
+no_token_option = click.option(
+    "--no-token",
+    is_flag=True,
+    help="Serve without a token, on purpose: anyone who can reach the port can read the archive (warned at each start).",
+)
+watch_option = click.option(
+    "--watch", is_flag=True, help="Follow the workspace and its sources: index again as soon as a file changes."
+)
+source_option = click.option(
+    "--source",
+    "source_arguments",
+    multiple=True,
+    metavar="KIND=PATH",
+    help="Also read an agent log where it is (remembered for later runs). Kinds: " + ", ".join(LOG_KINDS) + ".",
+)
+reports_option = click.option(
+    "--reports-dir",
+    default=None,
+    help="Folder of the workspace holding <command>/*.md reports (default: as last indexed, else 'reports').",
+)

@@ -1,0 +1,226 @@
+"""``archivist index``, ``embed``, ``status`` and ``watch``: the archive brought up to date and
+shown, with progress on stderr; and the following of a workspace while a server runs (--watch)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from archivist.cli.arguments import db_option, reports_option, source_option, workspace_argument
+from archivist.cli.output import fail, info, interactive
+from archivist.cli.workspaces import archive_to_read, check_archive_to_write, checked_sources, workspace_folder
+from archivist.errors import ArchivistError
+from archivist.workspace import archive_path
+
+if TYPE_CHECKING:
+    from archivist.archive.indexer import Summary
+
+
+KINDS_SQL = "SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind"
+PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status"
+LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
+
+
+def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
+    if not interactive():
+        return None
+
+    def wrap(items: Iterable[Any]) -> Iterable[Any]:
+        items = list(items)
+        with click.progressbar(
+            items,
+            label=label,
+            file=sys.stderr,
+            show_pos=True,
+            show_eta=True,
+            item_show_func=lambda s: s.path[-40:] if s else None,
+        ) as bar:
+            yield from bar
+
+    return wrap
+
+
+class EmbedProgress:
+    """A progress bar over documents, showing chunks embedded and their rate."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.started = time.perf_counter()
+
+    def __call__(self, total: int) -> Callable[[int, int], None]:
+        self.started = time.perf_counter()
+        self.bar = click.progressbar(
+            length=total,
+            label="Embedding",
+            file=sys.stderr,
+            show_eta=True,
+            show_pos=True,
+            item_show_func=lambda text: text,
+        )
+        self.bar.__enter__()
+        return self.tick
+
+    def tick(self, documents: int, chunks: int) -> None:
+        rate = chunks / max(time.perf_counter() - self.started, 1e-9)
+        self.bar.update(documents, current_item=f"{chunks} chunks, {rate:.1f}/s")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
+    from archivist.semantic import embeddings
+
+    info(f"Embedding the new and changed documents of {workspace}" + (f" under {path}" if path else ""))
+    progress = EmbedProgress() if interactive() else None
+    try:
+        result = embeddings.embed_workspace(workspace, path, db_path, progress)
+    except ArchivistError as error:
+        fail(error)
+    finally:
+        if progress is not None:
+            progress.close()
+    click.echo(
+        f"{workspace}: {result.embedded} documents embedded, {result.skipped} unchanged, "
+        f"{result.chunks_embedded} chunks sent to the model, {result.chunks_reused} reused "
+        f"({result.seconds:.1f}s)"
+    )
+
+
+def run_index(
+    workspace: Path, db_path: Path | None, reports_dir: str | None, log_sources: Iterable[tuple[str, Path]] = ()
+) -> Summary:
+    from archivist.archive import indexer  # imported when used: `archivist mcp` starts faster without it
+
+    info(f"Indexing {workspace} into {db_path or archive_path(workspace)}")
+    try:
+        summary = indexer.index_workspace(
+            workspace, db_path, reports_dir, progress=_progress("Indexing"), log_sources=log_sources
+        )
+    except ArchivistError as error:
+        fail(error)
+    click.echo(f"{workspace}: {summary.line()}")
+    return summary
+
+
+@click.command()
+@workspace_argument
+@db_option
+@reports_option
+@click.option("--show-problems", is_flag=True, help="List every skipped or degraded file with its reason.")
+@click.option("--embed", is_flag=True, help="Also embed new and changed documents.")
+@source_option
+def index(
+    workspace: Path | None,
+    db_path: Path | None,
+    reports_dir: str | None,
+    show_problems: bool,
+    embed: bool,
+    source_arguments: tuple[str, ...],
+) -> None:
+    """Index WORKSPACE, and its agent-log sources, into its archive (incremental, one transaction)."""
+    workspace = workspace_folder(workspace, "index")
+    log_sources = checked_sources(source_arguments)
+    check_archive_to_write(workspace, db_path)
+    summary = run_index(workspace, db_path, reports_dir, log_sources)
+    if show_problems:
+        for problem in summary.problems:
+            click.echo(f"  {problem.status}: {problem.path}: {problem.reason}")
+    if embed:
+        run_embed(workspace, None, db_path)
+
+
+@click.command()
+@workspace_argument
+@click.argument("path", required=False)
+@db_option
+def embed(workspace: Path | None, path: str | None, db_path: Path | None) -> None:
+    """Embed WORKSPACE's new and changed documents (only those under PATH, if given).
+
+    Unchanged chunks never reach the model; an interrupted run resumes where it stopped.
+    It indexes WORKSPACE first, so an unindexed folder gets its archive.
+    """
+    workspace = workspace_folder(workspace, "embed")
+    check_archive_to_write(workspace, db_path)
+    run_embed(workspace, path, db_path)
+
+
+@click.command()
+@workspace_argument
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
+    """Show what WORKSPACE's archive holds."""
+    import sqlite_utils
+
+    workspace = workspace_folder(workspace, "status")
+    path = archive_to_read(workspace, db_path)
+    db = sqlite_utils.Database(path)
+    kinds = dict(db.execute(KINDS_SQL).fetchall())
+    problems = dict(db.execute(PROBLEM_COUNTS_SQL).fetchall())
+    last = db.execute(LAST_RUN_SQL).fetchone()
+    report = {
+        "db_path": str(path),
+        "documents": kinds,
+        "problems": problems,
+        "last_indexed_at": last[0] if last else None,
+    }
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"Archive: {path}")
+    click.echo(f"Last indexed: {report['last_indexed_at']}")
+    for kind, count in kinds.items():
+        click.echo(f"  {kind}: {count}")
+    for state, count in problems.items():
+        click.echo(f"  {state} files: {count}")
+
+
+@click.command()
+@workspace_argument
+@db_option
+@click.option("--polling", is_flag=True, help="Poll for changes instead of waiting for filesystem events.")
+def watch(workspace: Path | None, db_path: Path | None, polling: bool) -> None:
+    """Follow WORKSPACE and its agent-log sources: index again as soon as a file changes (Ctrl-C stops)."""
+    from archivist.archive.watch import follow
+
+    workspace = workspace_folder(workspace, "watch")
+    check_archive_to_write(workspace, db_path)
+    click.echo(f"Following {workspace} (Ctrl-C stops)", err=True)
+    embed = vectors_follow(workspace, db_path)
+
+    def report(summary: Summary) -> None:
+        click.echo(f"{time.strftime('%H:%M:%S')} {summary.line()}", err=True)
+        if embed:
+            embed(summary)
+
+    def ready() -> None:
+        click.echo("Watching for changes", err=True)
+
+    try:
+        follow(workspace, db_path, on_run=report, force_polling=polling or None, on_ready=ready)
+    except ArchivistError as error:
+        fail(error)
+
+
+def start_following(workspace: Path, db_path: Path | None) -> None:
+    """Keep the archive up to date in the background while a server runs (--watch)."""
+    from archivist.archive.watch import follow_in_background
+
+    follow_in_background(workspace, db_path, on_run=vectors_follow(workspace, db_path))
+
+
+def vectors_follow(workspace: Path, db_path: Path | None) -> Callable[[Any], None] | None:
+    """For a watch of an archive that has been embedded: what wakes its embedding in the background."""
+    from archivist.archive.schema import is_embedded
+    from archivist.semantic.embeddings import BackgroundEmbedder
+
+    db_file = Path(db_path) if db_path else archive_path(workspace)
+    return BackgroundEmbedder(db_file).wake if is_embedded(db_file) else None

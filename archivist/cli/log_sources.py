@@ -1,0 +1,74 @@
+"""``archivist sources``: a workspace's agent-log sources, listed with their counts,
+discovered in their default locations, or removed with their documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from archivist.cli.arguments import db_option, workspace_argument
+from archivist.cli.indexing import run_index
+from archivist.cli.output import fail, plural
+from archivist.cli.workspaces import archive_to_read, check_archive_to_write, workspace_folder
+from archivist.errors import ArchivistError
+
+
+@click.command()
+@workspace_argument
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the sources as JSON.")
+@click.option("--discover", is_flag=True, help="Add the default locations of each kind that exist, then index.")
+@click.option("--remove", "removals", multiple=True, metavar="KIND=PATH", help="Forget a source and its documents.")
+def sources(
+    workspace: Path | None, db_path: Path | None, as_json: bool, discover: bool, removals: tuple[str, ...]
+) -> None:
+    """List WORKSPACE's agent-log sources with their document counts and last read.
+
+    --discover looks for each kind's default location under the home folder
+    (CLAUDE_CONFIG_DIR, CODEX_HOME and LLM_USER_PATH are honoured) and adds those that
+    exist; --remove drops a source and its documents. Sources are read where they are,
+    never copied or changed.
+    """
+    from archivist.archive import schema, sessions
+
+    workspace = workspace_folder(workspace, "sources")
+    if discover:
+        found = sessions.discover()
+        for kind, path in found:
+            click.echo(f"Found {kind}: {path}", err=True)
+        if not found:
+            click.echo("Found no agent logs in their default locations.", err=True)
+        check_archive_to_write(workspace, db_path)
+        run_index(workspace, db_path, None, found)
+    path = archive_to_read(workspace, db_path)
+    if removals:
+        db = schema.open_archive(path)
+        try:
+            with db.atomic():
+                for argument in removals:
+                    try:
+                        kind, source_path = sessions.parse_argument(argument)
+                        removed = sessions.remove(db, kind, source_path)
+                    except ArchivistError as error:
+                        fail(error)
+                    click.echo(f"Removed {kind}: {source_path} ({removed} documents)", err=True)
+        finally:
+            db.close()
+    db = schema.open_archive(path)
+    try:
+        rows = sessions.listing(db)
+    finally:
+        db.close()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("No agent-log sources. Add one with: archivist index WORKSPACE --source KIND=PATH")
+    for row in rows:
+        click.echo(
+            f"{row['kind']:15} {row['path']}  {plural(row['documents'], 'conversation')}, "
+            f"{plural(row['messages'], 'message')}, "
+            f"last read {row['read_at'] or 'never'}"
+        )

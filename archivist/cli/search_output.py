@@ -1,0 +1,92 @@
+"""How ``archivist search`` prints its results: a compact list, one line of snippet each,
+then where the page lies among all results; and the searches of earlier versions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+from archivist.agents.kinds import KINDS as LOG_KINDS
+from archivist.cli.output import plural
+
+_MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+
+def print_conversations(rows: list[dict[str, Any]]) -> None:
+    for number, row in enumerate(rows, start=1):
+        facts = " · ".join(str(v) for v in (row["type"], row["date"]) if v)
+        click.echo(click.style(f"{number}. {row['conversation']}", bold=True) + (f"  [{facts}]" if facts else ""))
+        click.echo(f"   {row['path']}")
+        excerpt = " ".join((row.get("excerpt") or "").split())
+        click.echo("   " + _MARK_RE.sub(lambda m: click.style(m[1], fg="yellow", bold=True), excerpt))
+
+
+def print_reports(rows: list[dict[str, Any]]) -> None:
+    for number, row in enumerate(rows, start=1):
+        when = (row["date"] or "undated")[:10]
+        click.echo(
+            click.style(f"{number}. {row['report_name']}", bold=True)
+            + f"  [{row['command_name']} · {when} · {row['match_count']} matches]"
+        )
+        click.echo(f"   {row['excerpt']}")
+        click.echo(f"   {row['link']}")
+
+
+SNIPPET_WIDTH = 160  # characters of a result's one-line snippet
+TITLE_WIDTH = 100  # and of its title (a memory's title is its text)
+
+
+def snippet_line(excerpt: str | None, width: int = SNIPPET_WIDTH) -> str:
+    """An excerpt on one line of at most ``width`` characters, its ``<mark>`` words highlighted."""
+    parts = _MARK_RE.split(" ".join((excerpt or "").split()))  # plain, marked, plain, marked, ...
+    shown, left = [], width
+    for index, part in enumerate(parts):
+        cut = part[:left]
+        if cut:
+            shown.append(click.style(cut, fg="yellow", bold=True) if index % 2 else cut)
+        left -= len(cut)
+        if left <= 0 and (len(cut) < len(part) or any(parts[index + 1 :])):  # more text follows
+            shown.append("…")
+            break
+    return "".join(shown)
+
+
+def _agent(row: dict[str, Any]) -> str | None:
+    """The agent of a conversation read from an agent log: its path starts with the log's kind."""
+    kind, colon, _ = str(row.get("path") or "").partition(":")
+    return kind if colon and row.get("kind") == "conversation" and kind in LOG_KINDS else None
+
+
+def _score(value: Any) -> str | None:
+    return f"score {value:.3g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def print_search(response: dict[str, Any]) -> None:
+    """The unified search's page as a compact list, then where the page lies among all results."""
+    results = response["results"]
+    if not response["total"]:
+        click.echo("No results.", err=True)
+        return
+    for row in results:
+        facts = [row["kind"], row.get("entity_type"), _agent(row), row.get("date"), _score(row.get("score"))]
+        title = " ".join(str(row.get("title") or row.get("path") or "").split())
+        title = title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1] + "…"
+        click.echo(
+            click.style(f"{row['rank']}. {title}", bold=True)
+            + f"  [{' · '.join(dict.fromkeys(str(fact) for fact in facts if fact))}]"
+        )
+        message = row.get("message") or {}
+        text = snippet_line(message.get("snippet") or row.get("excerpt"))
+        if text:
+            click.echo(f"   {text}")
+        where = f"   {row['path']} · id {row['id']}"
+        click.echo(where + (f" · message #{message['index']}" if message.get("index") is not None else ""))
+    page, pages, total = response["page"], response["total_pages"], response["total"]
+    line = f"Page {page} of {pages} · {plural(total, 'result')}"
+    if response["has_more"]:
+        line += f" · next: --page {page + 1}"
+    elif not results:
+        line += f" · the last page is {pages}"
+    click.echo(line)

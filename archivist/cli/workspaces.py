@@ -1,0 +1,189 @@
+"""Where a command reads and writes: the workspace folder, its archive (checked, brought up to
+date, opened), the other workspaces a server allows and the agent-log sources given as KIND=PATH."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from archivist.cli.arguments import WORKSPACE_ENV
+from archivist.cli.output import fail, refuse
+from archivist.errors import ArchivistError
+from archivist.workspace import archive_path
+
+
+def shown(path: Path | str) -> str:
+    """A path as a message names it: absolute, on one line."""
+    text = os.path.abspath(path)
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def run_line(*words: Path | str) -> str:
+    """`archivist WORDS...` as a user can paste it into a shell."""
+    return "`" + " ".join(["archivist", *(shlex.quote(shown(w) if isinstance(w, Path) else w) for w in words)]) + "`"
+
+
+# What each command takes, for the message when its workspace is left out.
+USAGE = {"embed": "WORKSPACE [PATH]", "search": "WORKSPACE QUERY"}
+
+
+def workspace_folder(workspace: Path | None, command: str) -> Path:
+    """WORKSPACE (``~`` expanded) if it is an existing folder; otherwise a one-line error."""
+    if workspace is None:
+        if command == "mcp":
+            refuse(
+                f"No workspace given: pass it as the argument (archivist mcp /path/to/workspace) "
+                f"or set {WORKSPACE_ENV}=/path/to/workspace.",
+                "INVALID_PARAMETER",
+            )
+        refuse(f"No workspace given: run `archivist {command} {USAGE.get(command, 'WORKSPACE')}`.", "INVALID_PARAMETER")
+    folder = Path(os.path.expanduser(workspace))
+    if os.path.isdir(folder):
+        return text_path(folder, "workspace")
+    if not os.path.exists(folder):
+        if command in ("index", "embed", "serve"):
+            refuse(f"Workspace not found: no folder at {shown(folder)}: check the path, or create the folder first.")
+        refuse(
+            f"Workspace not found: no folder at {shown(folder)}: check the path "
+            f"(a folder is searchable once `archivist index FOLDER` has run)."
+        )
+    what = "a file" if os.path.isfile(folder) else "not a folder"
+    refuse(
+        f"Workspace is not a folder: {shown(folder)} is {what}: give the workspace's folder "
+        f"(an archive file goes with --db)."
+    )
+
+
+def _database_problem(path: Path, tables: bool) -> str | None:
+    """Why the file at ``path`` is not an archive to read (tables=True) or to index into; None if it is."""
+    import sqlite3  # the check only reads the schema: the interpreter's own SQLite will do
+
+    from archivist.archive.database import read_only_uri
+
+    if not os.path.isfile(path):
+        return "not a file"
+    try:
+        conn = sqlite3.connect(read_only_uri(path), uri=True)
+        try:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as error:
+        return str(error)
+    return "it has no documents table" if tables and not found else None
+
+
+def text_path(path: Path, what: str) -> Path:
+    """``path``, when its absolute form is valid UTF-8 (the archive records paths as text); else a one-line error."""
+    try:
+        os.path.abspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        refuse(
+            f"The {what}'s path is not valid UTF-8: {shown(path)}: rename it, or reach it through a link "
+            "whose path is.",
+            "INVALID_PARAMETER",
+        )
+    return path
+
+
+def archive_to_read(workspace: Path, db_path: Path | None, note: str = "", upgrade: bool = True) -> Path:
+    """The archive a reading command opens: it must exist and be an archive. Nothing is created.
+
+    An archive written by an older version catches up (upgrade=False: the caller sees to it).
+    """
+    path = text_path(db_path, "archive") if db_path else archive_path(workspace)
+    if not os.path.lexists(path):
+        if db_path is not None:
+            refuse(f"No archive at {shown(path)}: run {run_line('index', workspace, '--db', path)} first{note}.")
+        refuse(f"No archive in {shown(workspace)}: run {run_line('index', workspace)} first{note}.")
+    problem = _database_problem(path, tables=True)
+    if problem is not None:
+        refuse(f"Not an Archivist archive: {shown(path)} ({problem}): {_rebuild_hint(workspace, db_path)}.")
+    if upgrade:
+        upgraded(path)  # written by an older version: its schema catches up, nothing is lost
+    return path
+
+
+def check_archive_to_write(workspace: Path, db_path: Path | None) -> None:
+    """An archive that indexing would open: absent (it is created) or a SQLite database."""
+    path = text_path(db_path, "archive") if db_path else archive_path(workspace)
+    if os.path.lexists(path):
+        problem = _database_problem(path, tables=False)
+        if problem is not None:
+            refuse(f"Not an Archivist archive: {shown(path)} ({problem}): {_rebuild_hint(workspace, db_path)}.")
+
+
+def _rebuild_hint(workspace: Path, db_path: Path | None) -> str:
+    if db_path is not None:
+        return "give --db an archive written by `archivist index`, or a new file"
+    return f"move it aside, then run {run_line('index', workspace)}"
+
+
+def checked_workspaces(folders: Iterable[Path]) -> list[Path]:
+    """The operator's allowed workspaces, each an existing folder (it may be indexed later)."""
+    from archivist.workspace import resolve_folder
+
+    found = []
+    for folder in folders:
+        try:
+            resolved = resolve_folder(str(folder))
+        except ArchivistError as error:
+            refuse(f"Allowed workspace not found: {error.problem.removeprefix('Workspace not found: ')}: {error.why}")
+        if resolved is None:
+            refuse(
+                f"Allowed workspace not found: no folder at {shown(folder)}: "
+                f"--allow-workspace and ARCHIVIST_ALLOW_WORKSPACES take existing folders."
+            )
+        if not archive_path(resolved).exists():
+            click.echo(f"Note: {resolved} is allowed but not indexed yet (run: archivist index {resolved})", err=True)
+        found.append(resolved)
+    return found
+
+
+def open_archive(path: Path) -> Any:
+    """The archive's canned queries (archivist.queries.runner.Archive); an older archive is upgraded on the way.
+
+    The archive checks its own schema: the migrations (and their library) load only when
+    that check finds an older archive.
+    """
+    from archivist.queries.runner import Archive
+
+    try:
+        return Archive(path)
+    except ArchivistError as error:
+        if not upgraded(path):
+            fail(error)
+    try:
+        return Archive(path)
+    except ArchivistError as error:
+        fail(error)
+
+
+def upgraded(path: Path) -> bool:
+    """Whether the archive at ``path`` was written by an older version and has just caught up (it says so)."""
+    from archivist.archive import schema
+
+    if not schema.upgrade(path):
+        return False
+    click.echo(f"Upgraded the archive at {shown(path)} to this version's schema.", err=True)
+    return True
+
+
+def checked_sources(arguments: Iterable[str]) -> list[tuple[str, Path]]:
+    """Each KIND=PATH of the command line, checked: INVALID_SOURCE (nothing added) unless all are sources."""
+    from archivist.archive import sessions
+
+    checked = []
+    for argument in arguments:
+        try:
+            kind, path = sessions.parse_argument(argument)
+            sessions.check(kind, path)
+        except ArchivistError as error:
+            fail(error)
+        checked.append((kind, path))
+    return checked

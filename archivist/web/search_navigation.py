@@ -1,0 +1,165 @@
+"""The search page's ways onward: the facet sidebar, the filters in force, the timeline's
+bars and the page links, each a URL of the search narrowed, widened or moved on."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from archivist.queries.sqlfunctions import items
+from archivist.web.urls import SearchState
+
+
+def facet_groups(
+    state: SearchState, facets: dict[str, dict[str, int]], products: dict[str, str]
+) -> list[dict[str, Any]]:
+    """The facet sidebar: groups of (label, count, URL, selected), in the order they narrow."""
+    groups = []
+
+    def group(name: str, label: str, items: list[dict[str, Any]]) -> None:
+        if items:
+            groups.append({"name": name, "label": label, "items": items})
+
+    def single(
+        key: str, counts: dict[str, int], labels: dict[str, str] | None = None, titled: bool = False
+    ) -> list[dict[str, Any]]:
+        """One value at a time; ``titled``: a shortened label keeps the whole value as its title."""
+        items = []
+        for value, count in counts.items():
+            href, selected = state.toggle(key, value)
+            items.append(
+                {
+                    "value": value,
+                    "label": (labels or {}).get(value, value),
+                    "title": value if titled else None,
+                    "count": count,
+                    "href": href,
+                    "selected": selected,
+                }
+            )
+        return items
+
+    group("kind", "Kind", single("entities", facets.get("kind") or {}))
+    group("type", "Type", single("types", facets.get("type") or {}))
+    period = state.period()
+    dates = []
+    if period is None:
+        for month, count in sorted((facets.get("month") or {}).items(), reverse=True):
+            dates.append(
+                {
+                    "value": month,
+                    "label": month,
+                    "count": count,
+                    "href": state.url(start_date=month, end_date=month),
+                    "selected": False,
+                }
+            )
+        group("month", "Month", dates)
+    else:
+        month = period[:7]
+        whole = period == month  # selected: a click removes the date filter
+        href = state.url(start_date=None, end_date=None) if whole else state.url(start_date=month, end_date=month)
+        dates.append({"value": month, "label": f"All of {month}", "count": None, "href": href, "selected": whole})
+        for day, count in sorted((facets.get("day") or {}).items(), reverse=True):
+            if day.startswith(month):
+                selected = period == day
+                href = (
+                    state.url(start_date=month, end_date=month) if selected else state.url(start_date=day, end_date=day)
+                )
+                dates.append({"value": day, "label": day, "count": count, "href": href, "selected": selected})
+        group("day", "Day", dates)
+    tags = []
+    current = items(state.params.get("tags"))
+    for tag, count in (facets.get("tags") or {}).items():
+        if tag in current:
+            href, selected = state.url(tags=",".join(t for t in current if t != tag)), True
+        else:  # another tag narrows: every selected tag must be present
+            href, selected = state.url(tags=",".join([*current, tag]), match_all="true" if current else None), False
+        tags.append({"value": tag, "label": tag, "count": count, "href": href, "selected": selected})
+    group("tags", "Tags", tags)
+    group("product", "Product", single("product_ids", facets.get("product_id") or {}, products))
+    # conversations read from agent logs: by agent, project (shown by its folder) and model
+    group("agent", "Agent", single("agents", facets.get("agent") or {}))
+    projects = facets.get("project") or {}
+    group("project", "Project", single("projects", projects, {path: project_name(path) for path in projects}, True))
+    group("model", "Model", single("models", facets.get("model") or {}))
+    return groups
+
+
+def project_name(path: str) -> str:
+    """A project by its last folder's name, which the projects filter also takes: "proj" for "/home/ana/proj"."""
+    return re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
+
+
+def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[str, str]]:
+    """Each filter in force, with the URL that removes it."""
+    chips = []
+    chip_keys = (
+        ("entities", "kind"),
+        ("types", "type"),
+        ("tags", "tag"),
+        ("product_ids", "product"),
+        ("agents", "agent"),
+        ("projects", "project"),
+        ("models", "model"),
+        ("files", "file"),
+    )
+    for key, label in chip_keys:
+        values = items(state.params.get(key))
+        for value in values:
+            rest = ",".join(v for v in values if v != value)
+            text = products.get(value, value) if key == "product_ids" else value
+            chips.append({"label": f"{label}: {text}", "href": state.url(**{key: rest})})
+    start, end = state.dates()
+    if start or end:
+        period = state.period()
+        text = period or f"{start or '…'} → {end or '…'}"
+        chips.append({"label": f"date: {text}", "href": state.url(start_date=None, end_date=None)})
+    if state.params.get("document"):
+        chips.append({"label": f"similar to: {state.params['document']}", "href": state.url(document=None, mode=None)})
+    return chips
+
+
+def bars(state: SearchState, counts: dict[str, int], titles: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Bars of a timeline, in period order: each links to the search narrowed to its period."""
+    highest = max(counts.values(), default=0)
+    selected = state.period()
+    return [
+        {
+            "period": period,
+            "count": count,
+            "label": period[5:] if len(period) == 10 else period,  # days by month and day
+            "title": (titles or {}).get(period) or f"{period}: {count}",
+            "height": max(4, round(100 * count / highest)),
+            "href": state.url(start_date=period, end_date=period),
+            "selected": period == selected,
+        }
+        for period, count in sorted(counts.items())
+    ]
+
+
+def timeline(state: SearchState, facets: dict[str, dict[str, int]]) -> dict[str, Any] | None:
+    """Matches per month, or per day when they fall in one month: bars that narrow on click."""
+    months = facets.get("month") or {}
+    days = facets.get("day") or {}
+    period = state.period()
+    by_day = period is not None or (len(months) == 1 and bool(days))
+    counts = days if by_day else months
+    if by_day and period:
+        counts = {day: n for day, n in counts.items() if day.startswith(period[:7])}
+    if not counts:
+        return None
+    return {"unit": "day" if by_day else "month", "bars": bars(state, counts)}
+
+
+def pages(state: SearchState, page: int, total_pages: int) -> list[dict[str, Any]]:
+    """Page links around the current page: first, last, and two either side."""
+    wanted = sorted({1, total_pages, *range(max(1, page - 2), min(total_pages, page + 2) + 1)})
+    links: list[dict[str, Any]] = []
+    previous = 0
+    for number in wanted:
+        if number - previous > 1:
+            links.append({"gap": True})
+        links.append({"number": number, "href": state.page_url(number), "current": number == page})
+        previous = number
+    return links

@@ -1,0 +1,87 @@
+"""GET /search: the query box, modes, facets, timeline, results and pages."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from datasette.utils.asgi import Response
+
+from archivist.web.app import highlighted, unknown_search_parameters
+from archivist.web.page_queries import QueryFailed, search
+from archivist.web.rendering import needs_archive, render_page
+from archivist.web.search_navigation import active_filters, facet_groups, pages, timeline
+from archivist.web.urls import SearchState, document_url, search_params
+from archivist.workspace import DATABASE_NAME
+
+if TYPE_CHECKING:
+    from datasette.app import Datasette
+
+
+PAGE_MODES = ("hybrid", "keyword", "semantic")
+FACET_WINDOW = 200  # the search response counts its facets over this many results
+
+
+async def product_names(datasette: Datasette) -> dict[str, str]:
+    """Product ids to the titles of their product records."""
+    found = await search(datasette, {"mode": "recent", "entities": "product", "page_size": "100"})
+    return {str(item["entity_id"]): item["title"] for item in found["results"] if item.get("entity_id")}
+
+
+@needs_archive
+async def search_page(datasette: Datasette, request: Any) -> Response:
+    """GET /search: query box, modes, facets, timeline, results and pages."""
+    params = search_params(request.args)
+    state = SearchState(datasette, params)
+    mode = params.get("mode", "hybrid")
+    # the form ranks words by one of the page's modes; a list by another mode (recent,
+    # similar, ...) is left by a new search, which starts as hybrid
+    context: dict[str, Any] = {
+        "state": state,
+        "params": params,
+        "modes": PAGE_MODES,
+        "mode": mode,
+        "form_mode": mode if mode in PAGE_MODES else "hybrid",
+    }
+    unknown = unknown_search_parameters(params)
+    if unknown is not None:
+        failure = QueryFailed(400, unknown.code, unknown.message)
+        return await render_page(
+            datasette, request, "archivist_search.html", {**context, "failure": failure}, status=400
+        )
+    # without words the page lists newest first, whatever ranking is chosen for words
+    wanted = dict(params, mode="recent") if not params.get("query") and context["mode"] in PAGE_MODES else params
+    try:
+        response = await search(datasette, {**wanted, "output": "full"})  # the page shows facets and paths
+        products = (
+            await product_names(datasette)
+            if (response["facets"].get("product_id") or params.get("product_ids"))
+            else {}
+        )
+    except QueryFailed as failure:
+        return await render_page(
+            datasette, request, "archivist_search.html", {**context, "failure": failure}, status=failure.status
+        )
+    for result in response["results"]:
+        result["excerpt_html"] = highlighted(result.get("excerpt")) or result.get("excerpt") or ""
+        result["href"] = document_url(datasette, result["id"])
+        if message := result.get("message"):  # the message of a session that matched: a link straight to it
+            seq = message["index"]
+            message["href"] = f"{result['href']}?{urlencode({'m': seq})}#m{seq}"
+            message["snippet_html"] = highlighted(message.get("snippet")) or message.get("snippet") or ""
+    context.update(
+        response=response,
+        facet_groups=facet_groups(state, response["facets"], products),
+        filters=active_filters(state, products),
+        timeline=timeline(state, response["facets"]),
+        pages=pages(state, response["page"], response["total_pages"]) if response["total_pages"] > 1 else [],
+        previous_url=state.page_url(response["page"] - 1) if response["page"] > 1 else None,
+        next_url=state.page_url(response["page"] + 1) if response["has_more"] else None,
+        partial_facets=response["total"] > FACET_WINDOW,
+        mode_urls={mode: state.url(mode=None if mode == "hybrid" else mode, document=None) for mode in PAGE_MODES},
+        api_url=datasette.urls.path("/api/search")
+        + SearchState(datasette, wanted).query_string(page=params.get("page"), output="full"),
+        canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search")
+        + SearchState(datasette, wanted).query_string(page=params.get("page")),
+    )
+    return await render_page(datasette, request, "archivist_search.html", context)
