@@ -15,6 +15,7 @@ from conftest import write_files
 from archivist import documents
 from archivist.archive import indexer
 from archivist.archive.indexer import index_workspace
+from archivist.documents import parsing
 from archivist.workspace import archive_path
 
 BASE = {
@@ -264,14 +265,14 @@ def test_a_large_records_file_is_read_whole(make_workspace):
 
 def test_an_error_nobody_foresaw_skips_only_its_source(make_workspace, monkeypatch):
     workspace = make_workspace(BASE)
-    real_parse_note = documents._parse_note
+    real_parse_note = parsing._parse_note
 
     def parse_note_or_fail(source, texts, problems):
         if source.path == "notes/a.md":
             raise RuntimeError("boom")
         return real_parse_note(source, texts, problems)
 
-    monkeypatch.setattr(documents, "_parse_note", parse_note_or_fail)
+    monkeypatch.setattr(parsing, "_parse_note", parse_note_or_fail)  # where parse finds it
     (workspace / "notes/b.md").write_text("# B\n", encoding="utf-8")
     summary = index_workspace(workspace)
     assert problems(workspace) == {"notes/a.md": ("skipped", "could not be indexed (RuntimeError: boom)")}

@@ -204,6 +204,7 @@ def test_a_bound_with_a_time_finds_documents_by_their_instant(zoned_archive):
 def test_front_matter_reads_the_same_through_either_yaml_reader(front, expected, through_libyaml):
     """libyaml reads plain front matter; text with anchors, '*' or many brackets goes the careful way."""
     from archivist import documents
+    from archivist.documents import frontmatter
 
-    assert (documents._front_matter_loader(front) is documents._FastFrontMatterLoader) == through_libyaml
+    assert (frontmatter._front_matter_loader(front) is frontmatter._FastFrontMatterLoader) == through_libyaml
     assert documents.split_front_matter(f"---\n{front}\n---\nbody\n") == (expected, "body\n")

@@ -429,9 +429,9 @@ def test_a_masker_masks_every_string_of_a_value_and_counts_them() -> None:
 
 
 def _hostile_units() -> list[str]:
-    from archivist import secrets
+    from archivist.secrets.anchors import _CONTEXT, _TOKEN_PREFIXES
 
-    anchors = list(dict.fromkeys((*secrets._TOKEN_PREFIXES, *secrets._CONTEXT)))
+    anchors = list(dict.fromkeys((*_TOKEN_PREFIXES, *_CONTEXT)))
     return [anchor + tail for anchor in anchors for tail in ("", "\n", "=", '="', ": ", ".", "://", "\\n")]
 
 
