@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from archivist.agents import Session, chatgpt_export
-from archivist.agents.claude_export import EXPECTED
+from archivist.agents.exports import EXPECTED
 
 T0 = 1700000000.0  # 2023-11-14T22:13:20Z
 

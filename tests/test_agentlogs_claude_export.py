@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from archivist.agents import claude_export
-from archivist.agents.claude_export import ExportError, iter_json_list
+from archivist.agents.exports import EXPECTED, PROBLEMS_PER_FILE
+from archivist.agents.json_list import ExportError, Skipped, iter_json_list
 
 ROOT = "00000000-0000-4000-8000-000000000000"
 
@@ -393,7 +394,7 @@ def test_many_skipped_conversations_are_summed_up(tmp_path: Path) -> None:
     export = write_export(tmp_path / "e", {"conversations.json": [1] * 25 + [retry_decorator()]})
     sessions, problems = read_all(export)
     assert len(sessions) == 1
-    assert len(problems) == claude_export.PROBLEMS_PER_FILE + 1
+    assert len(problems) == PROBLEMS_PER_FILE + 1
     assert problems[-1] == "conversations.json: 15 more conversations skipped"
 
 
@@ -480,7 +481,7 @@ def test_check_refuses_a_chatgpt_export_and_says_so(tmp_path: Path) -> None:
 
 
 def test_check_says_what_was_expected(tmp_path: Path) -> None:
-    expected = claude_export.EXPECTED["claude-export"]
+    expected = EXPECTED["claude-export"]
     missing = tmp_path / "missing"
     assert claude_export.check(missing) == f"{missing} does not exist: expected {expected}."
 
@@ -583,14 +584,14 @@ def test_an_item_too_large_or_too_deep_is_skipped_and_the_items_after_it_are_rea
         {"z": None},
     ]
     text = "[" + ", ".join(item if isinstance(item, str) else json.dumps(item) for item in items) + "]"
-    too_large = claude_export.Skipped(
+    too_large = Skipped(
         "over 200 bytes, more than one conversation read whole may have; "
         "raise it with ARCHIVIST_EXPORT_MAX_CONVERSATION_BYTES=1MB"
     )
-    too_deep = claude_export.Skipped("JSON nested deeper than 100 levels")  # the reason names the budget readers use
+    too_deep = Skipped("JSON nested deeper than 100 levels")  # the reason names the budget readers use
     expected = [{"a": 1}, too_large, too_large, too_deep, too_large, json.loads(within), {"text": "[" * 150}]
     assert list(iter_json_list(io.StringIO(text), chunk, limit=200, depth=20)) == [*expected, too_large, {"z": None}]
-    number = claude_export.Skipped("it holds a number too long to read")
+    number = Skipped("it holds a number too long to read")
     assert list(iter_json_list(io.StringIO(text), chunk, limit=10_000, depth=20))[-2:] == [number, {"z": None}]
 
 
@@ -599,7 +600,7 @@ def test_nesting_is_read_up_to_its_budget_and_skipped_past_it() -> None:
     for chunk in (1, 4096):
         got = list(iter_json_list(io.StringIO(f"[{within}, {past}, 1]"), chunk))
         assert got[0] == json.loads(within)
-        assert got[1:] == [claude_export.Skipped("JSON nested deeper than 100 levels"), 1]
+        assert got[1:] == [Skipped("JSON nested deeper than 100 levels"), 1]
 
 
 def test_an_item_skipped_and_cut_short_is_told_as_the_file_cut_short() -> None:

@@ -10,12 +10,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SAMPLE
 
+from archivist.agents import registry
 from archivist.archive import sessions
 from archivist.cli import cli
 
 LOGS = ROOT / "sample-agent-logs"
 
-# Each kind: where its source is (as a user would give it to --source) and how many sessions it holds.
+# Each kind: where its source is in its sample folder (as a user would give it to --source), and how many
+# sessions it holds.
 SOURCES = {
     "claude-code": ("claude-code/projects", 2),  # a session and its sub-agent
     "codex": ("codex/sessions", 1),
@@ -53,7 +55,9 @@ def by_title(found, title):
 
 
 def test_every_kind_has_a_sample():
-    assert set(SOURCES) == set(sessions.KINDS)
+    built_in = registry.kinds(registry.manager(entry_points=False))
+    assert sorted(folder.name for folder in LOGS.iterdir() if folder.is_dir()) == list(built_in)
+    assert set(SOURCES) == set(built_in)
     assert not (SAMPLE / "sample-agent-logs").exists()  # beside the workspace, never walked as its files
 
 

@@ -1,10 +1,12 @@
 """Agent logs read in place: what each kind of log yields, one session at a time (SPEC §1.1).
 
-Each kind (``claude-code``, ``codex``, ``gemini-cli``, ``claude-export``,
-``chatgpt-export``, ``aider``, ``specstory``, ``llm``) is a module of this package with
-the same three names:
+Each kind registers itself (``hookspecs.register_agent_kinds``: the built-in ones are the
+modules of ``kinds``, a separate package adds one through an entry point of the group
+``archivist``), and ``registry`` lists them. A kind's registry entry (``hookspecs.Kind``)
+names its reader: a module, loaded when a source of the kind is first checked or read,
+with these names:
 
-- ``KIND``: its name on the command line (``--source KIND=PATH``);
+- ``KIND``: its name on the command line (``--source KIND=PATH``), the entry's name;
 - ``check(path) -> str | None``: why ``path`` is not a source of this kind (a sentence
   saying what was expected), or None when it is one;
 - ``read(path, problems=None) -> Iterator[Session]``: every session (or exported
@@ -18,6 +20,11 @@ A kind whose logs are appended to (JSONL) may also have
   one session file from byte ``offset`` on (where its ``Session.tail`` said to resume), as
   a session keyed ``key`` whose project and models so far were those; None when those
   lines cannot simply follow what was read before (the whole source is read again then).
+
+and a kind whose source is a folder around its logs (a repository, a project) may have
+
+- ``log_files(path) -> list[Path]``: the files and folders of the source that hold its
+  logs, whose changes make it read again (without it: the whole source).
 
 Sources are read where they are: nothing here writes, moves or copies a file. Memory stays
 bounded whatever a file holds: a line longer than ``MAX_LINE_BYTES`` is skipped (``lines``

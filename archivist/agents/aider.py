@@ -95,6 +95,11 @@ def check(path: Path | str) -> str | None:
     return f'{path} has no "# aider chat started at" header: expected {EXPECTED}.'
 
 
+def log_files(path: Path) -> list[Path]:
+    """What of a source holds its logs: a repository's chat history, not the repository around it."""
+    return [path / HISTORY_NAME] if path.is_dir() else [path]
+
+
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
     """Every session of the chat history, in the order of the file."""
     path = Path(path)

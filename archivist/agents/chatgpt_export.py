@@ -28,7 +28,8 @@ What a session holds:
 
 The export container (folder or zip, ``conversations*.json`` read once as a stream, one
 conversation held at a time and only within its limits, the zip within those of
-``archives``, the problems of a read) is the one of ``claude_export``.
+``archives``, the problems of a read) is the one of ``claude_export``: ``export_files``,
+``json_list`` and ``exports``.
 """
 
 from __future__ import annotations
@@ -38,13 +39,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import ROLES, Message, Session, ToolCall, short_title
-from archivist.agents.claude_export import (
+from archivist.agents import ROLES, Message, Session, ToolCall, iso_utc, short_title
+from archivist.agents.export_files import ExportFile
+from archivist.agents.exports import (
     CHATGPT_KIND,
     UNTITLED,
-    ExportFile,
     check_export,
-    iso_utc,
     json_type,
     parse_time,
     read_export,

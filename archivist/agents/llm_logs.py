@@ -112,6 +112,12 @@ def check(path: Path | str) -> str | None:
     )
 
 
+def log_files(path: Path) -> list[Path]:
+    """What of a source holds its logs: the database, and its write-ahead log, where changes wait."""
+    database = path / DB_NAME if path.is_dir() else path
+    return [database, database.with_name(database.name + "-wal")]
+
+
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
     """Every conversation of the database, in the order of their ids (oldest first).
 
@@ -547,22 +553,11 @@ class _Builder:
         thinking: list[str] = []
         calls: list[ToolCall] = []
         outputs: list[str] = []
-        for _position, kind, tool_name, text, payload in parts:
-            try:
-                data = json_value(payload) if payload else {}
-            except NotJSON as error:
-                self.problems.append(f"a {kind} part whose payload is {error} skipped")
+        for _position, kind, tool_name, stored_text, payload in parts:
+            read = self._part(kind, stored_text, payload, fragments)
+            if read is None:
                 continue
-            if not isinstance(data, dict):
-                self.problems.append(f"a {kind} part whose payload is not an object skipped")
-                continue
-            if text is None and "text_ref" in data:
-                text = "".join(
-                    str(piece["literal"]) if "literal" in piece else fragments.get(_fragment_id(piece), "")
-                    for piece in _text_ref(payload)
-                )
-            if text is None and isinstance(data.get("text"), str):
-                text = data["text"]
+            data, text = read
             if kind == "text":
                 if text:
                     texts.append(str(text))
@@ -600,6 +595,26 @@ class _Builder:
             thinking="\n\n".join(thinking),
             tool_output="\n\n".join(outputs),
         )
+
+    def _part(self, kind: str, text: Any, payload: Any, fragments: dict[int, str]) -> tuple[dict[str, Any], Any] | None:
+        """A part's payload and its text (where the payload refers to fragments, put together from
+        them); None where the payload cannot be read (told in the problems)."""
+        try:
+            data = json_value(payload) if payload else {}
+        except NotJSON as error:
+            self.problems.append(f"a {kind} part whose payload is {error} skipped")
+            return None
+        if not isinstance(data, dict):
+            self.problems.append(f"a {kind} part whose payload is not an object skipped")
+            return None
+        if text is None and "text_ref" in data:
+            text = "".join(
+                str(piece["literal"]) if "literal" in piece else fragments.get(_fragment_id(piece), "")
+                for piece in _text_ref(payload)
+            )
+        if text is None and isinstance(data.get("text"), str):
+            text = data["text"]
+        return data, text
 
 
 def _part_order(row: tuple[Any, ...]) -> tuple[int, float]:

@@ -33,15 +33,13 @@ replaced, and nothing is ever written.
 from __future__ import annotations
 
 import datetime as dt
-import html
-import itertools
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.agents import Message, Root, Session, ToolCall, between, short_title, too_large
+from archivist.agents import Message, Root, Session, short_title, too_large
+from archivist.agents.specstory_message import TIME_RE, Draft, follow_fence, time_of
 
 KIND = "specstory"
 
@@ -63,43 +61,6 @@ SESSION_RE = re.compile(r"^<!--\s*(?:(\S+(?:\s+\S+)*?)\s+)?Session\s+([0-9A-Za-z
 HEADING_RE = re.compile(r"^# (.*)$")
 HEADING_TIME_RE = re.compile(r"^(.*)\(([^()]*)\)$")
 NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})(?:-(\d{2}))?(Z?)-(.+)\.md$")
-TIME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?$")
-FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
-COMMENT_RE = re.compile(r"^<!--.*-->\s*$")
-SEPARATOR = "---"
-
-BARE_TOOL_RE = re.compile(r"^Tool use: \*\*(.+?)\*\*(.*)$")
-SUMMARY = ("<summary>", "</summary>")
-SUMMARY_TOOL_RE = re.compile(r"^\s*Tool use: \*\*(.+?)\*\*(.*)$", re.S)
-TOOL_NAME_ATTR_RE = re.compile(r'data-tool-name="([^"]*)"')
-TOOL_TYPE_ATTR_RE = re.compile(r'data-tool-type="([^"]*)"')
-LEADING_TAGS_RE = re.compile(r"^\s*(?:<think>|<details\b[^>]*>|<tool-use\b[^>]*>)+")
-CLOSING_TAGS = ("</details>", "</think>", "</tool-use>")
-INLINE_CODE_LINE_RE = re.compile(r"^\s*`([^`\n]+)`\s*$")
-INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
-# The file is the rest of the line, stripped where it is used (as the patterns above).
-FILE_LINE_RE = re.compile(r"\b(?:Read|Edit|Edited|Write|Wrote|Create|Created|Delete|Deleted) file:\s*(.+)$", re.M)
-SHELL_FENCE_RE = re.compile(r"^\s*```(?:bash|sh|shell|zsh|powershell|console)\s*\n(.*?)\n\s*```", re.S | re.M)
-
-SHELL_TYPES = {"shell"}
-FILE_TYPES = {"read", "write"}
-SHELL_NAMES = {"bash", "shell", "powershell", "run_terminal_cmd", "run_terminal_command", "run_shell_command"}
-FILE_NAMES = {
-    "read",
-    "read_file",
-    "write",
-    "write_file",
-    "edit",
-    "edit_file",
-    "multiedit",
-    "search_replace",
-    "view_file",
-    "write_to_file",
-    "replace_file_content",
-    "multi_replace_file_content",
-    "delete_file",
-    "notebookedit",
-}
 NOT_TITLES = {"", "untitled"}
 
 
@@ -161,6 +122,11 @@ def _project(history: Path) -> str | None:
     if history.name == HISTORY and history.parent.name == FOLDER:
         return str(history.parent.parent)
     return None
+
+
+def log_files(path: Path) -> list[Path]:
+    """What of a source holds its logs: a project's .specstory folder, not the project around it."""
+    return [path / FOLDER] if path.is_dir() and (path / FOLDER).is_dir() else [path]
 
 
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
@@ -247,20 +213,20 @@ def _read_file(file: Path, project: str | None) -> Session | None:
     heading: str | None = None
     heading_time: str | None = None
     session_time: str | None = None
-    drafts: list[_Draft] = []
-    draft: _Draft | None = None
+    drafts: list[Draft] = []
+    draft: Draft | None = None
     fence: str | None = None
     for line in lines:
         if fence is None:
             role = ROLE_RE.match(line)
             if role:
-                draft = _Draft.from_header(role.group(1), role.group(3))
+                draft = Draft.from_header(role.group(1), role.group(3))
                 drafts.append(draft)
                 continue
         if draft is None:
             heading, heading_time, session_time = _preamble(line, heading, heading_time, session_time)
             continue
-        fence = _follow_fence(line, fence)
+        fence = follow_fence(line, fence)
         draft.lines.append(line)
     if not drafts:
         return None
@@ -301,16 +267,16 @@ def _preamble(
     stripped = line.strip()
     session = SESSION_RE.match(stripped)
     if session:
-        return heading, heading_time, session_time or _time(session.group(3) or "")
+        return heading, heading_time, session_time or time_of(session.group(3) or "")
     found = HEADING_RE.match(stripped)
     if found and heading is None:
         title = found.group(1).rstrip()
-        time = _time(title)
+        time = time_of(title)
         if time is not None and TIME_RE.fullmatch(title.strip()):
             return "", time, session_time  # the CLI's heading: only a time
         parts = HEADING_TIME_RE.match(title)
-        if parts and _time(parts.group(2)) is not None:
-            return parts.group(1).rstrip(), _time(parts.group(2)), session_time
+        if parts and time_of(parts.group(2)) is not None:
+            return parts.group(1).rstrip(), time_of(parts.group(2)), session_time
         return title, heading_time, session_time
     return heading, heading_time, session_time
 
@@ -326,35 +292,6 @@ def _title(heading: str | None, messages: list[Message], named: re.Match[str] | 
     return "SpecStory session"
 
 
-def _follow_fence(line: str, fence: str | None) -> str | None:
-    """The code fence open after ``line``: opened, closed, or as it was."""
-    stripped = line.strip()
-    if fence is None:
-        opening = FENCE_RE.match(line)
-        return opening.group(1) if opening else None
-    if stripped.startswith(fence) and not stripped.strip(fence[0]):
-        return None
-    return fence
-
-
-def _time(text: str) -> str | None:
-    """A SpecStory time (``2025-10-01 23:30Z``, ``… 13:40:49Z``, ``… 13:40:49-0700``, naive) as ISO UTC."""
-    found = TIME_RE.search(text.strip())
-    if not found:
-        return None
-    day, minutes, seconds, zone = found.groups()
-    try:
-        moment = dt.datetime.fromisoformat(f"{day}T{minutes}:{seconds or '00'}")
-    except ValueError:
-        return None
-    if zone and zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        digits = zone[1:].replace(":", "")
-        offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        moment = (moment - sign * offset).replace(tzinfo=None)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _name_time(named: re.Match[str]) -> str | None:
     day, hours, minutes, seconds = named.group(1), named.group(2), named.group(3), named.group(4)
     try:
@@ -362,307 +299,3 @@ def _name_time(named: re.Match[str]) -> str | None:
     except ValueError:
         return None
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass
-class _Tool:
-    name: str
-    kind: str = ""  # data-tool-type, where the block says
-    summary: str = ""
-    body: list[str] = field(default_factory=list)
-
-    def call(self) -> tuple[ToolCall, str]:
-        """The tool call the block shows, and its content as raw output."""
-        body = "\n".join(self.body).strip()
-        detail = self.summary
-        named = SUMMARY_TOOL_RE.match(self.summary)
-        if named:
-            detail = named.group(2)
-        detail = detail.lstrip(" •").strip()
-        call = ToolCall(name=self.name)
-        lowered = self.name.lower()
-        if self.kind in SHELL_TYPES or lowered in SHELL_NAMES:
-            command = _command(detail, body)
-            if command:
-                call.commands.append(command)
-        elif self.kind in FILE_TYPES or lowered in FILE_NAMES:
-            file = _file(detail, body)
-            if file:
-                call.files.append(file)
-        output = "\n".join(part for part in (self.summary, body) if part)
-        return call, output
-
-
-def _command(detail: str, body: str) -> str | None:
-    code = INLINE_CODE_RE.search(detail)
-    if code:
-        return code.group(1).strip()
-    for line in body.split("\n"):
-        single = INLINE_CODE_LINE_RE.match(line)
-        if single:
-            return single.group(1).strip()
-    block = SHELL_FENCE_RE.search(body)
-    if block and block.group(1).strip():
-        return block.group(1).strip()
-    return None
-
-
-def _file(detail: str, body: str) -> str | None:
-    for text in (detail, body):
-        named = FILE_LINE_RE.search(text)
-        if named:
-            return named.group(1).strip().strip("`\"' ")
-    code = INLINE_CODE_RE.search(detail)
-    if code:
-        return code.group(1).strip()
-    first = next((line for line in body.split("\n") if line.strip()), "")
-    single = INLINE_CODE_LINE_RE.match(first)
-    if single:
-        return single.group(1).strip()
-    return None
-
-
-@dataclass
-class _Draft:
-    """One message's header and lines, before its parts are told apart."""
-
-    role: str
-    timestamp: str | None = None
-    model: str | None = None
-    lines: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_header(cls, who: str, inside: str | None) -> _Draft:
-        role = "user" if who == "User" else "assistant"
-        timestamp = model = None
-        if inside:
-            inside = inside.strip()
-            found = TIME_RE.search(inside)
-            if found:
-                timestamp = _time(found.group(0))
-                inside = inside[: found.start()].strip()
-            if inside.startswith("model "):
-                inside = inside[len("model ") :].split(",", 1)[0].strip()
-            if role == "assistant" and inside:
-                model = inside
-        return cls(role=role, timestamp=timestamp, model=model)
-
-    def message(self, problems: list[str]) -> Message | None:
-        texts: list[str] = []
-        thinking: list[str] = []
-        calls: list[ToolCall] = []
-        outputs: list[str] = []
-        lines = self.lines
-        index = 0
-        fence: str | None = None
-        text: list[str] = []
-        bare: _Tool | None = None  # a bare "Tool use: **name**" line and what follows it
-        details: _Details | None = None  # made at the first <details>
-
-        def flush_text() -> None:
-            joined = "\n".join(text).strip()
-            if joined:
-                texts.append(joined)
-            text.clear()
-
-        def flush_bare() -> None:
-            nonlocal bare
-            if bare is not None:
-                call, output = bare.call()
-                calls.append(call)
-                if output:
-                    outputs.append(output)
-                bare = None
-
-        while index < len(lines):
-            line = lines[index]
-            stripped = line.strip()
-            if fence is None:
-                if stripped == SEPARATOR:
-                    flush_text()
-                    flush_bare()
-                    index += 1
-                    continue
-                if COMMENT_RE.match(stripped) and not text:
-                    index += 1
-                    continue
-                if stripped.startswith("<think>"):
-                    flush_text()
-                    block, index = _block(lines, index, "</think>")
-                    if block is None:
-                        problems.append("a <think> block was never closed")
-                        block = lines[index:]
-                        index = len(lines)
-                    thinking_text = _strip_tags("\n".join(block))
-                    if thinking_text:
-                        thinking.append(thinking_text)
-                    continue
-                if stripped.startswith("<tool-use"):
-                    flush_text()
-                    flush_bare()
-                    block, index = _block(lines, index, "</tool-use>")
-                    if block is None:
-                        problems.append("a <tool-use> block was never closed")
-                        block = lines[index:]
-                        index = len(lines)
-                    tool = _tool_block(block)
-                    call, output = tool.call()
-                    calls.append(call)
-                    if output:
-                        outputs.append(output)
-                    continue
-                if stripped.startswith("<details"):
-                    details = details or _Details(lines)
-                    end, closed = details.block(index)
-                    summary_text = details.summary(index, end)
-                    named = SUMMARY_TOOL_RE.match(summary_text)
-                    thought = summary_text.startswith("Thought Process")
-                    if not closed and (thought or named or bare is not None):
-                        problems.append("a <details> block was never closed")
-                    joined = "\n".join(lines[index:end]) if thought or named or bare is not None else ""
-                    if thought:
-                        flush_text()
-                        thinking_text = _strip_tags(joined)
-                        if thinking_text:
-                            thinking.append(thinking_text)
-                        index = end
-                        continue
-                    if named or bare is not None:
-                        flush_text()
-                        body = _strip_tags(joined)
-                        if bare is not None:
-                            bare.body.append("\n".join(part for part in (summary_text, body) if part))
-                        else:
-                            assert named is not None
-                            tool = _Tool(name=named.group(1).strip(), summary=summary_text, body=[body])
-                            call, output = tool.call()
-                            calls.append(call)
-                            if output:
-                                outputs.append(output)
-                        index = end
-                        continue
-                bare_start = BARE_TOOL_RE.match(stripped)
-                if bare_start:
-                    flush_text()
-                    flush_bare()
-                    bare = _Tool(name=bare_start.group(1).strip(), summary=html.unescape(stripped))
-                    index += 1
-                    continue
-            fence = _follow_fence(line, fence)
-            if bare is not None:
-                bare.body.append(line)
-            else:
-                text.append(line)
-            index += 1
-        flush_text()
-        flush_bare()
-        body = "\n\n".join(texts)
-        if not (body or thinking or calls):
-            return None
-        return Message(
-            role=self.role,
-            text=body,
-            timestamp=self.timestamp,
-            model=self.model,
-            tool_calls=calls,
-            thinking="\n\n".join(thinking),
-            tool_output="\n\n".join(outputs),
-        )
-
-
-def _block(lines: list[str], start: int, closing: str) -> tuple[list[str] | None, int]:
-    """The lines from ``start`` to the one holding ``closing`` (outside code fences), and the index after it."""
-    fence: str | None = None
-    for index in range(start, len(lines)):
-        line = lines[index]
-        if fence is None and closing in line:
-            return lines[start : index + 1], index + 1
-        fence = _follow_fence(line, fence)
-    return None, start
-
-
-class _Details:
-    """Where the ``<details>`` blocks of a message's lines end, and their summaries, in linear time.
-
-    A ``<details>`` that is neither thinking nor a tool is read as text, line by line, so
-    another one can start on the next line: looking from each for its closing and its summary
-    read the rest of the message again from every one (hours, for a few MB of them). So a
-    closing found from an earlier line is taken as the closing of an opening below it and above
-    the closing (the lines between are text, read with the same code fences either way), and
-    each string is looked for in the message's text from where it was last found.
-    """
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self.text = "\n".join(lines)
-        self.starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))  # of each line
-        self.last: tuple[int, int, bool] | None = None  # the last block looked for: start, end, closed
-        self.found: dict[str, tuple[int, int]] = {}  # a string → where it was looked for from, and found (-1: not)
-
-    def block(self, start: int) -> tuple[int, bool]:
-        """The index after the block of the ``<details>`` on line ``start``, and whether it is closed."""
-        if self.last is not None and self.last[0] < start < self.last[1]:
-            return self.last[1], self.last[2]
-        lines, end = _block(self.lines, start, "</details>")
-        closed = lines is not None
-        self.last = (start, end if closed else len(self.lines), closed)
-        return self.last[1], closed
-
-    def summary(self, start: int, end: int) -> str:
-        """The text of the first ``<summary>`` of lines ``start`` to ``end`` (not included), or ""."""
-        opening, closing = SUMMARY
-        limit = self.starts[end] - 1  # where the lines' text ends
-        begin = self._find(opening, self.starts[start])
-        if begin < 0 or begin + len(opening) > limit:
-            return ""
-        begin += len(opening)
-        finish = self._find(closing, begin)
-        if finish < 0 or finish + len(closing) > limit:
-            return ""
-        return html.unescape(self.text[begin:finish].strip())
-
-    def _find(self, string: str, start: int) -> int:
-        looked_from, found = self.found.get(string, (len(self.text) + 1, -1))
-        if looked_from <= start and (found < 0 or found >= start):
-            return found  # nothing between where it was looked for from and where it was found
-        found = self.text.find(string, start)
-        self.found[string] = (start, found)
-        return found
-
-
-def _tool_block(block: list[str]) -> _Tool:
-    joined = "\n".join(block)
-    name = TOOL_NAME_ATTR_RE.search(block[0])
-    kind = TOOL_TYPE_ATTR_RE.search(block[0])
-    summary = between(joined, *SUMMARY)
-    summary_text = html.unescape(joined[summary[0] : summary[1]].strip()) if summary else ""
-    named = SUMMARY_TOOL_RE.match(summary_text)
-    tool_name = name.group(1) if name and name.group(1) else (named.group(1) if named else "tool")
-    return _Tool(
-        name=html.unescape(tool_name).strip(),
-        kind=kind.group(1) if kind else "",
-        summary=summary_text,
-        body=[_strip_tags(joined)],
-    )
-
-
-def _strip_tags(text: str) -> str:
-    """A block's content without the tags around it and its ``<summary>`` (those inside its code are kept)."""
-    text = LEADING_TAGS_RE.sub("", text, count=1)
-    text = _without_closing_tags(text)
-    summary = between(text, *SUMMARY)
-    if summary:
-        start, end = summary[0] - len(SUMMARY[0]), summary[1] + len(SUMMARY[1])
-        fence = text.find("```")
-        if fence < 0 or start < fence:
-            text = text[:start] + text[end:]
-    return text.strip()
-
-
-def _without_closing_tags(text: str) -> str:
-    """``text`` without the closing tags that end it (and the white space after them), taken
-    off one by one from the end (a pattern looking for them anywhere was quadratic in them)."""
-    kept = end = len(text.rstrip())
-    while tag := next((tag for tag in CLOSING_TAGS if text.endswith(tag, 0, kept)), None):
-        kept -= len(tag)
-    return text[:kept] if kept < end else text

@@ -1,17 +1,16 @@
-"""Agent-log sources in the archive: which are remembered, and their sessions as conversations.
+"""Agent-log sources read into the archive: each session of a source as a conversation.
 
-A source is a kind and an absolute path (``--source KIND=PATH``), remembered in the
-``log_sources`` table so that every later ``archivist index`` reads it again. A source
-none of whose files changed (size or modification time) is not read at all; one whose
-session files only grew is read on from where each stopped (``log_files``, kinds with
-``read_from``); any other change reads it whole.
+A source (``sources``: a kind and a path, remembered in ``log_sources``) none of whose
+files changed (size or modification time) is not read at all; one whose session files
+only grew is read on from where each stopped (``log_files``, kinds with ``read_from``);
+any other change reads it whole, with the reader its kind's registry entry names.
 
 Each session becomes one ``conversation`` document whose type is its agent (the kind),
 whose body is its opening prompt, and whose messages are rows of ``messages``, each
 searched on its own in ``message_index`` with its filter words (thinking and raw tool
 output stay out of the search).
 
-Secrets are masked (``build.secrets``) in every field a session carries text in before
+Secrets are masked (``archivist.secrets``) in every field a session carries text in before
 anything of it is stored: its key and title, its project (working directory), branch,
 models and log files, each message's text, thinking, tool output, tool names, files
 and commands, and its problems; and in the paths of ``log_files``.
@@ -21,13 +20,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import importlib
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from archivist import dates, documents
@@ -41,162 +38,39 @@ from archivist.agents import (
     Unread,
     archives,
     iso_utc,
+    registry,
 )
-from archivist.agents.kinds import KINDS, MODULES
-from archivist.archive import schema
+from archivist.archive import schema, sources
 from archivist.archive.database import Database
-from archivist.errors import ArchivistError
-from archivist.workspace import malformed
+
+# The sources' own functions, named here too for the callers that know them here (the command line).
+from archivist.archive.sources import add as add
+from archivist.archive.sources import check as check
+from archivist.archive.sources import default_locations as default_locations
+from archivist.archive.sources import discover as discover
+from archivist.archive.sources import listing as listing
+from archivist.archive.sources import module as module
+from archivist.archive.sources import now as _now
+from archivist.archive.sources import parse_argument as parse_argument
+from archivist.archive.sources import paths as paths
+from archivist.archive.sources import remove as remove
 
 if TYPE_CHECKING:
     from archivist.secrets import Masker
 
 SOURCES_SQL = "SELECT id, kind, path, fingerprint, problems FROM log_sources ORDER BY id"
-SOURCE_KEYS_SQL = "SELECT key, id FROM documents WHERE source = :source"
+NO_READER = (
+    "not read: no installed plugin reads {kind} logs; what the archive holds of the source is kept, "
+    "and it is read again once the package that adds the kind is installed"
+)
 SOURCE_HASHES_SQL = "SELECT key, id, content_hash FROM documents WHERE source = :source"
-DELETE_DOCUMENT_SQL = "DELETE FROM documents WHERE id = :id"
-DELETE_MESSAGES_SQL = "DELETE FROM messages WHERE document_id = :id"
-LISTING_SQL = """
-SELECT s.kind, s.path, s.added_at, s.read_at,
-       (SELECT count(*) FROM documents d WHERE d.source = 'log:' || s.id) AS documents,
-       (SELECT count(*) FROM messages m JOIN documents d ON d.id = m.document_id
-        WHERE d.source = 'log:' || s.id) AS messages
-FROM log_sources s ORDER BY s.id
-"""
 
 
-def module(kind: str) -> ModuleType:
-    return importlib.import_module(f"archivist.agents.{MODULES[kind]}")
-
-
-def invalid_source(problem: str, why: str, hint: str = "") -> ArchivistError:
-    return ArchivistError("INVALID_SOURCE", problem, why, hint)
-
-
-def parse_argument(value: str) -> tuple[str, Path]:
-    """``KIND=PATH`` as given on the command line: the kind, and the path made absolute."""
-    kind, sep, path = value.partition("=")
-    kind = kind.strip()
-    if not sep or not path.strip():
-        raise invalid_source(
-            f"Invalid source {value!r}",
-            "A source is KIND=PATH, e.g. claude-code=~/.claude/projects.",
-            "Known kinds: " + ", ".join(KINDS) + ".",
-        )
-    if kind not in MODULES:
-        raise invalid_source(
-            f"Unknown source kind {kind!r}",
-            "Known kinds: " + ", ".join(KINDS) + ".",
-            "Give one of them before the '=', e.g. codex=~/.codex/sessions.",
-        )
-    path = path.strip()
-    if why := malformed(path):
-        shown = path.replace("\x00", "\\x00")
-        raise invalid_source(f"Invalid {kind} path {shown[:120]!r}", why, "Give the path of the logs on this machine.")
-    return kind, Path(os.path.abspath(os.path.expanduser(path)))
-
-
-def check(kind: str, path: Path) -> None:
-    """INVALID_SOURCE, saying what was expected, unless ``path`` is a source of ``kind``."""
-    try:
-        problem = module(kind).check(path)
-    except OSError as error:  # a folder this user may not read, a name the system refuses
-        problem = f"It cannot be read: {error.strerror or error}."
-    except Unavailable as error:
-        raise invalid_source(
-            f"Cannot read the {kind} source now: {path}",
-            f"{error}.",
-            "Try again once the program that holds it has finished writing.",
-        ) from None
-    if problem:
-        raise invalid_source(f"Not a {kind} source: {path}", problem, "Check the path and the kind.")
-
-
-def default_locations(environ: dict[str, str] | None = None, home: Path | None = None) -> list[tuple[str, Path]]:
-    """Where each kind keeps its logs by default on this machine (not all need exist)."""
-    environ = dict(os.environ if environ is None else environ)
-    home = home or Path.home()
-    claude = [Path(part).expanduser() for part in environ.get("CLAUDE_CONFIG_DIR", "").split(",") if part.strip()]
-    codex = Path(environ["CODEX_HOME"]).expanduser() if environ.get("CODEX_HOME") else home / ".codex"
-    llm_dir = Path(environ["LLM_USER_PATH"]).expanduser() if environ.get("LLM_USER_PATH") else None
-    llm_dirs = (
-        [llm_dir]
-        if llm_dir
-        else [home / ".config" / "io.datasette.llm", home / "Library/Application Support/io.datasette.llm"]
-    )
-    return [
-        *(
-            ("claude-code", folder / "projects")
-            for folder in (claude or [home / ".claude", home / ".config" / "claude"])
-        ),
-        ("codex", codex / "sessions"),
-        ("gemini-cli", home / ".gemini" / "tmp"),
-        *(("llm", folder / "logs.db") for folder in llm_dirs),
-    ]
-
-
-def discover(environ: dict[str, str] | None = None, home: Path | None = None) -> list[tuple[str, Path]]:
-    """The default locations that exist and hold a source of their kind (one that another program
-    holds locked now is one: it is read once it is free)."""
-    return [(kind, path) for kind, path in default_locations(environ, home) if path.exists() and _holds(kind, path)]
-
-
-def _holds(kind: str, path: Path) -> bool:
-    try:
-        return not module(kind).check(path)
-    except Unavailable:
-        return True
-    except OSError:
-        return False
-
-
-def add(db: Database, kind: str, path: Path) -> bool:
-    """Remember a source (already checked); whether it was new."""
-    existing = db.execute("SELECT 1 FROM log_sources WHERE kind = ? AND path = ?", [kind, str(path)]).fetchone()
-    if existing:
-        return False
-    db.insert("log_sources", [{"kind": kind, "path": str(path), "added_at": _now()}])
-    return True
-
-
-def remove(db: Database, kind: str, path: Path) -> int:
-    """Forget a source and its documents; how many documents went. INVALID_SOURCE if it is not remembered."""
-    row = db.execute("SELECT id FROM log_sources WHERE kind = ? AND path = ?", [kind, str(path)]).fetchone()
-    if row is None:
-        raise invalid_source(
-            f"No {kind} source at {path} in this archive",
-            "Only remembered sources can be removed.",
-            "List them with: archivist sources WORKSPACE",
-        )
-    removed = _delete_documents(db, f"log:{row[0]}", keep=set())
-    db.execute("DELETE FROM log_sources WHERE id = ?", [row[0]])
-    return removed
-
-
-def paths(db: Database) -> list[Path]:
-    """Where the remembered sources are (an archive from before sources: none)."""
-    if not db.exists("log_sources"):
-        return []
-    return [Path(row[0]) for row in db.execute("SELECT path FROM log_sources ORDER BY id")]
-
-
-def listing(db: Database) -> list[dict[str, Any]]:
-    return [
-        dict(zip(("kind", "path", "added_at", "read_at", "documents", "messages"), row))
-        for row in db.execute(LISTING_SQL)
-    ]
-
-
-def log_files(kind: str, path: Path) -> list[Path]:
-    """The files and folders of a source that hold its logs (not a whole repository around them)."""
-    if kind == "aider" and path.is_dir():
-        return [path / ".aider.chat.history.md"]
-    if kind == "specstory" and path.is_dir() and (path / ".specstory").is_dir():
-        return [path / ".specstory"]
-    if kind == "llm":
-        database = path / "logs.db" if path.is_dir() else path
-        return [database, database.with_name(database.name + "-wal")]  # changes wait in the log
-    return [path]
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``KINDS``: the names of the kinds registered now (``archivist.agents.kinds.KINDS``)."""
+    if name == "KINDS":
+        return registry.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # How sessions are stored; a change reads every source again (with the parser's version).
@@ -238,7 +112,7 @@ def fingerprint(kind: str, path: Path) -> str:
 
 
 def _source_files(kind: str, path: Path) -> Iterator[tuple[str, os.stat_result]]:
-    for part in log_files(kind, path):
+    for part in sources.log_files(kind, path):
         yield from _files(part)
 
 
@@ -276,8 +150,13 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[docum
     problems: list[documents.Problem] = []
     masker: Masker | None = None
     for source_id, kind, path, known, stored_problems in db.execute(SOURCES_SQL).fetchall():
-        current = fingerprint(kind, Path(path))
         kept = [documents.Problem(*problem) for problem in json.loads(stored_problems or "[]")]
+        try:
+            current = fingerprint(kind, Path(path))
+        except registry.UnknownKind:  # the package that added the kind is gone: nothing of it changes
+            problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", NO_READER.format(kind=kind))])
+            unchanged += 1
+            continue
         if current == known:
             unchanged += 1
             problems.extend(kept)
@@ -323,14 +202,14 @@ def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Ma
     tails: dict[str, tuple[int, Tail]] = {}
     now = _now()
     read_problems: list[str] = []
-    for session in module(kind).read(path, read_problems):
+    for session in sources.module(kind).read(path, read_problems):
         tail = _store_session(db, session, source, known, existing, seen, now, masker, problems)
         if tail is not None:
             tails[str(tail[1].file)] = tail
     if any(isinstance(problem, Unread) for problem in read_problems):
         read_problems.append("read in part: what the archive holds of the part not read is kept")
     else:
-        _delete_documents(db, source, keep=seen, existing=existing)
+        sources.delete_documents(db, source, keep=seen, existing=existing)
     _remember_files(db, source_id, files, tails, masker)
     problems.extend(documents.Problem(f"{kind}:{path}", "degraded", masker.name(problem)) for problem in read_problems)
     return problems
@@ -367,7 +246,7 @@ def _store_session(
         else:
             document["id"] = db.insert("documents", [document])
         document_id = document["id"]
-        db.execute(DELETE_MESSAGES_SQL, {"id": document_id})
+        db.execute(sources.DELETE_MESSAGES_SQL, {"id": document_id})
         _insert_messages(db, document_id, session, messages, document)
     return (document_id, session.tail) if session.tail is not None else None
 
@@ -470,7 +349,7 @@ def _read_appends(
     replaces the session's messages from there, and the session's counts, times, models
     and files follow. Files added, removed, shortened or rewritten: None (read it whole).
     """
-    reader = getattr(module(kind), "read_from", None)
+    reader = getattr(sources.module(kind), "read_from", None)
     if reader is None:
         return None
     by_path = {row[0]: row for row in db.execute(LOG_FILES_SQL, [source_id]).fetchall()}
@@ -609,16 +488,6 @@ def _insert_messages(
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
 
 
-def _delete_documents(db: Database, source: str, keep: set[str], existing: dict[str, int] | None = None) -> int:
-    if existing is None:
-        existing = dict(db.execute(SOURCE_KEYS_SQL, {"source": source}).fetchall())
-    gone = [id_ for key, id_ in existing.items() if key not in keep]
-    for id_ in gone:
-        db.execute(DELETE_MESSAGES_SQL, {"id": id_})
-        db.execute(DELETE_DOCUMENT_SQL, {"id": id_})
-    return len(gone)
-
-
 def session_hash(session: Session) -> str:
     """A digest of everything stored of a session: one read again unchanged is not written again."""
     from archivist import secrets
@@ -666,61 +535,15 @@ def _document(
     """One session, masked (``_masked``, which found ``found``), as a ``documents`` row and
     its ``messages`` rows.
 
-    Secrets (keys, tokens, private keys, passwords: ``build.secrets``) never reach the
+    Secrets (keys, tokens, private keys, passwords: ``archivist.secrets``) never reach the
     archive, and so never the search index or the model; the document counts them. The
     body is the opening prompt (``HEAD_CHARS``); the whole text is ``document_texts``.
     ``before``: the messages are those from ``before.messages`` on of a session held.
     """
     before = before or _Before()
-    room = schema.MESSAGE_IDS - before.messages
-    messages: list[dict[str, Any]] = []
-    for seq, message, secrets in zip(
-        range(before.messages, schema.MESSAGE_IDS), session.messages[: max(0, room)], found.messages
-    ):
-        calls = [{"name": c.name, "files": c.files, "commands": c.commands} for c in message.tool_calls]
-        messages.append(
-            {
-                "seq": seq,
-                "role": message.role,
-                "timestamp": message.timestamp,
-                "model": message.model,
-                "text": message.text,
-                "thinking": message.thinking,
-                "tool_output": message.tool_output,
-                "tool_calls": json.dumps(calls, ensure_ascii=False),
-                "secrets": secrets,
-            }
-        )
-    masked = before.secrets + found.session + sum(m["secrets"] for m in messages)
-    head = before.head or _head(messages)
+    messages = _message_rows(session, found, before.messages)
     touched = sorted({*before.touched, *(file for m in session.messages for c in m.tool_calls for file in c.files)})
-    commands = before.commands + sum(len(c.commands) for m in session.messages for c in m.tool_calls)
-    document: dict[str, Any] = {
-        "key": f"{source}:{session.key}",
-        "kind": "conversation",
-        "type": session.agent,
-        "title": session.title,
-        "path": f"{session.agent}:{session.key}",
-        "name": session.key.rsplit("/", 1)[-1],
-        "source": source,
-        "body": head,
-        "tags": [],
-        "extra": {
-            "agent": session.agent,
-            "project": session.project,
-            "models": session.models,
-            "branch": session.branch,
-            "started": session.started,
-            "last": session.last,
-            "messages": before.messages + len(messages),
-            "parent": session.parent,
-            "files": [str(path) for path in session.files],
-            "touched_files": touched,
-            "commands": commands,
-            "secrets_masked": masked,
-        },
-    }
-    document = documents.storable(document)
+    document = documents.storable(_document_row(session, source, messages, found, before, touched))
     for row in messages:  # flat rows of text and numbers: only their text needs it
         for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls"):
             row[name] = documents.storable(row[name])
@@ -741,6 +564,62 @@ def _document(
     document["extra"] = json.dumps(document["extra"], ensure_ascii=False)
     document["indexed_at"] = now
     return document, messages
+
+
+def _message_rows(session: Session, found: _Found, first: int) -> list[dict[str, Any]]:
+    """A session's messages as ``messages`` rows numbered from ``first``: as many as the archive has ids for."""
+    room = schema.MESSAGE_IDS - first
+    rows: list[dict[str, Any]] = []
+    for seq, message, secrets in zip(
+        range(first, schema.MESSAGE_IDS), session.messages[: max(0, room)], found.messages
+    ):
+        calls = [{"name": c.name, "files": c.files, "commands": c.commands} for c in message.tool_calls]
+        rows.append(
+            {
+                "seq": seq,
+                "role": message.role,
+                "timestamp": message.timestamp,
+                "model": message.model,
+                "text": message.text,
+                "thinking": message.thinking,
+                "tool_output": message.tool_output,
+                "tool_calls": json.dumps(calls, ensure_ascii=False),
+                "secrets": secrets,
+            }
+        )
+    return rows
+
+
+def _document_row(
+    session: Session, source: str, messages: list[dict[str, Any]], found: _Found, before: _Before, touched: list[str]
+) -> dict[str, Any]:
+    """A session's ``documents`` row, before it is made storable: its fields, and what ``extra`` counts."""
+    commands = before.commands + sum(len(c.commands) for m in session.messages for c in m.tool_calls)
+    return {
+        "key": f"{source}:{session.key}",
+        "kind": "conversation",
+        "type": session.agent,
+        "title": session.title,
+        "path": f"{session.agent}:{session.key}",
+        "name": session.key.rsplit("/", 1)[-1],
+        "source": source,
+        "body": before.head or _head(messages),
+        "tags": [],
+        "extra": {
+            "agent": session.agent,
+            "project": session.project,
+            "models": session.models,
+            "branch": session.branch,
+            "started": session.started,
+            "last": session.last,
+            "messages": before.messages + len(messages),
+            "parent": session.parent,
+            "files": [str(path) for path in session.files],
+            "touched_files": touched,
+            "commands": commands,
+            "secrets_masked": before.secrets + found.session + sum(m["secrets"] for m in messages),
+        },
+    }
 
 
 def _head(messages: list[dict[str, Any]]) -> str:
@@ -767,7 +646,3 @@ def _more_days(started: str | None, last: str | None) -> list[str]:
         day += dt.timedelta(days=1)
         days.append(day.isoformat())
     return days
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

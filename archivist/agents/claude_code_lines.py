@@ -1,0 +1,125 @@
+"""A Claude Code file's lines, streamed into the sessions they belong to, and what their reading skipped.
+
+Files are read line by line (a line over 64 MB is skipped and counted), bytes that are
+not UTF-8 are replaced, and lines that are not JSON objects, or of an unknown type, are
+counted in the session's problems; the last line of a file still being written (no
+newline yet) is left for the next read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import LONG_LINE, NOT_JSON, NotJSON, json_value, lines
+from archivist.agents.claude_code_session import KNOWN_TYPES, Builder, Sidechains
+
+
+@dataclass
+class Tally:
+    """What a file's reading skipped or repaired, told as the session's problems."""
+
+    skipped: Counter[str] = field(default_factory=Counter)
+    replaced: int = 0
+    stopped: str | None = None
+    line_at: int = 0  # the byte offset of the line being read
+
+    def problems(self) -> list[str]:
+        problems = []
+        total = sum(self.skipped.values())
+        if total:
+            reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped.items())
+            problems.append(f"{total} {'line' if total == 1 else 'lines'} skipped: {reasons}")
+        if self.replaced:
+            problems.append(
+                f"{self.replaced} {'line has' if self.replaced == 1 else 'lines have'} bytes that are not UTF-8 (replaced)"
+            )
+        if self.stopped:
+            problems.append(self.stopped)
+        return problems
+
+
+def _records(path: Path, tally: Tally, start: int = 0) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a file's lines from byte ``start``, streamed; what is not one is
+    counted in ``tally``, and ``tally.line_at`` is the offset of the line just yielded.
+
+    A last line with no newline that does not parse is a line still being written: left
+    for the next read, not a problem.
+    """
+    number = 0
+    try:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            position = start
+            pending: tuple[bytes | None, int] | None = None  # a line and its length, parsed once the next is read
+            for line in lines(handle):
+                if pending is not None:
+                    number += 1
+                    record = _parse(pending[0], tally, last=False)
+                    if record is not None:
+                        tally.line_at = position
+                        yield record
+                    position += pending[1]
+                pending = line
+            if pending is not None:
+                number += 1
+                raw = pending[0]
+                record = _parse(raw, tally, last=raw is not None and not raw.endswith(b"\n"))
+                if record is not None:
+                    tally.line_at = position
+                    yield record
+    except OSError as error:
+        tally.stopped = f"reading stopped after line {number}: {error.strerror or error}"
+
+
+def _parse(raw: bytes | None, tally: Tally, last: bool) -> dict[str, Any] | None:
+    """A line's JSON object (None: not one, counted in ``tally``); ``raw`` is None for a line
+    too long to be read, which is counted even as the last line."""
+    if raw is None:
+        tally.skipped[LONG_LINE] += 1
+        return None
+    if not raw.strip():
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        tally.replaced += 1
+    try:
+        record = json_value(text)
+    except NotJSON as error:
+        if not last or str(error) != NOT_JSON:  # a last line not yet whole is left for the next read
+            tally.skipped[str(error)] += 1
+        return None
+    if not isinstance(record, dict):
+        tally.skipped["not a JSON object"] += 1
+        return None
+    return record
+
+
+def read_lines_into(path: Path, main: Builder, sidechains: Sidechains | None, start: int = 0) -> bool:
+    """Read one file's lines from byte ``start`` into ``main`` (and its inline sidechains
+    into ``sidechains``); whether any line was a sidechain's."""
+    tally = Tally()
+    sidechain = False
+    for record in _records(path, tally, start):
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            tally.skipped["with no type"] += 1
+            continue
+        if kind not in KNOWN_TYPES:
+            tally.skipped[f"unknown type {kind!r}"] += 1
+            continue
+        builder = main
+        if record.get("isSidechain") is True:
+            sidechain = True
+            if sidechains is not None:
+                builder = sidechains.builder_for(record)
+        if not builder.take(record, kind):
+            tally.skipped[f"malformed {kind!r}"] += 1
+        builder.offsets.extend([tally.line_at] * (len(builder.messages) - len(builder.offsets)))
+    main.problems.extend(tally.problems())
+    return sidechain

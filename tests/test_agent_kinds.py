@@ -1,0 +1,365 @@
+"""The kinds of agent log register themselves, and every list of kinds is the registry's.
+
+A kind defined here (``tiny``: a folder of ``*.tiny`` files, one session each) is
+registered on the plugin manager at run time, as a package's plugin would be, and is
+from then on accepted by ``archivist index --source``, found by ``sources --discover``,
+listed by ``archivist sources`` and stored: nothing else in the project names it.
+
+Run as a script (``python tests/test_agent_kinds.py``), this file writes README's
+generated tables of kinds again from the registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from click.testing import CliRunner
+
+from archivist.agents import Message, Session, kinds, registry
+from archivist.agents.hookspecs import Kind, Location, Register, hookimpl
+from archivist.archive import schema, sessions, sources
+from archivist.errors import ArchivistError
+from archivist.workspace import archive_path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BEGIN = "<!-- The kinds of agent log, generated from the registry: python tests/test_agent_kinds.py -->"
+END = "<!-- end of the generated kinds -->"
+SYSTEM_NAMES = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
+
+
+# --- a kind of agent log defined here, its reader and its plugin ----------------------------
+
+KIND = "tiny"
+SUFFIX = ".tiny"
+
+
+def check(path: Path) -> str | None:
+    """Why ``path`` is not a folder of .tiny files, or None."""
+    if not path.is_dir() or not any(path.glob(f"*{SUFFIX}")):
+        return f"{path} holds no {SUFFIX} file: expected a folder of them."
+    return None
+
+
+def read(path: Path, problems: list[str] | None = None) -> Iterator[Session]:
+    """Each .tiny file as a session: a line ``role: text`` a message."""
+    for file in sorted(path.glob(f"*{SUFFIX}")):
+        said = [line.partition(": ") for line in file.read_text(encoding="utf-8").splitlines() if ": " in line]
+        messages = [Message(role, text, "2025-11-23T05:00:00Z") for role, _, text in said]
+        yield Session(key=file.stem, agent=KIND, title=messages[0].text, messages=messages, files=[file])
+
+
+class TinyPlugin:
+    """What a package that adds the tiny kind registers (its reader: this module)."""
+
+    @hookimpl
+    def register_agent_kinds(self, register: Register) -> None:
+        register(
+            Kind(
+                KIND,
+                __name__,
+                "tiny logs, one file a session",
+                locations=(Location("~/.tiny", "logs", env="TINY_HOME"),),
+            )
+        )
+
+
+@pytest.fixture
+def tiny() -> Iterator[TinyPlugin]:
+    plugin = TinyPlugin()
+    registry.pm.register(plugin)
+    try:
+        yield plugin
+    finally:
+        registry.pm.unregister(plugin)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder of its own, where no kind's variable moves the logs elsewhere."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("USERPROFILE", str(folder))
+    for name in registry.variables():
+        monkeypatch.delenv(name, raising=False)
+    return folder
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli(), [str(arg) for arg in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def cli():  # imported when used: the command line is another package's, and is being split
+    from archivist.cli import cli
+
+    return cli
+
+
+def write_tiny(folder: Path, name: str, *lines: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}{SUFFIX}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def stored(workspace: Path) -> list[tuple[str, str, int]]:
+    db = sqlite_utils.Database(archive_path(workspace))
+    return [
+        tuple(row)
+        for row in db.execute(
+            "SELECT d.type, d.title, (SELECT count(*) FROM messages m WHERE m.document_id = d.id) FROM documents d"
+            " WHERE d.source LIKE 'log:%' ORDER BY d.key"
+        ).fetchall()
+    ]
+
+
+# --- a kind added at run time: accepted, discovered, listed, stored ---------------------------
+
+
+def test_a_kind_registered_at_run_time_is_in_every_list_of_kinds(tiny: TinyPlugin, home: Path) -> None:
+    assert KIND in registry.names() and KIND in kinds.KINDS and KIND in sessions.KINDS
+    assert registry.reader(KIND) is sys.modules[__name__]
+    with pytest.raises(ArchivistError) as unknown:
+        sources.parse_argument("nothing=/tmp")
+    assert "Known kinds: " + ", ".join(registry.names()) + "." in unknown.value.message
+    assert sources.parse_argument(f"{KIND}=~/x") == (KIND, home / "x")
+    assert (KIND, home / ".tiny" / "logs") in sources.default_locations({}, home)
+    assert (KIND, home / "t" / "logs") in sources.default_locations({"TINY_HOME": str(home / "t")}, home)
+    assert "TINY_HOME" in registry.variables()
+
+
+def test_a_kind_registered_at_run_time_is_indexed_listed_and_stored(
+    tiny: TinyPlugin, home: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    logs = write_tiny(tmp_path / "logs", "first", "user: why is the build red", "assistant: a flaky test")
+
+    code, _, err = run("index", workspace, "--source", f"{KIND}={logs}")
+    assert code == 0, err
+    code, out, err = run("sources", workspace, "--json")
+    assert code == 0, err
+    assert [(row["kind"], row["path"], row["documents"], row["messages"]) for row in json.loads(out)] == [
+        (KIND, str(logs), 1, 2)
+    ]
+    assert stored(workspace) == [(KIND, "why is the build red", 2)]
+
+    discovered = write_tiny(home / ".tiny" / "logs", "second", "user: where are the logs", "assistant: at home")
+    code, _, err = run("sources", workspace, "--discover")
+    assert code == 0, err
+    assert f"Found {KIND}: {discovered}" in err
+    assert stored(workspace) == [(KIND, "why is the build red", 2), (KIND, "where are the logs", 2)]
+
+
+def test_a_source_whose_kind_is_no_longer_installed_is_kept_and_told(
+    tiny: TinyPlugin, home: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    logs = write_tiny(tmp_path / "logs", "first", "user: why is the build red", "assistant: a flaky test")
+    assert run("index", workspace, "--source", f"{KIND}={logs}")[0] == 0
+    registry.pm.unregister(tiny)
+    try:
+        code, _, err = run("index", workspace)
+        assert code == 0, err
+        assert stored(workspace) == [(KIND, "why is the build red", 2)]
+        db = sqlite_utils.Database(archive_path(workspace))
+        (reason,) = [row[0] for row in db.execute("SELECT reason FROM index_problems WHERE path LIKE 'tiny:%'")]
+        assert reason == sessions.NO_READER.format(kind=KIND)
+        with pytest.raises(ArchivistError, match="Unknown source kind 'tiny'"):
+            sources.parse_argument(f"{KIND}={logs}")
+        kind, path = sources.parse_argument(f"{KIND}={logs}", registered=False)  # to forget it
+        archive = schema.open_archive(archive_path(workspace))
+        try:
+            with archive.atomic():
+                assert sources.remove(archive, kind, path) == 1
+        finally:
+            archive.close()
+        assert stored(workspace) == []
+    finally:
+        registry.pm.register(tiny)  # as the fixture left it
+
+
+def test_a_package_installed_with_an_entry_point_adds_a_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution on the path whose entry point of the group archivist registers a kind."""
+    module = "archivist_kind_example"
+    (tmp_path / f"{module}.py").write_text(
+        "from archivist.agents.hookspecs import Kind, hookimpl\n\n\n"
+        "@hookimpl\n"
+        "def register_agent_kinds(register):\n"
+        f"    register(Kind('example', '{module}_reader', 'example logs'))\n",
+        encoding="utf-8",
+    )
+    info = tmp_path / "archivist_kind_example-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: archivist-kind-example\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[archivist]\nexample = {module}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    try:
+        found = registry.kinds(registry.manager())
+    finally:
+        sys.modules.pop(module, None)
+    assert found["example"] == Kind("example", f"{module}_reader", "example logs")
+    assert "example" not in registry.kinds(registry.manager(entry_points=False))
+
+
+# --- the kinds built in ------------------------------------------------------------------------
+
+
+def built_in() -> dict[str, Kind]:
+    return registry.kinds(registry.manager(entry_points=False))
+
+
+def test_each_kind_built_in_is_a_module_of_kinds_that_names_its_reader() -> None:
+    found = built_in()
+    assert list(found) == sorted(found)
+    modules = sorted(path.stem for path in Path(kinds.__file__).parent.glob("*.py") if path.stem != "__init__")
+    assert len(found) == len(modules)  # one kind a module
+    for name, kind in found.items():
+        reader = registry.reader(name)
+        assert reader.__name__ == kind.reader and name == reader.KIND
+        assert callable(reader.check) and callable(reader.read)
+
+
+def test_naming_the_kinds_loads_no_reader() -> None:
+    """The command's help and a search's checks name the kinds; none of the readers is imported for it."""
+    readers = sorted(kind.reader for kind in built_in().values())
+    script = (
+        "import sys\n"
+        "from archivist.agents.kinds import KINDS\n"
+        "import archivist.queries.rules\n"
+        f"print([name for name in {readers!r} if name in sys.modules])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert result.stdout.strip() == "[]"
+
+
+def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+
+    def where(environ: dict[str, str], system: str) -> list[tuple[str, Path]]:
+        return sources.default_locations(environ, home, system)
+
+    assert where({}, "linux") == [
+        ("claude-code", home / ".claude" / "projects"),
+        ("claude-code", home / ".config" / "claude" / "projects"),
+        ("codex", home / ".codex" / "sessions"),
+        ("gemini-cli", home / ".gemini" / "tmp"),
+        ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
+    ]
+    assert ("llm", home / "Library" / "Application Support" / "io.datasette.llm" / "logs.db") in where({}, "macos")
+    assert where({}, "windows") == [
+        ("claude-code", home / ".claude" / "projects"),
+        ("codex", home / ".codex" / "sessions"),
+        ("gemini-cli", home / ".gemini" / "tmp"),
+        ("llm", home / "AppData" / "Roaming" / "io.datasette.llm" / "logs.db"),
+    ]
+    moved = {
+        "CLAUDE_CONFIG_DIR": f"{tmp_path / 'a'},{tmp_path / 'b'}",
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "GEMINI_CLI_HOME": str(tmp_path / "gemini"),
+        "LLM_USER_PATH": str(tmp_path / "llm"),
+    }
+    expected = [
+        ("claude-code", tmp_path / "a" / "projects"),
+        ("claude-code", tmp_path / "b" / "projects"),
+        ("codex", tmp_path / "codex" / "sessions"),
+        ("gemini-cli", tmp_path / "gemini" / ".gemini" / "tmp"),
+        ("llm", tmp_path / "llm" / "logs.db"),
+    ]
+    assert where(moved, "linux") == where(moved, "macos") == where(moved, "windows") == expected
+    assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
+
+
+def test_a_kind_is_named_for_the_command_line_and_registered_once() -> None:
+    for name in ("Claude Code", "claude_code", "-x", "workspace", ""):
+        with pytest.raises(ValueError):
+            Kind(name, "package.reader", "logs")
+    with pytest.raises(ValueError):
+        Kind("x", "not a module", "logs")
+    with pytest.raises(ValueError):
+        Location("relative/folder")
+
+    class Again:
+        @hookimpl
+        def register_agent_kinds(self, register: Register) -> None:
+            register(Kind("codex", "elsewhere.codex", "another codex"))
+
+    plugins = registry.manager(entry_points=False)
+    plugins.register(Again())
+    with pytest.raises(ValueError, match="'codex' is registered twice"):
+        registry.kinds(plugins)
+
+
+# --- README's tables of kinds -------------------------------------------------------------------
+
+
+def code(text: str) -> str:
+    return f"`{text}`"
+
+
+def readme_tables(found: dict[str, Kind]) -> str:
+    """README's tables of the kinds: what each reads, and where --discover looks for it."""
+    lines = [
+        BEGIN,
+        "| kind | what it reads | what to point it at | one conversation per |",
+        "|---|---|---|---|",
+        *(
+            f"| {code(kind.name)} | {kind.description} | {kind.source} | {kind.conversation} |"
+            for kind in found.values()
+        ),
+        "",
+        "`sources --discover` adds the default locations, on the system it runs on, that hold logs of their kind:",
+        "",
+        "| kind | " + " | ".join(SYSTEM_NAMES.values()) + " | moved by |",
+        "|---|" + "---|" * (len(SYSTEM_NAMES) + 1),
+    ]
+    for kind in found.values():
+        if not kind.locations:
+            continue
+        cells = [
+            ", ".join(code(place.shown()) for place in kind.locations if system in place.systems) or "—"
+            for system in SYSTEM_NAMES
+        ]
+        moved = list(
+            dict.fromkeys(
+                code(place.moved()) + (" (for each folder of a comma-separated list)" if place.several else "")
+                for place in kind.locations
+                if place.env
+            )
+        )
+        lines.append(f"| {code(kind.name)} | " + " | ".join(cells) + f" | {', '.join(moved) or '—'} |")
+    return "\n".join([*lines, END])
+
+
+def readme_block(text: str) -> str:
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    return text[start:end]
+
+
+def test_the_readme_tables_of_kinds_are_the_registrys() -> None:
+    expected = readme_tables(built_in())
+    assert readme_block(README.read_text(encoding="utf-8")) == expected, (
+        "README's tables of kinds differ from the registry: write them again with python tests/test_agent_kinds.py"
+    )
+
+
+def write_readme() -> None:
+    text = README.read_text(encoding="utf-8")
+    README.write_text(text.replace(readme_block(text), readme_tables(built_in())), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    write_readme()
