@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from archivist.agents import Message, Session, kinds, registry
 from archivist.agents.hookspecs import Kind, Location, Register, hookimpl
-from archivist.archive import schema, sessions, sources
+from archivist.archive import sessions, sources
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
@@ -98,7 +98,7 @@ def run(*args: object) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def cli():  # imported when used: the command line is another package's, and is being split
+def cli():  # imported when used
     from archivist.cli import cli
 
     return cli
@@ -178,13 +178,8 @@ def test_a_source_whose_kind_is_no_longer_installed_is_kept_and_told(
         assert reason == sessions.NO_READER.format(kind=KIND)
         with pytest.raises(ArchivistError, match="Unknown source kind 'tiny'"):
             sources.parse_argument(f"{KIND}={logs}")
-        kind, path = sources.parse_argument(f"{KIND}={logs}", registered=False)  # to forget it
-        archive = schema.open_archive(archive_path(workspace))
-        try:
-            with archive.atomic():
-                assert sources.remove(archive, kind, path) == 1
-        finally:
-            archive.close()
+        code, _, err = run("sources", workspace, "--remove", f"{KIND}={logs}")  # to forget it
+        assert code == 0 and f"Removed {KIND}: {logs} (1 documents)" in err, err
         assert stored(workspace) == []
     finally:
         registry.pm.register(tiny)  # as the fixture left it

@@ -15,7 +15,18 @@ from archivist.cli.workspaces import archive_to_read, check_archive_to_write, wo
 from archivist.errors import ArchivistError
 
 
-@click.command()
+class _SourcesCommand(click.Command):
+    """Its help names the variables that move each kind's default location, as the kinds register them
+    (asked of the registry only when the help is shown: naming them loads the installed plugins)."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from archivist.agents import registry
+
+        self.help = (self.help or "").replace("{variables}", ", ".join(registry.variables()))
+        super().format_help_text(ctx, formatter)
+
+
+@click.command(cls=_SourcesCommand)
 @workspace_argument
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sources as JSON.")
@@ -26,10 +37,9 @@ def sources(
 ) -> None:
     """List WORKSPACE's agent-log sources with their document counts and last read.
 
-    --discover looks for each kind's default location under the home folder
-    (CLAUDE_CONFIG_DIR, CODEX_HOME and LLM_USER_PATH are honoured) and adds those that
-    exist; --remove drops a source and its documents. Sources are read where they are,
-    never copied or changed.
+    --discover looks for each kind's default location on this system ({variables}
+    move them) and adds those that exist; --remove drops a source and its documents (also
+    of a kind no longer installed). Sources are read where they are, never copied or changed.
     """
     from archivist.archive import schema, sessions
 
@@ -49,7 +59,7 @@ def sources(
             with db.atomic():
                 for argument in removals:
                     try:
-                        kind, source_path = sessions.parse_argument(argument)
+                        kind, source_path = sessions.parse_argument(argument, registered=False)
                         removed = sessions.remove(db, kind, source_path)
                     except ArchivistError as error:
                         fail(error)
