@@ -43,9 +43,13 @@ SAMPLE_SOURCES := --source claude-code=$(LOGS)/claude-code/projects --source cod
 	--source chatgpt-export=$(LOGS)/chatgpt-export --source aider=$(LOGS)/aider \
 	--source specstory=$(LOGS)/specstory --source llm=$(LOGS)/llm/logs.db
 SOURCES ?= $(if $(filter sample-workspace,$(WORKSPACE)),$(SAMPLE_SOURCES),)
+# The repository's top level is the sample's Datasette configuration folder (its title, licence
+# and source are the sample's): another workspace gets the package's defaults, or CONFIG_DIR=DIR.
+CONFIG_DIR ?= $(if $(filter sample-workspace,$(WORKSPACE)),.,)
 
 serve: install
-	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT) $(SOURCES)
+	HF_HUB_OFFLINE=1 $(BIN)/archivist serve $(WORKSPACE) --embed --port $(PORT) $(SOURCES) \
+		$(if $(CONFIG_DIR),--config-dir $(CONFIG_DIR),)
 
 # Lint, format, types and the layer contract, then the tests.
 check: install

@@ -5,8 +5,9 @@ each command lives in the module named for what it does: ``indexing`` (index, em
 status, watch), ``serving`` (serve), ``mcp_server`` (mcp), ``searching`` and
 ``search_output`` (search), ``log_sources`` (sources). What they share: ``arguments``
 (options), ``workspaces`` (the workspace and its archive) and ``output`` (what is told on
-stderr). Every module imports at its top only what starting the command line needs: the
-commands import the rest when they run.
+stderr, and logging's one set-up, which the group makes for every command). Every module
+imports at its top only what starting the command line needs: the commands import the
+rest when they run.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import click
 from archivist.cli.indexing import embed, index, status, watch
 from archivist.cli.log_sources import sources
 from archivist.cli.mcp_server import mcp
-from archivist.cli.output import VERBOSE, interactive, log_to_stderr
+from archivist.cli.output import VERBOSE, interactive, log_to_stderr, set_up_logging
 from archivist.cli.search_output import SNIPPET_WIDTH, snippet_line
 from archivist.cli.searching import search
 from archivist.cli.serving import serve
@@ -31,7 +32,8 @@ __all__ = ["SNIPPET_WIDTH", "cli", "log_to_stderr", "snippet_line"]
     "-v",
     "--verbose",
     is_flag=True,
-    help="Tell what is being done, one line per step on stderr (without it: only warnings and errors).",
+    help="Tell what is being done, one line per step on stderr, and for a server one line per request "
+    "(without it: only warnings and errors).",
 )
 @click.version_option(package_name="archivist")
 @click.pass_context
@@ -39,8 +41,8 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     """Archivist: one searchable SQLite archive of your AI conversations, reports, memories and records."""
     if verbose:
         ctx.meta[VERBOSE] = True
-    # `archivist mcp` tells its client's log when the embedding model is ready: a person reads that log
-    if verbose or ctx.invoked_subcommand == "mcp":
-        ctx.call_on_close(log_to_stderr())
+    restore = set_up_logging(ctx.invoked_subcommand, verbose)  # logging's one set-up, for every command
+    if restore is not None:
+        ctx.call_on_close(restore)
     if not interactive():  # the model's libraries draw their progress bars only for a terminal too
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

@@ -78,3 +78,11 @@ reports_option = click.option(
     default=None,
     help="Folder of the workspace holding <command>/*.md reports (default: as last indexed, else 'reports').",
 )
+config_dir_option = click.option(
+    "--config-dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="A Datasette configuration folder, served over the package's defaults: its metadata.yml (merged over "
+    "the archive's descriptions), datasette.yaml (settings and plugin blocks), templates/ (searched first), "
+    "plugins/ (loaded) and static/.",
+)

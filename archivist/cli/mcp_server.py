@@ -18,7 +18,7 @@ from archivist.cli.arguments import (
 )
 from archivist.cli.indexing import start_following
 from archivist.cli.output import refuse
-from archivist.cli.serving import checked_origins, server_token, tell_token
+from archivist.cli.serving import checked_origins, run_server, server_token, tell_token
 from archivist.cli.workspaces import archive_to_read, checked_workspaces, workspace_folder
 
 
@@ -56,7 +56,7 @@ def mcp(
     must come for 127.0.0.1 or localhost (DNS rebinding protection; --allow-host adds
     names), and a request with an Origin must come from the server's own origin (the
     same scheme, host and port; --allow-origin adds origins). Nothing but protocol is
-    written to stdout.
+    written to stdout. With --http and -v, one line per request on stderr.
     """
     workspace = workspace_folder(workspace, "mcp")
     given = click.get_current_context().get_parameter_source
@@ -77,7 +77,6 @@ def mcp(
 
         serve_stdio(db_path, workspace.resolve(), allowed, conformance_fixtures)
         return
-    import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from archivist.mcp.tools import create_server
@@ -95,5 +94,4 @@ def mcp(
     if token is not None:
         click.echo(f"Send the header Authorization: Bearer {token}", err=True)
     tell_token(token, port)
-    served = guarded(app, allowed_hosts, token, origins)
-    uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning")
+    run_server(guarded(app, allowed_hosts, token, origins), "127.0.0.1", port)

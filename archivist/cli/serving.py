@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +15,7 @@ from archivist.cli.arguments import (
     allow_host_option,
     allow_origin_option,
     allow_workspace_option,
+    config_dir_option,
     db_option,
     no_token_option,
     reports_option,
@@ -22,7 +24,7 @@ from archivist.cli.arguments import (
     workspace_argument,
 )
 from archivist.cli.indexing import run_embed, run_index, start_following
-from archivist.cli.output import refuse
+from archivist.cli.output import fail, is_verbose, refuse, with_request_lines
 from archivist.cli.workspaces import (
     archive_to_read,
     check_archive_to_write,
@@ -93,6 +95,7 @@ def tell_token(token: str | None, port: int) -> None:
 @allow_host_option
 @allow_origin_option
 @no_token_option
+@config_dir_option
 def serve(
     workspace: Path | None,
     db_path: Path | None,
@@ -108,6 +111,7 @@ def serve(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     no_token: bool,
+    config_dir: Path | None,
 ) -> None:
     """Index WORKSPACE, then serve its archive in Datasette (--watch: and keep it up to date).
 
@@ -118,16 +122,22 @@ def serve(
     127.0.0.1 (--allow-host adds names), and only pages of its own origin (the same
     scheme, host and port) may call it (--allow-origin adds origins). Every page sends a
     Content-Security-Policy that allows only the app's own resources.
+    --config-dir serves a Datasette configuration folder over the package's defaults.
+    It prints its URL, warnings and errors; with -v, one line per request too.
     """
     import asyncio
     from urllib.parse import quote
 
-    import uvicorn
-
+    from archivist.errors import ArchivistError
     from archivist.web.app import make_datasette, start
     from archivist.web.guard import guarded
 
     workspace = workspace_folder(workspace, "serve")
+    if config_dir is not None and not config_dir.is_dir():
+        refuse(
+            f"No folder {config_dir}: --config-dir takes a Datasette configuration folder "
+            "(metadata.yml, datasette.yaml, templates/, plugins/).",
+        )
     if no_index and source_arguments:
         refuse("--source adds a source to read, and --no-index reads nothing: give one or the other.", "INVALID_SOURCE")
     log_sources = checked_sources(source_arguments)
@@ -148,7 +158,10 @@ def serve(
         "allowed_hosts": list(allowed_hosts),
         "allowed_origins": origins,
     }
-    datasette = make_datasette(db_path, settings)
+    try:
+        datasette = make_datasette(db_path, settings, config_dir)
+    except ArchivistError as error:
+        fail(error)
     asyncio.run(start(datasette))
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"Serving {workspace} at {url}" + (f"?token={quote(token, safe='')}" if token else ""))
@@ -163,4 +176,13 @@ def serve(
     if watch:
         start_following(workspace, db_path)
     served = guarded(app, allowed_hosts, token, origins) if token else app
-    uvicorn.run(served, host=host, port=port, log_level="warning")
+    run_server(served, host, port)
+
+
+def run_server(app: Any, host: str, port: int) -> None:
+    """uvicorn on ``app``, its loggers left to the command's one set-up (``output.set_up_logging``)
+    rather than configured its own way; with -v, one line per request (``output.with_request_lines``)."""
+    import uvicorn
+
+    served = with_request_lines(app) if is_verbose() else app
+    uvicorn.run(served, host=host, port=port, log_config=None, log_level="warning", access_log=False)

@@ -31,7 +31,8 @@ def _metadata() -> dict:
 
 @hookimpl
 def get_metadata(datasette, key, database, table):
-    """The site's title and each archive table's description and facets; a local metadata file wins.
+    """Each archive table's and column's description, sort order and facets; a site's own metadata
+    (``-m metadata.yml``, ``archivist serve --config-dir``) is merged over them by Datasette.
 
     Only while an Archivist archive is served: another database's tables keep Datasette's defaults
     (the archive's sort order and facets name columns they need not have).
@@ -158,10 +159,13 @@ def render_cell(value, column):
 
 
 @hookimpl
-def extra_template_vars(view_name, table, database, request, datasette):
-    """A document's page lists its most similar documents."""
+def extra_template_vars(template, view_name, table, database, request, datasette):
+    """The plugin's own pages show the site's metadata (title, description, licence, source) as
+    Datasette's home page does; a document's page lists its most similar documents."""
     from archivist.web import app
 
+    if template.startswith("archivist_"):
+        return {"metadata": datasette.metadata()}
     if view_name != "row" or table != "documents" or database != DATABASE_NAME or request is None:
         return {}
 

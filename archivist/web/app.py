@@ -386,19 +386,95 @@ def not_an_archive(datasette: Datasette) -> ArchivistError:
     )
 
 
-def make_datasette(db_path: Path, plugin_settings: dict[str, Any] | None = None) -> Datasette:
+def make_datasette(
+    db_path: Path, plugin_settings: dict[str, Any] | None = None, config_dir: Path | None = None
+) -> Datasette:
     """A Datasette serving one archive as ``archive``, with the Archivist plugin (pages, queries, SQL functions).
 
     ``plugin_settings`` is the ``archivist`` plugin block (``workspace``,
-    ``allowed_workspaces``, ``allowed_hosts``, ``report_link_base_url``).
+    ``allowed_workspaces``, ``allowed_hosts``, ``report_link_base_url``): it wins over the
+    same keys of ``config_dir``, a Datasette configuration folder (``config_folder``) served
+    over the package's defaults. Its metadata is Datasette's local metadata, which Datasette
+    merges over the package's (the ``get_metadata`` hook); its templates are searched first.
     """
     from datasette.app import Datasette
 
     register_plugin()
-    metadata = {"plugins": {"archivist": dict(plugin_settings)}} if plugin_settings else None
-    datasette = Datasette(metadata=metadata, settings={"sql_time_limit_ms": runner.TIME_LIMIT_MS})
+    site = config_folder(config_dir) if config_dir is not None else {}
+    metadata = site.pop("metadata", {})
+    if plugin_settings:
+        metadata = _merged(metadata, {"plugins": {"archivist": dict(plugin_settings)}})
+    settings = {"sql_time_limit_ms": runner.TIME_LIMIT_MS, **site.pop("settings", {})}
+    datasette = Datasette(metadata=metadata or None, settings=settings, **site)
     datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
     return datasette
+
+
+# What ``datasette DIR`` reads from a configuration folder (Datasette 0.65), and datasette.yaml,
+# where Datasette 1.0 keeps settings, plugin blocks and table options that 0.65 reads from the metadata.
+_METADATA_FILES = ("metadata.json", "metadata.yaml", "metadata.yml")
+_CONFIG_FILES = ("datasette.json", "datasette.yaml", "datasette.yml")
+
+
+def config_folder(folder: Path) -> dict[str, Any]:
+    """Datasette's keyword arguments for a configuration folder: its metadata file, settings.json,
+    templates/, plugins/ and static/, as ``datasette DIR`` reads them (not its database files: the
+    archive is the database served); and its datasette.yaml, whose ``settings`` are settings and
+    whose other blocks (``plugins``, ``databases``...) are merged over the metadata, where
+    Datasette 0.65 reads them."""
+    from datasette.app import DEFAULT_SETTINGS
+
+    metadata = _config_file(folder, _METADATA_FILES)
+    config = _config_file(folder, _CONFIG_FILES)
+    given = config.pop("settings", None) or {}
+    settings = {**_config_file(folder, ("settings.json",)), **(given if isinstance(given, dict) else {})}
+    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
+    if unknown or not isinstance(given, dict):
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"Not Datasette settings in {folder}: {', '.join(unknown) or repr(given)[:80]}",
+            "datasette.yaml's settings block and settings.json name Datasette's settings, each with its value.",
+            "See datasette --help-settings.",
+        )
+    found: dict[str, Any] = {"metadata": _merged(metadata, config), "settings": settings}
+    for name, argument in (("templates", "template_dir"), ("plugins", "plugins_dir")):
+        if (folder / name).is_dir():
+            found[argument] = str((folder / name).resolve())
+    if (folder / "static").is_dir():
+        found["static_mounts"] = [("static", str((folder / "static").resolve()))]
+    return found
+
+
+def _config_file(folder: Path, names: tuple[str, ...]) -> dict[str, Any]:
+    """The first of the files ``names`` in ``folder`` that exists, read as JSON or YAML; {} when none does."""
+    from datasette.utils import BadMetadataError, parse_metadata
+
+    path = next((folder / name for name in names if (folder / name).is_file()), None)
+    if path is None:
+        return {}
+    try:
+        content = parse_metadata(path.read_text(encoding="utf-8"))
+    except (BadMetadataError, UnicodeDecodeError):
+        content = "unreadable"
+    if content is None:  # empty, or comments only
+        return {}
+    if not isinstance(content, dict):
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"Could not read {path}",
+            "A Datasette configuration file is one JSON or YAML object in UTF-8.",
+            "Check its syntax.",
+        )
+    return content
+
+
+def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` merged into a copy of ``base``, nested objects key by key, as Datasette merges metadata."""
+    merged = dict(base)
+    for key, value in over.items():
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = _merged(merged[key], value) if both else value
+    return merged
 
 
 @functools.cache
