@@ -1,72 +1,149 @@
-"""``archivist search``: its options, the /api/search parameters they make, and the
-searches of earlier versions (--conversations, --reports)."""
+"""``archivist search``: its options, made from the declarations of the searches it runs, the
+/api/search parameters they make, and the searches of earlier versions (--conversations, --reports).
+
+Each option is a declared parameter's (``Param.flags``): the unified search's, and those of
+``search_workspace`` and ``search_reports`` that it lacks; an option that several of them
+take (--type, --limit) is one option, which says what it means to each. Its help is the
+parameter's description. The options are made when the command is first used (parsed or
+helped), so that starting another command does not load the declarations.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.cli.arguments import db_option, workspace_argument
 from archivist.cli.output import fail, info, plural, refuse
 from archivist.cli.search_output import print_conversations, print_reports, print_search
 from archivist.cli.workspaces import archive_to_read, open_archive, workspace_folder
 from archivist.errors import ArchivistError
 
+if TYPE_CHECKING:
+    from archivist.queries.params import Param
+
 T = TypeVar("T")
 
-
-# The search's options that take lists: each is the /api/search parameter of the same name.
-SEARCH_LISTS = ("entities", "types", "tags", "product_ids", "agents", "projects", "models", "files")
-# What only the unified search takes, as its options are named.
-UNIFIED_ONLY = {
-    "mode": "--mode",
-    "entities": "--kind",
-    "tags": "--tag",
-    "match_all": "--match-all",
-    "start_date": "--start-date",
-    "end_date": "--end-date",
-    "product_ids": "--product-id",
-    "agents": "--agent",
-    "projects": "--project",
-    "models": "--model",
-    "files": "--file",
-    "match_mode": "--match-mode",
-    "min_similarity": "--min-similarity",
-    "document": "--document",
-    "page": "--page",
-    "page_size": "--page-size",
-    "output": "--output",
-}
-# The options that --conversations and --reports do not take.
-NOT_TAKEN = {
-    "--conversations": UNIFIED_ONLY,
-    "--reports": {**UNIFIED_ONLY, "date_range": "--date-range", "types": "--type"},
-}
+# The searches it runs: the unified search, or one of earlier versions when its switch is given.
+SEARCHES = {"": "search", "--conversations": "search_workspace", "--reports": "search_reports"}
+AS_BOUNDS = "date_range"  # --date-range: the unified search's start_date and end_date at once
+# What to try instead of an option that only a search of earlier versions takes.
+INSTEAD = {"command_filter": "to search everything: --kind report --type COMMAND"}
 
 
-def listed(values: Iterable[str]) -> str:
-    """A list option as /api/search takes it: the values of each use, comma-separated."""
-    return ",".join(value for value in values if value.strip())
+@dataclass(frozen=True)
+class Option:
+    """One option of the command: the parameters it gives, each with its search's switch."""
+
+    flags: tuple[str, ...]
+    dest: str
+    params: tuple[tuple[str, Param], ...]
+
+    @property
+    def param(self) -> Param:
+        return self.params[0][1]
+
+    def help(self) -> str:
+        """What it means: to the unified search, then to each search of earlier versions that takes it."""
+        parts: list[str] = []
+        for switch, param in self.params:
+            said = param.described("cli") if not parts else param.description
+            if switch and param.name != AS_BOUNDS:
+                said = f"With {switch}: {said}"
+            parts.append(said)
+        if self.dest == AS_BOUNDS:
+            parts.append("Without --conversations: start_date and end_date at once.")
+        return " ".join(parts)
+
+    def click_option(self) -> click.Option:
+        many = any(param.many for _switch, param in self.params)
+        flag = self.param.type == "boolean"
+        default: Any = False if flag else () if many else None
+        return click.Option(
+            [*self.flags, self.dest],
+            multiple=many,
+            is_flag=flag,
+            default=default,
+            metavar=None if flag else self.param.metavar,
+            help=self.help(),
+        )
 
 
-def search_params(query: str, mode: str | None, db_path: Path, options: dict[str, Any]) -> dict[str, str]:
+@functools.cache
+def declared_options() -> list[Option]:
+    """The options that the declared parameters make, in the order the unified search declares them."""
+    from archivist.queries.declarations import QUERIES
+
+    found: dict[str, Option] = {}
+    for switch, name in SEARCHES.items():
+        for param in QUERIES[name].params:
+            if not param.option:
+                continue
+            known = found.get(param.flags[0])
+            if known is None:
+                found[param.flags[0]] = Option(param.flags, param.name, ((switch, param),))
+            else:
+                flags = tuple(dict.fromkeys(known.flags + param.flags))
+                found[param.flags[0]] = Option(flags, known.dest, (*known.params, (switch, param)))
+    return list(found.values())
+
+
+class DeclaredSearch(click.Command):
+    """A command whose declared options are added at its first use, before its own switches."""
+
+    declared = False
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if not self.declared:
+            self.declared = True
+            at = next(index for index, param in enumerate(self.params) if param.name == "conversations")
+            self.params[at:at] = [option.click_option() for option in declared_options()]
+        return super().get_params(ctx)
+
+
+def listed(values: Any) -> str:
+    """An option's value as /api/search takes it: a list option's uses comma-separated, True as true."""
+    if isinstance(values, (list, tuple)):
+        return ",".join(value for value in values if value.strip())
+    return "true" if values is True else values or ""
+
+
+def check_options(switch: str, given: dict[str, Any], options: list[Option]) -> None:
+    """Refuse the options that the search chosen (by its ``switch``) does not take."""
+    taken = {option.dest for option in options if any(own == switch for own, _param in option.params)}
+    if not switch:
+        taken.add(AS_BOUNDS)
+    misplaced = [option for option in options if given.get(option.dest) and option.dest not in taken]
+    if misplaced and switch:
+        flags = ", ".join(option.flags[0] for option in misplaced)
+        refuse(f"{switch} takes no {flags}: leave {switch} out to search everything.", "INVALID_PARAMETER")
+    if misplaced:
+        option = misplaced[0]
+        instead = INSTEAD.get(option.dest)
+        refuse(
+            f"{option.flags[0]} goes with {option.params[0][0]}" + (f" ({instead})." if instead else "."),
+            "INVALID_PARAMETER",
+        )
+
+
+def search_params(query: str, mode: str | None, db_path: Path, given: dict[str, Any]) -> dict[str, str]:
     """The unified search's parameters, as /api/search takes them; only those given."""
     if mode is None:
         from archivist.archive.schema import is_embedded
 
         mode = "" if is_embedded(db_path) else "keyword"  # "": the search's own default, hybrid
         info("Mode: " + ("hybrid" if not mode else "keyword (the archive has no embeddings yet: `archivist embed`)"))
-    params = {"query": query, "mode": mode}
-    options = dict(options)
-    date_range = options.pop("date_range")
+    options = {name: listed(value) for name, value in given.items()}
+    date_range = options.pop(AS_BOUNDS, "")
     if date_range:
-        if options["start_date"] or options["end_date"]:
+        if options.get("start_date") or options.get("end_date"):
             refuse(
                 "--date-range sets both --start-date and --end-date: give --date-range, or the two bounds.",
                 "INVALID_PARAMETER",
@@ -77,118 +154,20 @@ def search_params(query: str, mode: str | None, db_path: Path, options: dict[str
             options["start_date"] = options["end_date"] = rules.date_range(date_range)
         except ArchivistError as error:
             fail(error)
-    for name, value in options.items():
-        given = listed(value) if name in SEARCH_LISTS else ("true" if value is True else value)
-        if given:
-            params[name] = given
+    params = {"query": query, "mode": mode, **options}
     return {name: value for name, value in params.items() if value}
 
 
-@click.command()
+@click.command(cls=DeclaredSearch)
 @workspace_argument
 @click.argument("query", required=False, metavar="[QUERY]")
 @db_option
-@click.option(
-    "--mode",
-    default=None,
-    metavar="MODE",
-    help="hybrid (keyword and semantic rankings fused; the default once the archive is embedded), keyword (BM25; "
-    "the default before), semantic, similar (with --document), tag (with --tag), recent, scan or faceted.",
-)
-@click.option(
-    "--kind",
-    "--kinds",
-    "--entities",
-    "entities",
-    multiple=True,
-    metavar="KIND",
-    help="Only these kinds: conversation, report, memory, record, note, or record entity types "
-    "(product, feature, test, bug). Repeat it, or separate them with commas (so for every list option).",
-)
-@click.option(
-    "--type",
-    "--types",
-    "types",
-    multiple=True,
-    metavar="TYPE",
-    help="Only these types: conversation types (debug, plan, ...), memory types, entity types or report commands. "
-    "With --conversations: one conversation type.",
-)
-@click.option("--tag", "--tags", "tags", multiple=True, metavar="TAG", help="Only documents with any of these tags.")
-@click.option("--match-all", is_flag=True, help="With --tag: every tag must be present.")
-@click.option(
-    "--start-date",
-    default="",
-    metavar="DATE",
-    help='From this date: ISO date or datetime, YYYY-MM, YYYY, or plain English ("last week", "yesterday").',
-)
-@click.option("--end-date", default="", metavar="DATE", help="Until this date, in the same forms (e.g. today).")
-@click.option(
-    "--date-range",
-    default="",
-    metavar="YYYY-MM|YYYY-MM-DD",
-    help="One month (every day of it) or one day: both bounds at once.",
-)
-@click.option(
-    "--product-id", "--product-ids", "product_ids", multiple=True, metavar="N", help="Only records of these products."
-)
-@click.option(
-    "--agent",
-    "--agents",
-    "agents",
-    multiple=True,
-    metavar="AGENT",
-    help="Only conversations of these agents: " + ", ".join(LOG_KINDS) + ", or workspace (its own markdown).",
-)
-@click.option(
-    "--project",
-    "--projects",
-    "projects",
-    multiple=True,
-    metavar="PROJECT",
-    help="Only conversations of these projects: a full path, or its last folder's name.",
-)
-@click.option(
-    "--model", "--models", "models", multiple=True, metavar="MODEL", help="Only conversations that used these models."
-)
-@click.option(
-    "--file",
-    "--files",
-    "files",
-    multiple=True,
-    metavar="FILE",
-    help="Only conversations that touched these files: a full path, or a file name.",
-)
-@click.option(
-    "--match-mode",
-    default="",
-    metavar="simple|raw",
-    help='simple (the default: plain words) or raw (FTS5 syntax: "phrases", prefix*, AND, OR, NOT, NEAR).',
-)
-@click.option(
-    "--min-similarity",
-    default="",
-    metavar="X",
-    help="Drop semantic candidates below this cosine similarity, -1 to 1 (default: a floor that keeps unrelated text out).",
-)
-@click.option(
-    "--document", default="", metavar="ID|PATH", help="With --mode similar: the document to find neighbours of."
-)
-@click.option("--page", default="", metavar="N", help="Page number, from 1.")
-@click.option("--page-size", default="", metavar="N", help="Results per page, 1 to 100 (default 10).")
-@click.option(
-    "--limit",
-    default="",
-    metavar="N",
-    help="Another name for --page-size; with --conversations or --reports, the most results (1 to 100).",
-)
 @click.option(
     "--conversations",
     is_flag=True,
     help="Conversations only, as earlier versions searched (search_workspace): with --date-range, --type and --limit.",
 )
 @click.option("--reports", is_flag=True, help="Analysis reports only, by substring (search_reports).")
-@click.option("--command", "command_filter", default="", help="With --reports: only this command's reports.")
 @click.option(
     "--json",
     "as_json",
@@ -196,85 +175,70 @@ def search_params(query: str, mode: str | None, db_path: Path, options: dict[str
     help="Print the JSON that GET /api/search returns for the same parameters "
     '(with --conversations or --reports: {"results": [...]}).',
 )
-@click.option(
-    "--output",
-    type=click.Choice(["brief", "full"]),
-    default=None,
-    help="With --json: brief (the default, as /api/search: what is needed to choose) or full "
-    "(paths, tags, excerpts, facets and timeline).",
-)
 def search(
     workspace: Path | None,
     query: str | None,
     db_path: Path | None,
-    mode: str | None,
-    types: tuple[str, ...],
-    date_range: str,
-    limit: str,
     conversations: bool,
     reports: bool,
-    command_filter: str,
     as_json: bool,
-    **filters: Any,
+    **given: Any,
 ) -> None:
     """Search everything in WORKSPACE's archive for QUERY: conversations, reports, memories, records and notes.
 
     It runs the search that GET /api/search and the MCP search tool run, with the same
     filters, and prints each result's title, kind, date, score, a snippet and the path and
-    id to open it, then the page. Without QUERY, --mode recent, tag or faceted list by the
+    id to open it, then the page. Without --mode it ranks by hybrid once the archive is
+    embedded, by keyword before. Without QUERY, --mode recent, tag or faceted list by the
     filters alone. --conversations and --reports run the searches of earlier versions.
     """
     workspace = workspace_folder(workspace, "search")
-    if query is None and (mode is None or conversations or reports):
+    switch = "--reports" if reports else "--conversations" if conversations else ""
+    if query is None and (given["mode"] is None or switch):
         refuse(
             "No query given: run `archivist search WORKSPACE QUERY` "
             "(or list by filters alone: --mode recent, --mode faceted).",
             "INVALID_QUERY",
         )
-    if conversations or reports:
-        which = "--reports" if reports else "--conversations"
-        if conversations and reports:
-            refuse("--conversations and --reports are two searches: give one of them.", "INVALID_PARAMETER")
-        values = {**filters, "mode": mode is not None, "date_range": date_range, "types": types}
-        misplaced = [option for name, option in NOT_TAKEN[which].items() if values[name]]
-        if misplaced:
-            refuse(
-                f"{which} takes no {', '.join(misplaced)}: leave {which} out to search everything.",
-                "INVALID_PARAMETER",
-            )
-    elif command_filter:
-        refuse(
-            "--command goes with --reports (to search everything: --kind report --type COMMAND).", "INVALID_PARAMETER"
-        )
-    if filters.get("output") and not as_json:
+    if conversations and reports:
+        refuse("--conversations and --reports are two searches: give one of them.", "INVALID_PARAMETER")
+    options = declared_options()
+    check_options(switch, given, options)
+    if given["output"] and not as_json:
         refuse(
             "--output chooses what --json prints: give --json too (the list printed is always whole).",
             "INVALID_PARAMETER",
         )
     db_path = archive_to_read(workspace, db_path, upgrade=False)
-    if reports or conversations:
-        if reports:
-            name, params = "search_reports", {"query": query, "command_filter": command_filter, "max_results": limit}
-        else:
-            name = "search_workspace"
-            params = {"query": query, "date_range": date_range, "conversation_type": listed(types), "limit": limit}
-        rows = answer(db_path, lambda archive: archive.run(name, params))
-        if as_json:
-            click.echo(json.dumps({"results": rows}, indent=2, ensure_ascii=False))
-        elif not rows:
-            click.echo("No results.", err=True)
-        else:
-            (print_reports if reports else print_conversations)(rows)
-        return
-    options = {**filters, "types": types, "date_range": date_range, "limit": limit}
-    given = search_params(query or "", mode, db_path, options)
-    # the list printed here shows paths; the JSON is /api/search's, brief unless asked
+    if switch:
+        earlier(db_path, SEARCHES[switch], query or "", given, options, as_json)
+    else:
+        unified(db_path, query or "", given, as_json)
+
+
+def earlier(db_path: Path, name: str, query: str, given: dict[str, Any], options: list[Option], as_json: bool) -> None:
+    """A search of earlier versions: its rows as a list, or as {"results": [...]}."""
+    dest = {param.name: option.dest for option in options for own, param in option.params if SEARCHES[own] == name}
+    params = {"query": query, **{name: listed(given[option]) for name, option in dest.items()}}
+    rows = answer(db_path, lambda archive: archive.run(name, params))
+    if as_json:
+        click.echo(json.dumps({"results": rows}, indent=2, ensure_ascii=False))
+    elif not rows:
+        click.echo("No results.", err=True)
+    else:
+        (print_reports if name == "search_reports" else print_conversations)(rows)
+
+
+def unified(db_path: Path, query: str, given: dict[str, Any], as_json: bool) -> None:
+    """The unified search: its page as a list, or the JSON of /api/search (brief unless --output full)."""
     from archivist.queries.rules import API_OUTPUT
 
-    given["output"] = (filters.get("output") or API_OUTPUT) if as_json else "full"
-    info(f"Searching {db_path}: " + " ".join(f"{name}={value!r}" for name, value in given.items()))
+    filters = {name: value for name, value in given.items() if name not in ("mode", "output")}
+    params = search_params(query, given["mode"], db_path, filters)
+    params["output"] = (given["output"] or API_OUTPUT) if as_json else "full"  # the list printed shows paths
+    info(f"Searching {db_path}: " + " ".join(f"{name}={value!r}" for name, value in params.items()))
     started = time.perf_counter()
-    response = answer(db_path, lambda archive: archive.search(given))
+    response = answer(db_path, lambda archive: archive.search(params))
     info(f"{plural(response['total'], 'result')} in {time.perf_counter() - started:.2f}s")
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False))

@@ -1,41 +1,40 @@
 """Each canned query, declared once: its title, what it does, and its parameters.
 
-A query's SQL is ``sql/<name>.sql``; everything else about it is declared here: each
-parameter's name, rule (``rules``) and one-line description, in the order forms show
-them; the checks across parameters; whether its SQL embeds the query (the model is
-loaded before the SQL runs); and the names seed systems use for its parameters.
+A query's SQL is ``sql/<name>.sql``; everything else about it is declared here: its
+parameters (each a ``params.Param``: name, JSON type, default, rule, description, and
+where the surfaces show it), in the order forms show them; the checks across
+parameters; whether its SQL embeds the query (the model is loaded before the SQL
+runs); and the names seed systems use for its parameters (``params.Alias``). The MCP
+tools' parameters that are no query's (which workspace; the embedding API's) are
+declared here too (``WORKSPACE``, ``TOOL_PARAMS``).
 
-Datasette's canned queries (``catalog.canned_queries``) and the parameter checks that
-every surface runs (``validation.QUERIES``) are both derived from these declarations;
-tests hold the SQL files, the MCP tools' input schemas and the search page's form to them.
+Every surface is derived from these declarations: Datasette's canned queries
+(``catalog.canned_queries``), the parameter checks (``validation.QUERIES``), the MCP
+tools' input schemas (``archivist.mcp.signatures``), the options of ``archivist search``
+(``archivist.cli.searching``), the search page's form (``archivist.web.urls``) and
+README's tables of parameters; tests hold each surface to them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from archivist.queries import rules
+from archivist.queries import params, rules
+from archivist.queries.params import (
+    CONVERSATION_DATES,
+    QUERY_LIMITS,
+    WORKSPACE_PATH,
+    Alias,
+    Param,
+    Surface,
+    as_given,
+    fields,
+)
 from archivist.queries.rules import Check
+from archivist.queries.search_params import SEARCH_ALIASES, SEARCH_PARAMS
 
-Rule = Callable[[str], str]
-
-QUERY_LIMITS = f"At least 2 characters; at most {rules.MAX_QUERY_WORDS} words and {rules.MAX_QUERY_CHARS} characters."
-
-
-def _as_given(value: str) -> str:
-    return value
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of a canned query."""
-
-    name: str
-    rule: Rule  # checks the value (as text) and returns it normalised, or raises ArchivistError
-    description: str
-    # False: accepted from a seed system's callers and checked, but the SQL does not read it
-    in_sql: bool = True
+__all__ = ["QUERIES", "QUERY_LIMITS", "TOOL_PARAMS", "WORKSPACE", "Alias", "Param", "Query"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +46,18 @@ class Query:
     params: tuple[Param, ...] = ()
     checks: tuple[Check, ...] = ()  # across parameters, after each one's rule; may read the archive
     embeds: Callable[[dict[str, str]], bool] | None = None  # when its SQL embeds :query
-    aliases: dict[str, str] = field(default_factory=dict)  # a seed's name for a parameter -> ours
+    seed_names: tuple[Alias, ...] = ()  # the names seed systems use for some of its parameters
     hide_sql: bool = True
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """A seed's name for a parameter -> ours."""
+        return {alias.name: alias.target for alias in self.seed_names}
+
+    @property
+    def inputs(self) -> tuple[Param, ...]:
+        """Every name it takes: its parameters, then the seeds' names for them."""
+        return fields(self.params, self.seed_names)
 
     @property
     def sql_params(self) -> list[str]:
@@ -56,69 +65,12 @@ class Query:
         return [param.name for param in self.params if param.in_sql]
 
     def param(self, name: str) -> Param:
-        return next(param for param in self.params if param.name == name)
+        return next(param for param in self.inputs if param.name == name)
 
-    def describe(self) -> str:
+    def describe(self, surface: Surface = "canned") -> str:
         """The description Datasette shows: what the query does, then a line per parameter."""
-        lines = [f"{param.name}: {param.description}" for param in self.params if param.in_sql]
+        lines = [f"{param.name}: {param.described(surface)}" for param in self.params if param.in_sql]
         return self.description + ("\n\n" + "\n".join(lines) if lines else "")
-
-
-def _limit(default: int) -> Param:
-    return Param("limit", rules.bounded_int("limit", 1, 100), f"Most results to return, 1 to 100 (default {default}).")
-
-
-DOCUMENT = (
-    "A document id, its path, or the path of any file of it (a conversation folder's chat.md names the "
-    "conversation), relative to the workspace or absolute inside it."
-)
-
-
-def _document(description: str = DOCUMENT) -> Param:
-    return Param("document", rules.required_text("document", "42"), description)
-
-
-def _conversation_type(documents: str) -> Param:
-    return Param(
-        "conversation_type",
-        rules.conversation_type,
-        f"Only {documents} of this type (brainstorm, debug, plan, review, research, ...); empty: every type.",
-    )
-
-
-SEARCH_DATES = (
-    "a document matches when its whole date lies inside (a month-only date needs the whole month), and "
-    "documents without a date never match a time filter"
-)
-
-
-CONVERSATION_DATES = (
-    "a session matches when it ran at some time inside (between its first and its last message), a workspace "
-    "conversation when its whole date lies inside, and conversations without a date never match a time filter"
-)
-
-
-def _date_bound(name: str, matches: str = SEARCH_DATES) -> Param:
-    if name == "start_date":
-        return Param(
-            "start_date",
-            rules.date_bound("start_date", end=False),
-            'From this date: ISO dates or datetimes, YYYY-MM, YYYY or natural language ("yesterday", '
-            f'"last week", "3 days ago"), all in UTC; {matches}.',
-        )
-    return Param(
-        "end_date",
-        rules.date_bound("end_date", end=True),
-        "Until this date, in the same forms as start_date (e.g. today).",
-    )
-
-
-def _offset(what: str) -> Param:
-    return Param(
-        "offset",
-        rules.bounded_int("offset", 0, rules.MAX_OFFSET, example=0),
-        f"How many {what} to skip, for paging: 0 (the default) for the first page.",
-    )
 
 
 QUERIES: dict[str, Query] = {
@@ -126,19 +78,15 @@ QUERIES: dict[str, Query] = {
         title="Search conversations",
         description="Full-text search over conversations (BM25 ranking, every word must match).",
         params=(
-            Param(
-                "query",
-                rules.query_text("search_workspace", "authentication"),
-                "Words to find in conversations (every word must match). " + QUERY_LIMITS,
+            params.query(
+                "search_workspace",
+                "authentication",
+                "Words to find in conversations (every word must match).",
+                flags=("QUERY",),
             ),
-            Param(
-                "date_range",
-                rules.date_range,
-                "YYYY-MM (a month: matches every day of it, in both the old YYYY-MM/ and new YYYY-MM-DD/ "
-                "folder layouts) or YYYY-MM-DD (that day only). Empty means all dates.",
-            ),
-            _conversation_type("conversations"),
-            _limit(20),
+            params.date_range(flags=("--date-range",)),
+            params.conversation_type("conversations", flags=("--type",)),
+            params.limit(20, flags=("--limit",)),
         ),
     ),
     "search_reports": Query(
@@ -146,17 +94,20 @@ QUERIES: dict[str, Query] = {
         description="Case-insensitive substring search through analysis reports, across all commands or one "
         "(command_filter). Ranked by number of matches, then newer date first.",
         params=(
-            Param(
-                "query",
-                rules.query_text("search_reports", "proxy timeout"),
-                "Text to find in reports (case-insensitive substring). " + QUERY_LIMITS,
+            params.query(
+                "search_reports",
+                "proxy timeout",
+                "Text to find in analysis reports (case-insensitive substring).",
+                flags=("QUERY",),
             ),
             Param(
                 "command_filter",
                 rules.command_name("command_filter", required=False),
                 "Only reports of this command (a folder name under reports/); empty: every command.",
+                flags=("--command",),
+                metavar="COMMAND",
             ),
-            Param("max_results", rules.bounded_int("max_results", 1, 100), "Most results, 1 to 100 (default 10)."),
+            params.limit(10, flags=("--limit",), name="max_results"),
         ),
         checks=(rules.reports_exist, rules.filter_command_exists),
     ),
@@ -171,7 +122,8 @@ QUERIES: dict[str, Query] = {
             Param(
                 "command",
                 rules.command_name("command", required=True),
-                "A command name, as list_commands, search_commands or search_reports return it.",
+                "A command name, as search_commands, search_reports or the list_commands query return it.",
+                required=True,
             ),
         ),
         checks=(rules.listed_command_exists,),
@@ -183,7 +135,8 @@ QUERIES: dict[str, Query] = {
             Param(
                 "path",
                 rules.workspace_path,
-                "The report's path, as returned by search_reports (absolute) or relative to the workspace.",
+                "The report's path, as search_reports returns it (absolute) or relative to the workspace.",
+                required=True,
             ),
         ),
         checks=(rules.report_exists,),
@@ -191,13 +144,7 @@ QUERIES: dict[str, Query] = {
     "search_commands": Query(
         title="Find commands",
         description="Commands whose name or whose reports contain the query (case-insensitive).",
-        params=(
-            Param(
-                "query",
-                rules.query_text("search_commands", "proxy"),
-                "Text to find in command names and their reports. " + QUERY_LIMITS,
-            ),
-        ),
+        params=(params.query("search_commands", "proxy", "Text to find in command names and their reports."),),
         checks=(rules.reports_exist,),
     ),
     "search_semantic": Query(
@@ -207,18 +154,14 @@ QUERIES: dict[str, Query] = {
         "text finds nothing). conversation_type and date_range filter before the search. An archive with "
         "no embeddings gives no results, not an error.",
         params=(
-            Param(
-                "query",
-                rules.query_text("search_semantic", "authentication patterns"),
-                "What to find, in plain words: documents nearest in meaning. " + QUERY_LIMITS,
+            params.query(
+                "search_semantic",
+                "authentication patterns",
+                "What to find, in plain words: documents nearest in meaning.",
             ),
-            _conversation_type("documents"),
-            Param(
-                "date_range",
-                rules.date_range,
-                "YYYY-MM (a month: every day of it) or YYYY-MM-DD (that day only). Empty means all dates.",
-            ),
-            _limit(10),
+            params.conversation_type("documents"),
+            params.date_range(),
+            params.limit(10),
         ),
         embeds=lambda params: True,
     ),
@@ -226,19 +169,16 @@ QUERIES: dict[str, Query] = {
         title="Find a document",
         description="One document by id, by its path or by the path of any file of it (relative to the workspace, "
         "or absolute).",
-        params=(_document(),),
+        params=(params.document(),),
         checks=(rules.document_exists,),
     ),
     "similar": Query(
         title="Similar documents",
         description="The documents nearest in meaning to one document (by id, by its path or by the path of any "
         "file of it), excluding itself, with cosine similarity scores.",
-        params=(
-            _document(),
-            _limit(10),
-        ),
+        params=(params.document(), params.limit(10)),
         checks=(rules.document_exists,),
-        aliases={"source_path": "document"},
+        seed_names=(Alias("source_path", "document"),),
     ),
     "embedding_status": Query(
         title="Embedding status",
@@ -256,92 +196,10 @@ QUERIES: dict[str, Query] = {
         "/api/search and of the MCP tool): query, mode, total, page, page_size, total_pages, has_more and results "
         "of id, kind, type, entity_type and entity_id (records), tags (memories), agent, title, date, score, "
         "rank, message and a one-line snippet (left out where the title says it all), empty fields left out.",
-        params=(
-            Param(
-                "query",
-                rules.optional_query,
-                "Words to search for. Optional in the recent, tag, scan, faceted and similar modes; in "
-                "recent, tag and faceted every word must match. " + QUERY_LIMITS,
-            ),
-            Param(
-                "mode",
-                rules.one_of("mode", rules.MODES),
-                "hybrid (default: keyword and semantic rankings fused), keyword (BM25; every word first, and "
-                "when fewer than 100 documents hold every word, documents holding some of them fill the list up "
-                "to 100), semantic (the 100 nearest documents), similar (the 100 documents nearest to document, "
-                "an id or path), tag (tags required, newest first), recent (newest first), scan (like hybrid, "
-                "or newest first without a query; with output=full, short excerpts), faceted (every filter; "
-                "hybrid ranking with a query, newest first without).",
-            ),
-            Param(
-                "entities",
-                rules.text_list,
-                "Comma-separated kinds (conversation, report, memory, record, note) or record entity types "
-                "(product, feature, test, bug, ...).",
-            ),
-            Param(
-                "types",
-                rules.text_list,
-                "Comma-separated memory types, entity types, conversation types or report commands.",
-            ),
-            Param("tags", rules.text_list, "Comma-separated tags: any of them, or all with match_all=true."),
-            Param(
-                "match_all", rules.boolean("match_all"), "true: every tag must be present; false (default): any tag."
-            ),
-            _date_bound("start_date"),
-            _date_bound("end_date"),
-            Param(
-                "product_ids",
-                rules.id_list("product_ids"),
-                "Comma-separated numbers: only records of these products.",
-            ),
-            Param(
-                "agents",
-                rules.text_list,
-                "Comma-separated agents of conversations: agent-log kinds (claude-code, codex, gemini-cli, "
-                "claude-export, chatgpt-export, aider, specstory, llm) or workspace (its own markdown).",
-            ),
-            Param("projects", rules.text_list, "Comma-separated projects: a full path, or its last folder's name."),
-            Param("models", rules.text_list, "Comma-separated models a conversation used."),
-            Param(
-                "files", rules.text_list, "Comma-separated files a conversation touched: a full path, or a file name."
-            ),
-            Param(
-                "match_mode",
-                rules.one_of("match_mode", ("simple", "raw")),
-                'simple (default: the words, FTS syntax escaped) or raw (FTS5 syntax: "phrases", prefix*, AND, '
-                "OR, NOT, NEAR).",
-            ),
-            Param(
-                "min_similarity",
-                rules.number("min_similarity", -1, 1),
-                "Drop semantic candidates below this cosine similarity (default 0.32 for semantic and hybrid, "
-                "so that unrelated text finds nothing; -1 keeps every candidate).",
-            ),
-            Param(
-                "document",
-                _as_given,
-                "mode=similar: the document to find the neighbours of: an id, its path or the path of a file of it.",
-            ),
-            Param("page", rules.bounded_int("page", 1, 10_000, example=1), "Page number, from 1."),
-            Param("page_size", rules.bounded_int("page_size", 1, 100), "Results per page, 1 to 100 (default 10)."),
-            Param("limit", rules.bounded_int("limit", 1, 100), "Another name for page_size."),
-            Param(
-                "output",
-                rules.one_of("output", rules.OUTPUTS),
-                "brief (what a list of results shows: id, kind, type, entity_type and entity_id (records), tags "
-                "(memories), agent, title, date, score, rank, the message that matched, a snippet of at most 200 "
-                "characters unless the title says it all; the default of /api/search and MCP) or full (the default "
-                "here: every field, excerpts, facets and filters).",
-            ),
-            # seed 002's name with no counterpart: a boost this archive does not use
-            Param(
-                "encoding_context", _as_given, "Accepted from the memory service's callers; no effect.", in_sql=False
-            ),
-        ),
+        params=SEARCH_PARAMS,
         checks=(rules.search_inputs, rules.entities_known, rules.raw_syntax),
         embeds=rules.embeds_search,
-        aliases={"kinds": "entities", "memory_type": "types", "k": "page_size", "source_path": "document"},
+        seed_names=SEARCH_ALIASES,
     ),
     "document_counts": Query(
         title="Documents by kind and type",
@@ -353,7 +211,7 @@ QUERIES: dict[str, Query] = {
         "what the document page shows. "
         "file is its absolute path on this machine, link a URL for it (reports: under report_link_base_url "
         "when that is set); product is the title of its product record, when there is one.",
-        params=(_document(),),
+        params=(params.document(),),
         checks=(rules.document_exists,),
     ),
     "activity": Query(
@@ -365,6 +223,7 @@ QUERIES: dict[str, Query] = {
                 "by",
                 rules.one_of("by", ("month", "day")),
                 "month (the default) or day; by day, documents dated only by month are left out.",
+                default="month",
             ),
             Param("kind", rules.one_of("kind", rules.KINDS), "Only documents of this kind; empty: every kind."),
         ),
@@ -378,6 +237,7 @@ QUERIES: dict[str, Query] = {
                 "query",
                 rules.query_text("check_search_syntax", "proxy NEAR(timeout)"),
                 "A query in FTS5 syntax.",
+                required=True,
             ),
         ),
         checks=(rules.fts_syntax,),
@@ -395,19 +255,23 @@ QUERIES: dict[str, Query] = {
             Param(
                 "agents",
                 rules.agent_list,
-                "Comma-separated agents: " + ", ".join(rules.AGENTS) + " (workspace: the conversations written "
-                "in the workspace); empty: every agent.",
+                f"Only these agents: {', '.join(rules.AGENTS)} ({rules.WORKSPACE_AGENT}: the conversations written "
+                "in the workspace itself); empty: every agent.",
+                many=True,
             ),
             Param(
                 "projects",
                 rules.text_list,
-                "Comma-separated projects: a project's full path (its working directory) or its last folder "
+                "Only these projects: a project's full path (the session's working directory) or its last folder "
                 "name (api for /home/ana/api); empty: every project. Workspace conversations have no project.",
+                many=True,
             ),
-            _date_bound("start_date", CONVERSATION_DATES),
-            _date_bound("end_date"),
-            _limit(20),
-            _offset("conversations"),
+            *params.dates(CONVERSATION_DATES),
+            params.limit(20, "conversations"),
+            params.offset(
+                "How many conversations to skip (default 0). Next page: offset + limit; fewer results than limit "
+                "is the last page."
+            ),
         ),
         checks=(rules.dates_in_order,),
     ),
@@ -420,22 +284,47 @@ QUERIES: dict[str, Query] = {
         "this page) and next_offset (the offset of the next page, or null). A conversation written in the "
         "workspace is one message of role document: its whole text.",
         params=(
-            _document(
-                "The conversation: its id or its path (as list_conversations gives them), or the path of any file "
-                "of it."
+            params.document(
+                "The conversation: its id or its path, as list_conversations or search give them, or the path of "
+                "any file of it."
             ),
-            _offset("messages"),
+            params.offset("Index of the first message to return (default 0). Next page: the answer's next_offset."),
             Param(
                 "limit",
                 rules.bounded_int("limit", 1, 200, example=50),
                 "Most messages to return, 1 to 200 (default 50).",
+                type="integer",
             ),
             Param(
                 "include",
                 rules.include_list,
-                "Comma-separated parts of each message left out by default: thinking, tool_output; empty: neither.",
+                "Parts of each message left out by default to keep answers small: "
+                f"{', '.join(rules.INCLUDABLE)} (the raw tool results); empty: neither.",
+                many=True,
             ),
         ),
         checks=(rules.conversation_page,),
+    ),
+}
+
+# --- the MCP tools' parameters that are no canned query's --------------------------------------
+
+# which archive a tool reads: every tool takes it
+WORKSPACE = Param("workspace_path", as_given, WORKSPACE_PATH, default=None)
+EMBED_WAIT_SECONDS = 45.0  # the longest an embedding call waits: below the 60 s common MCP clients wait
+
+# the embedding API's tools, which run no canned query
+TOOL_PARAMS: dict[str, tuple[Param, ...]] = {
+    "embed_document": (
+        Param("path", as_given, "A file or folder inside the workspace (relative, or absolute).", required=True),
+    ),
+    "embed_workspace": (
+        Param(
+            "background",
+            rules.boolean("background"),
+            f"True: start the job and answer at once. False (default): wait up to {EMBED_WAIT_SECONDS:g} s, with "
+            "progress; a longer job goes on in the background. get_embedding_status shows a job's state.",
+            type="boolean",
+        ),
     ),
 }

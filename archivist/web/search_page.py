@@ -11,7 +11,7 @@ from archivist.web.app import highlighted, unknown_search_parameters
 from archivist.web.page_queries import QueryFailed, search
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.search_navigation import active_filters, facet_groups, pages, timeline
-from archivist.web.urls import SearchState, document_url, search_params
+from archivist.web.urls import DEFAULT_MODE, FORM, KEPT, SearchState, document_url, search_params
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     """GET /search: query box, modes, facets, timeline, results and pages."""
     params = search_params(request.args)
     state = SearchState(datasette, params)
-    mode = params.get("mode", "hybrid")
+    mode = params.get("mode", DEFAULT_MODE)
     # the form ranks words by one of the page's modes; a list by another mode (recent,
     # similar, ...) is left by a new search, which starts as hybrid
     context: dict[str, Any] = {
@@ -41,7 +41,9 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         "params": params,
         "modes": PAGE_MODES,
         "mode": mode,
-        "form_mode": mode if mode in PAGE_MODES else "hybrid",
+        "form_mode": mode if mode in PAGE_MODES else DEFAULT_MODE,
+        "form": FORM,
+        "kept": KEPT,
     }
     unknown = unknown_search_parameters(params)
     if unknown is not None:
@@ -78,7 +80,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         previous_url=state.page_url(response["page"] - 1) if response["page"] > 1 else None,
         next_url=state.page_url(response["page"] + 1) if response["has_more"] else None,
         partial_facets=response["total"] > FACET_WINDOW,
-        mode_urls={mode: state.url(mode=None if mode == "hybrid" else mode, document=None) for mode in PAGE_MODES},
+        mode_urls={mode: state.url(mode=None if mode == DEFAULT_MODE else mode, document=None) for mode in PAGE_MODES},
         api_url=datasette.urls.path("/api/search")
         + SearchState(datasette, wanted).query_string(page=params.get("page"), output="full"),
         canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search")

@@ -11,14 +11,21 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from archivist.queries import validation
+from archivist.queries.declarations import QUERIES
 from archivist.queries.sqlfunctions import items
 
 if TYPE_CHECKING:
     from datasette.app import Datasette
 
+    from archivist.queries.params import Param
 
-SEARCH_PARAMS = tuple(validation.QUERIES["search"].params)
+
+SEARCH_PARAMS = tuple(param.name for param in QUERIES["search"].params)  # in the order URLs name them
+# The search page's form: a field for each parameter declared with one (``Param.form``); a new
+# search keeps the hidden ones, the filters in force.
+FORM: dict[str, Param] = {param.name: param for param in QUERIES["search"].params if param.form}
+KEPT = tuple(name for name, param in FORM.items() if param.form == "hidden")
+DEFAULT_MODE = str(QUERIES["search"].param("mode").default)
 
 
 def search_params(args: Any) -> dict[str, str]:

@@ -1,0 +1,152 @@
+"""What the MCP tools answer: each one's structured output schema, and the shaping of its rows.
+
+Fields are not required: a failed call's structured content is the SPEC §5 body
+({"success": false, "error", "code"}) and clients check it against the same schema.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typing_extensions import TypedDict
+
+from archivist.queries.rules import INCLUDABLE
+
+
+class Outcome(TypedDict, total=False):
+    success: bool
+    error: str
+    code: str
+
+
+class Rows(Outcome, total=False):
+    num_results: int
+    results: list[dict[str, Any]]
+
+
+class Report(Outcome, total=False):
+    report_name: str
+    command_name: str
+    date: str | None
+    title: str | None
+    path: str
+    content: str
+
+
+class Document(Outcome, total=False):
+    id: int
+    kind: str
+    type: str | None
+    title: str | None
+    path: str
+    date: str | None
+    tags: list[str]
+    extra: dict[str, Any] | None
+    embedded: bool
+    body: str
+
+
+class SearchResponse(Outcome, total=False):
+    query: str
+    mode: str
+    total: int
+    page: int
+    page_size: int
+    total_pages: int
+    has_more: bool
+    results: list[dict[str, Any]]
+    facets: dict[str, Any]
+    filters: dict[str, Any]
+
+
+class Conversation(Outcome, total=False):
+    document_id: int | None
+    total: int
+    offset: int
+    limit: int
+    has_more: bool
+    next_offset: int | None
+    num_results: int
+    messages: list[dict[str, Any]]
+
+
+class Embedded(Outcome, total=False):
+    embedded: int
+    skipped: int
+    total_files: int
+
+
+class EmbeddingStatus(Outcome, total=False):
+    total_chunks: int
+    num_documents: int
+    pending: int
+    db_path: str
+    model: str | None
+    recent_embeddings: list[dict[str, Any]]
+
+
+def rows_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A list query's rows, as seeds 001 and 003 return them."""
+    return {"success": True, "num_results": len(rows), "results": rows}
+
+
+def row_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A query's one row (get_report's), as it is."""
+    (row,) = rows
+    return {"success": True, **row}
+
+
+def document_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """get_document's row: its tags a list, its extra (an agent log's session) an object, embedded a boolean."""
+    (row,) = rows
+    return {
+        "success": True,
+        **row,
+        "tags": json.loads(row["tags"] or "[]"),
+        "extra": json.loads(row["extra"]) if row["extra"] else None,
+        "embedded": bool(row["embedded"]),
+    }
+
+
+CONVERSATION_LIMIT = 50  # get_conversation's default page, as its SQL has it
+PAGING = ("document_id", "total", "has_more", "next_offset")
+
+
+def conversations_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """list_conversations' rows, each one's models as a list."""
+    return rows_payload([{**row, "models": json.loads(row["models"] or "[]")} for row in rows])
+
+
+def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: int | None) -> dict[str, Any]:
+    """get_conversation's rows as one page: the paging once, then the messages.
+
+    Each message's tool calls are a list; thinking and tool_output are there only when
+    asked for (include), so that a page stays small.
+    """
+    first = rows[0] if rows else {"document_id": None, "total": 0, "has_more": 0, "next_offset": None}
+    messages = []
+    for row in rows:
+        message = {key: value for key, value in row.items() if key not in PAGING}
+        message["tool_calls"] = json.loads(message["tool_calls"] or "[]")
+        for part in INCLUDABLE:
+            if message[part] is None:
+                del message[part]
+        messages.append(message)
+    return {
+        "success": True,
+        "document_id": first["document_id"],
+        "total": first["total"],
+        "offset": offset or 0,
+        "limit": limit or CONVERSATION_LIMIT,
+        "has_more": bool(first["has_more"]),
+        "next_offset": first["next_offset"],
+        "num_results": len(messages),
+        "messages": messages,
+    }
+
+
+def embedding_status_payload(rows: list[dict[str, Any]], job: dict[str, Any] | None) -> dict[str, Any]:
+    """embedding_status's row, its recent embeddings a list, with the latest embedding job."""
+    (row,) = rows
+    return {"success": True, **row, "recent_embeddings": json.loads(row["recent_embeddings"] or "[]"), "job": job}

@@ -1,0 +1,185 @@
+"""The unified search's parameters (``search``), declared once: what each one is, means, and where
+``archivist search`` and the search page show it; and the seed systems' other names for them.
+
+``declarations`` declares the ``search`` query with these; every surface of the search
+(GET /api/search, the search page, the MCP ``search`` tool, ``archivist search``, the canned
+query) is derived from them.
+"""
+
+from __future__ import annotations
+
+from archivist.queries import params, rules
+from archivist.queries.params import QUERY_LIMITS, SEARCH_DATES, Alias, Param, Rule, Value, as_given
+
+LOG_AGENTS = ", ".join(agent for agent in rules.AGENTS if agent != rules.WORKSPACE_AGENT)
+OWN_AGENT = f"{rules.WORKSPACE_AGENT} (the conversations written in the workspace itself)"
+
+
+def _choice(
+    name: str, choices: tuple[str, ...], description: str, default: Value, metavar: str, form: str | None = None
+) -> Param:
+    """One of ``choices``: an option of ``archivist search`` (--name), and a field of the search page's (``form``)."""
+    flag = "--" + name.replace("_", "-")
+    return Param(
+        name, rules.one_of(name, choices), description, default=default, flags=(flag,), metavar=metavar, form=form
+    )
+
+
+def _listed(name: str, description: str, flags: tuple[str, ...], metavar: str, rule: Rule = rules.text_list) -> Param:
+    """One of the search's lists: an option of ``archivist search`` and a field the search page keeps."""
+    return Param(name, rule, description, many=True, flags=flags, metavar=metavar, form="hidden")
+
+
+SEARCH_PARAMS = (
+    Param(
+        "query",
+        rules.optional_query,
+        "Words to search for. Optional in the recent, tag, scan, faceted and similar modes; in recent, tag and "
+        "faceted every word must match. " + QUERY_LIMITS,
+        flags=("QUERY",),
+        form="search",
+    ),
+    _choice(
+        "mode",
+        rules.MODES,
+        "hybrid (default: keyword and semantic rankings fused), keyword (BM25; every word first, and when fewer "
+        "than 100 documents hold every word, documents holding some of them fill the list up to 100), semantic "
+        "(the 100 nearest documents), similar (the 100 documents nearest to document, an id or path), tag (tags "
+        "required, newest first), recent (newest first), scan (like hybrid, or newest first without a query; with "
+        "output=full, short excerpts), faceted (every filter; hybrid ranking with a query, newest first without).",
+        default="hybrid",
+        metavar="MODE",
+        form="radio",
+    ),
+    _listed(
+        "entities",
+        f"Only these kinds ({', '.join(rules.KINDS)}) or record entity types ({', '.join(rules.ENTITY_TYPES)}, ...).",
+        ("--kind", "--kinds", "--entities"),
+        "KIND",
+    ),
+    _listed(
+        "types",
+        "Only these types: memory types (note, decision, task, ...), entity types, conversation types or report "
+        "commands.",
+        ("--type", "--types"),
+        "TYPE",
+    ),
+    _listed("tags", "Only documents with these tags: any of them, or all with match_all.", ("--tag", "--tags"), "TAG"),
+    Param(
+        "match_all",
+        rules.boolean("match_all"),
+        "true: every tag must be present; false (default): any tag.",
+        type="boolean",
+        flags=("--match-all",),
+        form="hidden",
+    ),
+    *params.dates(SEARCH_DATES, flags=True),
+    Param(
+        "product_ids",
+        rules.id_list("product_ids"),
+        "Only records of these products (positive whole numbers).",
+        type="integer",
+        many=True,
+        flags=("--product-id", "--product-ids"),
+        metavar="N",
+        form="hidden",
+    ),
+    _listed(
+        "agents",
+        f"Only conversations of these agents: agent-log kinds ({LOG_AGENTS}) or {OWN_AGENT}.",
+        ("--agent", "--agents"),
+        "AGENT",
+    ),
+    _listed(
+        "projects",
+        "Only conversations of these projects: a full path, or its last folder's name.",
+        ("--project", "--projects"),
+        "PROJECT",
+    ),
+    _listed("models", "Only conversations that used these models.", ("--model", "--models"), "MODEL"),
+    _listed(
+        "files",
+        "Only conversations that touched these files: a full path, or a file name.",
+        ("--file", "--files"),
+        "FILE",
+    ),
+    _choice(
+        "match_mode",
+        ("simple", "raw"),
+        'simple (default: the words, FTS syntax escaped) or raw (FTS5 syntax: "phrases", prefix*, AND, OR, NOT, NEAR).',
+        default="simple",
+        metavar="simple|raw",
+        form="hidden",
+    ),
+    Param(
+        "min_similarity",
+        rules.number("min_similarity", -1, 1),
+        "Drop semantic candidates below this cosine similarity, -1 to 1 (default 0.32 for semantic and hybrid, so "
+        "that unrelated text finds nothing; none for similar; -1 keeps every candidate).",
+        type="number",
+        flags=("--min-similarity",),
+        metavar="X",
+        form="hidden",
+    ),
+    Param(
+        "document",
+        as_given,
+        "mode=similar: the document to find neighbours of: its id, its path, or the path of any file of it.",
+        also=("integer",),
+        flags=("--document",),
+        metavar="ID|PATH",
+    ),
+    Param(
+        "page",
+        rules.bounded_int("page", 1, 10_000, example=1),
+        "Page number, from 1.",
+        type="integer",
+        flags=("--page",),
+        metavar="N",
+    ),
+    Param(
+        "page_size",
+        rules.bounded_int("page_size", 1, 100),
+        "Results per page, 1 to 100 (default 10).",
+        type="integer",
+        flags=("--page-size",),
+        metavar="N",
+        form="hidden",
+    ),
+    Param(
+        "limit",
+        rules.bounded_int("limit", 1, 100),
+        "Another name for page_size.",
+        type="integer",
+        flags=("--limit",),
+        metavar="N",
+    ),
+    _choice(
+        "output",
+        rules.OUTPUTS,
+        "brief (the default of /api/search, of MCP and of archivist search --json: query, mode, total, page, "
+        "page_size, total_pages, has_more, and per result id, kind, type, entity_type and entity_id (records), "
+        "tags (memories), agent (conversations), title, date, score, rank, message (an agent log's matching "
+        "message) and a snippet of at most 200 characters, left out where the title says it all) or full (the "
+        "default of the canned query: every field (path, tags, product_id, ...), longer highlighted excerpts, facet "
+        "counts per kind, type, month, day, tag, product, agent, project and model, and the filters as understood).",
+        default=rules.API_OUTPUT,
+        metavar="brief|full",
+    ),
+    # seed 002's name with no counterpart: a boost this archive does not use
+    Param(
+        "encoding_context",
+        as_given,
+        "Accepted from the memory service's callers; it has no effect here.",
+        type="object",
+        default=None,
+        in_sql=False,
+    ),
+)
+
+SEARCH_ALIASES = (
+    Alias("kinds", "entities"),
+    Alias("memory_type", "types", seed="memory service"),
+    Alias("k", "page_size", seed="memory service"),
+    Alias("source_path", "document"),
+)
