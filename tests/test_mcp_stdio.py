@@ -1,18 +1,28 @@
-"""The stdio server's first answers, given before the MCP SDK has loaded: the SDK's own, once each."""
+"""The stdio server's first answers, given before the MCP SDK has loaded: the SDK's own, once each;
+then the SDK's own stdio server, given the session: pipes, files and hostile lines."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
+import subprocess
+import sys
 import threading
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
 
-import anyio
 import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from archivist.mcp import stdio
 from archivist.mcp.calls import Workspaces
+from archivist.mcp.tools import create_server
 from archivist.workspace import archive_path
+
+ARCHIVIST = str(Path(sys.executable).parent / "archivist")
 
 
 def request(id_: object, method: str, params: dict | None = None) -> dict:
@@ -29,35 +39,72 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 CALL = request(5, "tools/call", {"name": "search", "arguments": {"query": "borders", "mode": "keyword"}})
 
 
-def lobby(*messages: dict | str, tools: dict | None = None) -> tuple[stdio.Lobby, list[dict], list[str]]:
-    """A lobby fed these messages: itself, what it answered, and when the SDK would have been started."""
+def listing() -> stdio.Listing:
+    kept = stdio.load_listing()
+    assert kept is not None, "tools.json is not the installed SDK's: run python -m archivist.mcp.stdio"
+    return kept
+
+
+def lobby(
+    *messages: dict | str, kept: Callable[[], stdio.Listing | None] = listing
+) -> tuple[stdio.Lobby, list[dict], list[str]]:
+    """A lobby fed these messages, with the SDK's answers ``kept``: itself, what it answered, and
+    when the SDK would have been started."""
     lines = "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages)
     out = io.StringIO()
     started: list[str] = []
-    listing = stdio.tools_listing() if tools is None else tools
-    room = stdio.Lobby(io.StringIO(lines), out, lambda: listing)
+    room = stdio.Lobby(io.StringIO(lines), out, kept)
     room.read(lambda: started.append("sdk"))
     return room, [json.loads(line) for line in out.getvalue().splitlines()], started
 
 
 def test_tools_json_is_what_the_installed_sdk_answers():
     """tools.json must be written again (python -m archivist.mcp.stdio) when a tool or the SDK changes."""
-    listing = json.loads(stdio.TOOLS_FILE.read_text(encoding="utf-8"))
-    assert listing["sdk"] == stdio._sdk_version() is not None
-    versions, _ = stdio._sdk_versions()
-    by_version = stdio.tools_listing()
-    assert sorted(by_version) == sorted(versions)
-    for version in versions:
-        assert by_version[version] == anyio.run(stdio._sdk_tools_list, version), (
-            "tools.json is stale: run python -m archivist.mcp.stdio"
-        )
+    kept = json.loads(stdio.TOOLS_FILE.read_text(encoding="utf-8"))
+    assert kept["sdk"] == metadata.version("mcp")
+    assert kept == stdio.sdk_listing(), "tools.json is stale: run python -m archivist.mcp.stdio"
+    assert sorted(listing().tools) == sorted(HANDSHAKE_PROTOCOL_VERSIONS)
+    assert sorted(listing().initialize) == sorted([*HANDSHAKE_PROTOCOL_VERSIONS, stdio.OTHER_VERSION])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        *(initialize(1, version)["params"] for version in HANDSHAKE_PROTOCOL_VERSIONS),
+        initialize(1, "1999-01-01")["params"],  # a version the SDK does not speak
+        initialize(1, "2026-07-28")["params"],  # nor at the handshake
+        {**initialize()["params"], "capabilities": {"roots": {"listChanged": True}}, "_meta": {"progressToken": 1}},
+    ],
+)
+def test_the_early_initialize_answer_is_the_sdks_own(params):
+    """(The SDK answers an initialize within a session as the first: by its params.)"""
+    asked = {**initialize("x"), "params": params}
+    assert stdio.early_answer(asked, listing()) == stdio.sdk_answers("2025-11-25", [asked])["x"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+        {"protocolVersion": 20251125, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+        {"protocolVersion": "2025-11-25", "clientInfo": {"name": "test", "version": "1"}},
+        {"protocolVersion": "2025-11-25", "capabilities": [], "clientInfo": {"name": "test", "version": "1"}},
+        {"protocolVersion": "2025-11-25", "capabilities": {}},
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test"}},
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": 1, "version": "1"}},
+    ],
+)
+def test_initialize_params_the_sdk_refuses_are_left_to_it(params):
+    asked = {**initialize("x"), "params": params}
+    assert stdio.early_answer(asked, listing()) is None
+    assert "error" in stdio.sdk_answers("2025-11-25", [asked])["x"]
 
 
 def test_initialize_then_tools_list_are_answered_without_the_sdk():
     room, answers, started = lobby(initialize(), INITIALIZED, request(2, "tools/list"), CALL, request(6, "ping"))
     assert [a["id"] for a in answers] == [1, 2] and started == ["sdk"]
-    assert answers[0] == stdio.early_answer(initialize())
-    assert answers[1]["result"] == stdio.tools_listing()["2025-11-25"]
+    assert answers[0] == stdio.early_answer(initialize(), listing())
+    assert answers[1]["result"] == listing().tools["2025-11-25"]
     assert {tool["name"] for tool in answers[1]["result"]["tools"]} >= {"search", "get_document"}
     # the SDK reads the session again without the answered list, up to the call that needed it
     assert [json.loads(line).get("id") for line in room.lines] == [1, None, 5]
@@ -76,6 +123,7 @@ def test_initialize_then_tools_list_are_answered_without_the_sdk():
         [{"jsonrpc": "2.0", "method": "initialize"}],  # a notification is not answered
         [{**initialize(), "params": [1]}],
         [{**initialize(), "params": "2025-11-25"}],
+        [{**initialize(), "params": {"protocolVersion": "2025-11-25"}}],  # the SDK refuses these params
         ["[1, 2]"],
     ],
     ids=[
@@ -88,6 +136,7 @@ def test_initialize_then_tools_list_are_answered_without_the_sdk():
         "no-id",
         "list-params",
         "text-params",
+        "too-few-params",
         "not-an-object",
     ],
 )
@@ -100,9 +149,14 @@ def test_a_list_it_cannot_answer_is_left_to_the_sdk():
     paged = request(2, "tools/list", {"cursor": "x"})
     room, answers, _ = lobby(initialize(), paged)
     assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
-    # a listing written by another SDK version (or none) is not used
-    room, answers, _ = lobby(initialize(), request(2, "tools/list"), tools={})
+    # a listing without this server's tools (its fixtures' tools are not in tools.json)
+    room, answers, _ = lobby(
+        initialize(), request(2, "tools/list"), kept=lambda: dataclasses.replace(listing(), tools={})
+    )
     assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
+    # none (tools.json written by another SDK version): the SDK answers initialize too
+    room, answers, started = lobby(initialize(), request(2, "tools/list"), kept=lambda: None)
+    assert answers == [] and len(room.lines) == 1 and started == ["sdk"]
     # nor is an id answered already
     room, answers, _ = lobby(initialize(), request(1, "tools/list"))
     assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
@@ -113,18 +167,27 @@ def test_a_list_it_cannot_answer_is_left_to_the_sdk():
 
 
 def test_a_stale_listing_is_not_used(tmp_path, monkeypatch):
-    listing = json.loads(stdio.TOOLS_FILE.read_text(encoding="utf-8"))
+    kept = json.loads(stdio.TOOLS_FILE.read_text(encoding="utf-8"))
     stale = tmp_path / "tools.json"
-    stale.write_text(json.dumps({**listing, "sdk": "0.0.1"}), encoding="utf-8")
     monkeypatch.setattr(stdio, "TOOLS_FILE", stale)
-    assert stdio.tools_listing() == {}
+    stale.write_text(json.dumps(kept), encoding="utf-8")
+    assert stdio.load_listing() == listing()
+    stale.write_text(json.dumps({**kept, "sdk": "0.0.1"}), encoding="utf-8")
+    assert stdio.load_listing() is None
     stale.write_text("{broken", encoding="utf-8")
-    assert stdio.tools_listing() == {}
-    for wrong in ({"results": {"x": 1}}, {"results": [{"versions": 1}]}, {"results": None}):
-        stale.write_text(json.dumps({**wrong, "sdk": listing["sdk"]}), encoding="utf-8")
-        assert stdio.tools_listing() == {}
+    assert stdio.load_listing() is None
+    for wrong in (
+        {"tools/list": {"x": 1}},
+        {"tools/list": [{"versions": 1}]},
+        {"tools/list": None},
+        {"initialize": []},
+        {"initialize": {"2025-11-25": {}}},  # none for the versions the SDK does not speak
+        {"results": kept["tools/list"], "tools/list": None},  # an earlier layout
+    ):
+        stale.write_text(json.dumps({**kept, **wrong}), encoding="utf-8")
+        assert stdio.load_listing() is None, wrong
     monkeypatch.setattr(stdio, "TOOLS_FILE", tmp_path / "missing.json")
-    assert stdio.tools_listing() == {}
+    assert stdio.load_listing() is None
 
 
 # The arguments of searches answered before the SDK loads, each of the exact JSON types the input
@@ -144,14 +207,14 @@ EARLY_SEARCHES = [
 ]
 
 
-@pytest.mark.parametrize("version", stdio._sdk_versions()[0])
+@pytest.mark.parametrize("version", HANDSHAKE_PROTOCOL_VERSIONS)
 def test_an_early_search_is_answered_as_the_sdk_answers_it(embedded_sample, version):
     """Answers and errors alike: the early search runs the tool's own search, and says what the SDK says."""
     db_path = archive_path(embedded_sample)
     calls = [{"name": "search", "arguments": arguments} for arguments in EARLY_SEARCHES]
     requests = [request(number, "tools/call", call) for number, call in enumerate(calls)]
-    sdk = anyio.run(stdio.sdk_answers, version, requests, db_path)
-    tools = stdio.tools_listing()[version]
+    sdk = stdio.sdk_answers(version, requests, db_path)
+    tools = listing().tools[version]
     workspaces = Workspaces(db_path)
     codes = []
     for number, call in enumerate(calls):
@@ -186,7 +249,7 @@ def test_an_early_search_is_answered_as_the_sdk_answers_it(embedded_sample, vers
 )
 def test_calls_the_sdk_should_judge_are_left_to_it(embedded_sample, params):
     workspaces = Workspaces(archive_path(embedded_sample))
-    assert stdio.early_call(stdio.tools_listing()["2025-11-25"], params, workspaces) is None
+    assert stdio.early_call(listing().tools["2025-11-25"], params, workspaces) is None
 
 
 def test_a_search_is_answered_early_only_in_a_session_and_before_the_sdk_is_up():
@@ -195,8 +258,8 @@ def test_a_search_is_answered_early_only_in_a_session_and_before_the_sdk_is_up()
     def run(*messages: dict, sdk_ready: bool = False) -> tuple[stdio.Lobby, list[dict]]:
         out = io.StringIO()
         lines = "".join(json.dumps(message) + "\n" for message in messages)
-        listing = stdio.tools_listing()
-        room = stdio.Lobby(io.StringIO(lines), out, lambda: listing, lambda p, t: answered, lambda: sdk_ready)
+        kept = listing()
+        room = stdio.Lobby(io.StringIO(lines), out, lambda: kept, lambda p, t: answered, lambda: sdk_ready)
         room.read()
         return room, [json.loads(line) for line in out.getvalue().splitlines()]
 
@@ -222,7 +285,7 @@ def test_a_search_is_answered_early_only_in_a_session_and_before_the_sdk_is_up()
         room = stdio.Lobby(
             io.StringIO(f"{json.dumps(initialize())}\n{json.dumps(INITIALIZED)}\n{line}\n"),
             io.StringIO(),
-            stdio.tools_listing,
+            stdio.load_listing,
             lambda p, t: answered,
         )
         room.read()
@@ -233,7 +296,7 @@ def test_the_sdk_loads_once_the_client_is_silent():
     """An answer given, then silence: the SDK starts loading while the lobby still reads."""
     read_end, write_end = os.pipe()
     with open(read_end, encoding="utf-8") as protocol_in, open(write_end, "w", encoding="utf-8") as client:
-        room = stdio.Lobby(protocol_in, io.StringIO(), stdio.tools_listing)
+        room = stdio.Lobby(protocol_in, io.StringIO(), stdio.load_listing)
         started = threading.Event()
         reading = threading.Thread(target=room.read, args=(started.set, 0.05), daemon=True)
         reading.start()
@@ -268,3 +331,152 @@ def test_a_line_without_an_end_is_cut_at_the_limit(monkeypatch):
     assert [len(lines.readline()) for _ in range(3)] == [100, 100, 51]  # the last with its newline
     assert lines.readline() == '{"a": 1}\n' and lines.readline() == ""
     os.close(read_end)
+
+
+# The SDK's own stdio server, given the session (stdio.run_sdk)
+
+INITIALIZE = initialize()
+HAND_OVER = request(2, "resources/list")  # only the SDK answers it
+
+
+def lines_of(*messages: dict | str) -> bytes:
+    return "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages).encode()
+
+
+def answers_until(out: int, last_id: object) -> list[dict]:
+    """The answers read from ``out`` up to the one of ``last_id``."""
+    answers: list[dict] = []
+    with open(out, encoding="utf-8", closefd=False) as reader:
+        while not answers or answers[-1].get("id") != last_id:
+            line = reader.readline()
+            assert line, f"the server stopped before answering {last_id}: {answers}"
+            answers.append(json.loads(line))
+    return answers
+
+
+def test_the_sdk_reads_the_session_again_and_its_second_initialize_answer_is_left_out(sample_workspace):
+    """What the lobby read is the SDK's first input; its answer to initialize, already sent, is not sent again."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    server = create_server(archive_path(sample_workspace))
+    replay = [json.dumps(m) + "\n" for m in (INITIALIZE, INITIALIZED, request(3, "ping"))]
+    own = sys.stdin, sys.stdout
+    serving = threading.Thread(
+        target=stdio.run_sdk, args=(server, replay, stdio.Lines(in_read), out_write, {1}), daemon=True
+    )
+    serving.start()
+    try:
+        assert [a["id"] for a in answers_until(out_read, 3)] == [3]
+        os.write(in_write, lines_of(request(4, "ping")))
+        assert answers_until(out_read, 4) == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
+        assert (sys.stdin, sys.stdout) == own  # the SDK holds its streams: the process has its own again
+    finally:
+        os.close(in_write)
+        serving.join(10)
+        for fd in (out_write, out_read, in_read):
+            os.close(fd)
+    assert not serving.is_alive()
+
+
+def test_what_is_printed_before_the_sdk_takes_stdout_does_not_reach_the_client():
+    read_end, write_end = os.pipe()
+    elsewhere = io.StringIO()
+    session_out = stdio.SessionOutput(write_end, set())
+    stdout = stdio._PrintsElsewhere(io.BufferedWriter(session_out), elsewhere)
+    print("stray", file=stdout)
+    stdout.flush()
+    stdout.buffer.write(b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n')  # as the SDK writes
+    stdout.buffer.flush()
+    os.close(write_end)
+    with open(read_end, "rb") as client:
+        assert client.read() == b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n'
+    assert elsewhere.getvalue() == "stray\n"
+
+
+def test_a_line_over_the_limit_is_cut_and_the_session_goes_on(sample_workspace, monkeypatch):
+    monkeypatch.setattr(stdio, "LINE_LIMIT", 4096)
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    server = create_server(archive_path(sample_workspace))
+    serving = threading.Thread(
+        target=stdio.run_sdk, args=(server, [], stdio.Lines(in_read), out_write, set()), daemon=True
+    )
+    serving.start()
+    try:
+        huge = json.dumps(request(3, "ping", {"pad": "x" * 100_000}))
+        ping = request(4, "ping")
+        os.write(in_write, lines_of(INITIALIZE, INITIALIZED, huge, ping))
+        answers = answers_until(out_read, 4)
+        # the long line got no answer as a ping (it was not read as one), and what followed it was
+        assert [a.get("id") for a in answers if "result" in a] == [1, 4]
+        call = {"name": "search", "arguments": {"query": "kubernetes migration", "mode": "keyword"}}
+        os.write(in_write, lines_of(request(5, "tools/call", call)))
+        assert answers_until(out_read, 5)[-1]["result"]["structuredContent"]["total"] >= 1
+    finally:
+        os.close(in_write)
+        serving.join(10)
+        for fd in (out_write, out_read, in_read):
+            os.close(fd)
+    assert not serving.is_alive()
+
+
+def test_a_client_that_writes_everything_before_it_reads_gets_every_answer(embedded_sample):
+    """Far more requests and answers than a pipe holds: reading goes on while answers wait to be read."""
+    process = subprocess.Popen(
+        [ARCHIVIST, "mcp", str(embedded_sample)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(lines_of(INITIALIZE, INITIALIZED, HAND_OVER))
+        process.stdin.flush()
+        assert [json.loads(process.stdout.readline())["id"] for _ in range(2)] == [1, 2]
+        pad = {"anything": "x" * 2000}  # requests of 2 KB, answers of about 8 KB (output=full)
+        requests = [
+            {"jsonrpc": "2.0", "id": 100 + n, "method": "tools/call", "params": {"name": "search", "arguments": {
+                "query": "kubernetes migration", "mode": "keyword", "output": "full", "encoding_context": pad}}}
+            for n in range(150)
+        ]  # fmt: skip
+        data = lines_of(*requests)
+        assert len(data) > 256 * 1024
+        writer = threading.Thread(target=lambda: (process.stdin.write(data), process.stdin.flush()), daemon=True)
+        writer.start()
+        writer.join(120)
+        assert not writer.is_alive(), "the server stopped reading while its answers waited"
+        answers = [json.loads(process.stdout.readline()) for _ in requests]
+        assert sorted(a["id"] for a in answers) == [r["id"] for r in requests]
+        assert all(a["result"]["structuredContent"]["total"] >= 1 for a in answers)
+        assert sum(len(json.dumps(a)) for a in answers) > 1024 * 1024
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+@pytest.mark.parametrize("stdout_is_a_file", [True, False])
+def test_stdin_from_a_file_is_served(embedded_sample, tmp_path, stdout_is_a_file):
+    """Not a pipe (a file given as stdin, or as stdout): served all the same."""
+    requests = tmp_path / "requests.jsonl"
+    ping = request(3, "ping")
+    requests.write_bytes(lines_of(INITIALIZE, INITIALIZED, HAND_OVER, "not json", ping))
+    answers_file = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers_file.open("wb") as file:
+        finished = subprocess.run(
+            [ARCHIVIST, "mcp", str(embedded_sample)],
+            stdin=stdin,
+            stdout=file if stdout_is_a_file else subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
+        )
+    assert finished.returncode == 0
+    written = answers_file.read_bytes() if stdout_is_a_file else finished.stdout
+    answers = [json.loads(line) for line in written.splitlines()]
+    # each request answered once, in order. The end of stdin ends the session: the SDK's stdio
+    # server cancels the requests still running then (its client is gone), so the last ones
+    # race it: answered, answered "Connection closed", or not
+    ids = [a.get("id") for a in answers]
+    assert ids in ([1], [1, 2], [1, 2, 3]), answers
+    assert answers[0] == stdio.early_answer(INITIALIZE, listing())
+    if len(ids) > 1:
+        assert answers[1]["result"] == {"resources": []}

@@ -3,13 +3,13 @@
 Importing the MCP SDK takes about a second on two cores (pydantic builds its protocol
 models). A client sends ``initialize``, waits for its answer, then usually lists the
 tools, and only then calls one. So this module (standard library only) answers those
-itself: ``initialize`` from what the server says about itself and the SDK's version
-table (read without importing it), ``tools/list`` from ``tools.json``, the SDK's own
-answer for this package's tools, written by ``python -m archivist.mcp.stdio`` and
-checked by a test, and ``ping``. A ``search`` is answered too (``early_call``), from
-the same search the tool runs, when its arguments are of the exact JSON types its input
-schema names, which the SDK would take as they are; a test holds the answers to the
-SDK's own. Anything else is the SDK's.
+itself, from ``tools.json``: the SDK's own answers to ``initialize`` and ``tools/list``
+for this package's server, written by ``python -m archivist.mcp.stdio`` and checked by
+a test, and used only while the SDK installed is the one that wrote them. It answers
+``ping`` too, and a ``search`` (``early_call``), from the same search the tool runs,
+when its arguments are of the exact JSON types its input schema names, which the SDK
+would take as they are; a test holds the answers to the SDK's own. Anything else is
+the SDK's.
 
 The SDK loads in a thread once the client has been silent for a moment after an answer
 (``IDLE_SECONDS``), as an agent is while it thinks: loading meanwhile would halve the
@@ -17,10 +17,12 @@ speed of the answers given here (both hold the GIL). In that thread an archive t
 been embedded first gets its model and vectors loaded, for the search a client calls
 first (which, sent meanwhile, waits for that load rather than making its own).
 
-The first message that needs the SDK waits for it. The SDK is then given every
-message read so far but those answered here (``initialize`` aside), so that its session
-starts normally, and its own second answer to ``initialize``, the same text, is not
-sent. From there on ``transport`` carries its messages.
+The first message that needs the SDK waits for it. The SDK then serves the session with
+its own stdio server (``MCPServer.run_stdio_async``), which reads ``sys.stdin`` and
+writes ``sys.stdout``: until it has taken them, those are this module's
+(``SessionInput``, ``SessionOutput``), which give it every line read so far but those
+answered here (``initialize`` aside), so that its session starts normally, then the
+rest of stdin, and leave out its own second answer to ``initialize``, the same text.
 
 Everything else on stdout is protocol: file descriptor 1 is pointed at stderr
 while the server runs, so stray output of libraries cannot reach the client.
@@ -28,7 +30,6 @@ while the server runs, so stray output of libraries cannot reach the client.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import logging
@@ -37,46 +38,18 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any, Protocol, cast
+from typing import IO, Any, Protocol
 
 from archivist.errors import ArchivistError
-from archivist.mcp import CAPABILITIES, INSTRUCTIONS, LINE_LIMIT, NAME
+from archivist.mcp import LINE_LIMIT
 
-
-def _sdk_versions() -> tuple[tuple[str, ...], str]:
-    """The SDK's handshake protocol versions and its default, from its version table alone."""
-    spec = importlib.util.find_spec("mcp_types")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("mcp_types is not installed")
-    path = Path(next(iter(spec.submodule_search_locations))) / "version.py"
-    module_spec = importlib.util.spec_from_file_location("_archivist_mcp_versions", path)
-    if module_spec is None or module_spec.loader is None:
-        raise ImportError(f"cannot read {path}")
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return tuple(module.HANDSHAKE_PROTOCOL_VERSIONS), module.LATEST_HANDSHAKE_VERSION
-
-
-def early_answer(request: dict[str, Any]) -> dict[str, Any]:
-    """The answer to an ``initialize`` request, as the SDK would give it."""
-    versions, latest = _sdk_versions()
-    wanted = (request.get("params") or {}).get("protocolVersion")
-    return {
-        "jsonrpc": "2.0",
-        "id": request["id"],
-        "result": {
-            "capabilities": CAPABILITIES,
-            "instructions": INSTRUCTIONS,
-            "protocolVersion": wanted if wanted in versions else latest,
-            "serverInfo": {"name": NAME, "version": ""},
-        },
-    }
-
-
-# {"sdk": the SDK's version, "results": [{"versions": [protocol versions], "result": the tools/list
-# result}]}: the SDK shapes a result by the protocol version the session agreed on.
+# {"sdk": the SDK's version, "initialize": {the protocol version a client asks for ("*": one the
+# SDK does not speak): the SDK's initialize result}, "tools/list": [{"versions": [protocol
+# versions], "result": its tools/list result}]}: the SDK shapes a result by the version agreed on.
 TOOLS_FILE = Path(__file__).with_name("tools.json")
+OTHER_VERSION = "*"
 # A client silent this long after an answer is thinking, or waiting for its user: the SDK loads then.
 # (A client's requests at startup come within a few milliseconds of their answers.)
 IDLE_SECONDS = 0.05
@@ -84,90 +57,58 @@ logger = logging.getLogger("archivist")
 
 
 def _sdk_version() -> str | None:
-    """The installed SDK's version, from the name of its ``mcp-VERSION.dist-info`` folder beside it
-    (``importlib.metadata`` would cost the first answers a few tens of milliseconds)."""
-    spec = importlib.util.find_spec("mcp")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    site = Path(next(iter(spec.submodule_search_locations))).parent
+    """The installed MCP SDK's version, None without one."""
+    from importlib import metadata
+
     try:
-        names = [entry.name for entry in os.scandir(site) if entry.name.startswith("mcp-")]
-    except OSError:
+        return metadata.version("mcp")
+    except metadata.PackageNotFoundError:
         return None
-    versions = [name[4 : -len(".dist-info")] for name in names if name.endswith(".dist-info")]
-    return versions[0] if len(versions) == 1 else None
 
 
-def tools_listing() -> dict[str, Any]:
-    """The SDK's ``tools/list`` results for this package's tools, by protocol version, when
-    ``tools.json`` was written by the SDK installed; else none (the SDK answers then)."""
+@dataclass(frozen=True)
+class Listing:
+    """The SDK's answers kept in ``tools.json``: ``initialize`` results by the protocol version a
+    client asks for (``OTHER_VERSION`` for any other), ``tools/list`` results by the version agreed."""
+
+    initialize: dict[str, dict[str, Any]]
+    tools: dict[str, dict[str, Any]]
+
+
+def load_listing() -> Listing | None:
+    """The listing in ``tools.json`` when the SDK installed wrote it; else none (the SDK answers then)."""
     try:
         listing = json.loads(TOOLS_FILE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return None
     if not isinstance(listing, dict) or listing.get("sdk") != _sdk_version():
-        return {}
+        return None
     try:
-        return {version: shape["result"] for shape in listing["results"] for version in shape["versions"]}
+        initialize = listing["initialize"]
+        tools = {version: shape["result"] for shape in listing["tools/list"] for version in shape["versions"]}
     except (KeyError, TypeError):  # not a listing this module wrote
-        return {}
+        return None
+    if not isinstance(initialize, dict) or not isinstance(initialize.get(OTHER_VERSION), dict):
+        return None
+    return Listing(initialize, tools)
 
 
-async def sdk_answers(
-    protocol_version: str, requests: list[dict[str, Any]], db_path: Path = Path("archive.db")
-) -> dict[Any, Any]:
-    """What the SDK answers ``requests`` (after its handshake) in a session of ``protocol_version``
-    on ``db_path``, by id, as JSON on stdout; listing the tools opens no archive."""
-    import anyio
-    import mcp_types
-    from mcp.shared.message import SessionMessage
-
-    from archivist.mcp.tools import create_server
-
-    server = create_server(db_path)._lowlevel_server
-    handshake: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": "initialize", "method": "initialize", "params": {"protocolVersion": protocol_version,
-         "capabilities": {}, "clientInfo": {"name": "archivist", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]  # fmt: skip
-    to_server, server_reads = anyio.create_memory_object_stream[Any](10)
-    server_writes, from_server = anyio.create_memory_object_stream[Any](10)
-    answers: dict[Any, Any] = {}
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.run, server_reads, server_writes, server.create_initialization_options())
-        for request in handshake + requests:
-            await to_server.send(SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(request)))
-            if "id" in request:
-                answer = await from_server.receive()
-                # as mcp.server.stdio writes it
-                answers[request["id"]] = json.loads(answer.message.model_dump_json(by_alias=True, exclude_unset=True))
-        group.cancel_scope.cancel()
-    del answers["initialize"]
-    return answers
-
-
-async def _sdk_tools_list(protocol_version: str) -> dict[str, Any]:
-    """What the SDK answers ``tools/list`` in a session of ``protocol_version``."""
-    answers = await sdk_answers(protocol_version, [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
-    return cast(dict[str, Any], answers[1]["result"])
-
-
-def write_tools_file() -> None:
-    """Write ``tools.json`` from the SDK installed: ``python -m archivist.mcp.stdio``."""
-    import anyio
-
-    versions, _ = _sdk_versions()
-    shapes: list[dict[str, Any]] = []
-    for version in versions:
-        result = anyio.run(_sdk_tools_list, version)
-        same = next((shape for shape in shapes if shape["result"] == result), None)
-        if same is None:
-            shapes.append({"versions": [version], "result": result})
-        else:
-            same["versions"].append(version)
-    listing = {"sdk": _sdk_version(), "results": shapes}
-    TOOLS_FILE.write_text(json.dumps(listing, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"tools.json: tools/list for {', '.join(versions)}")
+def early_answer(request: dict[str, Any], listing: Listing) -> dict[str, Any] | None:
+    """The answer to an ``initialize`` request, the SDK's own; None for parameters the SDK
+    would refuse (the shape of its ``InitializeRequestParams``: it says what is wrong)."""
+    params = request.get("params")
+    client = params.get("clientInfo") if isinstance(params, dict) else None
+    if (
+        not isinstance(params, dict)
+        or not isinstance(params.get("protocolVersion"), str)
+        or not isinstance(params.get("capabilities"), dict)
+        or not isinstance(client, dict)
+        or not isinstance(client.get("name"), str)
+        or not isinstance(client.get("version"), str)
+    ):
+        return None
+    result = listing.initialize.get(params["protocolVersion"], listing.initialize[OTHER_VERSION])
+    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
 
 # the JSON schema keywords a tool's input schema uses that _of_schema checks (or that check nothing)
@@ -267,22 +208,24 @@ class Lobby:
     ``initialize``, which the session starts with. ``answered`` holds the ids of those it
     reads again whose answers went out (``initialize``'s).
 
-    ``call`` answers a ``tools/call`` (its params, and the session's ``tools/list`` result)
-    or returns None to leave it to the SDK; it is asked only after the client's
-    ``notifications/initialized`` and while ``sdk_ready()`` is false.
+    ``listing`` gives the SDK's answers kept with the package (None when the SDK installed
+    did not write them: the SDK answers everything then). ``call`` answers a ``tools/call``
+    (its params, and the session's ``tools/list`` result) or returns None to leave it to
+    the SDK; it is asked only after the client's ``notifications/initialized`` and while
+    ``sdk_ready()`` is false.
     """
 
     def __init__(
         self,
         protocol_in: LineReader,
         protocol_out: IO[str],
-        tools: Callable[[], dict[str, Any]],
+        listing: Callable[[], Listing | None],
         call: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None] = lambda params, tools: None,
         sdk_ready: Callable[[], bool] = lambda: False,
     ) -> None:
         self._in = protocol_in
         self._out = protocol_out
-        self._tools_by_version = tools  # read once initialize is answered
+        self._listing = listing  # read at the first message
         self._tools: Any = None  # the tools/list result for the session's protocol version
         self._call = call
         self._sdk_ready = sdk_ready
@@ -340,9 +283,12 @@ class Lobby:
             if len(self.lines) == 1:
                 if method != "initialize" or not has_id:
                     return  # a session starts with initialize: the SDK answers anything else
-                answer = early_answer(message)
+                listing = self._listing()
+                answer = None if listing is None else early_answer(message, listing)
+                if listing is None or answer is None:
+                    return  # the SDK answers: tools.json is another SDK's, or it refuses the params
                 self._answer(answer)
-                self._tools = self._tools_by_version().get(answer["result"]["protocolVersion"])
+                self._tools = listing.tools.get(answer["result"]["protocolVersion"])
                 continue
             new_request = has_id and message["id"] not in self.answered | self._early
             listed = new_request and self._tools is not None  # (the tools of the SDK installed are known)
@@ -362,9 +308,9 @@ class Lobby:
 
 
 class Lines:
-    """The lines of a file descriptor, read unbuffered, as UTF-8 (a byte that is not: U+FFFD), each
-    with its newline; "" at the end. What was read past the last line given stays in ``rest``,
-    so that whoever reads on (``transport``) misses nothing."""
+    """The lines of a file descriptor, read unbuffered, each with its newline, and cut at
+    ``LINE_LIMIT`` (what is left of a longer one is read as a line of its own); empty at
+    the end. What was read past the last line given stays in ``rest``, for the next."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -372,6 +318,10 @@ class Lines:
         self._ended = False
 
     def readline(self) -> str:
+        """The next line, as UTF-8 (a byte that is not: U+FFFD)."""
+        return self.line().decode("utf-8", "replace")
+
+    def line(self) -> bytes:
         while (end := self.rest.find(b"\n", 0, LINE_LIMIT)) < 0 and not self._ended and len(self.rest) < LINE_LIMIT:
             chunk = os.read(self.fd, 65536)
             self.rest += chunk
@@ -379,7 +329,7 @@ class Lines:
         size = end + 1 if end >= 0 else min(len(self.rest), LINE_LIMIT)  # (a line too long: cut)
         line = bytes(self.rest[:size])
         del self.rest[:size]
-        return line.decode("utf-8", "replace")
+        return line
 
 
 class _InThread:
@@ -416,6 +366,195 @@ def _preload(db_path: Path) -> None:
         logger.debug("preloading the embedding model failed", exc_info=True)
 
 
+class SessionInput(io.RawIOBase):
+    """The SDK's stdin: ``replay`` (lines already read), then the rest of ``lines``, line by line,
+    each ended with a newline (a line cut at ``LINE_LIMIT`` too: the SDK reads it as one).
+
+    ``taken`` runs at the SDK's first read, when its stdio server holds this stream."""
+
+    def __init__(self, replay: list[str], lines: Lines, taken: Callable[[], None] = lambda: None) -> None:
+        super().__init__()
+        self._replay = [line.encode("utf-8") for line in replay]
+        self._lines = lines
+        self._pending = memoryview(b"")
+        self._taken: Callable[[], None] | None = taken
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        taken, self._taken = self._taken, None
+        if taken is not None:
+            taken()
+        if not self._pending:
+            line = self._replay.pop(0) if self._replay else self._lines.line()
+            self._pending = memoryview(line if not line or line.endswith(b"\n") else line + b"\n")
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
+
+
+class SessionOutput(io.RawIOBase):
+    """The SDK's stdout: file descriptor ``fd``, less the SDK's answers to the requests in
+    ``answered`` (answered before it was up). ``taken`` runs at its first write."""
+
+    def __init__(self, fd: int, answered: set[Any], taken: Callable[[], None] = lambda: None) -> None:
+        super().__init__()
+        self._fd = fd
+        self._unanswered = set(answered)
+        self._partial = b""  # a line not yet whole, while answers are left out
+        self._taken: Callable[[], None] | None = taken
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        size = len(data)
+        taken, self._taken = self._taken, None
+        if taken is not None:
+            taken()
+        out = bytes(data)
+        if self._unanswered:
+            *lines, self._partial = (self._partial + out).split(b"\n")
+            out = b"".join(line + b"\n" for line in lines if not self._answered_before(line))
+            if not self._unanswered:
+                out, self._partial = out + self._partial, b""
+        view = memoryview(out)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        return size
+
+    def _answered_before(self, line: bytes) -> bool:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or not ("result" in message or "error" in message):
+            return False
+        answer_id = message.get("id")
+        if not _plain_id(answer_id) or answer_id not in self._unanswered:
+            return False
+        self._unanswered.discard(answer_id)
+        return True
+
+
+class _PrintsElsewhere(io.TextIOWrapper):
+    """``sys.stdout`` until the SDK has taken its ``buffer`` (the protocol's): what is printed
+    meanwhile goes to ``elsewhere``, the process's own stdout (pointed at stderr)."""
+
+    def __init__(self, buffer: io.BufferedWriter, elsewhere: IO[str]) -> None:
+        super().__init__(buffer, encoding="utf-8")
+        self._elsewhere = elsewhere
+
+    def write(self, text: str) -> int:
+        return self._elsewhere.write(text)
+
+    def flush(self) -> None:
+        self._elsewhere.flush()
+
+
+def run_sdk(server: Any, replay: list[str], lines: Lines, out_fd: int, answered: set[Any]) -> None:
+    """Serve a session with the SDK's own stdio server (``server.run_stdio_async``): ``replay``,
+    then the rest of ``lines``, answered on ``out_fd`` but for the requests in ``answered``,
+    until ``lines`` ends. The SDK reads ``sys.stdin`` and writes ``sys.stdout`` (their buffers,
+    where they are not file descriptors 0 and 1): those are these streams until it has taken
+    each (at its first read, its first write), then the process's own again, so that
+    nothing but the SDK's answers reaches the client."""
+    import anyio
+
+    own = sys.stdin, sys.stdout
+    session_in = SessionInput(replay, lines, taken=lambda: setattr(sys, "stdin", own[0]))
+    session_out = SessionOutput(out_fd, answered, taken=lambda: setattr(sys, "stdout", own[1]))
+    # (held here while the session runs: a text stream closes its buffer when it is collected)
+    session_streams = (
+        io.TextIOWrapper(io.BufferedReader(session_in), encoding="utf-8", errors="replace"),
+        _PrintsElsewhere(io.BufferedWriter(session_out), own[1]),
+    )
+    sys.stdin, sys.stdout = session_streams
+    try:
+        anyio.run(server.run_stdio_async)
+    finally:
+        sys.stdin, sys.stdout = own
+
+
+def sdk_answers(
+    protocol_version: str, requests: list[dict[str, Any]], db_path: Path = Path("archive.db")
+) -> dict[Any, Any]:
+    """What the SDK alone answers, over its stdio server, in a session on ``db_path`` that starts
+    with ``initialize`` for ``protocol_version`` (its answer is under the id "initialize")
+    and goes on with ``requests``: each answer by its request's id, as JSON. Listing the
+    tools opens no archive."""
+    from archivist.mcp.tools import create_server
+
+    handshake: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": "initialize", "method": "initialize", "params": {"protocolVersion": protocol_version,
+         "capabilities": {}, "clientInfo": {"name": "archivist", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]  # fmt: skip
+    server = create_server(db_path)
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+
+    def session() -> None:
+        try:
+            run_sdk(server, [], Lines(in_read), out_write, set())
+        finally:
+            os.close(out_write)  # (the answers end with the session, however it ends)
+
+    serving = _InThread("mcp-sdk-answers", session)
+    answers: dict[Any, Any] = {}
+    replies = Lines(out_read)
+    try:
+        for request in handshake + requests:
+            os.write(in_write, (json.dumps(request) + "\n").encode("utf-8"))
+            while "id" in request and request["id"] not in answers:
+                line = replies.readline()
+                if not line:
+                    raise RuntimeError(f"the SDK's session ended before it answered {request['id']!r}")
+                message = json.loads(line)
+                if "result" in message or "error" in message:
+                    answers[message["id"]] = message
+    finally:
+        os.close(in_write)
+        try:
+            serving.result()
+        finally:
+            os.close(in_read)
+            os.close(out_read)
+    return answers
+
+
+def sdk_listing() -> dict[str, Any]:
+    """What ``tools.json`` holds: the installed SDK's answers to ``initialize``, for each protocol
+    version it offers at the handshake and for another, and to ``tools/list`` in each."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    listing = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]
+    initialize: dict[str, Any] = {}
+    shapes: list[dict[str, Any]] = []
+    for asked in (*HANDSHAKE_PROTOCOL_VERSIONS, OTHER_VERSION):
+        answers = sdk_answers(asked, listing if asked != OTHER_VERSION else [])
+        initialize[asked] = answers["initialize"]["result"]
+        if asked == OTHER_VERSION:
+            continue  # (its session's version is one of those listed)
+        agreed, result = initialize[asked]["protocolVersion"], answers[1]["result"]
+        same = next((shape for shape in shapes if shape["result"] == result), None)
+        if same is None:
+            shapes.append({"versions": [agreed], "result": result})
+        else:
+            same["versions"].append(agreed)
+    return {"sdk": _sdk_version(), "initialize": initialize, "tools/list": shapes}
+
+
+def write_tools_file() -> None:
+    """Write ``tools.json`` from the SDK installed: ``python -m archivist.mcp.stdio``."""
+    listing = sdk_listing()
+    TOOLS_FILE.write_text(json.dumps(listing, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    versions = [version for shape in listing["tools/list"] for version in shape["versions"]]
+    print(f"tools.json: initialize and tools/list for {', '.join(versions)}")
+
+
 def serve(
     db_path: Path, workspace: Path | None = None, allowed: list[Path] | None = None, test_fixtures: bool = False
 ) -> None:
@@ -441,10 +580,9 @@ def serve(
             # nothing waits for the SDK yet: the model first, for the search a client calls first
             # (an early search that needs it meanwhile waits for this load, not for a second one)
             _preload(db_path)
-        from archivist.mcp import transport
         from archivist.mcp.tools import create_server
 
-        return transport, create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
+        return create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
 
     loading: list[_InThread] = []
     starting = threading.Lock()
@@ -454,21 +592,22 @@ def serve(
             if not loading:
                 loading.append(_InThread("mcp-sdk", load_sdk))
 
+    def listing() -> Listing | None:
+        kept = load_listing()
+        # the fixtures' tools are not in tools.json: the SDK lists them
+        return replace(kept, tools={}) if kept is not None and test_fixtures else kept
+
     lobby = Lobby(
         protocol_in,
         protocol_out,
-        (lambda: {}) if test_fixtures else tools_listing,
+        listing,
         call=lambda params, tools: early_call(tools, params, workspaces()),
         sdk_ready=lambda: bool(loading) and loading[0].finished(),
     )
     lobby.read(start_loading)
     if not lobby.lines:
         return  # stdin closed before any message
-    transport, server = loading[0].result()
-    import anyio
-
-    low_level = server._lowlevel_server  # (MCPServer.run_stdio_async runs it so, on the SDK's transport)
-    anyio.run(transport.serve, low_level, lobby.lines, protocol_in, out_fd, lobby.answered)
+    run_sdk(loading[0].result(), lobby.lines, protocol_in, out_fd, lobby.answered)
 
 
 if __name__ == "__main__":
