@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from archivist.queries import sqlfunctions
+from archivist.queries import vector_search
 from archivist.queries.runner import connect
 from archivist.semantic import vectors
 
@@ -41,7 +41,7 @@ def build(path: Path, count: int) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
-    sqlfunctions.load_sqlite_vec(conn)
+    vector_search.load_sqlite_vec(conn)
     conn.executescript(SETUP_SQL)
     conn.execute("INSERT INTO collections VALUES (1, 'archivist_chunks', 'archivist-minilm-l6-v2')")
     rng = np.random.default_rng(42)

@@ -195,7 +195,7 @@ def test_time_filters_become_the_fewest_period_words(start, end, words, edge_day
 
 
 def test_open_time_filters_stop_at_the_archive_years():
-    from archivist.queries.sqlfunctions import date_words
+    from archivist.queries.periods import date_words
 
     first, last = _utc(2023, 3, 5).timestamp(), _utc(2025, 7, 1).timestamp()
     spec = json.loads(date_words(_utc(2024, 1, 1).timestamp(), None, first, last))

@@ -155,12 +155,10 @@ def test_an_agent_or_project_with_a_date_finds_the_messages_of_those_days(worksp
 
 
 def test_a_snippet_of_a_huge_message_reads_only_its_start():
-    from archivist.queries import sqlfunctions
+    from archivist.queries import excerpts
 
     near = "intro words " * 10 + "the zeppelin hangar " + "tail " * 100
-    assert (
-        sqlfunctions.snippet(near, "zeppelin", 8) == "...words the <mark>zeppelin</mark> hangar tail tail tail tail..."
-    )
+    assert excerpts.snippet(near, "zeppelin", 8) == "...words the <mark>zeppelin</mark> hangar tail tail tail tail..."
     # past the scanned stretch a word of the query is not looked for: the message's start stands in
-    huge = "filler " * (sqlfunctions.SNIPPET_SCAN // 7 + 10) + "zeppelin"
-    assert sqlfunctions.snippet(huge, "zeppelin", 4) == "filler filler filler filler..."
+    huge = "filler " * (excerpts.SNIPPET_SCAN // 7 + 10) + "zeppelin"
+    assert excerpts.snippet(huge, "zeppelin", 4) == "filler filler filler filler..."

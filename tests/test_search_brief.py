@@ -15,7 +15,7 @@ from test_agentlogs_sources import write_session
 from archivist.archive.indexer import index_workspace
 from archivist.mcp.calls import answer_text
 from archivist.mcp.tools import create_server
-from archivist.queries import catalog, runner, sqlfunctions
+from archivist.queries import catalog, excerpts, runner
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
@@ -321,5 +321,5 @@ def test_the_rankings_are_read_once_so_a_new_connection_prepares_search_fast(wor
 def test_a_snippet_is_the_same_from_text_or_its_utf8_bytes(text):
     """SQL passes a body to archivist_around as a BLOB (no decoding of all of it): the same snippet."""
     for query in ("zeppelin docks", "école café", "noon"):
-        assert sqlfunctions.around(text.encode("utf-8"), query, 56) == sqlfunctions.around(text, query, 56)
-    assert sqlfunctions.around(text.encode("utf-8"), "zeppelin", 56) is not None or "zeppelin" not in text
+        assert excerpts.around(text.encode("utf-8"), query, 56) == excerpts.around(text, query, 56)
+    assert excerpts.around(text.encode("utf-8"), "zeppelin", 56) is not None or "zeppelin" not in text

@@ -203,9 +203,9 @@ CREATE TABLE messages (
 CREATE UNIQUE INDEX messages_document ON messages (document_id, seq);
 """
 
-# Messages searched one by one, each with its own filter words (documents.filter_tokens for
-# its session, dated by the message's own time), so that a MATCH finds the message and
-# applies agent, project, model, kind and date filters as it searches. Contentless: the
+# Messages searched one by one, each with its own filter words (archivist/vocabulary.py's
+# words for its session, dated by the message's own time), so that a MATCH finds the message
+# and applies agent, project, model, kind and date filters as it searches. Contentless: the
 # text is read from ``messages`` (a snippet is made by archivist_snippet); a row goes
 # when its message does. Its rowid is the message's id.
 #
@@ -264,7 +264,7 @@ UPDATE log_sources SET fingerprint = NULL;
 def m001_documents(db: sqlite_utils.Database) -> None:
     db.executescript(DOCUMENTS_SQL)
     # filter_tokens lets the FTS engine itself apply kind/type/date filters
-    # (see documents.filter_tokens): matches are narrowed before any ranking.
+    # (the words of archivist/vocabulary.py): matches are narrowed before any ranking.
     db.table("documents").enable_fts(
         ["title", "body", "filter_tokens"], fts_version="FTS5", tokenize="porter unicode61", create_triggers=True
     )

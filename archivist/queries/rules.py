@@ -16,7 +16,7 @@ from typing import Any
 from archivist import dates
 from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
-from archivist.queries.sqlfunctions import items
+from archivist.queries.lists import items
 
 Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
 Check = Callable[[dict[str, str], Execute], None]

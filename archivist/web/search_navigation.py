@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from archivist.queries.sqlfunctions import items
+from archivist.queries.lists import items
 from archivist.web.urls import SearchState
 
 

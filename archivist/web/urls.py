@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from archivist.queries.declarations import QUERIES
-from archivist.queries.sqlfunctions import items
+from archivist.queries.lists import items
 
 if TYPE_CHECKING:
     from datasette.app import Datasette

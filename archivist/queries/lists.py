@@ -1,0 +1,47 @@
+"""A canned query's list and limit parameters as its SQL reads them (``archivist_list``, ``archivist_limit``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def clamp_limit(value: Any, default: int, maximum: int) -> int:
+    """A LIMIT value: the default when blank, within 1..maximum otherwise."""
+    try:
+        number = int(str(value).strip()) if str(value or "").strip() else default
+    except ValueError:
+        number = default
+    return max(1, min(maximum, number))
+
+
+def items(value: Any) -> list[str]:
+    """A list parameter: comma-separated text (as in a URL) or a JSON array; blanks dropped."""
+    text = str(value or "").strip()
+    values: list[Any] = []
+    if text.startswith("["):
+        try:
+            parsed = json.loads(text)
+            values = parsed if isinstance(parsed, list) else [text]
+        except json.JSONDecodeError:
+            values = text.strip("[]").split(",")
+    elif text:
+        values = text.split(",")
+    unique: list[str] = []
+    for item in values:
+        item = str(item).strip().strip('"').strip()
+        if item and item not in unique:
+            unique.append(item)
+    return unique
+
+
+def list_json(value: Any, style: str | None = "") -> str:
+    """``items`` as a JSON array; ``style`` ``lower`` folds case, ``tag`` normalizes as documents do."""
+    found = items(value)
+    if style == "tag" and found:
+        from archivist.documents import normalize_tags  # the same rule that stored the tags
+
+        found = normalize_tags(found)
+    elif style == "lower":
+        found = list(dict.fromkeys(item.lower() for item in found))
+    return json.dumps(found)
