@@ -99,6 +99,9 @@ class Key:
     messages: Literal["own", "session", "none"] = "none"
     dated: bool = False  # a message carries it with its day, month and year too (a<hex>m202507)
     every: bool = False  # a search can ask for every value (``match_all``) instead of any
+    # a hit's own fact, not its session's: a session carries only its opening prompt's, so a
+    # search without words finds a session by its messages that carry it
+    per_hit: bool = False
 
     def word(self, value: Any) -> str:
         return self.prefix + self.encode(self.normalise(value))
@@ -180,6 +183,9 @@ KEYS = (
     ),
     text_key("model", "o", "models", "models", many=True, kinds=CONVERSATIONS, messages="own"),
     text_key("file", "f", "files", "files", names=_and_last_name, many=True, kinds=CONVERSATIONS, messages="session"),
+    # the role of what a hit is: a message's (user, assistant, ...), a session's title and
+    # opening prompt (user), or one of the workspace's documents (document)
+    text_key("role", "r", "role", "roles", normalise=_lower, default="document", messages="own", per_hit=True),
 )
 ALL_KEYS = (KIND, TYPE, *DATES, *KEYS)
 FILTERS = ("entities", "types", "match_all", *(key.filter for key in KEYS))  # a search's filter inputs
@@ -234,6 +240,7 @@ class Expressions(NamedTuple):
     documents: str | None  # documents_fts: one group per filter, ANDed
     messages: str | None  # message_index: the filters a message holds ("(x)": no message can match)
     session: str | None  # the filters of a message's session alone (the files it touched)
+    per_hit: bool = False  # a filter of a hit's own (``Key.per_hit``): a session is found by its messages
 
 
 NOTHING = "x"  # no document carries it: filters that exclude everything match nothing
@@ -261,6 +268,7 @@ def expressions(filters: Mapping[str, Any], days: list[str] | None = None) -> Ex
         " AND ".join(groups) or None,
         _message_groups(entities, types, days, chosen),
         " AND ".join(session) or None,
+        any(given for key, given in chosen.items() if key.per_hit),
     )
 
 

@@ -59,13 +59,46 @@ def sample_archive_words(tmp_path: Path) -> dict[str, dict[str, str]]:
     return {"documents": stored, "messages": {key: " ".join(found) for key, found in messages.items()}}
 
 
+ROLE = next(key for key in KEYS if key.name == "role")
+
+
+def without_roles(words: str) -> str:
+    """The words of a filter_tokens text but its role words (the last key added: roles)."""
+    return " ".join(word for word in words.split() if not word.startswith(ROLE.prefix))
+
+
+def roles_of(words: str) -> list[str]:
+    return [ROLE.decode(word[1:]) for word in words.split() if word.startswith(ROLE.prefix)]
+
+
 def test_the_sample_archive_stores_the_words_it_stored_before(tmp_path):
     frozen = json.loads(FROZEN.read_text(encoding="utf-8"))
     stored = sample_archive_words(tmp_path)
     for table in ("documents", "messages"):
         assert set(frozen[table]) <= set(stored[table]), table  # every document and message is still there
-        assert {key: stored[table][key] for key in frozen[table]} == frozen[table], table
+        assert {key: without_roles(stored[table][key]) for key in frozen[table]} == frozen[table], table
     assert len(frozen["documents"]) == 68 and len(frozen["messages"]) == 42
+    # and one role word each: a session's is its opening prompt's (user), a workspace document's
+    # is document, a message's its own
+    assert {key: roles_of(words) for key, words in stored["documents"].items()} == {
+        key: ["user" if key.startswith("log:") else "document"] for key in stored["documents"]
+    }
+    db = sqlite_utils.Database(archive_path(tmp_path / "workspace"))
+    roles = {
+        f"{key} #{seq}": role
+        for key, seq, role in db.execute(
+            "select d.key, m.seq, m.role from messages m join documents d on d.id = m.document_id"
+        )
+    }
+    assert {key: roles_of(words) for key, words in stored["messages"].items()} == {
+        key: [roles[key]] for key in stored["messages"]
+    }
+    # (a tool message's text is empty: its output is kept apart, and not searched)
+    assert {role for words in stored["messages"].values() for role in roles_of(words)} == {
+        "user",
+        "assistant",
+        "system",
+    }
 
 
 # Facts that the samples leave out (a product beside tags, a session past midnight, a root
@@ -140,7 +173,10 @@ EXAMPLES = [
 
 @pytest.mark.parametrize(("facts", "expected"), EXAMPLES)
 def test_indexing_writes_the_words_it_wrote_before(facts, expected):
-    assert filter_tokens(facts) == expected
+    written = filter_tokens(facts)
+    assert without_roles(written) == expected
+    assert roles_of(written) == ["document"]  # (none of them names its role: a workspace document's)
+    assert roles_of(filter_tokens({**facts, "role": "Assistant"})) == ["assistant"]
 
 
 def test_a_word_reads_back_into_its_keys_and_values():
@@ -185,7 +221,11 @@ def test_a_search_asks_for_the_words_indexing_wrote():
     assert messages.messages == "(a636f646578d20250702) AND (j2f776f726b2f617070)"
     assert messages.session == "(f612e7079)"
     assert expressions({}, []).documents == "(x)"  # a period without a day: nothing
-    assert expressions({}) == (None, None, None)
+    assert expressions({}) == (None, None, None, False)
+    roles = expressions({"roles": ["user", "Document"], "agents": ["codex"]})
+    assert roles.documents == "(a636f646578) AND (r75736572 OR r646f63756d656e74)"
+    assert roles.messages == "(a636f646578) AND (r75736572 OR r646f63756d656e74)"
+    assert roles.per_hit and not expressions({"agents": ["codex"]}).per_hit
 
 
 # --- properties ---------------------------------------------------------------------------------
@@ -213,6 +253,7 @@ VALUES = {
     "project": PATHS,
     "model": TEXTS,
     "file": PATHS,
+    "role": st.one_of(st.sampled_from(["user", "assistant", "tool", "system", "document"]), TEXTS),
 }
 
 
@@ -245,7 +286,7 @@ def test_any_value_of_a_key_round_trips_and_a_search_finds_it(key, data):
     # what a search for the value asks for is a word indexing wrote
     found = expressions({key.filter: [value]})
     if missing:
-        assert found == (None, None, None)
+        assert found == (None, None, None, False)
         return
     (asked,) = words_in(found.documents if key.messages != "session" else found.session)
     assert asked in written
@@ -279,6 +320,7 @@ def test_kind_type_and_date_round_trip_and_a_period_finds_them(kind, type_, date
     expected |= {("type", type_)} if type_ else set()
     expected |= {("day", day) for day in [facts["day"], *facts["more_days"]] if day}
     expected |= {("agent", "workspace")} if kind == "conversation" else set()  # the workspace's own
+    expected |= {("role", "document")}  # a workspace document's
     assert {part for word in written for part in decode(word)} == expected
     assert [encode(decode(word)) for word in written] == written
     # a search for its kind (or as a record, its type) and type, over a period that holds its

@@ -74,7 +74,10 @@ def __getattr__(name: str) -> tuple[str, ...]:
 
 
 # How sessions are stored; a change reads every source again (with the parser's version).
-LAYOUT = 3  # 2: the body is the opening prompt, messages searched one by one; 3: agent and project words by date
+# 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
+# by date; 4: role words (a message's role; a session's title and opening prompt: OPENING_ROLE)
+LAYOUT = 4
+OPENING_ROLE = "user"  # the role of a session's own text: its title and opening prompt are its first request
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 HEAD_BYTES = 65536  # a log file's first bytes, and
 EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewrite is told from an append
@@ -459,19 +462,19 @@ def _insert_messages(
     """Store a session's messages, and each one's text with its filter words in ``message_index``.
 
     A message's filter words are its session's (kind, agent, project, models) dated by the
-    message's own day, so a date filter finds the messages written that day.
+    message's own day, so a date filter finds the messages written that day, and its role.
     """
     base = document_id * schema.MESSAGE_IDS
-    by_day: dict[str | None, str] = {}
+    by_day: dict[tuple[str | None, str], str] = {}
     indexed = []
     for message in messages:
         message["id"], message["document_id"] = base + message["seq"], document_id
         if not message["text"].strip():
             continue
         day = _day(message["timestamp"]) or document.get("day")
-        tokens = by_day.get(day)
+        tokens = by_day.get((day, message["role"]))
         if tokens is None:
-            tokens = by_day[day] = documents.filter_tokens(
+            tokens = by_day[day, message["role"]] = documents.filter_tokens(
                 {
                     "kind": "conversation",
                     "type": session.agent,
@@ -480,6 +483,7 @@ def _insert_messages(
                     "agent": session.agent,
                     "project": session.project,
                     "models": session.models,
+                    "role": message["role"],
                     "dated_names": True,
                 }
             )
@@ -556,6 +560,7 @@ def _document(
             "project": session.project,
             "models": session.models,
             "files": touched,
+            "role": OPENING_ROLE,
             "more_days": _more_days(session.started, session.last),
         }
     )

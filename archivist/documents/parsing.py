@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 MAX_PROBLEMS_PER_FILE = 100  # listed one by one; the rest are counted in one more
 # Bump when parsing changes what documents hold: the indexer then reads every source again.
-PARSER_VERSION = 4  # 4: secrets masked in workspace documents
+PARSER_VERSION = 5  # 4: secrets masked in workspace documents; 5: role words (vocabulary)
 
 
 def parse(root: Path, source: Source, key: bytes | None = None) -> Parsed:

@@ -31,7 +31,7 @@ def search_words(spec: str | None) -> str:
     - ``filters``: the filters alone (semantic, hybrid and similar rankings);
     - ``highlight``: the words for an excerpt's highlights;
     - ``message_every``, ``message_some``: an agent log's messages with every word (also
-      newest first) or some (message_index, with the filters a message holds; a raw query
+      newest first; without words, those that hold a filter of a hit's own, roles) or some (message_index, with the filters a message holds; a raw query
       that names a column of documents finds no message); ``message_best``: some words, to
       name a session's best message;
     - ``session_files``: the files filter, a session's (null without one);
@@ -66,7 +66,12 @@ def search_words(spec: str | None) -> str:
     message_filters = None if groups.messages is None else f"filter_tokens : ({groups.messages})"
     all_and_filters = both(all_words, filters) if all_words is not None else filters
     message_some = both(words("any", "text"), message_filters)
-    several_filters = filter_group is not None and " and " in filter_group.lower()
+    # several filters, or one that a session's messages carry (roles): the documents they match,
+    # and the sessions with a message that holds them, newest first (newest_matches)
+    several_filters = filter_group is not None and (" and " in filter_group.lower() or groups.per_hit)
+    message_every = both(words("all", "text"), message_filters)
+    if all_words is None and groups.per_hit and ranking == "newest":
+        message_every = message_filters
     nothing = '""'
     return json.dumps(
         {
@@ -83,9 +88,7 @@ def search_words(spec: str | None) -> str:
             else nothing,
             "filters": (filters or nothing) if ranking in ("semantic", "hybrid", "similar") else nothing,
             "highlight": any_words or all_words or nothing,
-            "message_every": (both(words("all", "text"), message_filters) or nothing)
-            if ranking in (*KEYWORD_RANKINGS, "newest")
-            else nothing,
+            "message_every": (message_every or nothing) if ranking in (*KEYWORD_RANKINGS, "newest") else nothing,
             "message_some": (message_some or nothing) if ranking in KEYWORD_RANKINGS else nothing,
             "message_best": message_some or nothing,
             "session_files": None if groups.session is None else f"filter_tokens : ({groups.session})",

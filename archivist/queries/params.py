@@ -17,7 +17,6 @@ Nothing here imports more than the standard library and the rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,7 +24,7 @@ from archivist.queries import rules
 
 JsonType = Literal["string", "integer", "number", "boolean", "object"]
 Value = str | int | float | bool | None
-Rule = Callable[[str], str]
+Rule = rules.Rule
 # the surfaces: MCP tools, the command line, GET /api/search (and the search page's URLs), Datasette
 Surface = Literal["mcp", "cli", "api", "canned"]
 FORM_FIELDS = ("search", "radio", "text", "hidden")  # the kinds of field the search page shows

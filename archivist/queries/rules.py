@@ -14,11 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from archivist import dates
+from archivist.agents import ROLES as MESSAGE_ROLES
 from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
 from archivist.queries.lists import items
 
 Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
+Rule = Callable[[str], str]  # a parameter as given, checked and normalised (INVALID_PARAMETER else)
 Check = Callable[[dict[str, str], Execute], None]
 
 # Work per request is bounded (SPEC §5): longer queries are INVALID_QUERY, longer values INVALID_PARAMETER.
@@ -432,32 +434,53 @@ INCLUDABLE = ("thinking", "tool_output")
 MAX_OFFSET = 10_000_000
 
 
-def agent_list(value: str) -> str:
-    """Comma-separated agents: the source kinds, and ``workspace``; case does not matter."""
-    found = list(dict.fromkeys(item.lower() for item in items(value)))
-    unknown = [item for item in found if item not in AGENTS]
-    if unknown:
-        raise ArchivistError(
-            "INVALID_PARAMETER",
-            f"Unknown agent{'s' if len(unknown) > 1 else ''}: {', '.join(repr(item[:40]) for item in unknown[:5])}",
-            "Agents: " + ", ".join(AGENTS) + f" ({WORKSPACE_AGENT}: the conversations written in the workspace).",
-            "Try agents=claude-code,codex, or leave agents empty for every agent.",
-        )
-    return ",".join(found)
+def choice_list(choices: tuple[str, ...], unknown: str, about: str, fix: str) -> Rule:
+    """Comma-separated values, each one of ``choices`` (case does not matter), kept in order once each.
+
+    A value that is not is INVALID_PARAMETER: ``unknown`` names it (``{s}``: an "s" for
+    several), ``about`` lists the choices, ``fix`` says what to try.
+    """
+
+    def check(value: str) -> str:
+        found = list(dict.fromkeys(item.lower() for item in items(value)))
+        wrong = [item for item in found if item not in choices]
+        if wrong:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                unknown.format(s="s" if len(wrong) > 1 else "")
+                + ": "
+                + ", ".join(repr(item[:40]) for item in wrong[:5]),
+                about,
+                fix,
+            )
+        return ",".join(found)
+
+    return check
 
 
-def include_list(value: str) -> str:
-    """What get_conversation adds to each message: thinking, tool_output, both or neither."""
-    found = list(dict.fromkeys(item.lower() for item in items(value)))
-    unknown = [item for item in found if item not in INCLUDABLE]
-    if unknown:
-        raise ArchivistError(
-            "INVALID_PARAMETER",
-            f"Cannot include {', '.join(repr(item[:40]) for item in unknown[:5])}",
-            "include names the parts of each message left out by default: " + ", ".join(INCLUDABLE) + ".",
-            "Try include=thinking,tool_output, or leave include empty for the messages alone.",
-        )
-    return ",".join(found)
+agent_list = choice_list(
+    AGENTS,
+    "Unknown agent{s}",
+    "Agents: " + ", ".join(AGENTS) + f" ({WORKSPACE_AGENT}: the conversations written in the workspace).",
+    "Try agents=claude-code,codex, or leave agents empty for every agent.",
+)
+include_list = choice_list(
+    INCLUDABLE,
+    "Cannot include",
+    "include names the parts of each message left out by default: " + ", ".join(INCLUDABLE) + ".",
+    "Try include=thinking,tool_output, or leave include empty for the messages alone.",
+)
+# A hit's role: an agent log's message's (agents.ROLES), or ``document`` for the workspace's own
+# documents. A session's title and opening prompt are its first request: a user's.
+DOCUMENT_ROLE = "document"
+ROLES = (*MESSAGE_ROLES, DOCUMENT_ROLE)
+role_list = choice_list(
+    ROLES,
+    "Unknown role{s}",
+    "Roles: " + ", ".join(MESSAGE_ROLES) + f" (an agent log's messages), and {DOCUMENT_ROLE} (the workspace's own "
+    "documents). A session's title and opening prompt count as its first user message.",
+    "Try roles=user,assistant, or leave roles empty for every role.",
+)
 
 
 def conversation_page(params: dict[str, str], execute: Execute) -> None:

@@ -103,6 +103,15 @@ SEARCH_PARAMS = (
         ("--file", "--files"),
         "FILE",
     ),
+    _listed(
+        "roles",
+        f"Only hits in these roles: {', '.join(rules.MESSAGE_ROLES)} (an agent log's hit must be a message of one of "
+        f"them; a session's title and opening prompt count as user) and {rules.DOCUMENT_ROLE} (the workspace's own "
+        "documents).",
+        ("--role", "--roles"),
+        "ROLE",
+        rules.role_list,
+    ),
     _choice(
         "match_mode",
         ("simple", "raw"),

@@ -1,4 +1,4 @@
--- search: the unified faceted search (SPEC §3). It answers one row, `response`: the whole
+-- search: the unified faceted search (docs/contract.md: canned queries). It answers one row, `response`: the whole
 -- answer as JSON, as /api/search and MCP return it: output=full (the default here) gives query,
 -- mode, total, page, results, facets and filters; output=brief (theirs) the query, the mode, the
 -- page and, per result, what a list shows (id, kind, type, a record's entity_type and entity_id, a
@@ -7,9 +7,9 @@
 -- The steps, each a group of CTEs below, in order:
 --   1. inputs, plan         the parameters parsed; the ranking the mode asks for (keyword,
 --                           semantic, hybrid, similar or newest first) and how deep it ranks
---   2. the words            kind, type, date, tags, products, agents, projects, models and
---                           files as words of the FTS column filter_tokens
---                           (ingest.filter_tokens), so that the FTS engine applies the
+--   2. the words            kind, type, date, tags, products, agents, projects, models,
+--                           files and roles as words of the FTS column filter_tokens
+--                           (archivist/vocabulary.py), so that the FTS engine applies the
 --                           filters while it matches, and the query's words, as one FTS
 --                           expression per use (search_words, fts_expressions)
 --   3. cut_by_time          documents on a day that a bound with a time of day cuts
@@ -50,6 +50,7 @@ with inputs as materialized (
     archivist_list(:projects) as projects,
     archivist_list(:models) as models,
     archivist_list(:files) as files,
+    archivist_list(:roles, 'lower') as roles,
     archivist_time(:start_date, 0) as start_at,
     archivist_time(:end_date, 1) as end_at,
     cast(nullif(trim(:min_similarity), '') as real) as min_similarity,
@@ -70,7 +71,7 @@ plan as materialized (
 
 -- 2. the words ---------------------------------------------------------------------------------
 search_words as materialized (
-  -- the filters as FTS words (ingest.filter_tokens's words, one OR group per filter, ANDed;
+  -- the filters as FTS words (archivist/vocabulary.py's words, one OR group per filter, ANDed;
   -- a time filter as whole years, months and days) and the query's words, as the FTS
   -- expressions of each use (archivist_search_words says which); the archive's first and
   -- last times bound an open time filter. One function call, so that the many places that
@@ -79,7 +80,7 @@ search_words as materialized (
     'query', query, 'match_mode', match_mode, 'ranking', ranking,
     'entities', json(entities), 'types', json(types), 'tags', json(tags), 'match_all', match_all,
     'product_ids', json(product_ids), 'agents', json(agents), 'projects', json(projects),
-    'models', json(models), 'files', json(files),
+    'models', json(models), 'files', json(files), 'roles', json(roles),
     'start_at', start_at, 'end_at', end_at,
     'first', (select min(timestamp) from documents), 'last', (select max(timestamp) from documents)
   )) as spec
@@ -529,6 +530,7 @@ select case plan.output
       'projects', json(plan.projects),
       'models', json(plan.models),
       'files', json(plan.files),
+      'roles', json(plan.roles),
       'match_mode', case plan.match_mode when 'raw' then 'raw' else 'simple' end,
       'min_similarity', plan.min_similarity,
       'document', nullif(trim(:document), '')
