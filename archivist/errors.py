@@ -1,4 +1,4 @@
-"""The one error contract shared by the CLI, the JSON API and MCP (SPEC §5)."""
+"""The one error contract shared by the CLI, the JSON API and MCP (docs/errors.md)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ CODES = frozenset(
         "PATH_NOT_FOUND",
         "DOCUMENT_NOT_FOUND",
         "DIRECTORY_NOT_FOUND",
-        "INVALID_SOURCE",  # SPEC §1.1: an agent-log source that is missing or not of its kind
-        # beyond SPEC §5: the HTTP token, a foreign Host or Origin, and a failure that is not the caller's
+        "INVALID_SOURCE",  # docs/contract.md: sources: an agent-log source that is missing or not of its kind
+        # beyond the first contract: the HTTP token, a foreign Host or Origin, and a failure that is not the caller's
         "UNAUTHORIZED",
         "FORBIDDEN",
         "INTERNAL_ERROR",

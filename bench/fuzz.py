@@ -16,7 +16,7 @@ bench/out/fuzz-sample); the embedding tools only get paths and workspaces that m
 
 Prints, per tool, the count of each outcome (ok, each error code) and of each broken
 property (INTERNAL_ERROR, raw SQL / traceback leak, hang past --timeout, exception,
-error without the SPEC body, bad success shape, foreign workspace answered, wrote
+error without the error body (docs/errors.md), bad success shape, foreign workspace answered, wrote
 outside the workspace), the HTTP status counts per surface, and one example of each
 broken property. Exits 1 if any property broke (HTTP: any 5xx). Server logs go to
 bench/out/fuzz.log.

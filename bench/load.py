@@ -247,7 +247,7 @@ async def api_search(http: httpx.AsyncClient, n: int) -> str | None:
 
 
 def http_problem(response: httpx.Response) -> str:
-    """'HTTP <status>', with the SPEC error code when the body has one."""
+    """'HTTP <status>', with the error code (docs/errors.md) when the body has one."""
     try:
         code = response.json().get("code")
     except (ValueError, AttributeError):

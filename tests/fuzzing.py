@@ -1,4 +1,4 @@
-"""Hostile arguments for every MCP tool and HTTP surface, and what every answer must satisfy (SPEC §5).
+"""Hostile arguments for every MCP tool and HTTP surface, and what every answer must satisfy (docs/errors.md).
 
 One home for the strategies and the checks, shared by tests/test_fuzz.py (a bounded
 run inside the test suite) and bench/fuzz.py (the long run). Arguments mix valid
@@ -88,7 +88,7 @@ LEAK_MARKERS = (
 # The same properties, named once: test and bench count and report them by these names.
 EXCEPTION = "exception"
 HANG = "hang"
-NO_BODY = "error without the SPEC body"
+NO_BODY = "error without the error body"
 INTERNAL = "INTERNAL_ERROR"
 LEAK = "raw SQL / traceback leak"
 SHAPE = "bad success shape"
@@ -965,7 +965,7 @@ def leaks(text: str, given: Any) -> list[str]:
 
 
 def error_body(body: Any) -> str | None:
-    """What is wrong with an error body, or None when it is the SPEC §5 body."""
+    """What is wrong with an error body, or None when it is the docs/errors.md body."""
     if not isinstance(body, dict):
         return f"no structured body: {body!r:.200}"
     if body.get("success") is not False or not isinstance(body.get("error"), str) or not body["error"].strip():

@@ -1,10 +1,10 @@
-"""Property-based fuzzing of every MCP tool and the HTTP surfaces (SPEC §5): bad input gets a clear error.
+"""Property-based fuzzing of every MCP tool and the HTTP surfaces (docs/errors.md): bad input gets a clear error.
 
 Every tool is called in-process through the MCP SDK's own client, on a disposable copy of the
 embedded sample workspace, and the HTTP surfaces through the Datasette app, with inputs from
 tests/fuzzing.py (also used by bench/fuzz.py, the long run): a catalogue (each nasty value in
 each parameter, in turn) and hypothesis examples. Whatever the input, a call answers within
-CALL_TIMEOUT seconds; an error is the SPEC body with a known code and never INTERNAL_ERROR (over
+CALL_TIMEOUT seconds; an error is the error body (docs/errors.md) with a known code and never INTERNAL_ERROR (over
 HTTP: a 400, never a 5xx); no answer carries raw SQL, an SQLite error or a traceback; a
 workspace outside the allowed one is refused and left untouched. Hypothesis runs are
 derandomized: a failure comes back on every run, shrunk to a minimal example.
@@ -61,7 +61,7 @@ FUZZ = settings(
 
 
 class PropertyFailed(AssertionError):
-    """A broken property of SPEC §5 (one subclass per property, so hypothesis reports each apart)."""
+    """A broken property of docs/errors.md (one subclass per property, so hypothesis reports each apart)."""
 
 
 FAILURES = {name: type(f"Broken_{name.replace(' ', '_')}", (PropertyFailed,), {}) for name in PROPERTIES}

@@ -1,4 +1,4 @@
-"""Each layout of SPEC §1 becomes the right documents."""
+"""Each layout of docs/contract.md: workspace becomes the right documents."""
 
 import functools
 import json

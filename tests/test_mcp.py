@@ -1,4 +1,4 @@
-"""The MCP bridge (SPEC §4-§5) through the MCP SDK's own client: stdio, HTTP, and /-/mcp."""
+"""The MCP bridge (docs/contract.md: surfaces; docs/errors.md) through the MCP SDK's own client: stdio, HTTP, and /-/mcp."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The unified faceted search (SPEC §3 `search`): seeds 002 (faceted memory search) and 004
+"""The unified faceted search (docs/contract.md: canned queries, `search`): seeds 002 (faceted memory search) and 004
 (search over tracker records, REST endpoint)."""
 
 from __future__ import annotations

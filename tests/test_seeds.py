@@ -53,7 +53,7 @@ async def call(workspace: Path, tool: str, *, allowed: tuple[Path, ...] = (), **
 
 
 async def failure(workspace: Path, tool: str, **arguments: Any) -> dict[str, Any]:
-    """A tool's error: an error result whose body is SPEC §5's, never an exception nor SQLite's words."""
+    """A tool's error: an error result whose body is docs/errors.md's, never an exception nor SQLite's words."""
     async with _server(workspace) as client:
         result = await client.call_tool(tool, arguments)
     assert result.is_error, result.structured_content

@@ -1,5 +1,5 @@
 """Trust: callers reach only allowed workspaces, every HTTP surface checks Host/Origin/token,
-concurrent clients never wait on each other, every mistake gets the SPEC §5 body, work is bounded."""
+concurrent clients never wait on each other, every mistake gets the docs/errors.md body, work is bounded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agent logs read in place: what each kind of log yields, one session at a time (SPEC §1.1).
+"""Agent logs read in place: what each kind of log yields, one session at a time (docs/contract.md: sources).
 
 Each kind registers itself (``hookspecs.register_agent_kinds``: the built-in ones are the
 modules of ``kinds``, a separate package adds one through an entry point of the group

@@ -1,4 +1,4 @@
-"""Codex CLI sessions, read in place: one session per rollout file (SPEC §1.1).
+"""Codex CLI sessions, read in place: one session per rollout file (docs/contract.md: sources).
 
 Codex writes each session to ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``
 (``archived_sessions/`` holds archived ones, flat). The source is that folder, any folder

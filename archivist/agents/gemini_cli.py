@@ -1,4 +1,4 @@
-"""Gemini CLI sessions, read in place: one session per session file (SPEC §1.1).
+"""Gemini CLI sessions, read in place: one session per session file (docs/contract.md: sources).
 
 Gemini CLI keeps a folder per project under ``~/.gemini/tmp/`` (a hash of the project's
 path, or in newer versions a slug with a ``.project_root`` file naming the path), and each

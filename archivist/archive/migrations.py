@@ -176,7 +176,7 @@ CREATE VIEW workspace_root AS
     SELECT value AS path FROM archive_meta WHERE key = 'workspace_root';
 """
 
-# Agent-log sources (SPEC §1.1), remembered so that every index run reads them again,
+# Agent-log sources (docs/contract.md: sources), remembered so that every index run reads them again,
 # and the messages of the conversations read from them, in order.
 LOG_SOURCES_SQL = """
 CREATE TABLE log_sources (

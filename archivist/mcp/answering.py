@@ -1,4 +1,4 @@
-"""How a tool answers: its structured result or its SPEC §5 error, never an exception, also
+"""How a tool answers: its structured result or its docs/errors.md error, never an exception, also
 when the SDK refuses a call before the tool runs; and its work in a worker thread, with
 progress notifications."""
 
@@ -33,7 +33,7 @@ def _error(error: ArchivistError) -> CallToolResult:
 
 
 async def answer(work: Callable[[threading.Event], dict[str, Any]]) -> CallToolResult:
-    """The tool's structured result, or its SPEC §5 error; never an exception.
+    """The tool's structured result, or its docs/errors.md error; never an exception.
 
     The work runs in a worker thread, so a slow call never delays the others. When
     the caller cancels or goes away, the flag it is given is raised and the query
@@ -57,7 +57,7 @@ def _kind(value: Any) -> str:
 
 
 def invalid_arguments(tool: str, error: ValidationError) -> ArchivistError:
-    """The SDK's schema check, in SPEC §5 terms: which arguments, what they must be (never their values)."""
+    """The SDK's schema check, in docs/errors.md terms: which arguments, what they must be (never their values)."""
     problems = []
     for item in error.errors():
         name = ".".join(str(part) for part in item["loc"]) or "arguments"
@@ -71,10 +71,10 @@ def invalid_arguments(tool: str, error: ValidationError) -> ArchivistError:
 
 
 def apply_error_contract(server: MCPServer) -> None:
-    """Every tools/call answer follows SPEC §5, also when the SDK rejects the call before a tool runs.
+    """Every tools/call answer follows docs/errors.md, also when the SDK rejects the call before a tool runs.
 
     Wrong JSON types, unknown arguments and unknown tools become INVALID_PARAMETER
-    tool errors with the SPEC body; anything unexpected is INTERNAL_ERROR without
+    tool errors with the error body (docs/errors.md); anything unexpected is INTERNAL_ERROR without
     its details. Works on any MCPServer, datasette-mcp's included.
     """
     call_tool = server.call_tool

@@ -144,7 +144,7 @@ def tool_result(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_error(error: ArchivistError) -> dict[str, Any]:
-    """A ``tools/call`` result for a tool's SPEC §5 error."""
+    """A ``tools/call`` result for a tool's docs/errors.md error."""
     return {"content": [{"type": "text", "text": error.message}], "structuredContent": error.to_dict(), "isError": True}
 
 

@@ -1,6 +1,6 @@
 """What the MCP tools answer: each one's structured output schema, and the shaping of its rows.
 
-Fields are not required: a failed call's structured content is the SPEC §5 body
+Fields are not required: a failed call's structured content is the docs/errors.md body
 ({"success": false, "error", "code"}) and clients check it against the same schema.
 """
 

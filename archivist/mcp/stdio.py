@@ -144,7 +144,7 @@ def _of_schema(value: Any, schema: Any) -> bool:
 
 def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -> dict[str, Any] | None:
     """The result of a ``tools/call`` of ``search`` as the SDK would give it (the search's answer,
-    or its SPEC §5 error), from ``workspaces`` (a ``calls.Workspaces``); None for any other call,
+    or its docs/errors.md error), from ``workspaces`` (a ``calls.Workspaces``); None for any other call,
     for arguments the SDK should judge (see ``_of_schema``), and when the search fails
     unexpectedly (the SDK runs it again, and logs why)."""
     from archivist.mcp.calls import search_params, tool_error, tool_result

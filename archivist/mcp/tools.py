@@ -1,11 +1,11 @@
-"""The MCP tools (SPEC §4): each one a thin call of a canned query or of the embedding API.
+"""The MCP tools (docs/contract.md: surfaces): each one a thin call of a canned query or of the embedding API.
 
 The same tools are registered on the standalone server (``archivist mcp``) and on
 datasette-mcp's server inside ``archivist serve`` (its ``register_mcp_tools`` hook).
 There is no SQL here, and no parameter: a tool names the canned query it runs, whose
 declared parameters (``archivist.queries.declarations``) are its arguments
-(``signatures``), passed through the one validation layer, so every error is the SPEC
-§5 body. What each tool answers is shaped in ``outputs``; how, in ``answering``.
+(``signatures``), passed through the one validation layer, so every error is the error
+body of docs/errors.md. What each tool answers is shaped in ``outputs``; how, in ``answering``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The rules a canned query's parameters follow, and the checks across parameters.
 
 A rule takes one parameter's value as text and returns it, normalised, or raises the
-ArchivistError that says what is wrong (SPEC §5). A check sees all of a query's
+ArchivistError that says what is wrong (docs/errors.md). A check sees all of a query's
 parameters and may look things up in the archive through ``execute``. Which query
 uses which rule is declared once, in ``declarations``.
 """
@@ -23,7 +23,7 @@ Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
 Rule = Callable[[str], str]  # a parameter as given, checked and normalised (INVALID_PARAMETER else)
 Check = Callable[[dict[str, str], Execute], None]
 
-# Work per request is bounded (SPEC §5): longer queries are INVALID_QUERY, longer values INVALID_PARAMETER.
+# Work per request is bounded (docs/errors.md): longer queries are INVALID_QUERY, longer values INVALID_PARAMETER.
 MAX_QUERY_WORDS = 64
 MAX_QUERY_CHARS = 2000
 MAX_VALUE_CHARS = 4096

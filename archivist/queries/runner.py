@@ -213,7 +213,7 @@ class Archive:
             self._local.budget = None
 
     def search(self, params: dict[str, Any] | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
-        """The unified search (SPEC §3): the response the REST endpoint and MCP tool return."""
+        """The unified search (docs/contract.md: canned queries): the response the REST endpoint and MCP tool return."""
         return response_of(self.run("search", params, cancel))
 
     def close(self) -> None:

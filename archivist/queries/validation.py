@@ -1,4 +1,4 @@
-"""Checking canned-query parameters before any SQL runs (SPEC §5).
+"""Checking canned-query parameters before any SQL runs (docs/errors.md).
 
 Every surface (Datasette pages and JSON, the CLI, MCP) passes its parameters
 through ``prepare`` so that bad input gets the same clear error everywhere and

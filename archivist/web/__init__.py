@@ -125,7 +125,7 @@ def handle_exception(datasette, request, exception):
 
 @hookimpl
 def register_routes():
-    """The exploration pages, and GET /api/search: the unified search as plain JSON (SPEC §4)."""
+    """The exploration pages, and GET /api/search: the unified search as plain JSON (docs/contract.md: surfaces)."""
     from archivist.web import app, document_page, home_page, search_page
 
     return [

@@ -82,7 +82,7 @@ async def _reply_error(datasette: Datasette, send: Callable, html: bool, status:
 
 
 def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
-    """An ASGI wrapper for the archive's canned queries: bad parameters answer 400 with the SPEC §5 body,
+    """An ASGI wrapper for the archive's canned queries: bad parameters answer 400 with the docs/errors.md body,
     and Datasette's own failures (its time limit, say) are told in the same terms, never with their SQL."""
 
     def wrap(app: ASGIApp) -> ASGIApp:
@@ -211,7 +211,7 @@ def unknown_search_parameters(keys: Any) -> ArchivistError | None:
 
 
 async def api_search(datasette: Datasette, request: Any) -> Response:
-    """GET /api/search: the ``search`` canned query's response, unwrapped (SPEC §4).
+    """GET /api/search: the ``search`` canned query's response, unwrapped (docs/contract.md: surfaces).
 
     Lists may be comma-separated (``entities=feature,bug``) or repeated
     (``entities=feature&entities=bug``). The query runs through Datasette's own
