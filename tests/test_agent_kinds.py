@@ -216,15 +216,30 @@ def built_in() -> dict[str, Kind]:
     return registry.kinds(registry.manager(entry_points=False))
 
 
-def test_each_kind_built_in_is_a_module_of_kinds_that_names_its_reader() -> None:
+def test_each_kind_built_in_is_a_file_of_kinds_that_names_its_reader() -> None:
     found = built_in()
     assert list(found) == sorted(found)
-    modules = sorted(path.stem for path in Path(kinds.__file__).parent.glob("*.py") if path.stem != "__init__")
-    assert len(found) == len(modules)  # one kind a module
+    files = sorted(path.stem for path in Path(kinds.__file__).parent.glob("*.toml"))
+    assert len(found) == len(files)  # one kind a file
+    assert [kind.reader.rsplit(".", 1)[1] for kind in found.values()] == files  # named for its reader
     for name, kind in found.items():
         reader = registry.reader(name)
         assert reader.__name__ == kind.reader and name == reader.KIND
         assert callable(reader.check) and callable(reader.read)
+
+
+def test_a_kind_file_with_a_key_it_cannot_have_is_refused_by_name() -> None:
+    table = {"name": "foo", "reader": "foo_reader", "description": "Foo's sessions", "colour": "red"}
+    with pytest.raises(ValueError, match=r"kinds/foo.toml: unknown keys colour"):
+        Kind.from_table(table, "kinds/foo.toml")
+    located = {**table, "colour": None, "locations": [{"folder": "~/.foo", "unde": "x"}]}
+    del located["colour"]
+    with pytest.raises(ValueError, match=r"unknown keys locations.unde"):
+        Kind.from_table(located, "kinds/foo.toml")
+    with pytest.raises(ValueError, match="begins with ~/ or /"):
+        Kind.from_table({**located, "locations": [{"folder": "foo"}]}, "kinds/foo.toml")
+    kind = Kind.from_table({**located, "locations": [{"folder": "~/.foo", "systems": ["macos"]}]}, "kinds/foo.toml")
+    assert kind.locations == (Location("~/.foo", systems=("macos",)),)
 
 
 def test_naming_the_kinds_loads_no_reader() -> None:

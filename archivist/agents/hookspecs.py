@@ -1,7 +1,8 @@
 """The hook through which a kind of agent log registers itself, and what it registers.
 
-A plugin, built in (a module of ``archivist.agents.kinds``) or from an installed package
-(a setuptools entry point of the group ``archivist``), implements the hook::
+The kinds built in are files of ``archivist/agents/kinds/`` (``Kind.from_table``), which that
+package registers. A plugin from an installed package (a setuptools entry point of the group
+``archivist``) implements the hook::
 
     from archivist.agents.hookspecs import Kind, Location, hookimpl
 
@@ -18,6 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pluggy
 
@@ -106,6 +108,22 @@ class Kind:
             raise ValueError(f"the reader of {self.name} is a module path such as package.module, not {self.reader!r}")
         if not self.description.strip() or "\n" in self.description:
             raise ValueError(f"the description of {self.name} is one line")
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], origin: str) -> Kind:
+        """A kind as a TOML file declares it (``archivist/agents/kinds/*.toml``): its fields, and
+        ``[[locations]]`` tables of ``Location``'s; ValueError naming ``origin`` for any other key."""
+        fields = {"name", "reader", "description", "source", "conversation", "locations"}
+        place = {"folder", "under", "env", "systems", "several"}
+        unknown = set(table) - fields
+        unknown |= {f"locations.{key}" for location in table.get("locations", []) for key in set(location) - place}
+        if unknown:
+            raise ValueError(f"{origin}: unknown keys {', '.join(sorted(unknown))}")
+        locations = tuple(
+            Location(**{**location, "systems": tuple(location.get("systems", SYSTEMS))})
+            for location in table.get("locations", [])
+        )
+        return cls(**{**table, "locations": locations})
 
     def variables(self) -> list[str]:
         """The environment variables that move its default locations."""

@@ -1,8 +1,8 @@
 """Every kind of agent log Archivist reads, as the plugins register them.
 
-The plugins are the modules of ``archivist.agents.kinds`` (the kinds built in, one module
-each, found by listing that package: no list of them is kept) and the setuptools entry
-points of the group ``archivist`` (a separate installed package adding a kind). Each
+The plugins are ``archivist.agents.kinds`` (the kinds built in, one TOML file each, found by
+listing that folder: no list of them is kept) and the setuptools entry points of the group
+``archivist`` (a separate installed package adding a kind). Each
 registers its kinds through the ``register_agent_kinds`` hook (``hookspecs``). Every list
 of kinds (the command line's, the search's ``agents``, ``sources --discover``, the
 README's table) is asked of ``pm`` here, so a plugin registered on it at run time is
@@ -15,7 +15,6 @@ Registering is cheap: an entry names its reader by module path, imported only by
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,7 +25,7 @@ import pluggy
 from archivist.agents import hookspecs
 from archivist.agents.hookspecs import SYSTEMS, Kind
 
-BUILT_IN = "archivist.agents.kinds"  # the package whose modules are the kinds built in
+BUILT_IN = "archivist.agents.kinds"  # the plugin that registers the kinds built in (its TOML files)
 
 
 class UnknownKind(KeyError):
@@ -37,9 +36,7 @@ def manager(entry_points: bool = True) -> pluggy.PluginManager:
     """A plugin manager holding the kinds built in and, with ``entry_points``, those that installed packages add."""
     plugins = pluggy.PluginManager(hookspecs.PROJECT)
     plugins.add_hookspecs(hookspecs)
-    for found in pkgutil.iter_modules([str(Path(__file__).with_name("kinds"))]):
-        name = f"{BUILT_IN}.{found.name}"
-        plugins.register(importlib.import_module(name), name)
+    plugins.register(importlib.import_module(BUILT_IN), BUILT_IN)
     if entry_points:
         plugins.load_setuptools_entrypoints(hookspecs.PROJECT)
     return plugins
