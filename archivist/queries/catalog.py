@@ -5,7 +5,7 @@ once, in ``declarations``. ``canned_queries()`` puts the two together in Dataset
 
 SQL that several queries need is written once:
 
-- without parameters, as a view of the archive, created by a migration (build.schema):
+- without parameters, as a view of the archive, created by a migration (archive.migrations):
   ``workspace_root``, the one row holding the workspace's absolute path;
 - with a parameter, as a fragment file ``sql/_<fragment>.sql`` that a query includes,
   as the body of one of its CTEs, with a line of its own::

@@ -91,24 +91,10 @@ def date_range(value: str) -> str:
     return value
 
 
-def bounded_int(name: str, low: int, high: int, example: int | None = None) -> Callable[[str], str]:
-    def check(value: str) -> str:
-        if not value:
-            return value
-        try:
-            number = int(value)
-        except ValueError:
-            number = None
-        if number is None or not low <= number <= high:
-            raise ArchivistError(
-                "INVALID_PARAMETER",
-                f"Invalid {name} '{value}'",
-                f"{name} must be a whole number from {low} to {high}.",
-                f"Try {name}={example if example is not None else min(high, max(low, 10))}.",
-            )
-        return str(number)
-
-    return check
+def bounded_int(name: str, low: int, high: int, example: int | None = None) -> Rule:
+    """A whole number from ``low`` to ``high``, or nothing."""
+    shown = example if example is not None else min(high, max(low, 10))
+    return _ranged(name, int, low, high, f"{name} must be a whole number from {low} to {high}.", f"Try {name}={shown}.")
 
 
 def command_name(name: str, required: bool) -> Callable[[str], str]:
@@ -299,21 +285,23 @@ def date_bound(name: str, end: bool) -> Callable[[str], str]:
     return check
 
 
-def number(name: str, low: float, high: float) -> Callable[[str], str]:
+def number(name: str, low: float, high: float) -> Rule:
+    """A number from ``low`` to ``high``, or nothing."""
+    return _ranged(name, float, low, high, f"{name} is a number from {low:g} to {high:g}.", f"Try {name}=0.3")
+
+
+def _ranged(name: str, parse: Callable[[str], float], low: float, high: float, why: str, hint: str) -> Rule:
+    """A value that ``parse`` reads, from ``low`` to ``high`` (INVALID_PARAMETER with ``why`` and ``hint`` else)."""
+
     def check(value: str) -> str:
         if not value:
             return value
         try:
-            found = float(value)
+            found: float | None = parse(value)
         except ValueError:
             found = None
         if found is None or not low <= found <= high:
-            raise ArchivistError(
-                "INVALID_PARAMETER",
-                f"Invalid {name} '{value}'",
-                f"{name} is a number from {low:g} to {high:g}.",
-                f"Try {name}=0.3",
-            )
+            raise ArchivistError("INVALID_PARAMETER", f"Invalid {name} '{value}'", why, hint)
         return str(found)
 
     return check

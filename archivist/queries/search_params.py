@@ -25,6 +25,13 @@ def _choice(
     )
 
 
+def _whole(name: str, high: int, description: str, form: str | None = None, example: int | None = None) -> Param:
+    """A whole number from 1 to ``high``: an option of ``archivist search`` (--name)."""
+    flag = "--" + name.replace("_", "-")
+    rule = rules.bounded_int(name, 1, high, example=example)
+    return Param(name, rule, description, type="integer", flags=(flag,), metavar="N", form=form)
+
+
 def _listed(name: str, description: str, flags: tuple[str, ...], metavar: str, rule: Rule = rules.text_list) -> Param:
     """One of the search's lists: an option of ``archivist search`` and a field the search page keeps."""
     return Param(name, rule, description, many=True, flags=flags, metavar=metavar, form="hidden")
@@ -138,31 +145,9 @@ SEARCH_PARAMS = (
         flags=("--document",),
         metavar="ID|PATH",
     ),
-    Param(
-        "page",
-        rules.bounded_int("page", 1, 10_000, example=1),
-        "Page number, from 1.",
-        type="integer",
-        flags=("--page",),
-        metavar="N",
-    ),
-    Param(
-        "page_size",
-        rules.bounded_int("page_size", 1, 100),
-        "Results per page, 1 to 100 (default 10).",
-        type="integer",
-        flags=("--page-size",),
-        metavar="N",
-        form="hidden",
-    ),
-    Param(
-        "limit",
-        rules.bounded_int("limit", 1, 100),
-        "Another name for page_size.",
-        type="integer",
-        flags=("--limit",),
-        metavar="N",
-    ),
+    _whole("page", 10_000, "Page number, from 1.", example=1),
+    _whole("page_size", 100, "Results per page, 1 to 100 (default 10).", form="hidden"),
+    _whole("limit", 100, "Another name for page_size."),
     _choice(
         "output",
         rules.OUTPUTS,

@@ -11,7 +11,7 @@ from archivist.archive.schema import MESSAGE_IDS
 from archivist.errors import ArchivistError
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import render_markdown, shorten
-from archivist.web.search_navigation import project_name
+from archivist.web.search_navigation import page_links, project_name
 from archivist.web.urls import document_url
 from archivist.workspace import DATABASE_NAME
 
@@ -189,15 +189,7 @@ async def conversation(
         day = moment(row.get("timestamp"))[0] or day
         view["selected"] = view["seq"] == selected
         messages.append(view)
-    wanted = sorted({1, pages_count, *range(max(1, page - 2), min(pages_count, page + 2) + 1)})
-    links: list[dict[str, Any]] = []
-    previous = 0
-    for number in wanted:
-        if number - previous > 1:
-            links.append({"gap": True})
-        url = session_page_url(datasette, document["id"], number)
-        links.append({"number": number, "href": url, "current": number == page})
-        previous = number
+    links = page_links(page, pages_count, lambda number: session_page_url(datasette, document["id"], number))
     # A link by fragment alone (/document/<id>#m300, as search hits give) reaches page 1:
     # each later message gets an anchor here that, when it is the target, links to its page.
     later = range(offset + len(rows), total) if not request.args and pages_count > 1 else range(0)

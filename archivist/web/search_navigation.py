@@ -4,6 +4,7 @@ bars and the page links, each a URL of the search narrowed, widened or moved on.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from archivist.queries.lists import items
@@ -153,13 +154,18 @@ def timeline(state: SearchState, facets: dict[str, dict[str, int]]) -> dict[str,
 
 
 def pages(state: SearchState, page: int, total_pages: int) -> list[dict[str, Any]]:
-    """Page links around the current page: first, last, and two either side."""
+    """The search's page links (``page_links``)."""
+    return page_links(page, total_pages, state.page_url)
+
+
+def page_links(page: int, total_pages: int, url: Callable[[int], str]) -> list[dict[str, Any]]:
+    """Page links around the current page: first, last, and two either side, with a gap between runs."""
     wanted = sorted({1, total_pages, *range(max(1, page - 2), min(total_pages, page + 2) + 1)})
     links: list[dict[str, Any]] = []
     previous = 0
     for number in wanted:
         if number - previous > 1:
             links.append({"gap": True})
-        links.append({"number": number, "href": state.page_url(number), "current": number == page})
+        links.append({"number": number, "href": url(number), "current": number == page})
         previous = number
     return links
