@@ -4,7 +4,7 @@
                                    [--queries 50] [--repeat 3] [--keep]
 
 Builds a seeded archive of agent-log conversations in a temporary workspace with the
-store's own functions (agentlogs.store._document and _insert_messages, as `archivist
+store's own functions (archive.sessions._document and _insert_messages, as `archivist
 index` writes a source's sessions): --sessions sessions of --messages-per-session
 messages each (1,000,000 by default), over four agents, twenty projects, several
 models and twelve months, user and assistant turns of 10 to 40 words from a
