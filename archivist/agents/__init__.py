@@ -41,10 +41,10 @@ import datetime as dt
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 # Every line and document is parsed within a depth budget (json_value), here for the readers.
 from archivist.jsonvalues import MAX_DEPTH as MAX_DEPTH
@@ -160,6 +160,48 @@ def iso_utc(value: object) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if 1970 <= moment.year <= 2200 else None
 
 
+# --- a log's values -------------------------------------------------------------------------
+
+
+def text_or_none(value: Any) -> str | None:
+    """A string value stripped; None for one that is only white space, or any other value."""
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def parts_text(content: Any, skip_thoughts: bool = False) -> str:
+    """The text of a message's content: a string, or parts (one, or a list), each a string or
+    an object with ``text``; the texts that are not empty, a line apart.
+
+    With ``skip_thoughts``, a part marked ``thought`` (Gemini's thinking) is left out.
+    """
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return ""
+    texts = []
+    for part in content:
+        thought = skip_thoughts and isinstance(part, dict) and part.get("thought")
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str) and not thought:
+            texts.append(part["text"])
+    return "\n".join(text for text in texts if text)
+
+
+def named_files(args: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """The files that a tool call's arguments name under ``keys`` (a string, or a list of them),
+    stripped, in order."""
+    files: list[str] = []
+    for key in keys:
+        value = args.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.strip():
+                files.append(item.strip())
+    return files
+
+
 # --- bounded reading -----------------------------------------------------------------------
 
 
@@ -232,6 +274,24 @@ def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
     if size <= limit:
         return None
     return f"not read: {size_text(size)}, more than the {size_text(limit)} a file read whole may have"
+
+
+def skipped_problems(counts: Mapping[str, int], unit: str = "line") -> list[str]:
+    """What a reading skipped, by reason, as a problem (``3 lines skipped: 2 not JSON, 1 line over
+    64 MB``); none where nothing was."""
+    total = sum(counts.values())
+    if not total:
+        return []
+    reasons = ", ".join(f"{count} {reason}" for reason, count in counts.items())
+    return [f"{total} {unit}{'s' if total != 1 else ''} skipped: {reasons}"]
+
+
+def replaced_problems(count: int) -> list[str]:
+    """The lines whose bytes were not UTF-8 (decoded with replacement characters), as a problem;
+    none where there were none."""
+    if not count:
+        return []
+    return [f"{count} line{'s' if count != 1 else ''} not valid UTF-8: decoded with replacement characters"]
 
 
 class Unavailable(Exception):
@@ -342,6 +402,80 @@ class Root:
             return path.relative_to(self.path if self.named is None else self.path.parent).as_posix()
         except ValueError:
             return path.as_posix()
+
+
+def check_path(
+    path: str | os.PathLike[str],
+    expected: str,
+    what: str,
+    looks_like: Callable[[Path], bool],
+    find: Callable[[Root], Iterable[Path]],
+    none_found: Callable[[Path], str],
+) -> str | None:
+    """Why ``path`` (``~`` expanded) is not a source that is one log file or a folder of them, or
+    None when it is one.
+
+    A file is one where ``looks_like`` takes it for ``what`` (``a Codex rollout file``); a
+    folder, where the first file that ``find`` finds in it is one. Of a folder where it finds
+    none, ``none_found`` says what it is (``holds no rollout-*.jsonl file``). A reason ends
+    with ``expected``.
+    """
+    root = Path(path).expanduser()
+    if not root.exists():
+        return f"{root} does not exist: {expected}."
+    if root.is_file():
+        return None if looks_like(root) else f"{root} is not {what}: {expected}."
+    if not root.is_dir():
+        return f"{root} is neither a folder nor a file: {expected}."
+    for file in find(Root(root)):
+        return None if looks_like(file) else f"{file} under {root} is not {what}: {expected}."
+    return f"{root} {none_found(root)}: {expected}."
+
+
+def source_files(
+    path: str | os.PathLike[str], problems: list[str] | None, find: Callable[[Root], list[Path]]
+) -> tuple[Path, list[Path]]:
+    """A source that is one log file or a folder of them: its path (``~`` expanded), and its log
+    files: the file itself, or what ``find`` finds in the folder (through a ``Root`` that tells
+    the links leading out in ``problems``); none where it is neither."""
+    root = Path(path).expanduser()
+    confined = Root(root, problems)
+    if root.is_file():
+        return root, [root]
+    if root.is_dir():
+        return root, find(confined)
+    return root, []
+
+
+def relative_path(file: Path, root: Path) -> str:
+    """A file's path under ``root``, with ``/``; its whole path where it is not under it."""
+    try:
+        return file.relative_to(root).as_posix()
+    except ValueError:
+        return file.as_posix()
+
+
+def file_key(session_id: str | None, path: str, used: set[str]) -> str:
+    """The key of a session that is one file: its id, else the file's path in the source; an
+    id already ``used`` (the session read from another file) is followed by ``@`` and that path."""
+    key = session_id or path
+    return f"{key}@{path}" if key in used else key
+
+
+def log_file(path: Path, name: str) -> Path:
+    """The log file of a source that is that file, or a folder holding it as ``name``."""
+    return path / name if path.is_dir() else path
+
+
+def confined_log_file(path: Path, name: str, problems: list[str] | None) -> tuple[Path, Root] | None:
+    """The log file of a source that is that file or a folder holding it as ``name`` (``log_file``),
+    with the source's ``Root``; None where it is no file, or a link that leads out of the folder
+    (told in ``problems`` as Unread: what the archive holds of it stays)."""
+    file = log_file(path, name)
+    root = Root(path, problems)
+    if not file.is_file() or not root.allows(file):
+        return None
+    return file, root
 
 
 def within(real: str, folder: str) -> bool:

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.agents import LONG_LINE, Message, Root, Session, ToolCall, lines, short_title
+from archivist.agents import LONG_LINE, Message, Session, ToolCall, confined_log_file, lines, log_file, short_title
 
 KIND = "aider"
 
@@ -97,18 +97,15 @@ def check(path: Path | str) -> str | None:
 
 def log_files(path: Path) -> list[Path]:
     """What of a source holds its logs: a repository's chat history, not the repository around it."""
-    return [path / HISTORY_NAME] if path.is_dir() else [path]
+    return [log_file(path, HISTORY_NAME)]
 
 
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
     """Every session of the chat history, in the order of the file."""
-    path = Path(path)
-    history = path / HISTORY_NAME if path.is_dir() else path
-    root = Root(path, problems)
-    if not history.is_file():
+    found = confined_log_file(Path(path), HISTORY_NAME, problems)
+    if found is None:
         return
-    if not root.allows(history):
-        return  # (told as Unread: what the archive holds of it stays)
+    history = found[0]
     project = os.path.abspath(history.parent)
     try:
         ended = _as_written(dt.datetime.fromtimestamp(history.stat().st_mtime))

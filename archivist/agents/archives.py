@@ -151,6 +151,14 @@ class Limits:
             max_directory_bytes=int(_setting(environ, ENV_MAX_DIRECTORY_BYTES, MAX_DIRECTORY_BYTES, parse_size, size)),
         )
 
+    def ratio_over(self, inflated: int, compressed: int) -> float | None:
+        """The ratio of ``inflated`` bytes to the ``compressed`` bytes they came from, where it is
+        more than a member of a zip may have (one that gives ``RATIO_FLOOR`` or less may have any);
+        None within the limit."""
+        if inflated <= max(self.max_ratio * compressed, RATIO_FLOOR):
+            return None
+        return inflated / max(compressed, 1)
+
 
 def amount(size: int) -> str:
     """A size in a sentence: bytes below a megabyte, else ``size_text``'s MB and GB."""
@@ -344,8 +352,8 @@ def open_member(member: Member, budget: Budget) -> io.RawIOBase:
     and while reading when the bytes say so; ArchiveError for a damaged or forged member.
     """
     limits = budget.limits
-    if member.file_size > max(limits.max_ratio * member.compress_size, RATIO_FLOOR):
-        ratio = member.file_size / max(member.compress_size, 1)
+    ratio = limits.ratio_over(member.file_size, member.compress_size)
+    if ratio is not None:
         raise LimitError(
             f"not read: it would inflate {_times(ratio)} times ({amount(member.file_size)} from "
             f"{amount(member.compress_size)}), more than the {limits.max_ratio:g} times a member of a zip may "
@@ -449,8 +457,8 @@ class _Inflating(io.RawIOBase):
             raise ArchiveError(
                 f"is damaged or forged: it inflates to more than the {amount(member.file_size)} its header says"
             )
-        if self._given > max(limits.max_ratio * self._read, RATIO_FLOOR):
-            ratio = self._given / max(self._read, 1)
+        ratio = limits.ratio_over(self._given, self._read)
+        if ratio is not None:
             raise LimitError(
                 f"not read past {amount(self._given)}: it inflated {_times(ratio)} times (from "
                 f"{amount(self._read)}), more than the {limits.max_ratio:g} times a member of a zip may, whatever "

@@ -39,13 +39,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import ROLES, Message, Session, ToolCall, iso_utc, short_title
+from archivist.agents import ROLES, Message, Session, ToolCall, iso_utc
 from archivist.agents.export_files import ExportFile
 from archivist.agents.exports import (
     CHATGPT_KIND,
-    UNTITLED,
     check_export,
-    json_type,
+    conversation_key,
+    conversation_session,
     parse_time,
     read_export,
     text_of,
@@ -74,17 +74,12 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
     return read_export(path, _session, problems)
 
 
-def _session(item: Any, file: ExportFile, index: int) -> Session | None:
-    if not isinstance(item, dict):
-        raise ValueError(f"it is {json_type(item)}, not a conversation")
+def _session(item: dict[str, Any], file: ExportFile, index: int) -> Session | None:
     mapping = item.get("mapping")
     if not isinstance(mapping, dict):
         raise ValueError("it has no mapping (its message tree)")
     problems: list[str] = []
-    key = text_of(item.get("conversation_id")) or text_of(item.get("id"))
-    if not key:
-        key = f"{file.name}#{index + 1}"
-        problems.append("the conversation has no conversation_id: it is keyed by its place in the export")
+    key = conversation_key(item, ("conversation_id", "id"), file, index, problems)
     messages: list[Message] = []
     unknown: dict[str, int] = {}
     for raw in _current_branch(item, mapping, problems):
@@ -95,22 +90,20 @@ def _session(item: Any, file: ExportFile, index: int) -> Session | None:
         problems.append(f"{count} message(s) of unknown content type {content_type!r} skipped")
     if not messages:
         return None
-    first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
-    title = " ".join(text_of(item.get("title")).split()) or short_title(first_user) or UNTITLED
     models = unique([message.model or "" for message in messages]) or unique([text_of(item.get("default_model_slug"))])
     template = text_of(item.get("conversation_template_id"))
-    stamps = [message.timestamp for message in messages if message.timestamp]
-    return Session(
-        key=key,
-        agent=KIND,
-        title=title,
-        messages=messages,
+    return conversation_session(
+        KIND,
+        item,
+        key,
+        messages,
+        file,
+        problems,
+        title="title",
+        created="create_time",
+        updated="update_time",
         project=template if template.startswith("g-p-") else None,
         models=models,
-        started=stamps[0] if stamps else iso_utc(item.get("create_time")),
-        last=stamps[-1] if stamps else iso_utc(item.get("update_time")),
-        files=[file.path],
-        problems=problems,
     )
 
 

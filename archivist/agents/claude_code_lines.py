@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import LONG_LINE, NOT_JSON, NotJSON, json_value, lines
+from archivist.agents import LONG_LINE, NOT_JSON, NotJSON, json_value, lines, skipped_problems
 from archivist.agents.claude_code_session import KNOWN_TYPES, Builder, Sidechains
 
 
@@ -28,11 +28,7 @@ class Tally:
     line_at: int = 0  # the byte offset of the line being read
 
     def problems(self) -> list[str]:
-        problems = []
-        total = sum(self.skipped.values())
-        if total:
-            reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped.items())
-            problems.append(f"{total} {'line' if total == 1 else 'lines'} skipped: {reasons}")
+        problems = skipped_problems(self.skipped)
         if self.replaced:
             problems.append(
                 f"{self.replaced} {'line has' if self.replaced == 1 else 'lines have'} bytes that are not UTF-8 (replaced)"

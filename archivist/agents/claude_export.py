@@ -41,13 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Message, Session, ToolCall, iso_utc, short_title
+from archivist.agents import Message, Session, ToolCall, iso_utc
 from archivist.agents.export_files import ExportFile
 from archivist.agents.exports import (
     CLAUDE_KIND,
-    UNTITLED,
     check_export,
-    json_type,
+    conversation_key,
+    conversation_session,
     parse_time,
     read_export,
     text_of,
@@ -81,17 +81,12 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
     return read_export(path, _session, problems)
 
 
-def _session(item: Any, file: ExportFile, index: int) -> Session | None:
-    if not isinstance(item, dict):
-        raise ValueError(f"it is {json_type(item)}, not a conversation")
+def _session(item: dict[str, Any], file: ExportFile, index: int) -> Session | None:
     raw_messages = item.get("chat_messages")
     if not isinstance(raw_messages, list):
         raise ValueError("it has no chat_messages list")
     problems: list[str] = []
-    key = text_of(item.get("uuid"))
-    if not key:
-        key = f"{file.name}#{index + 1}"
-        problems.append("the conversation has no uuid: it is keyed by its place in the export")
+    key = conversation_key(item, ("uuid",), file, index, problems)
     messages: list[Message] = []
     unknown: dict[str, int] = {}
     for position, raw in _current_branch(raw_messages, problems):
@@ -100,19 +95,17 @@ def _session(item: Any, file: ExportFile, index: int) -> Session | None:
         problems.append(f"{count} content block(s) of unknown type {block_type!r} skipped")
     if not messages:
         return None
-    first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
-    name = " ".join(text_of(item.get("name")).split())
-    title = name or short_title(first_user) or short_title(text_of(item.get("summary"))) or UNTITLED
-    stamps = [message.timestamp for message in messages if message.timestamp]
-    return Session(
-        key=key,
-        agent=KIND,
-        title=title,
-        messages=messages,
-        started=stamps[0] if stamps else iso_utc(item.get("created_at")),
-        last=stamps[-1] if stamps else iso_utc(item.get("updated_at")),
-        files=[file.path],
-        problems=problems,
+    return conversation_session(
+        KIND,
+        item,
+        key,
+        messages,
+        file,
+        problems,
+        title="name",
+        summary="summary",
+        created="created_at",
+        updated="updated_at",
     )
 
 

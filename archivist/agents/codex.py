@@ -46,7 +46,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import MAX_LINE_BYTES, Message, NotJSON, Root, Session, head_lines, json_value
+from archivist.agents import (
+    MAX_LINE_BYTES,
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    check_path,
+    file_key,
+    head_lines,
+    json_value,
+    relative_path,
+    source_files,
+    text_or_none,
+)
 from archivist.agents.codex_rollout import KIND as KIND
 from archivist.agents.codex_rollout import Lines, Rollout
 from archivist.agents.codex_values import (
@@ -56,34 +69,27 @@ from archivist.agents.codex_values import (
     forked_from,
     meta_fields,
     parent_of,
-    text_of,
 )
 
 _ROLLOUT_NAME = re.compile(r"^rollout-.+\.jsonl?$")
 _HEAD_BYTES = 64 * 1024
 _INDEX_LEVELS = 5  # sessions/YYYY/MM/DD/rollout-….jsonl is four folders below the Codex home
+_EXPECTED = (
+    "expected a Codex sessions folder (~/.codex/sessions, holding YYYY/MM/DD/rollout-*.jsonl), "
+    "a folder under it, or one rollout-*.jsonl file"
+)
 
 
 def check(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is not a Codex sessions folder or rollout file, or None when it is one."""
-    root = Path(path).expanduser()
-    expected = (
-        "expected a Codex sessions folder (~/.codex/sessions, holding YYYY/MM/DD/rollout-*.jsonl), "
-        "a folder under it, or one rollout-*.jsonl file"
-    )
-    if not root.exists():
-        return f"{root} does not exist: {expected}."
-    if root.is_file():
-        return None if _looks_like_rollout(root) else f"{root} is not a Codex rollout file: {expected}."
-    if not root.is_dir():
-        return f"{root} is neither a folder nor a file: {expected}."
-    for rollout in _walk_rollouts(Root(root)):
-        if _looks_like_rollout(rollout):
-            return None
-        return f"{rollout} under {root} is not a Codex rollout file: {expected}."
+    return check_path(path, _EXPECTED, "a Codex rollout file", _looks_like_rollout, _walk_rollouts, _no_rollout)
+
+
+def _no_rollout(root: Path) -> str:
+    """What a folder without a rollout file is, for a sentence about it."""
     if root.name in ("sessions", "archived_sessions") or (root / "sessions").is_dir():
-        return f"{root} holds no Codex session yet (no rollout-*.jsonl file): {expected}."
-    return f"{root} holds no rollout-*.jsonl file: {expected}."
+        return "holds no Codex session yet (no rollout-*.jsonl file)"
+    return "holds no rollout-*.jsonl file"
 
 
 def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
@@ -92,13 +98,8 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     What was skipped in a file that yields no session, and the links that lead out of the
     source (never opened), go to ``problems``.
     """
-    root = Path(path).expanduser()
-    confined = Root(root, problems)
-    if root.is_file():
-        files = [root]
-    elif root.is_dir():
-        files = sorted(_walk_rollouts(confined), key=lambda file: _relative(file, root))
-    else:
+    root, files = source_files(path, problems, _rollout_files)
+    if not files:
         return
     thread_names = _thread_names(root)
 
@@ -130,10 +131,8 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
             if copied and (rollout.replayed or copied >= 2):
                 del rollout.messages[:copied]
                 del rollout.offsets[:copied]
-        relative = _relative(file, root) if root.is_dir() else file.name
-        key = rollout.session_id or relative
-        if key in used:
-            key = f"{key}@{relative}"
+        relative = relative_path(file, root) if root.is_dir() else file.name
+        key = file_key(rollout.session_id, relative, used)
         session = rollout.session(key, thread_names)
         if session is not None:
             used.add(key)
@@ -177,11 +176,8 @@ def _walk_rollouts(root: Root) -> Iterator[Path]:
             yield file
 
 
-def _relative(file: Path, root: Path) -> str:
-    try:
-        return file.relative_to(root).as_posix()
-    except ValueError:
-        return file.as_posix()
+def _rollout_files(root: Root) -> list[Path]:
+    return sorted(_walk_rollouts(root), key=lambda file: relative_path(file, root.path))
 
 
 def _looks_like_rollout(file: Path) -> bool:
@@ -243,7 +239,7 @@ def _identity(file: Path) -> tuple[str | None, str | None]:
     if not isinstance(payload, dict) or record.get("type") not in ("session_meta", None):
         return None, None
     meta = meta_fields(payload)
-    return text_of(meta.get("id")), forked_from(meta) or parent_of(meta)
+    return text_or_none(meta.get("id")), forked_from(meta) or parent_of(meta)
 
 
 def _thread_names(root: Path) -> dict[str, str]:
@@ -258,7 +254,7 @@ def _thread_names(root: Path) -> dict[str, str]:
             names: dict[str, str] = {}
             for record in Lines().records(index):
                 if isinstance(record, dict):
-                    session_id, name = text_of(record.get("id")), text_of(record.get("thread_name"))
+                    session_id, name = text_or_none(record.get("id")), text_or_none(record.get("thread_name"))
                     if session_id and name:
                         names[session_id] = name
             return names

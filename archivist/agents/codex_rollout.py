@@ -18,7 +18,11 @@ from archivist.agents import (
     iso_utc,
     json_value,
     lines,
+    parts_text,
+    replaced_problems,
     short_title,
+    skipped_problems,
+    text_or_none,
     too_large,
 )
 from archivist.agents.codex_values import (
@@ -27,13 +31,11 @@ from archivist.agents.codex_values import (
     ITEMS_NOT_READ,
     OUTPUT_TYPES,
     TYPES_NOT_READ,
-    content_text,
     forked_from,
     is_injected,
     meta_fields,
     output_text,
     parent_of,
-    text_of,
     tool_call,
     user_shell,
     users_words,
@@ -92,16 +94,7 @@ class Lines:
             self.error = f"reading stopped: {error.strerror or error}"
 
     def problems(self) -> list[str]:
-        problems = []
-        total = sum(self.skipped.values())
-        if total:
-            reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped.items())
-            problems.append(f"{total} line{'s' if total != 1 else ''} skipped: {reasons}")
-        if self.replaced:
-            problems.append(
-                f"{self.replaced} line{'s' if self.replaced != 1 else ''} not valid UTF-8: "
-                "decoded with replacement characters"
-            )
+        problems = skipped_problems(self.skipped) + replaced_problems(self.replaced)
         if self.error:
             problems.append(self.error)
         return problems
@@ -227,19 +220,19 @@ class Rollout:
         if self.metas > 1:
             return  # a parent's meta, copied with its history
         meta = meta_fields(payload)
-        self.session_id = text_of(meta.get("id")) or text_of(meta.get("session_id"))
+        self.session_id = text_or_none(meta.get("id")) or text_or_none(meta.get("session_id"))
         self.started = iso_utc(meta.get("timestamp")) or timestamp
-        self.project = text_of(meta.get("cwd"))
+        self.project = text_or_none(meta.get("cwd"))
         git = payload.get("git") if isinstance(payload.get("git"), dict) else meta.get("git")
         if isinstance(git, dict):
-            self.branch = text_of(git.get("branch"))
+            self.branch = text_or_none(git.get("branch"))
         self.forked_from = forked_from(meta)
         self.parent = parent_of(meta)
-        self.use_model(text_of(meta.get("model")))
+        self.use_model(text_or_none(meta.get("model")))
 
     def _turn_context(self, payload: dict[str, Any]) -> None:
-        self.use_model(text_of(payload.get("model")))
-        self.context_cwd = self.context_cwd or text_of(payload.get("cwd"))
+        self.use_model(text_or_none(payload.get("model")))
+        self.context_cwd = self.context_cwd or text_or_none(payload.get("cwd"))
 
     def use_model(self, model: str | None) -> None:
         """The model the next messages are written by (a session read on starts with the last one before)."""
@@ -254,7 +247,7 @@ class Rollout:
             self.lines.skip("record without a type")
         elif kind == "message":
             role = item.get("role")
-            text = content_text(item.get("content"))
+            text = parts_text(item.get("content"))
             if role == "user":
                 self._user_item(text, timestamp)
             elif role == "assistant":
@@ -267,7 +260,7 @@ class Rollout:
                     self._think(entry.get("text") if isinstance(entry, dict) else entry)
         elif kind in ("function_call", "custom_tool_call"):
             raw = item.get("arguments") if kind == "function_call" else item.get("input")
-            name = text_of(item.get("name")) or kind
+            name = text_or_none(item.get("name")) or kind
             self._call(tool_call(name, raw), timestamp)
         elif kind == "local_shell_call":
             action = item.get("action")
@@ -310,17 +303,17 @@ class Rollout:
     def _event(self, payload: dict[str, Any], timestamp: str | None) -> None:
         kind = payload.get("type")
         if kind == "user_message":
-            text = content_text(payload.get("message")).strip()
+            text = parts_text(payload.get("message")).strip()
             if not is_injected(text):
                 self._say("user", users_words(text), timestamp, "event")
         elif kind == "agent_message":
-            self._say("assistant", content_text(payload.get("message")).strip(), timestamp, "event")
+            self._say("assistant", parts_text(payload.get("message")).strip(), timestamp, "event")
         elif kind in ("agent_reasoning", "agent_reasoning_raw_content"):
             self._think(payload.get("text"))
         elif kind == "item_completed":  # paginated rollouts write turn items instead of the two above
             self._turn_item(payload.get("item"), timestamp)
         elif kind == "thread_name_updated":
-            self.title = text_of(payload.get("thread_name")) or self.title
+            self.title = text_or_none(payload.get("thread_name")) or self.title
         elif kind == "thread_rolled_back":
             turns = payload.get("num_turns")
             if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0:
@@ -332,11 +325,11 @@ class Rollout:
             return
         kind = str(item.get("type", "")).replace("_", "").lower()
         if kind == "usermessage":
-            text = content_text(item.get("content")).strip()
+            text = parts_text(item.get("content")).strip()
             if not is_injected(text):
                 self._say("user", users_words(text), timestamp, "event")
         elif kind == "agentmessage":
-            text = content_text(item.get("content")) or content_text(item.get("text"))
+            text = parts_text(item.get("content")) or parts_text(item.get("text"))
             self._say("assistant", text.strip(), timestamp, "event")
         elif kind == "reasoning":
             for part in ("summary_text", "raw_content"):

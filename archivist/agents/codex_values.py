@@ -8,7 +8,7 @@ import re
 import shlex
 from typing import Any
 
-from archivist.agents import NotJSON, ToolCall, between, json_value
+from archivist.agents import NotJSON, ToolCall, between, json_value, named_files, parts_text, text_or_none
 
 _ROLLOUT_NAME = re.compile(r"^rollout-.+\.jsonl?$")
 ENVELOPE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -64,40 +64,19 @@ def meta_fields(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def forked_from(meta: dict[str, Any]) -> str | None:
-    return text_of(meta.get("forked_from_id"))
+    return text_or_none(meta.get("forked_from_id"))
 
 
 def parent_of(meta: dict[str, Any]) -> str | None:
     """The session a sub-agent's transcript belongs to."""
-    parent = text_of(meta.get("parent_thread_id"))
+    parent = text_or_none(meta.get("parent_thread_id"))
     source = meta.get("source")
     if parent is None and isinstance(source, dict):
         subagent = source.get("subagent")
         spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
         if isinstance(spawn, dict):
-            parent = text_of(spawn.get("parent_thread_id"))
+            parent = text_or_none(spawn.get("parent_thread_id"))
     return parent
-
-
-def text_of(value: Any) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None
-
-
-def content_text(content: Any) -> str:
-    """The text of a message's content: a string, or parts with ``text``."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        content = [content]
-    if not isinstance(content, list):
-        return ""
-    texts = []
-    for part in content:
-        if isinstance(part, str):
-            texts.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-    return "\n".join(text for text in texts if text)
 
 
 def is_injected(text: str) -> bool:
@@ -151,13 +130,8 @@ def tool_call(name: str, raw: Any) -> ToolCall:
             args = {"input": raw}
     if not isinstance(args, dict):
         args = {"input": args}
-    files: list[str] = []
+    files = named_files(args, _FILE_KEYS)
     commands: list[str] = []
-    for key in _FILE_KEYS:
-        value = args.get(key)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item.strip():
-                files.append(item.strip())
     for key in ("command", "cmd"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
@@ -198,5 +172,5 @@ def output_text(output: Any) -> str:
                 return output_text(output[key])
         return json.dumps(output, ensure_ascii=False)
     if isinstance(output, list):
-        return content_text(output)
+        return parts_text(output)
     return ""

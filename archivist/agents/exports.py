@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Session, Unread, archives
+from archivist.agents import Message, Session, Unread, archives, iso_utc, short_title
 from archivist.agents.export_files import READ_ERRORS, ExportFile, conversation_limit, open_export
 from archivist.agents.json_list import ExportError, Skipped, iter_json_list
 
@@ -141,19 +141,20 @@ def _reason(error: BaseException) -> str:
     return f"cannot be read ({type(error).__name__}: {error})"
 
 
-ToSession = Callable[[Any, ExportFile, int], Session | None]
+ToSession = Callable[[dict[str, Any], ExportFile, int], Session | None]
 
 
 def read_export(path: str | Path, to_session: ToSession, problems: list[str] | None = None) -> Iterator[Session]:
     """Every conversation of the export at ``path`` as a session, in the files' order.
 
-    ``to_session(item, file, index)`` makes one (None: nothing to read in it) and raises
-    for a conversation it cannot read; skipped conversations and repeated keys are added to
-    ``problems``. What is not read is told as Unread (the archive keeps what it holds of the
-    export): an export that cannot be opened (a zip cut short, a folder without its
-    conversations, a setting that is no value), a file damaged or cut short (read up to the
-    damage), a member refused, a limit on reading compressed input reached (the export a
-    bomb, or larger than its settings allow: nothing more of it is read).
+    ``to_session(item, file, index)`` makes one of a conversation, an object (None: nothing to
+    read in it), and raises for one it cannot read; conversations skipped (a value that is no
+    object, or one ``to_session`` cannot read) and repeated keys are added to ``problems``.
+    What is not read is told as Unread (the archive keeps what it holds of the export): an
+    export that cannot be opened (a zip cut short, a folder without its conversations, a
+    setting that is no value), a file damaged or cut short (read up to the damage), a member
+    refused, a limit on reading compressed input reached (the export a bomb, or larger than
+    its settings allow: nothing more of it is read).
     """
     problems = problems if problems is not None else []
     path = Path(path)
@@ -199,6 +200,9 @@ def _read_file(
                 if isinstance(item, Skipped):
                     skip(index, item.reason)
                     continue
+                if not isinstance(item, dict):
+                    skip(index, f"it is {json_type(item)}, not a conversation")
+                    continue
                 try:
                     session = to_session(item, file, index)
                 except Exception as error:  # a conversation never stops the read
@@ -220,6 +224,67 @@ def _read_file(
 
 def _why(error: Exception) -> str:
     return str(error) if isinstance(error, ValueError) and str(error) else f"{type(error).__name__}: {error}"
+
+
+# ---------------------------------------------------------------------------------------------
+# A conversation
+
+
+def conversation_key(
+    item: dict[str, Any], fields: tuple[str, ...], file: ExportFile, index: int, problems: list[str]
+) -> str:
+    """A conversation's key: the first of its ``fields`` that holds one, else its place in the
+    export (told in ``problems``)."""
+    for name in fields:
+        key = text_of(item.get(name))
+        if key:
+            return key
+    problems.append(f"the conversation has no {fields[0]}: it is keyed by its place in the export")
+    return f"{file.name}#{index + 1}"
+
+
+def conversation_session(
+    kind: str,
+    item: dict[str, Any],
+    key: str,
+    messages: list[Message],
+    file: ExportFile,
+    problems: list[str],
+    *,
+    title: str,
+    summary: str | None = None,
+    created: str,
+    updated: str,
+    project: str | None = None,
+    models: list[str] | None = None,
+) -> Session:
+    """A conversation of ``messages`` as a session of ``kind``.
+
+    Its title: the conversation's ``title`` field (white space folded), else its first user
+    message shortened, else its ``summary`` field shortened, else ``UNTITLED``. It starts and
+    ends at its first and last message's times, else at the conversation's ``created`` and
+    ``updated`` fields.
+    """
+    first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
+    shown = (
+        " ".join(text_of(item.get(title)).split())
+        or short_title(first_user)
+        or (short_title(text_of(item.get(summary))) if summary is not None else "")
+        or UNTITLED
+    )
+    stamps = [message.timestamp for message in messages if message.timestamp]
+    return Session(
+        key=key,
+        agent=kind,
+        title=shown,
+        messages=messages,
+        project=project,
+        models=models if models is not None else [],
+        started=stamps[0] if stamps else iso_utc(item.get(created)),
+        last=stamps[-1] if stamps else iso_utc(item.get(updated)),
+        files=[file.path],
+        problems=problems,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,9 +49,18 @@ from . import (
     Root,
     Session,
     ToolCall,
+    check_path,
+    file_key,
     json_value,
     lines,
+    named_files,
+    parts_text,
+    relative_path,
+    replaced_problems,
     short_title,
+    skipped_problems,
+    source_files,
+    text_or_none,
     too_deep,
     too_large,
 )
@@ -62,29 +71,22 @@ _SESSION_NAME = re.compile(r"^session-.+\.jsonl?$")
 _STATUS_TYPES = {"info", "error", "warning"}
 _FILE_KEYS = ("file_path", "absolute_path", "path", "filepath", "file", "paths", "file_paths")
 _HEAD_BYTES = 64 * 1024
+_EXPECTED = (
+    "expected Gemini CLI's ~/.gemini/tmp (a folder per project, with chats/session-*.json or "
+    "session-*.jsonl), one project folder, or one session file"
+)
 
 
 def check(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is not a Gemini CLI sessions folder or session file, or None when it is one."""
-    root = Path(path).expanduser()
-    expected = (
-        "expected Gemini CLI's ~/.gemini/tmp (a folder per project, with chats/session-*.json or "
-        "session-*.jsonl), one project folder, or one session file"
-    )
-    if not root.exists():
-        return f"{root} does not exist: {expected}."
-    if root.is_file():
-        return None if _looks_like_session(root) else f"{root} is not a Gemini CLI session file: {expected}."
-    if not root.is_dir():
-        return f"{root} is neither a folder nor a file: {expected}."
-    files = _session_files(Root(root))
-    if files:
-        if _looks_like_session(files[0]):
-            return None
-        return f"{files[0]} under {root} is not a Gemini CLI session file: {expected}."
+    return check_path(path, _EXPECTED, "a Gemini CLI session file", _looks_like_session, _session_files, _no_session)
+
+
+def _no_session(root: Path) -> str:
+    """What a folder without a session file is, for a sentence about it."""
     if _chats_folders(Root(root)) or _is_gemini_home(root):
-        return f"{root} holds no Gemini CLI session yet (no chats/session-*.json or .jsonl file): {expected}."
-    return f"{root} holds no Gemini CLI chats folder: {expected}."
+        return "holds no Gemini CLI session yet (no chats/session-*.json or .jsonl file)"
+    return "holds no Gemini CLI chats folder"
 
 
 def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
@@ -93,26 +95,17 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     What was skipped in a file that yields no session (a file too large, one with no
     message), and the links that lead out of the source (never opened), go to ``problems``.
     """
-    root = Path(path).expanduser()
-    confined = Root(root, problems)
-    if root.is_file():
-        files = [root]
-    elif root.is_dir():
-        files = _session_files(confined)
-    else:
-        return
+    root, files = source_files(path, problems, _session_files)
     projects: dict[Path, str | None] = {}
     used: set[str] = set()
     for file in files:
         record = _Record(file)
         record.read()
-        session_id = _text(record.meta.get("sessionId"))
+        session_id = text_or_none(record.meta.get("sessionId"))
         if file.suffix == ".json" and session_id and _migrated(file, session_id):
             continue  # the CLI carried this session on in the .jsonl beside it
-        relative = _relative(file, root) if root.is_dir() else file.name
-        key = session_id or relative
-        if key in used:
-            key = f"{key}@{relative}"
+        relative = relative_path(file, root) if root.is_dir() else file.name
+        key = file_key(session_id, relative, used)
         folder = _project_folder(file)
         if folder is not None and folder not in projects:
             projects[folder] = _project(folder)
@@ -164,14 +157,7 @@ def _session_files(root: Root) -> list[Path]:
                 files.append(entry)
             elif entry.is_dir():  # a session's sub-agents
                 files.extend(root.files(entry, ".jsonl"))
-    return sorted(files, key=lambda file: _relative(file, root.path))
-
-
-def _relative(file: Path, root: Path) -> str:
-    try:
-        return file.relative_to(root).as_posix()
-    except ValueError:
-        return file.as_posix()
+    return sorted(files, key=lambda file: relative_path(file, root.path))
 
 
 def _looks_like_session(file: Path) -> bool:
@@ -406,11 +392,12 @@ class _Record:
             kind = record.get("type")
             timestamp = iso_utc(record.get("timestamp"))
             if kind == "user":
-                text = (_parts_text(record.get("displayContent")) or _parts_text(record.get("content"))).strip()
+                shown = parts_text(record.get("displayContent"), skip_thoughts=True)
+                text = (shown or parts_text(record.get("content"), skip_thoughts=True)).strip()
                 if text:
                     messages.append(Message(role="user", text=text, timestamp=timestamp))
             elif kind == "gemini":
-                model = _text(record.get("model"))
+                model = text_or_none(record.get("model"))
                 if model and model not in models:
                     models.append(model)
                 messages.extend(_assistant(record, timestamp, model))
@@ -419,7 +406,7 @@ class _Record:
                 self.skipped_messages[reason] = self.skipped_messages.get(reason, 0) + 1
         if not messages:
             return None
-        summary = _text(self.meta.get("summary"))
+        summary = text_or_none(self.meta.get("summary"))
         first_user = next((m.text for m in messages if m.role == "user"), "")
         first_text = first_user or next((m.text for m in messages if m.text), "")
         title = summary or (short_title(first_text) if first_text else "Untitled session")
@@ -440,16 +427,12 @@ class _Record:
         )
 
     def problems(self) -> list[str]:
-        problems = []
-        for unit, counts in (("line", self.skipped), ("message", self.skipped_messages)):
-            total = sum(counts.values())
-            if total:
-                reasons = ", ".join(f"{count} {reason}" for reason, count in counts.items())
-                problems.append(f"{total} {unit}{'s' if total != 1 else ''} skipped: {reasons}")
-        if self.replaced:
-            unit = "line" if self.replaced == 1 else "lines"
-            problems.append(f"{self.replaced} {unit} not valid UTF-8: decoded with replacement characters")
-        return problems + self.notes
+        return [
+            *skipped_problems(self.skipped),
+            *skipped_problems(self.skipped_messages, "message"),
+            *replaced_problems(self.replaced),
+            *self.notes,
+        ]
 
 
 def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None) -> list[Message]:
@@ -458,10 +441,10 @@ def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None)
     thinking = []
     for thought in thoughts if isinstance(thoughts, list) else []:
         if isinstance(thought, dict):
-            lines = [_text(thought.get("subject")), _text(thought.get("description"))]
+            lines = [text_or_none(thought.get("subject")), text_or_none(thought.get("description"))]
             text = "\n".join(line for line in lines if line)
         else:
-            text = _text(thought) or ""
+            text = text_or_none(thought) or ""
         if text:
             thinking.append(text)
     calls: list[ToolCall] = []
@@ -475,7 +458,7 @@ def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None)
         if output:
             when = iso_utc(call.get("timestamp")) or timestamp
             results.append(Message(role="tool", text="", timestamp=when, tool_output=output))
-    text = _parts_text(record.get("content")).strip()
+    text = parts_text(record.get("content"), skip_thoughts=True).strip()
     if not (text or calls or thinking):
         return []
     message = Message(
@@ -485,17 +468,12 @@ def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None)
 
 
 def _tool_call(call: dict[str, Any]) -> ToolCall:
-    name = _text(call.get("name")) or _text(call.get("displayName")) or "tool"
+    name = text_or_none(call.get("name")) or text_or_none(call.get("displayName")) or "tool"
     args = call.get("args")
     args = args if isinstance(args, dict) else {}
-    files: list[str] = []
-    for key in _FILE_KEYS:
-        value = args.get(key)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item.strip():
-                files.append(item.strip())
+    files = named_files(args, _FILE_KEYS)
     display = call.get("resultDisplay")
-    shown = _text(display.get("filePath")) if isinstance(display, dict) else None
+    shown = text_or_none(display.get("filePath")) if isinstance(display, dict) else None
     if shown:  # the absolute path of a file the arguments may name relatively
         files = [f for f in files if f != shown and not shown.endswith("/" + f)] + [shown]
     commands = []
@@ -541,24 +519,3 @@ def _decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8"), False
     except UnicodeDecodeError:
         return data.decode("utf-8", "replace"), True
-
-
-def _text(value: Any) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None
-
-
-def _parts_text(content: Any) -> str:
-    """The text of a message's content: a string, or Gemini parts (``[{"text": …}]``)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        content = [content]
-    if not isinstance(content, list):
-        return ""
-    texts = []
-    for part in content:
-        if isinstance(part, str):
-            texts.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
-            texts.append(part["text"])
-    return "\n".join(text for text in texts if text)

@@ -51,13 +51,14 @@ from archivist.agents import (
     ROLES,
     Message,
     NotJSON,
-    Root,
     Session,
     ToolCall,
     Unavailable,
     Unread,
+    confined_log_file,
     iso_utc,
     json_value,
+    log_file,
     short_title,
 )
 
@@ -114,7 +115,7 @@ def check(path: Path | str) -> str | None:
 
 def log_files(path: Path) -> list[Path]:
     """What of a source holds its logs: the database, and its write-ahead log, where changes wait."""
-    database = path / DB_NAME if path.is_dir() else path
+    database = log_file(path, DB_NAME)
     return [database, database.with_name(database.name + "-wal")]
 
 
@@ -125,13 +126,10 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     what is stored of it stays as it is until it can be read. What a damaged one cannot give
     is told as Unread.
     """
-    path = Path(path)
-    database = path / DB_NAME if path.is_dir() else path
-    root = Root(path, problems)
-    if not database.is_file():
+    found = confined_log_file(Path(path), DB_NAME, problems)
+    if found is None:
         return
-    if not root.allows(database):
-        return  # (told as Unread: what the archive holds of it stays)
+    database, root = found
     try:
         connection = _connect(database)
         with closing(connection):
