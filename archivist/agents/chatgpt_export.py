@@ -65,12 +65,7 @@ def check(path: str | Path) -> str | None:
 
 
 def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every conversation of the ChatGPT export at ``path`` (folder or zip), in file order.
-
-    Files read only up to some damage, and conversations skipped, are added to
-    ``problems`` when a list is given; a conversation's own skipped parts are in its
-    session's ``problems``.
-    """
+    """Every conversation of the ChatGPT export at ``path`` (folder or zip), in file order (``read_export``)."""
     return read_export(path, _session, problems)
 
 

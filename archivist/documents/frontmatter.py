@@ -90,12 +90,7 @@ def normalize_tags(value: Any) -> list[str]:
         items = list(value)
     else:
         items = [value]
-    tags: list[str] = []
-    for item in items:
-        tag = str(item).strip().lstrip("#").lower()
-        if tag and tag not in tags:
-            tags.append(tag)
-    return tags
+    return [tag for tag in dict.fromkeys(str(item).strip().lstrip("#").lower() for item in items) if tag]
 
 
 def first_heading(text: str) -> str | None:

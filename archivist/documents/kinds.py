@@ -119,16 +119,17 @@ def _parse_note(source: Source, texts: list[tuple[FileInfo, str]], problems: lis
     return [_dated(document, found, invalid, problems, info.path)]
 
 
+def _line_document(key: str, path: str, line: int, external_id: str) -> dict[str, Any]:
+    """The fields of a document read from one line of a file (a memory or a record): where it is, and its id."""
+    return {"key": key, "path": path, "line": line, "name": path.rsplit("/", 1)[-1], "external_id": external_id}
+
+
 def _memory_row(path: str, line: int, record: dict[str, Any], problems: list[Problem], at: str = "") -> dict[str, Any]:
     content = str(record.get("content") or record.get("text") or "").strip()
     external_id = str(record.get("content_hash") or record.get("id") or sha256(storable(content))[:16])
     title = str(record.get("title") or content.split("\n", 1)[0])
     document = {
-        "key": f"memory:{path}#{external_id}",
-        "path": path,
-        "line": line,
-        "name": path.rsplit("/", 1)[-1],
-        "external_id": external_id,
+        **_line_document(f"memory:{path}#{external_id}", path, line, external_id),
         "type": _label(record.get("memory_type") or record.get("type")),
         "title": title[:120],
         "body": content,
@@ -224,11 +225,7 @@ def _record_row(path: str, line: int, record: dict[str, Any], problems: list[Pro
     body = str(record.get("body") or record.get("description") or "").strip()
     title = str(record.get("title") or "").strip() or body.split("\n", 1)[0][:120] or f"{entity_type} {external_id}"
     document = {
-        "key": f"record:{path}#{entity_type}:{external_id}",
-        "path": path,
-        "line": line,
-        "name": path.rsplit("/", 1)[-1],
-        "external_id": external_id,
+        **_line_document(f"record:{path}#{entity_type}:{external_id}", path, line, external_id),
         "type": entity_type,
         "title": title,
         "body": body,

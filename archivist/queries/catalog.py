@@ -8,7 +8,8 @@ SQL that several queries need is written once:
 - without parameters, as a view of the archive, created by a migration (archive.migrations):
   ``workspace_root``, the one row holding the workspace's absolute path;
 - with a parameter, as a fragment file ``sql/_<fragment>.sql`` that a query includes,
-  as the body of one of its CTEs, with a line of its own::
+  as the body of one of its CTEs (or as columns of its select list: ``_report_fields.sql``),
+  with a line of its own::
 
       target as (
         -- include: _document_id.sql

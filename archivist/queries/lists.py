@@ -27,12 +27,7 @@ def items(value: Any) -> list[str]:
             values = text.strip("[]").split(",")
     elif text:
         values = text.split(",")
-    unique: list[str] = []
-    for item in values:
-        item = str(item).strip().strip('"').strip()
-        if item and item not in unique:
-            unique.append(item)
-    return unique
+    return [item for item in dict.fromkeys(str(value).strip().strip('"').strip() for value in values) if item]
 
 
 def list_json(value: Any, style: str | None = "") -> str:
