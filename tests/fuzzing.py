@@ -305,6 +305,7 @@ AGENT_VALUES = (
 INCLUDE_VALUES = ("thinking", "tool_output", "THINKING", " tool_output ", "", "tool_calls")
 PROJECT_VALUES = ("api", "/home/ana/api", "/home/dev/src/", "src", "/", "")
 MODEL_VALUES = ("claude", "gpt", "GPT-5", "")
+ROLE_VALUES = ("user", "assistant", "tool", "system", "document", "Assistant", " user ", "bot", "")
 FILE_VALUES = (  # files the sample sessions touched, by path and by name, and some they did not
     "/home/dev/src/captions-gateway/tests/test_keepalive.py",
     "test_keepalive.py",
@@ -557,6 +558,7 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
             "projects": projects,
             "models": listing_parameter(place.models + MODEL_VALUES),
             "files": listing_parameter(FILE_VALUES),
+            "roles": listing_parameter(ROLE_VALUES),
             "match_mode": text_parameter(st.sampled_from(("simple", "raw", "", "RAW", "regex"))),
             "min_similarity": float_parameter(),
             "document": document,
@@ -822,6 +824,7 @@ SEARCH_KEYS = (
     "projects",
     "models",
     "files",
+    "roles",
     "match_mode",
     "min_similarity",
     "document",
@@ -885,6 +888,7 @@ def http_valid(key: str, place: Place, query: str = "") -> SearchStrategy[str]:
         "projects": st.sampled_from(place.projects + PROJECT_VALUES),
         "models": st.sampled_from(place.models + MODEL_VALUES),
         "files": st.sampled_from(FILE_VALUES),
+        "roles": st.sampled_from(ROLE_VALUES + ("user,document", "assistant,tool")),
         "include": st.sampled_from(INCLUDE_VALUES + ("thinking,tool_output",)),
         "offset": st.integers(0, 12).map(str),
     }
