@@ -20,6 +20,8 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
+from archivist import vocabulary
+
 MONTH = "month"
 DAY = "day"
 SECOND = "second"
@@ -471,13 +473,13 @@ def period_words(start: dt.datetime, end: dt.datetime) -> tuple[list[str], list[
         year_end = dt.date(day.year, 12, 31)
         month_end = dt.date(day.year, day.month, calendar.monthrange(day.year, day.month)[1])
         if (day.month, day.day) == (1, 1) and year_end <= last_day:
-            words.append(f"y{day.year}")
+            words.append(vocabulary.YEAR.word(f"{day.year:04d}"))
             day = year_end + dt.timedelta(days=1)
         elif day.day == 1 and month_end <= last_day:
-            words.append(f"m{day:%Y%m}")
+            words.append(vocabulary.MONTH.word(day.isoformat()[:7]))
             day = month_end + dt.timedelta(days=1)
         else:
-            words.append(f"d{day:%Y%m%d}")
+            words.append(vocabulary.DAY.word(day.isoformat()))
             day += one_day
-    words.extend(f"d{day:%Y%m%d}" for day in edge_days)
+    words.extend(vocabulary.DAY.word(day.isoformat()) for day in edge_days)
     return words, [day.isoformat() for day in edge_days]

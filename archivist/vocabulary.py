@@ -99,8 +99,9 @@ class Key:
     messages: Literal["own", "session", "none"] = "none"
     dated: bool = False  # a message carries it with its day, month and year too (a<hex>m202507)
     every: bool = False  # a search can ask for every value (``match_all``) instead of any
-    # a hit's own fact, not its session's: a session carries only its opening prompt's, so a
-    # search without words finds a session by its messages that carry it
+    # a fact of each hit (a message's own), which a session holds for all its messages
+    # together: a session's own text is a hit only where every value it may be is asked for
+    # (``Expressions.whole``)
     per_hit: bool = False
 
     def word(self, value: Any) -> str:
@@ -121,9 +122,11 @@ class Key:
             return []
         value = facts.get(self.fact)
         if self.many:
-            if not value:
-                return []
-            values: Iterable[str] = dict.fromkeys(map(self.normalise, value))
+            if not any(item is not None and item != "" for item in value or []):
+                if self.default is None:
+                    return []
+                value = [self.default]
+            values: Iterable[str] = dict.fromkeys(map(self.normalise, value or []))
         elif value is None or value == "":
             if self.default is None:
                 return []
@@ -153,6 +156,10 @@ DATES = (YEAR, MONTH, DAY)
 
 
 CONVERSATIONS = frozenset(("conversation",))
+DOCUMENT_ROLE = "document"  # the role of the workspace's own documents
+# What a session's own text is made of: its title and opening prompt, and its chunks for the
+# search by meaning (the document_texts view), are its user and assistant messages.
+SESSION_TEXT_ROLES = ("user", "assistant")
 # The keys a search filters on by itself, in the order of their words and of a search's groups.
 # A conversation's agent (an agent-log kind, or "workspace" for the workspace's own), project
 # (its path, or its last folder's name), models and the files it touched.
@@ -183,10 +190,13 @@ KEYS = (
     ),
     text_key("model", "o", "models", "models", many=True, kinds=CONVERSATIONS, messages="own"),
     text_key("file", "f", "files", "files", names=_and_last_name, many=True, kinds=CONVERSATIONS, messages="session"),
-    # the role of what a hit is: a message's (user, assistant, ...), a session's title and
-    # opening prompt (user), or one of the workspace's documents (document)
-    text_key("role", "r", "role", "roles", normalise=_lower, default="document", messages="own", per_hit=True),
+    # the role of what a hit is: a message's own (user, assistant, ...), or one of the
+    # workspace's documents (document); a session holds the roles of its messages
+    text_key(
+        "role", "r", "roles", "roles", normalise=_lower, many=True, default=DOCUMENT_ROLE, messages="own", per_hit=True
+    ),
 )
+ROLE = KEYS[-1]
 ALL_KEYS = (KIND, TYPE, *DATES, *KEYS)
 FILTERS = ("entities", "types", "match_all", *(key.filter for key in KEYS))  # a search's filter inputs
 
@@ -240,7 +250,9 @@ class Expressions(NamedTuple):
     documents: str | None  # documents_fts: one group per filter, ANDed
     messages: str | None  # message_index: the filters a message holds ("(x)": no message can match)
     session: str | None  # the filters of a message's session alone (the files it touched)
-    per_hit: bool = False  # a filter of a hit's own (``Key.per_hit``): a session is found by its messages
+    # documents_fts, for a document's own text as a hit (by its words or its meaning), where a
+    # filter of each hit's own (roles) asks less of it than ``documents``; None: the same
+    whole: str | None = None
 
 
 NOTHING = "x"  # no document carries it: filters that exclude everything match nothing
@@ -264,12 +276,25 @@ def expressions(filters: Mapping[str, Any], days: list[str] | None = None) -> Ex
             group = "(" + joined.join(key.prefix + key.encode(value) for value in given) + ")"
             (session if key.messages == "session" else groups).append(group)
     groups += session
+    whole = None
+    if chosen[ROLE]:
+        own = "(" + " OR ".join(ROLE.prefix + ROLE.encode(role) for role in chosen[ROLE]) + ")"
+        whole = " AND ".join(group if group != own else _whole_roles(chosen[ROLE]) for group in groups)
     return Expressions(
         " AND ".join(groups) or None,
         _message_groups(entities, types, days, chosen),
         " AND ".join(session) or None,
-        any(given for key, given in chosen.items() if key.per_hit),
+        whole,
     )
+
+
+def _whole_roles(roles: list[str]) -> str:
+    """The roles group for a document's own text as a hit: a workspace document's role, and a
+    session's text (``SESSION_TEXT_ROLES``) only where all of those roles are asked for."""
+    wanted = [DOCUMENT_ROLE] if DOCUMENT_ROLE in roles else []
+    if all(role in roles for role in SESSION_TEXT_ROLES):
+        wanted += SESSION_TEXT_ROLES
+    return _any_of(ROLE.prefix + ROLE.encode(role) for role in wanted)
 
 
 def _any_of(found: Iterable[str]) -> str:
@@ -364,21 +389,17 @@ def _dates(found: re.Match[str]) -> list[tuple[str, str]]:
 
 
 _TOKEN_RE = re.compile(r"[^\W_]+")  # the FTS tokenizer's words: letters and digits
-_KIND_WORDS = tuple(KIND.prefix + kind for kind in KINDS)
+_PREFIXES = "".join(sorted({key.prefix for key in ALL_KEYS}))
+# what a word of a query must look like to find a filter word once the stemmer has had both:
+# a prefix and a digit somewhere after it (p95s is p95 to the stemmer, g6a7s may be g6a7), or a
+# kind's word (kmemories is kmemory to the stemmer)
+_FILTER_LIKE_RE = re.compile(rf"[{_PREFIXES}][^\W_]*\d|k(?:{'|'.join(kind[:4] for kind in KINDS)})")
 
 
 def is_filter_word(term: str) -> bool:
-    """Whether a term of a query could find a filter word (``p95``, ``y2024``, ``kmemory``).
-
-    It is when one of its words decodes as a filter word, or starts with a kind's word
-    (``knotes``: the stemmer may make it one).
+    """Whether a term of a query could find a filter word (``p95``, ``y2024``, ``kmemory``), also
+    after the stemmer has had it (``p95s``, ``kmemories``): one of its words starts with a key's
+    prefix and holds a digit after it, or starts with a kind's word. A superset, to be safe: such
+    a term is kept to the text columns, which costs a little and never finds a filter word.
     """
-    for token in _TOKEN_RE.findall(term.lower()):
-        if token.startswith(_KIND_WORDS):
-            return True
-        try:
-            decode(token)
-        except ValueError:
-            continue
-        return True
-    return False
+    return any(_FILTER_LIKE_RE.match(token) for token in _TOKEN_RE.findall(term.lower()))

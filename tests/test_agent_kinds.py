@@ -240,6 +240,34 @@ def test_a_kind_file_with_a_key_it_cannot_have_is_refused_by_name() -> None:
         Kind.from_table({**located, "locations": [{"folder": "foo"}]}, "kinds/foo.toml")
     kind = Kind.from_table({**located, "locations": [{"folder": "~/.foo", "systems": ["macos"]}]}, "kinds/foo.toml")
     assert kind.locations == (Location("~/.foo", systems=("macos",)),)
+    bad = {
+        "kinds/foo.toml: name missing": {"reader": "r", "description": "d"},
+        "kinds/foo.toml: locations.systems of the wrong type": {
+            **located,
+            "locations": [{"folder": "~/.f", "systems": "linux"}],
+        },
+        "kinds/foo.toml: locations.several of the wrong type": {
+            **located,
+            "locations": [{"folder": "~/.f", "several": "no"}],
+        },
+        r"kinds/foo.toml: locations is a list of tables": {**located, "locations": {"folder": "~/.f"}},
+        "kinds/foo.toml: description of the wrong type": {**located, "description": 3, "locations": []},
+        "kinds/foo.toml: an agent-log kind is named": {**located, "name": "Foo Bar", "locations": []},
+    }
+    for message, table in bad.items():
+        with pytest.raises(ValueError, match=message):
+            Kind.from_table(table, "kinds/foo.toml")
+
+
+def test_a_kind_file_that_is_not_toml_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "broken.toml").write_text('name = "broken\n', encoding="utf-8")
+    monkeypatch.setattr(kinds, "FOLDER", tmp_path)
+    kinds.built_in.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"archivist/agents/kinds/broken.toml is not an agent-log kind: "):
+            kinds.built_in()
+    finally:
+        kinds.built_in.cache_clear()
 
 
 def test_naming_the_kinds_loads_no_reader() -> None:

@@ -67,9 +67,12 @@ def test_each_hit_comes_from_a_message_of_one_of_the_roles(workspace):
         "session": (5, "assistant"),
         WORKSPACE_DOC: None,
     }
-    # words only in the opening prompt (the session's title and body): a user's, not an answer's
+    # words only in the opening prompt (the session's title and body, and message 0): a user's
     assert found(search(workspace, query="move", roles="user")) == {"session": (0, "user")}
     assert found(search(workspace, query="move", roles="assistant")) == {}
+    # words only in an answer: never found as the user's, the session's body and title included
+    assert found(search(workspace, query="doors jam", roles="user")) == {}
+    assert found(search(workspace, query="doors jam", roles="user,assistant")) == {"session": (5, "assistant")}
     assert search(workspace, query="zeppelin", roles="tool,system")["results"] == []
     assert search(workspace, query="zeppelin", roles="assistant")["filters"]["roles"] == ["assistant"]
 
@@ -86,6 +89,39 @@ def test_without_words_a_session_is_listed_by_the_roles_of_its_messages(workspac
     assert listed("document") == [WORKSPACE_DOC, "notes/mast.md"]
     assert listed("tool") == []  # the session has no tool messages
     assert listed("") == sorted(["session", WORKSPACE_DOC, "notes/mast.md"])
+
+
+def test_by_meaning_a_session_counts_only_where_its_user_and_assistant_text_both_may(workspace):
+    """A session's chunks are its user and assistant messages: a search by meaning keeps it only
+    when both roles are asked for; a workspace document, when document is."""
+    from archivist.semantic.embeddings import embed_workspace
+
+    embed_workspace(workspace)
+
+    def meant(roles):
+        response = search(workspace, query="zeppelin hangar doors", mode="semantic", roles=roles, min_similarity="-1")
+        return sorted(
+            "session" if hit["path"].startswith("claude-code:") else hit["path"] for hit in response["results"]
+        )
+
+    assert meant("") == sorted(["session", WORKSPACE_DOC, "notes/mast.md"])
+    assert meant("user,assistant") == ["session"]
+    assert meant("assistant") == [] and meant("user") == []
+    assert meant("document") == [WORKSPACE_DOC, "notes/mast.md"]
+    hybrid = search(workspace, query="zeppelin hangar doors", mode="hybrid", roles="assistant", min_similarity="-1")
+    assert found(hybrid) == {"session": (5, "assistant")}  # found by its answer's words, not by meaning
+
+
+def test_a_session_without_a_request_is_no_user_s(tmp_path):
+    """A session whose only text is an answer: its body is that answer, and roles=user finds nothing."""
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+    logs = write_session(tmp_path, ["", "the zeppelin answer alone"])
+    index_workspace(workspace, log_sources=[("claude-code", logs)])
+    assert found(search(workspace, query="zeppelin", roles="user")) == {}
+    assert found(search(workspace, query="zeppelin", roles="assistant")) == {"session": (0, "assistant")}
+    with Archive.for_workspace(workspace) as archive:
+        listed = archive.search({"mode": "recent", "roles": "user"})
+    assert [hit["path"] for hit in listed["results"]] == []
 
 
 def test_an_unknown_role_is_a_clear_error(workspace):

@@ -78,12 +78,19 @@ def test_the_sample_archive_stores_the_words_it_stored_before(tmp_path):
         assert set(frozen[table]) <= set(stored[table]), table  # every document and message is still there
         assert {key: without_roles(stored[table][key]) for key in frozen[table]} == frozen[table], table
     assert len(frozen["documents"]) == 68 and len(frozen["messages"]) == 42
-    # and one role word each: a session's is its opening prompt's (user), a workspace document's
-    # is document, a message's its own
-    assert {key: roles_of(words) for key, words in stored["documents"].items()} == {
-        key: ["user" if key.startswith("log:") else "document"] for key in stored["documents"]
-    }
+    # and role words: a workspace document's is document, a message's its own, a session's
+    # those of its messages that are searched (with text)
     db = sqlite_utils.Database(archive_path(tmp_path / "workspace"))
+    searched = {}
+    for key, role in db.execute(
+        "select distinct d.key, m.role from messages m join documents d on d.id = m.document_id "
+        "where trim(m.text) != '' order by d.key, m.role"
+    ):
+        searched.setdefault(key, []).append(role)
+    assert {key: roles_of(words) for key, words in stored["documents"].items()} == {
+        key: searched.get(key, []) if key.startswith("log:") else ["document"] for key in stored["documents"]
+    }
+    assert searched and all(roles for roles in searched.values())
     roles = {
         f"{key} #{seq}": role
         for key, seq, role in db.execute(
@@ -176,7 +183,7 @@ def test_indexing_writes_the_words_it_wrote_before(facts, expected):
     written = filter_tokens(facts)
     assert without_roles(written) == expected
     assert roles_of(written) == ["document"]  # (none of them names its role: a workspace document's)
-    assert roles_of(filter_tokens({**facts, "role": "Assistant"})) == ["assistant"]
+    assert roles_of(filter_tokens({**facts, "roles": ["Assistant", "user", "assistant"]})) == ["assistant", "user"]
 
 
 def test_a_word_reads_back_into_its_keys_and_values():
@@ -202,7 +209,9 @@ def test_every_key_has_its_own_prefix_and_a_filter():
 
 def test_query_terms_that_could_find_a_filter_word_keep_to_the_text():
     kept = ["p95", "y2024", "kmemory", "knotes", "krecordt627567m202405", "a636f646578", "p95-latency", "D20240101"]
-    free = ["zeppelin", "o3", "arm64", "k8s", "t5", "m1", "y2k", "d2024", "f1"]
+    # and what the stemmer makes a filter word of (p95s is p95 to it, kmemories kmemory)
+    kept += ["p95s", "t627567s", "y2024s", "m202405s", "kmemories", "r75736572s"]
+    free = ["zeppelin", "2024", "x86", "sonnet", "kilo", "memory"]
     assert [term for term in kept if not vocabulary.is_filter_word(term)] == []
     assert [term for term in free if vocabulary.is_filter_word(term)] == []
     assert terms.fts_query("p95 zeppelin") == '{title body} : "p95" "zeppelin"'
@@ -221,11 +230,18 @@ def test_a_search_asks_for_the_words_indexing_wrote():
     assert messages.messages == "(a636f646578d20250702) AND (j2f776f726b2f617070)"
     assert messages.session == "(f612e7079)"
     assert expressions({}, []).documents == "(x)"  # a period without a day: nothing
-    assert expressions({}) == (None, None, None, False)
+    assert expressions({}) == (None, None, None, None)
+    # roles: a message's own, a session's those of its messages; a document's own text as a hit
+    # (by words or meaning) is a workspace document's (document), or a session's user and
+    # assistant text, only where both roles are asked for
     roles = expressions({"roles": ["user", "Document"], "agents": ["codex"]})
     assert roles.documents == "(a636f646578) AND (r75736572 OR r646f63756d656e74)"
     assert roles.messages == "(a636f646578) AND (r75736572 OR r646f63756d656e74)"
-    assert roles.per_hit and not expressions({"agents": ["codex"]}).per_hit
+    assert roles.whole == "(a636f646578) AND (r646f63756d656e74)"
+    both = expressions({"roles": ["assistant", "user"]})
+    assert both.whole == "(r75736572 OR r617373697374616e74)"
+    assert expressions({"roles": ["tool"]}).whole == "(x)"
+    assert expressions({"agents": ["codex"]}).whole is None
 
 
 # --- properties ---------------------------------------------------------------------------------
@@ -243,9 +259,8 @@ PATHS = st.one_of(
         lambda parts: parts[0] + "/".join(parts[1]) + parts[2]
     ),
 )
-# dates.period_words writes years before 1000 with fewer than four digits, and a period's
-# end is followed by its next day
-FIRST, LAST = dt.date(1000, 1, 1), dt.date(9998, 12, 31)
+# a period's end is followed by its next day
+FIRST, LAST = dt.date(1, 1, 1), dt.date(9998, 12, 31)
 VALUES = {
     "product_id": st.one_of(st.integers(-(2**63), 2**63 - 1), TEXTS),
     "tag": TEXTS,
@@ -286,7 +301,7 @@ def test_any_value_of_a_key_round_trips_and_a_search_finds_it(key, data):
     # what a search for the value asks for is a word indexing wrote
     found = expressions({key.filter: [value]})
     if missing:
-        assert found == (None, None, None, False)
+        assert found == (None, None, None, None)
         return
     (asked,) = words_in(found.documents if key.messages != "session" else found.session)
     assert asked in written
@@ -362,3 +377,34 @@ def test_a_message_is_found_by_its_agent_and_project_on_its_day(agent, project, 
     filters = {"agents": [agent], "projects": [project], "models": models}
     for group in (expressions(filters, days).messages or "").split(" AND "):
         assert set(words_in(group)) & set(written), group
+
+
+def test_a_query_word_the_stemmer_makes_a_filter_word_finds_only_text(tmp_path):
+    """p95s is p95 to the stemmer, kmemories kmemory, y2024s y2024: words of the text, never the filters."""
+    workspace = tmp_path / "ws"
+    (workspace / "records").mkdir(parents=True)
+    (workspace / "memories").mkdir()
+    (workspace / "records" / "bugs.jsonl").write_text(
+        json.dumps(
+            {
+                "entity_type": "bug",
+                "entity_id": 1,
+                "title": "Crash",
+                "body": "it fails",
+                "product_id": 95,
+                "timestamp": "2024-05-17T10:00:00Z",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    (workspace / "memories" / "m.jsonl").write_text(
+        json.dumps({"content": "remember the p95s of the proxy", "created_at": "2024-05-18"}) + "\n", encoding="utf-8"
+    )
+    index_workspace(workspace)
+    from archivist.queries.runner import Archive
+
+    with Archive.for_workspace(workspace) as archive:
+        for query, expected in (("p95s", ["memory"]), ("kmemories", []), ("y2024s", []), ("t627567s", [])):
+            found = archive.search({"query": query, "mode": "keyword", "output": "full"})
+            assert [hit["kind"] for hit in found["results"]] == expected, query

@@ -113,17 +113,34 @@ class Kind:
     def from_table(cls, table: Mapping[str, Any], origin: str) -> Kind:
         """A kind as a TOML file declares it (``archivist/agents/kinds/*.toml``): its fields, and
         ``[[locations]]`` tables of ``Location``'s; ValueError naming ``origin`` for any other key."""
-        fields = {"name", "reader", "description", "source", "conversation", "locations"}
-        place = {"folder", "under", "env", "systems", "several"}
-        unknown = set(table) - fields
-        unknown |= {f"locations.{key}" for location in table.get("locations", []) for key in set(location) - place}
+        texts = {"name", "reader", "description", "source", "conversation"}
+        place: dict[str, type] = {"folder": str, "under": str, "env": str, "systems": list, "several": bool}
+        locations = table.get("locations", [])
+        if not isinstance(locations, list) or not all(isinstance(location, dict) for location in locations):
+            raise ValueError(f"{origin}: locations is a list of tables ([[locations]])")
+        unknown = set(table) - texts - {"locations"}
+        unknown |= {f"locations.{key}" for location in locations for key in set(location) - set(place)}
         if unknown:
             raise ValueError(f"{origin}: unknown keys {', '.join(sorted(unknown))}")
-        locations = tuple(
-            Location(**{**location, "systems": tuple(location.get("systems", SYSTEMS))})
-            for location in table.get("locations", [])
-        )
-        return cls(**{**table, "locations": locations})
+        wrong = [key for key in texts & set(table) if not isinstance(table[key], str)]
+        wrong += [
+            f"locations.{key}"
+            for location in locations
+            for key, value in location.items()
+            if not isinstance(value, place[key])
+            or (isinstance(value, list) and not all(isinstance(s, str) for s in value))
+        ]
+        if wrong:
+            raise ValueError(f"{origin}: {', '.join(sorted(set(wrong)))} of the wrong type")
+        if missing := {"name", "reader", "description"} - set(table):
+            raise ValueError(f"{origin}: {', '.join(sorted(missing))} missing")
+        try:
+            made = tuple(
+                Location(**{**location, "systems": tuple(location.get("systems", SYSTEMS))}) for location in locations
+            )
+            return cls(**{**table, "locations": made})
+        except ValueError as error:
+            raise ValueError(f"{origin}: {error}") from error
 
     def variables(self) -> list[str]:
         """The environment variables that move its default locations."""

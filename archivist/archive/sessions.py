@@ -75,9 +75,8 @@ def __getattr__(name: str) -> tuple[str, ...]:
 
 # How sessions are stored; a change reads every source again (with the parser's version).
 # 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
-# by date; 4: role words (a message's role; a session's title and opening prompt: OPENING_ROLE)
+# by date; 4: role words (a message's role; a session's, those of its messages)
 LAYOUT = 4
-OPENING_ROLE = "user"  # the role of a session's own text: its title and opening prompt are its first request
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 HEAD_BYTES = 65536  # a log file's first bytes, and
 EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewrite is told from an append
@@ -432,6 +431,7 @@ def _read_on(
         secrets=extra.get("secrets_masked", 0) - replaced_secrets,
         commands=extra.get("commands", 0) - replaced_commands,
         touched=extra.get("touched_files", []),
+        roles=extra.get("roles", []),
         head=body,
     )
     digest = hashlib.sha256(f"{content_hash}\x00{session_hash(read)}\x00{resume_seq}".encode()).hexdigest()
@@ -483,7 +483,7 @@ def _insert_messages(
                     "agent": session.agent,
                     "project": session.project,
                     "models": session.models,
-                    "role": message["role"],
+                    "roles": [message["role"]],
                     "dated_names": True,
                 }
             )
@@ -530,6 +530,7 @@ class _Before:
     secrets: int = 0
     commands: int = 0
     touched: list[str] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
     head: str = ""
 
 
@@ -547,7 +548,10 @@ def _document(
     before = before or _Before()
     messages = _message_rows(session, found, before.messages)
     touched = sorted({*before.touched, *(file for m in session.messages for c in m.tool_calls for file in c.files)})
+    # the roles of the messages searched (those with text): a session is listed by them
+    roles = sorted({*before.roles, *(str(m["role"]) for m in messages if str(m["text"]).strip())})
     document = documents.storable(_document_row(session, source, messages, found, before, touched))
+    document["extra"]["roles"] = roles
     for row in messages:  # flat rows of text and numbers: only their text needs it
         for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls"):
             row[name] = documents.storable(row[name])
@@ -560,7 +564,7 @@ def _document(
             "project": session.project,
             "models": session.models,
             "files": touched,
-            "role": OPENING_ROLE,
+            "roles": roles,
             "more_days": _more_days(session.started, session.last),
         }
     )

@@ -31,12 +31,16 @@ def search_words(spec: str | None) -> str:
     - ``filters``: the filters alone (semantic, hybrid and similar rankings);
     - ``highlight``: the words for an excerpt's highlights;
     - ``message_every``, ``message_some``: an agent log's messages with every word (also
-      newest first; without words, those that hold a filter of a hit's own, roles) or some (message_index, with the filters a message holds; a raw query
+      newest first) or some (message_index, with the filters a message holds; a raw query
       that names a column of documents finds no message); ``message_best``: some words, to
       name a session's best message;
     - ``session_files``: the files filter, a session's (null without one);
     - ``everything``: no words and no filters; ``edge_days``: the days a bound with a time
       of day cuts (``date_words``).
+
+    A filter of each hit's own (``roles``) asks of a document's own text as a hit (by its
+    words or its meaning) what ``vocabulary.Expressions.whole`` says, and of a document
+    listed by its filters alone (newest first, without words) what it holds as a whole.
     """
     given = json.loads(spec or "{}")
     # the query as every other function is given it: a NUL ends a text passed to a function,
@@ -63,21 +67,19 @@ def search_words(spec: str | None) -> str:
     all_words, any_words = words("all"), words("any")
     filter_group = groups.documents
     filters = None if filter_group is None else f"filter_tokens : ({filter_group})"
+    # a document's own text as a hit (its words, its meaning): a filter of each hit's own
+    # (roles) may ask less of it than of the document as a whole (``vocabulary.Expressions``)
+    hits = filters if groups.whole is None else f"filter_tokens : ({groups.whole})"
     message_filters = None if groups.messages is None else f"filter_tokens : ({groups.messages})"
-    all_and_filters = both(all_words, filters) if all_words is not None else filters
+    all_and_filters = both(all_words, hits) if all_words is not None else filters
     message_some = both(words("any", "text"), message_filters)
-    # several filters, or one that a session's messages carry (roles): the documents they match,
-    # and the sessions with a message that holds them, newest first (newest_matches)
-    several_filters = filter_group is not None and (" and " in filter_group.lower() or groups.per_hit)
-    message_every = both(words("all", "text"), message_filters)
-    if all_words is None and groups.per_hit and ranking == "newest":
-        message_every = message_filters
+    several_filters = filter_group is not None and " and " in filter_group.lower()
     nothing = '""'
     return json.dumps(
         {
             "every_word": (all_and_filters or nothing) if ranking in KEYWORD_RANKINGS else nothing,
             # one word: documents with some of the words are those with every word, found already
-            "some_words": (both(any_words, filters) or nothing)
+            "some_words": (both(any_words, hits) or nothing)
             if ranking in KEYWORD_RANKINGS and any_words != all_words
             else nothing,
             "newest_matches": (all_and_filters or nothing)
@@ -86,9 +88,11 @@ def search_words(spec: str | None) -> str:
             "newest_by_time": filter_group
             if ranking == "newest" and all_words is None and filter_group is not None and not several_filters
             else nothing,
-            "filters": (filters or nothing) if ranking in ("semantic", "hybrid", "similar") else nothing,
+            "filters": (hits or nothing) if ranking in ("semantic", "hybrid", "similar") else nothing,
             "highlight": any_words or all_words or nothing,
-            "message_every": (message_every or nothing) if ranking in (*KEYWORD_RANKINGS, "newest") else nothing,
+            "message_every": (both(words("all", "text"), message_filters) or nothing)
+            if ranking in (*KEYWORD_RANKINGS, "newest")
+            else nothing,
             "message_some": (message_some or nothing) if ranking in KEYWORD_RANKINGS else nothing,
             "message_best": message_some or nothing,
             "session_files": None if groups.session is None else f"filter_tokens : ({groups.session})",

@@ -18,6 +18,7 @@ from archivist.agents import ROLES as MESSAGE_ROLES
 from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.errors import ArchivistError
 from archivist.queries.lists import items
+from archivist.vocabulary import DOCUMENT_ROLE
 
 Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
 Rule = Callable[[str], str]  # a parameter as given, checked and normalised (INVALID_PARAMETER else)
@@ -425,8 +426,8 @@ MAX_OFFSET = 10_000_000
 def choice_list(choices: tuple[str, ...], unknown: str, about: str, fix: str) -> Rule:
     """Comma-separated values, each one of ``choices`` (case does not matter), kept in order once each.
 
-    A value that is not is INVALID_PARAMETER: ``unknown`` names it (``{s}``: an "s" for
-    several), ``about`` lists the choices, ``fix`` says what to try.
+    A value that is not is INVALID_PARAMETER: ``unknown`` comes before the values (``{s}``: an
+    "s" for several), ``about`` lists the choices, ``fix`` says what to try.
     """
 
     def check(value: str) -> str:
@@ -435,9 +436,7 @@ def choice_list(choices: tuple[str, ...], unknown: str, about: str, fix: str) ->
         if wrong:
             raise ArchivistError(
                 "INVALID_PARAMETER",
-                unknown.format(s="s" if len(wrong) > 1 else "")
-                + ": "
-                + ", ".join(repr(item[:40]) for item in wrong[:5]),
+                unknown.format(s="s" if len(wrong) > 1 else "") + ", ".join(repr(item[:40]) for item in wrong[:5]),
                 about,
                 fix,
             )
@@ -448,25 +447,24 @@ def choice_list(choices: tuple[str, ...], unknown: str, about: str, fix: str) ->
 
 agent_list = choice_list(
     AGENTS,
-    "Unknown agent{s}",
+    "Unknown agent{s}: ",
     "Agents: " + ", ".join(AGENTS) + f" ({WORKSPACE_AGENT}: the conversations written in the workspace).",
     "Try agents=claude-code,codex, or leave agents empty for every agent.",
 )
 include_list = choice_list(
     INCLUDABLE,
-    "Cannot include",
+    "Cannot include ",
     "include names the parts of each message left out by default: " + ", ".join(INCLUDABLE) + ".",
     "Try include=thinking,tool_output, or leave include empty for the messages alone.",
 )
 # A hit's role: an agent log's message's (agents.ROLES), or ``document`` for the workspace's own
-# documents. A session's title and opening prompt are its first request: a user's.
-DOCUMENT_ROLE = "document"
+# documents (archivist.vocabulary says how a session's own text counts).
 ROLES = (*MESSAGE_ROLES, DOCUMENT_ROLE)
 role_list = choice_list(
     ROLES,
-    "Unknown role{s}",
+    "Unknown role{s}: ",
     "Roles: " + ", ".join(MESSAGE_ROLES) + f" (an agent log's messages), and {DOCUMENT_ROLE} (the workspace's own "
-    "documents). A session's title and opening prompt count as its first user message.",
+    "documents).",
     "Try roles=user,assistant, or leave roles empty for every role.",
 )
 

@@ -113,8 +113,8 @@ SEARCH_PARAMS = (
     _listed(
         "roles",
         f"Only hits in these roles: {', '.join(rules.MESSAGE_ROLES)} (an agent log's hit must be a message of one of "
-        f"them; a session's title and opening prompt count as user) and {rules.DOCUMENT_ROLE} (the workspace's own "
-        "documents).",
+        f"them: a session's title, opening prompt and meaning count only with both user and assistant, and a tool's "
+        f"raw output is kept apart, not searched) and {rules.DOCUMENT_ROLE} (the workspace's own documents).",
         ("--role", "--roles"),
         "ROLE",
         rules.role_list,

@@ -11,6 +11,7 @@ a search's ``agents``) loads none of them.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from pathlib import Path
 
@@ -22,9 +23,22 @@ FOLDER = Path(__file__).parent
 @hookimpl
 def register_agent_kinds(register: Register) -> None:
     """Register each kind declared in this folder, in the order of the files' names."""
+    for kind in built_in():
+        register(kind)
+
+
+@functools.cache
+def built_in() -> tuple[Kind, ...]:
+    """The kinds declared in this folder, read once; ValueError naming the file of one that is not a kind."""
+    found = []
     for path in sorted(FOLDER.glob("*.toml")):
-        with path.open("rb") as file:
-            register(Kind.from_table(tomllib.load(file), f"archivist/agents/kinds/{path.name}"))
+        origin = f"archivist/agents/kinds/{path.name}"
+        try:
+            with path.open("rb") as file:
+                found.append(Kind.from_table(tomllib.load(file), origin))
+        except (OSError, tomllib.TOMLDecodeError, TypeError, ValueError) as error:
+            raise ValueError(f"{origin} is not an agent-log kind: {error}") from error
+    return tuple(found)
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
