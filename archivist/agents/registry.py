@@ -19,9 +19,11 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pluggy
 
+from archivist import installed
 from archivist.agents import hookspecs
 from archivist.agents.hookspecs import SYSTEMS, Kind
 
@@ -38,7 +40,14 @@ def manager(entry_points: bool = True) -> pluggy.PluginManager:
     plugins.add_hookspecs(hookspecs)
     plugins.register(importlib.import_module(BUILT_IN), BUILT_IN)
     if entry_points:
-        plugins.load_setuptools_entrypoints(hookspecs.PROJECT)
+        for name, value in installed.entry_points():  # (as pluggy's load_setuptools_entrypoints, kept between runs)
+            if plugins.get_plugin(name) is not None or plugins.is_blocked(name):
+                continue
+            module, _, attribute = value.partition(":")
+            plugin: Any = importlib.import_module(module.strip())
+            for part in filter(None, attribute.strip().split(".")):
+                plugin = getattr(plugin, part)
+            plugins.register(plugin, name)
     return plugins
 
 

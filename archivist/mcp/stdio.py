@@ -57,13 +57,10 @@ logger = logging.getLogger("archivist")
 
 
 def _sdk_version() -> str | None:
-    """The installed MCP SDK's version, None without one."""
-    from importlib import metadata
+    """The installed MCP SDK's version, None without one (kept between runs: ``archivist.installed``)."""
+    from archivist import installed
 
-    try:
-        return metadata.version("mcp")
-    except metadata.PackageNotFoundError:
-        return None
+    return installed.version("mcp")
 
 
 @dataclass(frozen=True)

