@@ -245,8 +245,11 @@ async def test_a_document_page_lists_its_most_similar_documents(embedded_dataset
 
 
 async def test_a_document_without_an_embedding_says_how_to_get_one(sample_datasette):
-    response = await sample_datasette.client.get("/archive/documents/6")
-    assert "archivist embed WORKSPACE" in response.text
+    for path in ("/archive/documents/6", "/document/6"):  # Datasette's row page, and the document page
+        section = (await sample_datasette.client.get(path)).text.split("<h2>Similar documents</h2>", 1)[1]
+        section = section.split("</section>", 1)[0]
+        assert "None yet: this document has no embedding. Run <code>archivist embed WORKSPACE</code>." in section
+        assert "More similar documents" not in section
 
 
 # --- Datasette on a database that is not an Archivist archive ------------------------------------
