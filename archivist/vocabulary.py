@@ -99,10 +99,6 @@ class Key:
     messages: Literal["own", "session", "none"] = "none"
     dated: bool = False  # a message carries it with its day, month and year too (a<hex>m202507)
     every: bool = False  # a search can ask for every value (``match_all``) instead of any
-    # a fact of each hit (a message's own), which a session holds for all its messages
-    # together: a session's own text is a hit only where every value it may be is asked for
-    # (``Expressions.whole``)
-    per_hit: bool = False
 
     def word(self, value: Any) -> str:
         return self.prefix + self.encode(self.normalise(value))
@@ -191,10 +187,9 @@ KEYS = (
     text_key("model", "o", "models", "models", many=True, kinds=CONVERSATIONS, messages="own"),
     text_key("file", "f", "files", "files", names=_and_last_name, many=True, kinds=CONVERSATIONS, messages="session"),
     # the role of what a hit is: a message's own (user, assistant, ...), or one of the
-    # workspace's documents (document); a session holds the roles of its messages
-    text_key(
-        "role", "r", "roles", "roles", normalise=_lower, many=True, default=DOCUMENT_ROLE, messages="own", per_hit=True
-    ),
+    # workspace's documents (document); a session holds the roles of its messages, and its own
+    # text is a hit only where all of them may be (``Expressions.whole``)
+    text_key("role", "r", "roles", "roles", normalise=_lower, many=True, default=DOCUMENT_ROLE, messages="own"),
 )
 ROLE = KEYS[-1]
 ALL_KEYS = (KIND, TYPE, *DATES, *KEYS)
