@@ -162,3 +162,25 @@ def test_a_snippet_of_a_huge_message_reads_only_its_start():
     # past the scanned stretch a word of the query is not looked for: the message's start stands in
     huge = "filler " * (excerpts.SNIPPET_SCAN // 7 + 10) + "zeppelin"
     assert excerpts.snippet(huge, "zeppelin", 4) == "filler filler filler filler..."
+
+
+async def test_the_readme_and_the_declaration_say_what_message_is_in_each_output(workspace):
+    """Brief: the message's index (get_conversation's offset); full: an object; null elsewhere."""
+    from conftest import ROOT
+
+    from archivist.queries.search_params import SEARCH_PARAMS
+
+    params = {"query": "zeppelin hangar", "mode": "keyword"}
+    with Archive.for_workspace(workspace) as archive:
+        brief = archive.search({**params, "output": "brief"})
+        full = archive.search({**params, "output": "full"})
+    named = [hit["message"] for hit in full["results"] if hit["message"]]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    keys = re.search(r'in the full output as\s+`"message": \{([^}]*)\}`', readme)
+    assert keys and [key.strip(' "') for key in keys[1].split(",")] == list(named[0])
+    assert re.search(r"in the brief output \(.*?\) as its index alone\s+\(`\"message\": 5`", readme, re.DOTALL)
+    assert [hit["message"] for hit in brief["results"] if "message" in hit] == [m["index"] for m in named]
+    assert all(hit["message"] is None for hit in full["results"] if hit["path"].startswith("conversations/"))
+    output = next(param for param in SEARCH_PARAMS if param.name == "output").description
+    assert "message (the index of an agent log's matching message: get_conversation's offset)" in output
+    assert "message as an object (index, role, timestamp, snippet, link)" in output

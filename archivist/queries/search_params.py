@@ -153,10 +153,11 @@ SEARCH_PARAMS = (
         rules.OUTPUTS,
         "brief (the default of /api/search, of MCP and of archivist search --json: query, mode, total, page, "
         "page_size, total_pages, has_more, and per result id, kind, type, entity_type and entity_id (records), "
-        "tags (memories), agent (conversations), title, date, score, rank, message (an agent log's matching "
-        "message) and a snippet of at most 200 characters, left out where the title says it all) or full (the "
-        "default of the canned query: every field (path, tags, product_id, ...), longer highlighted excerpts, facet "
-        "counts per kind, type, month, day, tag, product, agent, project and model, and the filters as understood).",
+        "tags (memories), agent (conversations), title, date, score, rank, message (the index of an agent log's "
+        "matching message: get_conversation's offset) and a snippet of at most 200 characters, left out where the "
+        "title says it all) or full (the default of the canned query: every field (path, tags, product_id, ...), "
+        "message as an object (index, role, timestamp, snippet, link), longer highlighted excerpts, facet counts per "
+        "kind, type, month, day, tag, product, agent, project and model, and the filters as understood).",
         default=rules.API_OUTPUT,
         metavar="brief|full",
     ),
