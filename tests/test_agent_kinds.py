@@ -289,22 +289,31 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     def where(environ: dict[str, str], system: str) -> list[tuple[str, Path]]:
         return sources.default_locations(environ, home, system)
 
+    code = home / ".config" / "Code" / "User" / "globalStorage"  # VS Code's, on Linux
     assert where({}, "linux") == [
         ("claude-code", home / ".claude" / "projects"),
         ("claude-code", home / ".config" / "claude" / "projects"),
+        ("cline", code / "saoudrizwan.claude-dev"),
+        ("cline", home / ".cline" / "data"),
         ("codex", home / ".codex" / "sessions"),
         ("gemini-cli", home / ".gemini" / "tmp"),
         ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
+        ("roo-code", code / "rooveterinaryinc.roo-cline"),
     ]
     assert ("llm", home / "Library" / "Application Support" / "io.datasette.llm" / "logs.db") in where({}, "macos")
+    roaming = home / "AppData" / "Roaming"
     assert where({}, "windows") == [
         ("claude-code", home / ".claude" / "projects"),
+        ("cline", roaming / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"),
+        ("cline", home / ".cline" / "data"),
         ("codex", home / ".codex" / "sessions"),
         ("gemini-cli", home / ".gemini" / "tmp"),
-        ("llm", home / "AppData" / "Roaming" / "io.datasette.llm" / "logs.db"),
+        ("llm", roaming / "io.datasette.llm" / "logs.db"),
+        ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
     ]
     moved = {
         "CLAUDE_CONFIG_DIR": f"{tmp_path / 'a'},{tmp_path / 'b'}",
+        "CLINE_DIR": str(tmp_path / "cline"),
         "CODEX_HOME": str(tmp_path / "codex"),
         "GEMINI_CLI_HOME": str(tmp_path / "gemini"),
         "LLM_USER_PATH": str(tmp_path / "llm"),
@@ -312,11 +321,14 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     expected = [
         ("claude-code", tmp_path / "a" / "projects"),
         ("claude-code", tmp_path / "b" / "projects"),
+        ("cline", tmp_path / "cline" / "data"),
         ("codex", tmp_path / "codex" / "sessions"),
         ("gemini-cli", tmp_path / "gemini" / ".gemini" / "tmp"),
         ("llm", tmp_path / "llm" / "logs.db"),
     ]
-    assert where(moved, "linux") == where(moved, "macos") == where(moved, "windows") == expected
+    moved_linux = [place for place in where(moved, "linux") if "globalStorage" not in str(place[1])]
+    assert moved_linux == [place for place in where(moved, "windows") if "globalStorage" not in str(place[1])]
+    assert moved_linux == expected
     assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
 
 

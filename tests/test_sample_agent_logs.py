@@ -27,6 +27,8 @@ SOURCES = {
     "aider": ("aider", 2),
     "specstory": ("specstory", 1),
     "llm": ("llm/logs.db", 2),
+    "cline": ("cline", 1),
+    "roo-code": ("roo-code", 1),
 }
 
 
@@ -185,3 +187,33 @@ def test_the_sample_workspace_indexes_every_kind_and_finds_the_flaky_test(tmp_pa
     assert found.exit_code == 0, found.output
     assert "Fix flaky keep-alive ping test" in found.output and "claude-code" in found.output
     assert fingerprint(LOGS) == before  # read in place, never changed
+
+
+def test_cline_a_task_in_the_xml_tool_format_with_its_workspace_from_the_task_list():
+    (task,) = read_sessions("cline")
+    assert task.key == "1763900000000" and task.project == "/home/ana/projects/fetcher"
+    assert task.title.startswith("The retry helper in src/net/retry.ts never backs off")
+    assert task.models == ["claude-sonnet-4-5-20250929"]
+    assert [call.name for call in calls(task)] == [
+        "read_file",
+        "replace_in_file",
+        "execute_command",
+        "attempt_completion",
+    ]
+    assert files(task) == ["src/net/retry.ts", "src/net/retry.ts"] and commands(task) == ["npm test -- retry"]
+    assert [message.role for message in task.messages] == ["user", *["assistant", "tool"] * 3, "assistant"]
+    assert not any("<environment_details>" in message.text or "<task>" in message.text for message in task.messages)
+    assert task.messages[1].thinking == "Read the helper before changing it."
+    assert "PASS src/net/retry.test.ts" in task.messages[6].tool_output and task.messages[6].text == ""
+    assert task.messages[-1].text.startswith("The retry helper now waits 1, 2, 4, 8")  # what the completion says
+    assert (task.started, task.last) == ("2025-11-23T12:13:20Z", "2025-11-23T12:13:56Z")
+
+
+def test_roo_code_a_task_with_native_tool_calls_and_reasoning():
+    (task,) = read_sessions("roo-code")
+    assert task.project == "/home/ana/projects/ledger" and task.models == []  # Roo keeps no model id
+    assert task.title == "Why does the monthly report show February twice? Find the bug in src/report.py."
+    assert [call.name for call in calls(task)] == ["read_file", "apply_diff", "execute_command"]
+    assert commands(task) == ["python -m pytest tests/test_report.py -q"]
+    assert task.messages[1].thinking.startswith("A month loop that adds 30 days")
+    assert [message.tool_output for message in task.messages if message.role == "tool"][-1] == "4 passed in 0.21s"

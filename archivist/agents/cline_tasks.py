@@ -1,0 +1,357 @@
+"""Cline's and Roo Code's tasks, read in place: one session per task folder.
+
+Both VS Code extensions keep each task in ``<globalStorage>/<extension id>/tasks/<task id>/``
+(Cline: ``saoudrizwan.claude-dev``, and ``~/.cline/data/tasks/`` for its standalone build;
+Roo Code, a fork of Cline: ``rooveterinaryinc.roo-cline``). The shapes below are those the
+extensions' own storage code writes (cline/cline ``core/storage/disk.ts`` and
+``shared/messages``; RooCodeInc/Roo-Code ``core/task-persistence``):
+
+- ``api_conversation_history.json``: the conversation as sent to the model, a list of
+  Anthropic messages (``role`` user or assistant; ``content`` a string or blocks: ``text``,
+  ``image``, ``tool_use``, ``tool_result``, ``thinking``, and Roo's ``reasoning``). Newer
+  versions add ``ts`` (Unix milliseconds) to each, Cline a ``modelInfo.modelId``.
+- ``ui_messages.json``: what the panel showed, each with its ``ts``: their first and last
+  times date a session whose messages carry none (and a Cline task's id is its start, in ms).
+- ``task_metadata.json`` (Cline): ``model_usage[].model_id``, the models the task used.
+- The workspace: Roo's ``history_item.json`` (``workspace``), Cline's
+  ``state/taskHistory.json`` beside ``tasks/`` (``cwdOnTaskInitialization``), else the
+  "Current Working Directory (…)" line of the environment details sent with the first request.
+
+A message's text: a user's without the environment details the extension appends
+(``<environment_details>``) and without its ``<task>``, ``<feedback>`` and ``<user_message>``
+wrappers; an assistant's with its thinking apart. A ``tool_use`` block, or a tool written as
+XML in an assistant's text (Cline's older format: ``<read_file><path>…</path></read_file>``),
+is a tool call with the files (``path``) and commands (``command``) of its arguments; the
+XML leaves the text, except what a tool says to the person (``attempt_completion``'s
+result, a follow-up question, a plan). A ``tool_result`` block, or a user text that begins
+``[tool for '…'] Result:``, is a tool message whose output is kept apart. An image is
+``[image]``: its data is never kept.
+
+Skipped: the panel's messages otherwise (they repeat the conversation), checkpoints,
+``context_history.json`` and ``settings.json``. A file that is not JSON, or nested too
+deeply, is told in the session's problems; one over 1 GB is not read; a task folder without
+a conversation is told in the source's problems. Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import (
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    ToolCall,
+    iso_utc,
+    json_value,
+    parts_text,
+    short_title,
+    skipped_problems,
+    text_or_none,
+    too_large,
+)
+
+HISTORY = "api_conversation_history.json"
+UI = "ui_messages.json"
+METADATA = "task_metadata.json"
+HISTORY_ITEM = "history_item.json"  # Roo Code: the task's entry of the task list
+TASK_LIST = Path("state") / "taskHistory.json"  # Cline: the task list, beside tasks/
+
+# Tools written as XML in the text (Cline's format before native tool calls), and the part
+# of those that speak to the person, which stays in the text.
+XML_TOOLS = [
+    "read_file",
+    "write_to_file",
+    "replace_in_file",
+    "apply_diff",
+    "insert_content",
+    "search_and_replace",
+    "execute_command",
+    "search_files",
+    "list_files",
+    "list_code_definition_names",
+    "codebase_search",
+    "browser_action",
+    "use_mcp_tool",
+    "access_mcp_resource",
+    "load_mcp_documentation",
+    "web_fetch",
+    "new_task",
+    "new_rule",
+    "switch_mode",
+    "condense",
+    "fetch_instructions",
+    "report_bug",
+    "ask_followup_question",
+    "attempt_completion",
+    "plan_mode_respond",
+]
+SPOKEN = {"attempt_completion": "result", "ask_followup_question": "question", "plan_mode_respond": "response"}
+_XML_OPEN_RE = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>")
+_WRAPPERS_RE = re.compile(r"</?(?:task|feedback|user_message|answer)>")
+_RESULT_RE = re.compile(r"\A\s*\[([\w-]+)(?: for '[^'\n]*')?\] Result:\s*")
+_CWD_RE = re.compile(r"# Current (?:Working Directory|Workspace Directory) \(([^)\n]+)\)")
+ENVIRONMENT = ("<environment_details>", "</environment_details>")
+
+
+def check(path: str | Path, expected: str) -> str | None:
+    """Why ``path`` is not a source of tasks (a sentence ending with ``expected``), or None."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        return f"{path} does not exist: expected {expected}."
+    if not path.is_dir():
+        return f"{path} is not a folder: expected {expected}."
+    if not task_folders(Root(path)):
+        return f"{path} holds no task folder (tasks/<id>/ with {HISTORY}): expected {expected}."
+    return None
+
+
+def is_task(folder: Path) -> bool:
+    return (folder / HISTORY).is_file() or (folder / UI).is_file()
+
+
+def task_folders(root: Root) -> list[Path]:
+    """The task folders of a source: itself, the folders of its ``tasks/``, or its own folders."""
+    if is_task(root.path):
+        return [root.path]
+    tasks = root.path / "tasks"
+    holder = tasks if tasks.is_dir() and root.allows(tasks) else root.path
+    return [folder for folder in root.folders(holder) if is_task(folder)]
+
+
+def read(path: str | Path, kind: str, problems: list[str] | None = None) -> Iterator[Session]:
+    """Every task under ``path`` as a session of ``kind``, in the order of the tasks' ids."""
+    problems = problems if problems is not None else []
+    root = Root(Path(path).expanduser(), problems)
+    workspaces = _task_list(root)
+    for folder in task_folders(root):
+        session = _task(folder, kind, root, workspaces)
+        if session is None:
+            problems.append(f"task {folder.name}: no conversation to read ({HISTORY} missing or empty)")
+        else:
+            yield session
+
+
+def _load(file: Path, root: Root, problems: list[str]) -> Any:
+    """A JSON file of a task, or None (not there, not allowed, too large, not JSON: told)."""
+    if not file.is_file() or not root.allows(file):
+        return None
+    reason = too_large(file)
+    if reason:
+        root.left_out(f"{file.parent.name}/{file.name}: {reason}")
+        return None
+    try:
+        return json_value(file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff"))
+    except NotJSON as error:
+        problems.append(f"{file.name}: {error}")
+    except OSError as error:
+        problems.append(f"{file.name}: not read ({error.strerror or error})")
+    return None
+
+
+def _task_list(root: Root) -> dict[str, str]:
+    """Cline's task list (``state/taskHistory.json``, when the source is the folder holding
+    ``tasks/``): each task's workspace, by task id ({} without one)."""
+    if not (root.path / "tasks").is_dir():
+        return {}  # (a source never leaves its folder: a tasks folder's sibling is not read)
+    state = root.path / TASK_LIST.parent
+    listed = _load(state / TASK_LIST.name, root, []) if state.is_dir() and root.allows(state) else None
+    found: dict[str, str] = {}
+    for item in listed if isinstance(listed, list) else []:
+        if (
+            isinstance(item, dict)
+            and text_or_none(item.get("id"))
+            and text_or_none(item.get("cwdOnTaskInitialization"))
+        ):
+            found[str(item["id"]).strip()] = str(item["cwdOnTaskInitialization"]).strip()
+    return found
+
+
+def _task(folder: Path, kind: str, root: Root, workspaces: dict[str, str]) -> Session | None:
+    problems: list[str] = []
+    history = _load(folder / HISTORY, root, problems)
+    panel = _load(folder / UI, root, problems)
+    metadata = _load(folder / METADATA, root, problems)
+    item = _load(folder / HISTORY_ITEM, root, problems)
+    if history is not None and not isinstance(history, list):
+        problems.append(f"{HISTORY}: not a list of messages")
+        history = None
+    skipped: dict[str, int] = {}
+    messages: list[Message] = []
+    models: list[str] = []
+    project = workspaces.get(folder.name) or (text_or_none(item.get("workspace")) if isinstance(item, dict) else None)
+    for raw in history or []:
+        if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant"):
+            skipped["record of no known shape"] = skipped.get("record of no known shape", 0) + 1
+            continue
+        if project is None and raw.get("role") == "user":
+            found = _CWD_RE.search(_raw_text(raw.get("content")))
+            project = found[1].strip() if found else None
+        messages.extend(_messages(raw, models))
+    if not messages:
+        return None
+    for usage in metadata.get("model_usage", []) if isinstance(metadata, dict) else []:
+        model = text_or_none(usage.get("model_id")) if isinstance(usage, dict) else None
+        if model and model not in models:
+            models.append(model)
+    times = [message.timestamp for message in messages if message.timestamp]
+    times += (
+        [iso_utc(entry.get("ts")) or "" for entry in panel if isinstance(entry, dict)]
+        if isinstance(panel, list)
+        else []
+    )
+    times = sorted(time for time in times if time) or [time for time in [iso_utc(folder.name)] if time]
+    first_request = next((message.text for message in messages if message.role == "user" and message.text), "")
+    return Session(
+        key=folder.name,
+        agent=kind,
+        title=short_title(first_request) or f"Task {folder.name}",
+        messages=messages,
+        project=project,
+        models=models,
+        started=times[0] if times else None,
+        last=times[-1] if times else None,
+        files=[folder / name for name in (HISTORY, UI, METADATA, HISTORY_ITEM) if (folder / name).is_file()],
+        problems=problems + skipped_problems(skipped, "message"),
+        titled=False,
+    )
+
+
+def _raw_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return (
+        "\n".join(
+            str(block.get("text"))
+            for block in content
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+        )
+        if isinstance(content, list)
+        else ""
+    )
+
+
+def _messages(raw: dict[str, Any], models: list[str]) -> list[Message]:
+    """One message of the conversation: a user's (and the tool results it carries) or an assistant's."""
+    timestamp = iso_utc(raw.get("ts"))
+    info = raw.get("modelInfo")
+    model = text_or_none(info.get("modelId")) if isinstance(info, dict) else None
+    if model and model not in models:
+        models.append(model)
+    content = raw.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    texts: list[str] = []
+    thinking: list[str] = []
+    calls: list[ToolCall] = []
+    results: list[list[str]] = []
+    for block in blocks if isinstance(blocks, list) else []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "image":
+            texts.append("[image]")
+        elif kind in ("thinking", "reasoning"):
+            said = text_or_none(block.get("thinking")) or text_or_none(block.get("text"))
+            thinking.extend([said] if said else [])
+        elif kind == "tool_use":
+            calls.append(_call(block.get("name"), block.get("input")))
+        elif kind == "tool_result":
+            results.append([parts_text(block.get("content"))])
+    if raw["role"] == "assistant":
+        text, written = _xml_tools("\n\n".join(texts))
+        text, thoughts = _thinking(text)
+        thinking = [*thoughts, *thinking]
+        return [Message("assistant", text, timestamp, model, [*written, *calls], thinking="\n\n".join(thinking))]
+    spoken: list[str] = []
+    result: list[str] | None = None  # the tool result that the text blocks after its header continue
+    for text in texts:
+        header = _RESULT_RE.match(text)
+        if header:
+            result = [text[header.end() :]]
+            results.append(result)
+        elif text.lstrip().startswith(ENVIRONMENT[0]) or result is None:
+            result = None
+            spoken.append(_user_text(text))
+        else:
+            result.append(text)
+    found = [Message("tool", "", timestamp, tool_output="\n\n".join(parts).strip()) for parts in results]
+    text = "\n\n".join(part for part in spoken if part)
+    return [*found, Message("user", text, timestamp)] if text else found
+
+
+def _thinking(text: str) -> tuple[str, list[str]]:
+    """An assistant's text without the ``<thinking>`` blocks that models write in it, and those blocks."""
+    thoughts: list[str] = []
+    start = text.find("<thinking>")
+    while start != -1:
+        end = text.find("</thinking>", start)
+        if end == -1:
+            break
+        thoughts.append(text[start + len("<thinking>") : end].strip())
+        text = text[:start] + text[end + len("</thinking>") :]
+        start = text.find("<thinking>", start)
+    return text.strip(), [thought for thought in thoughts if thought]
+
+
+def _user_text(text: str) -> str:
+    """A user's text without the environment details the extension appends, and unwrapped."""
+    start = text.find(ENVIRONMENT[0])
+    while start != -1:
+        end = text.find(ENVIRONMENT[1], start)
+        text = text[:start] + ("" if end == -1 else text[end + len(ENVIRONMENT[1]) :])
+        start = text.find(ENVIRONMENT[0], start)
+    return _WRAPPERS_RE.sub("", text).strip()
+
+
+def _call(name: Any, arguments: Any) -> ToolCall:
+    """A tool call from its name and arguments: the files its path arguments name, the command it runs."""
+    arguments = arguments if isinstance(arguments, dict) else {}
+    files = [str(arguments[key]).strip() for key in ("path", "file_path") if isinstance(arguments.get(key), str)]
+    files += (
+        [str(path).strip() for path in arguments.get("paths", []) if isinstance(path, str)]
+        if isinstance(arguments.get("paths"), list)
+        else []
+    )
+    command = arguments.get("command")
+    return ToolCall(
+        name=text_or_none(name) or "tool",
+        files=[file for file in files if file],
+        commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
+    )
+
+
+def _xml_tools(text: str) -> tuple[str, list[ToolCall]]:
+    """Tools written as XML in an assistant's text: the text without them (but what they say to
+    the person), and their calls. Each closing tag is looked for once past the last found."""
+    calls: list[ToolCall] = []
+    kept: list[str] = []
+    position = 0
+    unclosed: set[str] = set()
+    for opening in _XML_OPEN_RE.finditer(text):
+        name = opening[1]
+        if opening.start() < position or name in unclosed:
+            continue
+        closing = text.find(f"</{name}>", opening.end())
+        if closing == -1:
+            unclosed.add(name)  # no later one of these closes either
+            continue
+        inner = text[opening.end() : closing]
+        kept.append(text[position : opening.start()])
+        arguments = {key: _tag(inner, key) for key in ("path", "command", SPOKEN.get(name, "")) if key}
+        if name in SPOKEN:
+            kept.append(arguments.get(SPOKEN[name]) or "")
+        if name not in SPOKEN or name == "attempt_completion":
+            calls.append(_call(name, {key: value for key, value in arguments.items() if value}))
+        position = closing + len(name) + 3
+    kept.append(text[position:])
+    return "".join(kept).strip(), calls
+
+
+def _tag(inner: str, name: str) -> str | None:
+    start = inner.find(f"<{name}>")
+    end = inner.find(f"</{name}>", start + 1) if start != -1 else -1
+    return inner[start + len(name) + 2 : end].strip() or None if end != -1 else None
