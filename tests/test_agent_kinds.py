@@ -296,6 +296,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("cline", code / "saoudrizwan.claude-dev"),
         ("cline", home / ".cline" / "data"),
         ("codex", home / ".codex" / "sessions"),
+        ("continue", home / ".continue" / "sessions"),
         ("gemini-cli", home / ".gemini" / "tmp"),
         ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
@@ -307,6 +308,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("cline", roaming / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"),
         ("cline", home / ".cline" / "data"),
         ("codex", home / ".codex" / "sessions"),
+        ("continue", home / ".continue" / "sessions"),
         ("gemini-cli", home / ".gemini" / "tmp"),
         ("llm", roaming / "io.datasette.llm" / "logs.db"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
@@ -315,6 +317,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         "CLAUDE_CONFIG_DIR": f"{tmp_path / 'a'},{tmp_path / 'b'}",
         "CLINE_DIR": str(tmp_path / "cline"),
         "CODEX_HOME": str(tmp_path / "codex"),
+        "CONTINUE_GLOBAL_DIR": str(tmp_path / "continue"),
         "GEMINI_CLI_HOME": str(tmp_path / "gemini"),
         "LLM_USER_PATH": str(tmp_path / "llm"),
     }
@@ -323,6 +326,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("claude-code", tmp_path / "b" / "projects"),
         ("cline", tmp_path / "cline" / "data"),
         ("codex", tmp_path / "codex" / "sessions"),
+        ("continue", tmp_path / "continue" / "sessions"),
         ("gemini-cli", tmp_path / "gemini" / ".gemini" / "tmp"),
         ("llm", tmp_path / "llm" / "logs.db"),
     ]

@@ -29,6 +29,7 @@ SOURCES = {
     "llm": ("llm/logs.db", 2),
     "cline": ("cline", 1),
     "roo-code": ("roo-code", 1),
+    "continue": ("continue", 1),
 }
 
 
@@ -217,3 +218,14 @@ def test_roo_code_a_task_with_native_tool_calls_and_reasoning():
     assert commands(task) == ["python -m pytest tests/test_report.py -q"]
     assert task.messages[1].thinking.startswith("A month loop that adds 30 days")
     assert [message.tool_output for message in task.messages if message.role == "tool"][-1] == "4 passed in 0.21s"
+
+
+def test_continue_a_session_with_its_workspace_uri_and_reasoning_times():
+    (session,) = read_sessions("continue")
+    assert session.title == "ISO dates in the CSV export" and session.project == "/home/ana/projects/books"
+    assert session.models == ["Claude Sonnet 4.5"]
+    assert [call.name for call in calls(session)] == ["read_file", "edit_existing_file", "run_terminal_command"]
+    assert files(session) == ["src/export/csv.py", "src/export/csv.py"]
+    assert commands(session) == ["pytest tests/test_csv_export.py -q"]
+    assert (session.started, session.last) == ("2025-11-25T19:46:40Z", "2025-11-25T19:46:55Z")
+    assert not any("def write_rows" in message.text for message in session.messages)  # context items and results apart

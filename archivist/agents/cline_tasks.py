@@ -48,6 +48,7 @@ from archivist.agents import (
     ToolCall,
     iso_utc,
     json_value,
+    named_files,
     parts_text,
     short_title,
     skipped_problems,
@@ -310,16 +311,11 @@ def _user_text(text: str) -> str:
 def _call(name: Any, arguments: Any) -> ToolCall:
     """A tool call from its name and arguments: the files its path arguments name, the command it runs."""
     arguments = arguments if isinstance(arguments, dict) else {}
-    files = [str(arguments[key]).strip() for key in ("path", "file_path") if isinstance(arguments.get(key), str)]
-    files += (
-        [str(path).strip() for path in arguments.get("paths", []) if isinstance(path, str)]
-        if isinstance(arguments.get("paths"), list)
-        else []
-    )
+    files = named_files(arguments, ("path", "file_path", "paths"))
     command = arguments.get("command")
     return ToolCall(
         name=text_or_none(name) or "tool",
-        files=[file for file in files if file],
+        files=files,
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
     )
 

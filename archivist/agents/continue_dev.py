@@ -1,0 +1,240 @@
+"""Continue's chat sessions, read in place: one session per ``sessions/<id>.json``.
+
+Continue (the VS Code and JetBrains extension, and its ``cn`` command line) keeps each
+session in ``~/.continue/sessions/<session id>.json`` (``$CONTINUE_GLOBAL_DIR`` moves
+``~/.continue``) and their list in ``sessions/sessions.json``, as its ``HistoryManager``
+writes them (continuedev/continue ``core/util/history.ts``, ``core/util/paths.ts``; the
+types in ``core/index.d.ts``). The source is ``~/.continue``, its ``sessions`` folder, or
+one session file.
+
+- A session: ``title``, ``workspaceDirectory`` (a ``file://`` URI from an editor, a path
+  from the command line: the project), ``chatModelTitle`` and the prompt logs' model titles
+  (the models), and ``history``: items of a ``message`` (``role`` user, assistant,
+  thinking, tool or system; ``content`` a string or parts, an image part ``[image]``), an
+  assistant's ``toolCalls`` (a function's name and JSON arguments: the files its
+  ``filepath``, ``file_path``, ``dirPath`` or ``path`` name, the ``command`` it runs), its
+  ``reasoning`` (thinking), and ``toolCallStates`` whose output the command line keeps there
+  rather than in a ``tool`` message.
+- Times: messages carry none but their reasoning's (``startAt``, Unix ms). A session starts at
+  its ``dateCreated`` in ``sessions.json`` (ms, as a string) and ends at its last reasoning's
+  end, else where it starts: never at the file's modification time.
+- The title: the session's, else (Continue's default "New Session") the first request.
+
+Skipped: the context items attached to a request (whole files, kept by the editor), the
+editor's state, the prompt logs' prompts. The sessions of Continue's first, Python server
+(``session_state``) are not read, and said so. A file that is not JSON, or nested too
+deeply, is told in the problems; one over 1 GB is not read. Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from archivist.agents import (
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    ToolCall,
+    is_file,
+    iso_utc,
+    json_value,
+    named_files,
+    short_title,
+    text_or_none,
+    too_large,
+)
+
+KIND = "continue"
+EXPECTED = "Continue's folder (~/.continue), its sessions folder, or one session's .json"
+LIST = "sessions.json"
+DEFAULT_TITLE = "New Session"
+FILE_ARGUMENTS = ("filepath", "file_path", "filePath", "dirPath", "dirpath", "directory_path", "path")
+
+
+def check(path: str | Path) -> str | None:
+    """Why ``path`` is not a source of Continue's sessions (a sentence), or None."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        return f"{path} does not exist: expected {EXPECTED}."
+    if path.is_file():
+        return None if _looks_like_session(path) else f"{path} is not a Continue session: expected {EXPECTED}."
+    if not _session_files(Root(path)):
+        return f"{path} holds no Continue session (sessions/<id>.json): expected {EXPECTED}."
+    return None
+
+
+def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
+    """Every session under ``path``, in the order of their ids."""
+    problems = problems if problems is not None else []
+    root = Root(Path(path).expanduser(), problems)
+    files = [root.path] if root.path.is_file() else _session_files(root)
+    listed = _listed(files[0].parent / LIST, root) if files else {}
+    for file in files:
+        session = _session(file, root, listed.get(file.stem, {}), problems)
+        if session is not None:
+            yield session
+
+
+def _sessions_folder(root: Root) -> Path:
+    folder = root.path / "sessions"
+    return folder if folder.is_dir() and root.allows(folder) else root.path
+
+
+def _session_files(root: Root) -> list[Path]:
+    return [file for file in root.files(_sessions_folder(root), ".json") if file.name != LIST]
+
+
+def _looks_like_session(file: Path) -> bool:
+    value = _load(file, Root(file), [])
+    return isinstance(value, dict) and ("history" in value or "session_state" in value)
+
+
+def _load(file: Path, root: Root, problems: list[str]) -> Any:
+    if not is_file(file) or not root.allows(file):
+        return None
+    reason = too_large(file)
+    if reason:
+        root.left_out(f"{file.name}: {reason}")
+        return None
+    try:
+        return json_value(file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff"))
+    except NotJSON as error:
+        problems.append(f"{file.name}: {error}")
+    except OSError as error:
+        problems.append(f"{file.name}: not read ({error.strerror or error})")
+    return None
+
+
+def _listed(file: Path, root: Root) -> dict[str, dict[str, Any]]:
+    """The sessions' list (``sessions.json``): each entry by session id."""
+    entries = _load(file, root, [])
+    return {
+        str(entry["sessionId"]): entry
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str)
+    }
+
+
+def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str]) -> Session | None:
+    own: list[str] = []
+    value = _load(file, root, own)
+    if isinstance(value, dict) and "session_state" in value:
+        problems.append(f"{file.name}: a session of Continue's first (Python) server, not read")
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("history"), list):
+        problems.extend(own or [f"{file.name}: not a Continue session (no history)"])
+        return None
+    models = [text for text in [text_or_none(value.get("chatModelTitle"))] if text]
+    messages: list[Message] = []
+    answered = {
+        item["message"].get("toolCallId")
+        for item in value["history"]
+        if isinstance(item, dict) and isinstance(item.get("message"), dict) and item["message"].get("role") == "tool"
+    }
+    skipped = 0
+    for item in value["history"]:
+        found = _messages(item, answered, models) if isinstance(item, dict) else None
+        if found is None:
+            skipped += 1
+        else:
+            messages.extend(found)
+    if skipped:
+        own.append(f"{skipped} item(s) of no known shape skipped")
+    if not any(message.text for message in messages):
+        problems.append(f"{file.name}: no message to read")
+        return None
+    started = iso_utc(entry.get("dateCreated"))
+    times = sorted(time for time in [started, *(message.timestamp for message in messages)] if time)
+    title = text_or_none(value.get("title"))
+    first = next((message.text for message in messages if message.role == "user" and message.text), "")
+    return Session(
+        key=file.stem,
+        agent=KIND,
+        title=short_title(first) if title in (None, DEFAULT_TITLE) else short_title(title or ""),
+        messages=messages,
+        project=_project(value.get("workspaceDirectory") or entry.get("workspaceDirectory")),
+        models=models,
+        started=started or (times[0] if times else None),
+        last=times[-1] if times else None,
+        files=[file],
+        problems=own,
+    )
+
+
+def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> list[Message] | None:
+    """One history item's messages (its tool results kept by the command line follow it); None: no known shape."""
+    message = item.get("message")
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "thinking", "tool", "system"):
+        return None
+    for log in item.get("promptLogs") or []:
+        model = text_or_none(log.get("modelTitle")) if isinstance(log, dict) else None
+        if model and model not in models:
+            models.append(model)
+    role, text = message["role"], _content(message.get("content"))
+    given = item.get("reasoning")
+    reasoning: dict[str, Any] = given if isinstance(given, dict) else {}
+    timestamp = iso_utc(reasoning.get("startAt"))
+    if role == "tool":
+        return [Message("tool", "", timestamp, tool_output=text)]
+    if role == "thinking":
+        return [Message("assistant", "", timestamp, thinking=text)] if text else []
+    if role != "assistant":
+        return [Message(role, text, timestamp)]
+    calls = [_call(call) for call in message.get("toolCalls") or [] if isinstance(call, dict)]
+    thinking = text_or_none(reasoning.get("text")) or ""
+    found = [
+        Message("assistant", text, iso_utc(reasoning.get("endAt")) or timestamp, tool_calls=calls, thinking=thinking)
+    ]
+    for state in item.get("toolCallStates") or []:
+        if (
+            isinstance(state, dict)
+            and state.get("toolCallId") not in answered
+            and isinstance(state.get("output"), list)
+        ):
+            output = "\n\n".join(_content(part.get("content")) for part in state["output"] if isinstance(part, dict))
+            found.append(Message("tool", "", tool_output=output.strip()))
+    return found
+
+
+def _content(content: Any) -> str:
+    """A message's text: a string, or its parts (an image part as ``[image]``, never its data)."""
+    if isinstance(content, str):
+        return content.strip()
+    parts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+            parts.append(part["text"])
+        elif isinstance(part, dict) and part.get("type") == "imageUrl":
+            parts.append("[image]")
+    return "\n\n".join(parts).strip()
+
+
+def _call(call: dict[str, Any]) -> ToolCall:
+    given = call.get("function")
+    function: dict[str, Any] = given if isinstance(given, dict) else {}
+    try:
+        arguments = json_value(function.get("arguments") or "{}")  # (within the depth budget)
+    except NotJSON:
+        arguments = {}
+    arguments = arguments if isinstance(arguments, dict) else {}
+    command = arguments.get("command")
+    return ToolCall(
+        name=text_or_none(function.get("name")) or "tool",
+        files=named_files(arguments, FILE_ARGUMENTS),
+        commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
+    )
+
+
+def _project(directory: Any) -> str | None:
+    """A workspace as a path: an editor's ``file://`` URI decoded, a command line's path as it is."""
+    text = text_or_none(directory)
+    if text is None or not text.startswith("file:"):
+        return text
+    path = unquote(urlsplit(text).path)
+    if len(path) > 2 and path[0] == "/" and path[2] == ":":  # /c:/Users/... is a Windows drive
+        path = path[1:]
+    return path.rstrip("/") or "/"
