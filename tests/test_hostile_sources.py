@@ -16,7 +16,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from archivist.agents import LINK_OUT, MAX_DEPTH, TOO_DEEP, NotJSON, Root, json_value, llm_logs
+from archivist.agents import LINK_OUT, MAX_DEPTH, TOO_DEEP, NotJSON, Root, databases, json_value, llm_logs
 from archivist.cli import cli
 from archivist.workspace import archive_path
 
@@ -321,9 +321,9 @@ def test_a_locked_llm_database_keeps_what_was_stored_and_is_read_once_it_is_free
 
 
 def test_the_lock_wait_is_brief(locked_llm):
-    assert llm_logs.LOCK_TIMEOUT <= 2
+    assert databases.LOCK_TIMEOUT <= 2
     database, _ = locked_llm
-    with pytest.raises(llm_logs.Unavailable, match="locked by another program"):
+    with pytest.raises(databases.Unavailable, match="locked by another program"):
         list(llm_logs.read(database))
     assert os.path.exists(database)
 

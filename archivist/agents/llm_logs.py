@@ -53,9 +53,9 @@ from archivist.agents import (
     NotJSON,
     Session,
     ToolCall,
-    Unavailable,
     Unread,
     confined_log_file,
+    databases,
     iso_utc,
     json_value,
     log_file,
@@ -66,9 +66,6 @@ KIND = "llm"
 
 DB_NAME = "logs.db"
 EXPECTED = f"llm's {DB_NAME} (the file `llm logs path` prints) or the folder holding it"
-SQLITE_HEADER = b"SQLite format 3\x00"
-WAL_VERSION = 2  # header bytes 18 and 19 of a database in WAL mode
-LOCK_TIMEOUT = 2.0  # seconds to wait for a writer's lock before the database is told as locked
 CHUNK = 500  # ids per IN (…) query
 STORE_TABLES = frozenset({"turns", "messages", "parts"})
 FILE_KEYS = ("path", "paths", "file", "files", "file_path", "filepath", "filename", "filenames")
@@ -88,17 +85,17 @@ def check(path: Path | str) -> str | None:
         return f"{path} is not a file or a folder: expected {EXPECTED}."
     try:
         with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
+            header = handle.read(len(databases.SQLITE_HEADER))
     except OSError as error:
         return f"{path} cannot be read ({error.strerror or error}): expected {EXPECTED}."
-    if header != SQLITE_HEADER:
+    if header != databases.SQLITE_HEADER:
         return f"{path} is not a SQLite database: expected {EXPECTED}."
     try:
-        with closing(_connect(path)) as connection:
-            tables = _tables(connection)
+        with closing(databases.connect(path)) as connection:
+            tables = databases.tables(connection)
     except sqlite3.Error as error:
-        if _locked(error):
-            raise _unavailable(path, error) from None
+        if databases.locked(error):
+            raise databases.unavailable(path, error) from None
         return f"{path} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
     if "responses" in tables or tables >= STORE_TABLES:
         return None
@@ -122,7 +119,7 @@ def log_files(path: Path) -> list[Path]:
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
     """Every conversation of the database, in the order of their ids (oldest first).
 
-    A database that another program holds locked past ``LOCK_TIMEOUT`` raises Unavailable:
+    A database that another program holds locked past ``databases.LOCK_TIMEOUT`` raises Unavailable:
     what is stored of it stays as it is until it can be read. What a damaged one cannot give
     is told as Unread.
     """
@@ -131,7 +128,7 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
         return
     database, root = found
     try:
-        connection = _connect(database)
+        connection = databases.connect(database)
         with closing(connection):
             reader = _Reader(connection, database)
             failed = 0
@@ -139,62 +136,19 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
                 try:
                     session = reader.session(plan)
                 except sqlite3.Error as error:
-                    if _locked(error):
+                    if databases.locked(error):
                         raise
                     failed += 1  # a conversation the database cannot give: the others are read
                     continue
                 if session is not None:
                     yield session
     except sqlite3.Error as error:
-        if _locked(error):
-            raise _unavailable(database, error) from None
+        if databases.locked(error):
+            raise databases.unavailable(database, error) from None
         root.problems.append(Unread(f"{database} cannot be read ({error})"))
         return
     if failed:
         root.problems.append(Unread(f"{failed} conversation(s) of {database} cannot be read"))
-
-
-def _locked(error: sqlite3.Error) -> bool:
-    """Whether SQLite gave up waiting for another connection's lock (SQLITE_BUSY, SQLITE_LOCKED)."""
-    message = str(error).lower()
-    return "locked" in message or "busy" in message
-
-
-def _unavailable(database: Path, error: sqlite3.Error) -> Unavailable:
-    return Unavailable(
-        f"{database} is locked by another program ({error}; waited {LOCK_TIMEOUT:g} s): "
-        "not read this time, what is stored of it is kept, and it is read again on the next run"
-    )
-
-
-def _connect(database: Path) -> sqlite3.Connection:
-    """A read-only connection that writes nothing, not even a ``-wal`` or ``-shm`` file."""
-    with database.open("rb") as handle:
-        header = handle.read(100)
-    options = "mode=ro"
-    if len(header) >= 20 and WAL_VERSION in (header[18], header[19]):
-        wal = database.with_name(database.name + "-wal")
-        shm = database.with_name(database.name + "-shm")
-        if not (wal.exists() and shm.exists()):
-            # No connection has it open (each keeps both files), so nothing is half-written;
-            # a read-only connection would create the two files and leave them behind.
-            options = "mode=ro&immutable=1"
-    uri = f"{database.absolute().as_uri()}?{options}"
-    connection = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
-    connection.execute("PRAGMA query_only = 1")
-    # SQLite keeps whatever bytes a program stored as text; one value that is not UTF-8 would
-    # otherwise fail the whole query it is in (every session, when it is in a plan's query).
-    connection.text_factory = _text
-    return connection
-
-
-def _text(value: bytes) -> str:
-    """A text value of the database, its bytes that are not UTF-8 replaced."""
-    return value.decode("utf-8", errors="replace")
-
-
-def _tables(connection: sqlite3.Connection) -> set[str]:
-    return {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
 
 
 def _chunks(items: list[Any]) -> Iterator[list[Any]]:
@@ -248,7 +202,7 @@ class _Reader:
     def __init__(self, connection: sqlite3.Connection, database: Path) -> None:
         self.connection = connection
         self.database = database
-        self.tables = _tables(connection)
+        self.tables = databases.tables(connection)
         self.columns: dict[str, set[str]] = {}
         self.calls_by_response: dict[str, list[int]] = {}
         self.results_by_response: dict[str, list[int]] = {}
