@@ -299,6 +299,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("continue", home / ".continue" / "sessions"),
         ("gemini-cli", home / ".gemini" / "tmp"),
         ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
+        ("opencode", home / ".local" / "share" / "opencode"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
     ]
     assert ("llm", home / "Library" / "Application Support" / "io.datasette.llm" / "logs.db") in where({}, "macos")
@@ -311,6 +312,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("continue", home / ".continue" / "sessions"),
         ("gemini-cli", home / ".gemini" / "tmp"),
         ("llm", roaming / "io.datasette.llm" / "logs.db"),
+        ("opencode", home / ".local" / "share" / "opencode"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
     ]
     moved = {
@@ -320,6 +322,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         "CONTINUE_GLOBAL_DIR": str(tmp_path / "continue"),
         "GEMINI_CLI_HOME": str(tmp_path / "gemini"),
         "LLM_USER_PATH": str(tmp_path / "llm"),
+        "XDG_DATA_HOME": str(tmp_path / "share"),
     }
     expected = [
         ("claude-code", tmp_path / "a" / "projects"),
@@ -329,6 +332,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("continue", tmp_path / "continue" / "sessions"),
         ("gemini-cli", tmp_path / "gemini" / ".gemini" / "tmp"),
         ("llm", tmp_path / "llm" / "logs.db"),
+        ("opencode", tmp_path / "share" / "opencode"),
     ]
     moved_linux = [place for place in where(moved, "linux") if "globalStorage" not in str(place[1])]
     assert moved_linux == [place for place in where(moved, "windows") if "globalStorage" not in str(place[1])]

@@ -30,6 +30,7 @@ SOURCES = {
     "cline": ("cline", 1),
     "roo-code": ("roo-code", 1),
     "continue": ("continue", 1),
+    "opencode": ("opencode", 3),
 }
 
 
@@ -229,3 +230,15 @@ def test_continue_a_session_with_its_workspace_uri_and_reasoning_times():
     assert commands(session) == ["pytest tests/test_csv_export.py -q"]
     assert (session.started, session.last) == ("2025-11-25T19:46:40Z", "2025-11-25T19:46:55Z")
     assert not any("def write_rows" in message.text for message in session.messages)  # context items and results apart
+
+
+def test_opencode_sessions_of_its_database_with_a_sub_agent_and_one_of_its_older_storage():
+    main, agent, old = read_sessions("opencode")
+    assert main.title == "Rate limit the shorten endpoint" and main.project == "/home/ana/projects/shorty"
+    assert main.models == ["claude-sonnet-4-5"] and agent.models == ["claude-haiku-4-5"]
+    assert [call.name for call in calls(main)] == ["read", "edit", "bash"]
+    assert commands(main) == ["bun test test/limit.test.ts"]
+    assert files(main) == ["/home/ana/projects/shorty/src/app.ts"] * 2
+    assert main.messages[1].thinking == "Find where the route is declared before adding middleware."
+    assert [message.tool_output for message in main.messages if message.role == "tool"][-1] == "2 pass\n0 fail"
+    assert agent.parent == main.key and old.title == "Why are short links case-sensitive?"

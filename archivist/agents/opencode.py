@@ -1,0 +1,303 @@
+"""OpenCode's sessions, read in place: its SQLite database and its older JSON storage.
+
+OpenCode keeps its data in ``$XDG_DATA_HOME/opencode`` (``~/.local/share/opencode`` on
+every system), as its own code writes it (sst/opencode ``packages/opencode/src/session``,
+``storage``):
+
+- from 1.2, ``opencode.db`` (``opencode-<channel>.db`` for other release channels), opened
+  read-only (``archivist.agents.databases``): tables ``session`` (``id``, ``parent_id``,
+  ``directory``, ``title``, ``time_created``, ``time_updated``), ``message`` and ``part``
+  (``session_id``, ``message_id``, and the record as JSON in ``data``);
+- before it, ``storage/``: ``session/<project id>/<session id>.json``,
+  ``message/<session id>/<message id>.json`` and ``part/<message id>/<part id>.json``. A
+  session the database holds too is read from the database.
+
+The source is that folder, its ``storage`` folder, or one database. A message is a user's
+or an assistant's (``modelID``: the models); its parts in order: ``text`` (a ``synthetic``
+one, written by OpenCode itself, is left out), ``reasoning`` (thinking), ``tool`` (a call
+with the ``filePath`` or ``path`` and the ``command`` of its input, its output a tool
+message after it), ``file`` (``[file: NAME]``: its data is never kept); step, snapshot,
+patch and the other bookkeeping parts are skipped. Times are the messages' (Unix ms),
+else the session's. The title is the session's, unless it is OpenCode's default ("New
+session - …"): then the first request. A sub-agent's session names its parent.
+
+A database locked past a brief wait is ``Unavailable``, a damaged one ``Unread``; a JSON
+file that is not JSON is told in its session's problems, one over 1 GB is not read.
+Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import (
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    ToolCall,
+    Unread,
+    databases,
+    is_file,
+    iso_utc,
+    json_value,
+    named_files,
+    short_title,
+    text_or_none,
+    too_large,
+)
+
+KIND = "opencode"
+EXPECTED = "OpenCode's data folder (~/.local/share/opencode), its storage folder, or its opencode.db"
+TABLES = frozenset({"session", "message", "part"})
+DEFAULT_TITLES = ("New session - ", "Child session - ")
+
+
+def check(path: str | Path) -> str | None:
+    """Why ``path`` is not a source of OpenCode's sessions (a sentence), or None."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        return f"{path} does not exist: expected {EXPECTED}."
+    if path.is_file():
+        if not databases.is_sqlite(path):
+            return f"{path} is not a SQLite database: expected {EXPECTED}."
+        try:
+            with closing(databases.connect(path)) as connection:
+                found = databases.tables(connection)
+        except sqlite3.Error as error:
+            if databases.locked(error):
+                raise databases.unavailable(path, error) from None
+            return f"{path} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
+        if not found >= TABLES:
+            return f"{path} has no session, message and part tables: expected {EXPECTED}."
+        return None
+    root = Root(path)
+    if _databases(root) or _session_files(_storage(root), root):
+        return None
+    return f"{path} holds neither opencode.db nor storage/session/: expected {EXPECTED}."
+
+
+def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
+    """Every session: the database's, in the order they began, then those only the JSON storage holds."""
+    problems = problems if problems is not None else []
+    root = Root(Path(path).expanduser(), problems)
+    seen: set[str] = set()
+    for database in [root.path] if root.path.is_file() else _databases(root):
+        for session in _from_database(database, root):
+            seen.add(session.key)
+            yield session
+    if root.path.is_dir():
+        storage = _storage(root)
+        for file in _session_files(storage, root):
+            stored = _from_storage(file, storage, root) if file.stem not in seen else None
+            if stored is not None:
+                yield stored
+
+
+def _databases(root: Root) -> list[Path]:
+    return [
+        file
+        for file in root.files(root.path, ".db")
+        if (file.name == "opencode.db" or file.name.startswith("opencode-")) and databases.is_sqlite(file)
+    ]
+
+
+def _storage(root: Root) -> Path:
+    folder = root.path / "storage"
+    return folder if folder.is_dir() and root.allows(folder) else root.path
+
+
+def _session_files(storage: Path, root: Root) -> list[Path]:
+    sessions = storage / "session"
+    if not sessions.is_dir() or not root.allows(sessions):
+        return []
+    return [file for project in root.folders(sessions) for file in root.files(project, ".json")]
+
+
+# --- the database -------------------------------------------------------------------------------
+
+
+def _from_database(database: Path, root: Root) -> Iterator[Session]:
+    try:
+        with closing(databases.connect(database)) as connection:
+            if not databases.tables(connection) >= TABLES:
+                root.problems.append(f"{database.name}: no session, message and part tables: not read")
+                return
+            rows = connection.execute(
+                "SELECT id, parent_id, directory, title, time_created, time_updated FROM session "
+                "ORDER BY time_created, id"
+            ).fetchall()
+            for key, parent, directory, title, created, updated in rows:
+                messages = connection.execute(
+                    "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", [key]
+                ).fetchall()
+                parts = connection.execute(
+                    "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY id", [key]
+                ).fetchall()
+                problems: list[str] = []
+                by_message: dict[str, list[Any]] = {}
+                for message_id, data in parts:
+                    by_message.setdefault(message_id, []).append(_json(data, problems))
+                records = [(_json(data, problems), by_message.get(message_id, [])) for message_id, data in messages]
+                info = {"id": key, "parentID": parent, "directory": directory, "title": title}
+                info["time"] = {"created": created, "updated": updated}
+                session = _session(info, records, [database], problems)
+                if session is not None:
+                    yield session
+    except sqlite3.Error as error:
+        if databases.locked(error):
+            raise databases.unavailable(database, error) from None
+        root.problems.append(Unread(f"{database.name} cannot be read ({error})"))
+
+
+def _json(data: Any, problems: list[str]) -> Any:
+    try:
+        return json_value(data)
+    except NotJSON as error:
+        problems.append(f"a record not read: {error}")
+        return None
+
+
+# --- the JSON storage -----------------------------------------------------------------------------
+
+
+def _load(file: Path, root: Root, problems: list[str]) -> Any:
+    if not is_file(file) or not root.allows(file):
+        return None
+    reason = too_large(file)
+    if reason:
+        root.left_out(f"{file.name}: {reason}")
+        return None
+    try:
+        return json_value(file.read_bytes().decode("utf-8", "replace"))
+    except NotJSON as error:
+        problems.append(f"{file.name}: {error}")
+    except OSError as error:
+        problems.append(f"{file.name}: not read ({error.strerror or error})")
+    return None
+
+
+def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
+    problems: list[str] = []
+    info = _load(file, root, problems)
+    if not isinstance(info, dict):
+        root.problems.append(f"{file.name}: not a session ({'; '.join(problems) or 'not a JSON object'})")
+        return None
+    records = []
+    folder = storage / "message" / file.stem
+    message_files = root.files(folder, ".json") if folder.is_dir() and root.allows(folder) else []
+    for message_file in message_files:
+        message = _load(message_file, root, problems)
+        part_folder = storage / "part" / message_file.stem
+        part_files = root.files(part_folder, ".json") if part_folder.is_dir() and root.allows(part_folder) else []
+        records.append((message, [_load(part, root, problems) for part in part_files]))
+    records.sort(key=lambda record: _created(record[0]))
+    return _session({**info, "id": info.get("id") or file.stem}, records, [file, *message_files], problems)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _created(message: Any) -> float:
+    time = message.get("time") if isinstance(message, dict) else None
+    created = time.get("created") if isinstance(time, dict) else None
+    return float(created) if isinstance(created, int | float) else 0.0
+
+
+# --- a session ----------------------------------------------------------------------------------
+
+
+def _session(
+    info: dict[str, Any], records: Iterable[tuple[Any, list[Any]]], files: list[Path], problems: list[str]
+) -> Session | None:
+    messages: list[Message] = []
+    models: list[str] = []
+    skipped = 0
+    for message, parts in records:
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            skipped += 1
+            continue
+        messages.extend(_messages(message, parts, models))
+    if skipped:
+        problems.append(f"{skipped} message(s) of no known shape skipped")
+    if not any(message.text for message in messages):
+        return None
+    time = _mapping(info.get("time"))
+    times = sorted(
+        stamp
+        for stamp in [
+            *(message.timestamp for message in messages),
+            iso_utc(time.get("created")),
+            iso_utc(time.get("updated")),
+        ]
+        if stamp
+    )
+    title = text_or_none(info.get("title"))
+    if title is None or title.startswith(DEFAULT_TITLES):
+        title = next((message.text for message in messages if message.role == "user" and message.text), "")
+    return Session(
+        key=str(info["id"]),
+        agent=KIND,
+        title=short_title(title),
+        messages=messages,
+        project=text_or_none(info.get("directory")),
+        models=models,
+        started=times[0] if times else None,
+        last=times[-1] if times else None,
+        files=files,
+        problems=problems,
+        parent=text_or_none(info.get("parentID")),
+    )
+
+
+def _messages(message: dict[str, Any], parts: list[Any], models: list[str]) -> list[Message]:
+    """A message and the tool results its parts hold, in order."""
+    time = _mapping(message.get("time"))
+    timestamp = iso_utc(time.get("created"))
+    model = text_or_none(message.get("modelID"))
+    if model and model not in models:
+        models.append(model)
+    texts: list[str] = []
+    thinking: list[str] = []
+    calls: list[ToolCall] = []
+    outputs: list[str] = []
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
+            texts.append(part["text"].strip())
+        elif kind == "reasoning" and isinstance(part.get("text"), str):
+            thinking.append(part["text"].strip())
+        elif kind == "file":
+            texts.append(
+                f"[file: {text_or_none(part.get('filename')) or text_or_none(part.get('mime')) or 'attachment'}]"
+            )
+        elif kind == "tool":
+            state = _mapping(part.get("state"))
+            arguments = _mapping(state.get("input"))
+            command = arguments.get("command")
+            calls.append(
+                ToolCall(
+                    name=text_or_none(part.get("tool")) or "tool",
+                    files=named_files(arguments, ("filePath", "path")),
+                    commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
+                )
+            )
+            output = state.get("output") if isinstance(state.get("output"), str) else state.get("error")
+            if isinstance(output, str) and output.strip():
+                outputs.append(output.strip())
+    found = [
+        Message(
+            message["role"],
+            "\n\n".join(text for text in texts if text),
+            timestamp,
+            model if message["role"] == "assistant" else None,
+            calls,
+            thinking="\n\n".join(text for text in thinking if text),
+        )
+    ]
+    return found + [Message("tool", "", timestamp, tool_output=output) for output in outputs]
