@@ -43,7 +43,7 @@ SAMPLE_SOURCES := --source claude-code=$(LOGS)/claude-code/projects --source cod
 	--source chatgpt-export=$(LOGS)/chatgpt-export --source aider=$(LOGS)/aider \
 	--source specstory=$(LOGS)/specstory --source llm=$(LOGS)/llm/logs.db \
 	--source cline=$(LOGS)/cline --source roo-code=$(LOGS)/roo-code --source continue=$(LOGS)/continue \
-	--source opencode=$(LOGS)/opencode
+	--source opencode=$(LOGS)/opencode --source copilot=$(LOGS)/copilot
 SOURCES ?= $(if $(filter sample-workspace,$(WORKSPACE)),$(SAMPLE_SOURCES),)
 # The repository's top level is the sample's Datasette configuration folder (its title, licence
 # and source are the sample's): another workspace gets the package's defaults, or CONFIG_DIR=DIR.

@@ -297,6 +297,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("cline", home / ".cline" / "data"),
         ("codex", home / ".codex" / "sessions"),
         ("continue", home / ".continue" / "sessions"),
+        ("copilot", home / ".config" / "Code" / "User"),
+        ("copilot", home / ".copilot" / "session-state"),
         ("gemini-cli", home / ".gemini" / "tmp"),
         ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
         ("opencode", home / ".local" / "share" / "opencode"),
@@ -310,6 +312,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("cline", home / ".cline" / "data"),
         ("codex", home / ".codex" / "sessions"),
         ("continue", home / ".continue" / "sessions"),
+        ("copilot", roaming / "Code" / "User"),
+        ("copilot", home / ".copilot" / "session-state"),
         ("gemini-cli", home / ".gemini" / "tmp"),
         ("llm", roaming / "io.datasette.llm" / "logs.db"),
         ("opencode", home / ".local" / "share" / "opencode"),
@@ -330,12 +334,17 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("cline", tmp_path / "cline" / "data"),
         ("codex", tmp_path / "codex" / "sessions"),
         ("continue", tmp_path / "continue" / "sessions"),
+        ("copilot", home / ".copilot" / "session-state"),
         ("gemini-cli", tmp_path / "gemini" / ".gemini" / "tmp"),
         ("llm", tmp_path / "llm" / "logs.db"),
         ("opencode", tmp_path / "share" / "opencode"),
     ]
-    moved_linux = [place for place in where(moved, "linux") if "globalStorage" not in str(place[1])]
-    assert moved_linux == [place for place in where(moved, "windows") if "globalStorage" not in str(place[1])]
+
+    def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders: no variable moves them
+        return "globalStorage" in str(place[1]) or str(place[1]).endswith("User")
+
+    moved_linux = [place for place in where(moved, "linux") if not unmoved(place)]
+    assert moved_linux == [place for place in where(moved, "windows") if not unmoved(place)]
     assert moved_linux == expected
     assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
 

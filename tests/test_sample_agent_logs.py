@@ -31,6 +31,7 @@ SOURCES = {
     "roo-code": ("roo-code", 1),
     "continue": ("continue", 1),
     "opencode": ("opencode", 3),
+    "copilot": ("copilot", 3),
 }
 
 
@@ -242,3 +243,18 @@ def test_opencode_sessions_of_its_database_with_a_sub_agent_and_one_of_its_older
     assert main.messages[1].thinking == "Find where the route is declared before adding middleware."
     assert [message.tool_output for message in main.messages if message.role == "tool"][-1] == "2 pass\n0 fail"
     assert agent.parent == main.key and old.title == "Why are short links case-sensitive?"
+
+
+def test_copilot_vs_code_s_sessions_whole_and_as_a_log_and_a_cli_session():
+    whole, logged, cli = read_sessions("copilot")
+    assert whole.title == "Cache the forecast lookups" and whole.project == "/home/ana/projects/weather-api"
+    assert whole.models == ["copilot/gpt-4.1"] and whole.last == "2025-11-28T03:20:22Z"  # when the answer completed
+    assert [call.name for call in calls(whole)] == ["copilot_readFile", "edit", "run_in_terminal"]
+    assert commands(whole) == ["pytest tests/test_forecast.py -q"]
+    assert whole.messages[-1].tool_output == "5 passed in 0.34s"
+    assert logged.title == "Stale forecast after midnight"  # a title the log set after the first state
+    assert logged.messages[-1].text.startswith("The cache key is the city alone, so an entry made before midnight")
+    assert cli.project == "/home/ana/projects/weather-api" and cli.models == ["claude-sonnet-4.5"]
+    assert commands(cli) == ["curl -s localhost:8000/health"] and files(cli) == [
+        "/home/ana/projects/weather-api/app/main.py"
+    ]

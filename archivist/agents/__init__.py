@@ -190,6 +190,19 @@ def parts_text(content: Any, skip_thoughts: bool = False) -> str:
     return "\n".join(text for text in texts if text)
 
 
+def uri_path(value: Any) -> str | None:
+    """An editor's ``file://`` URI as a path (``file:///c%3A/x`` is ``c:/x``); any other text as it is."""
+    text = text_or_none(value)
+    if text is None or not text.startswith("file:"):
+        return text
+    from urllib.parse import unquote, urlsplit
+
+    path = unquote(urlsplit(text).path)
+    if len(path) > 2 and path[0] == "/" and path[2] == ":":  # /c:/Users/... is a Windows drive
+        path = path[1:]
+    return path.rstrip("/") or "/"
+
+
 def named_files(args: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
     """The files that a tool call's arguments name under ``keys`` (a string, or a list of them),
     stripped, in order."""

@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from archivist.agents import (
     Message,
@@ -46,6 +45,7 @@ from archivist.agents import (
     short_title,
     text_or_none,
     too_large,
+    uri_path,
 )
 
 KIND = "continue"
@@ -156,7 +156,7 @@ def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str])
         agent=KIND,
         title=short_title(first) if title in (None, DEFAULT_TITLE) else short_title(title or ""),
         messages=messages,
-        project=_project(value.get("workspaceDirectory") or entry.get("workspaceDirectory")),
+        project=uri_path(value.get("workspaceDirectory") or entry.get("workspaceDirectory")),
         models=models,
         started=started or (times[0] if times else None),
         last=times[-1] if times else None,
@@ -227,14 +227,3 @@ def _call(call: dict[str, Any]) -> ToolCall:
         files=named_files(arguments, FILE_ARGUMENTS),
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
     )
-
-
-def _project(directory: Any) -> str | None:
-    """A workspace as a path: an editor's ``file://`` URI decoded, a command line's path as it is."""
-    text = text_or_none(directory)
-    if text is None or not text.startswith("file:"):
-        return text
-    path = unquote(urlsplit(text).path)
-    if len(path) > 2 and path[0] == "/" and path[2] == ":":  # /c:/Users/... is a Windows drive
-        path = path[1:]
-    return path.rstrip("/") or "/"
