@@ -228,30 +228,43 @@ def test_sessions_with_nothing_said_are_not_yielded(repo: Path):
     assert "2025-05-15 08:00:00" not in keys  # a header and nothing else
 
 
-def test_times_are_kept_as_written_and_the_last_session_ends_at_the_files_time(repo: Path):
+def test_times_are_kept_as_written_and_a_session_ends_where_it_starts_whatever_the_file_s_time(repo: Path):
+    """A copied or cloned history has a new modification time: it says nothing of a session."""
     history = repo / aider.HISTORY_NAME
     history.write_text(HISTORY.split("\n# aider chat started at 2025-05-14")[0], encoding="utf-8")
-    stamp = dt.datetime(2025, 5, 20, 18, 30, 5).timestamp()
-    os.utime(history, (stamp, stamp))
-    first, second, last = sessions(repo)
-    assert (first.started, first.last) == ("2025-05-12T14:03:27Z", "2025-05-12T14:03:27Z")
-    assert second.last == second.started
-    assert last.last == "2025-05-20T18:30:05Z"
-    assert all(m.timestamp is None for s in (first, second, last) for m in s.messages)
+    for stamp in (dt.datetime(2025, 5, 20, 18, 30, 5).timestamp(), dt.datetime(2020, 1, 1).timestamp()):
+        os.utime(history, (stamp, stamp))
+        first, second, last = sessions(repo)
+        assert (first.started, first.last) == ("2025-05-12T14:03:27Z", "2025-05-12T14:03:27Z")
+        assert all(session.last == session.started for session in (first, second, last))
+        assert all(m.timestamp is None for s in (first, second, last) for m in s.messages)
 
 
-def test_a_file_older_than_its_last_header_ends_where_it_starts(repo: Path):
-    history = repo / aider.HISTORY_NAME
-    stamp = dt.datetime(2020, 1, 1).timestamp()
-    os.utime(history, (stamp, stamp))
-    assert sessions(repo)[-1].last == "2025-05-13T09:10:02Z"
-
-
-def test_only_the_last_header_of_the_file_ends_at_the_files_time(repo: Path):
-    history = repo / aider.HISTORY_NAME
-    stamp = dt.datetime(2025, 5, 20, 18, 30, 5).timestamp()
-    os.utime(history, (stamp, stamp))
-    assert sessions(repo)[-1].last == sessions(repo)[-1].started  # the file's last header is an empty session
+def test_only_the_lines_aider_marked_as_input_are_the_person_s(tmp_path: Path):
+    """Aider ends each line of an input with two spaces; the model's own headings have none."""
+    history = tmp_path / aider.HISTORY_NAME
+    history.write_text(
+        "# aider chat started at 2025-06-02 09:00:00\n\n"
+        "#### plan the migration  \n"
+        "#### in two steps  \n\n"
+        "<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>\n\nTwo steps: schema, then data.\n\n"
+        "</thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>\n\n"
+        "#### Step 1: the schema\n\nAdd the column.\n\n#### Step 2: the data\n\nBackfill it.\n\n"
+        "> Tokens: 1.2k sent, 80 received.\n\n"
+        "#### thanks  \n",
+        encoding="utf-8",
+    )
+    (session,) = list(aider.read(history))
+    assert [(m.role, m.text.split("\n")[0]) for m in session.messages if m.role != "tool"] == [
+        ("user", "plan the migration"),
+        ("assistant", "#### Step 1: the schema"),
+        ("user", "thanks"),
+    ]
+    reply = session.messages[1]
+    assert "#### Step 2: the data" in reply.text and "Backfill it." in reply.text
+    assert reply.thinking == "Two steps: schema, then data." and "thinking-content" not in reply.text
+    never_closed = "<thinking-content-1>" * 50_000
+    assert aider._thinking(never_closed) == (never_closed, "")
 
 
 def test_damaged_input_is_read_around_never_fatal(tmp_path: Path):

@@ -6,8 +6,11 @@ A source is a repository folder holding ``.aider.chat.history.md``, or that file
 so it holds many sessions: each ``# aider chat started at YYYY-MM-DD HH:MM:SS`` header
 starts one. The grammar is aider's writer's (``aider/io.py``):
 
-- ``#### `` lines are what the person typed; consecutive ones are one message (a
-  multi-line input), ``#### <blank>`` an empty input. Slash commands that run something
+- ``#### `` lines are what the person typed, each ended with two spaces (a markdown line
+  break); consecutive ones are one message (a multi-line input), ``#### <blank>`` an empty
+  input. A ``#### `` line without them is the model's own heading, part of its reply; in a
+  session with no marked input at all (a history whose trailing spaces an editor removed)
+  every ``#### `` line is taken as input. Slash commands that run something
   (``/run``, ``/test``, ``/git``, ``!``) also become tool calls with their command.
 - ``> `` lines are aider's own output (tool output, warnings, questions and answers):
   consecutive ones, with the unquoted lines that directly continue a multi-line output,
@@ -16,13 +19,15 @@ starts one. The grammar is aider's writer's (``aider/io.py``):
   ``> Applied edit to FILE`` give files, ``> Main model: NAME with …`` (``> Model:`` in
   older versions) the model of the replies that follow.
 - Everything else is the assistant's reply; code fences in a reply are tracked, so a
-  ``####`` or ``>`` line inside one is part of the reply.
+  ``####`` or ``>`` line inside one is part of the reply. A reasoning model's
+  ``<thinking-content-ID>`` … ``</thinking-content-ID>`` block is its thinking, apart.
 
-Times: the header is local time without a zone. It is kept as written, marked as UTC
-(``2025-05-12 14:03:27`` becomes ``2025-05-12T14:03:27Z``), so the day and hour are the
-ones the person saw; the instant is off by their UTC offset. The header is the session's
-start; its messages carry no time of their own. The last session of the file ends at the
-file's modification time (local, kept the same way); the others end where they start.
+Times: the header is the local time of the person who ran aider, without a zone. It is
+kept as written, marked as UTC (``2025-05-12 14:03:27`` becomes ``2025-05-12T14:03:27Z``),
+so the day and hour are the ones the person saw (a calendar day is the author's); the
+instant is off by their UTC offset. The header is the session's start; its messages carry
+no time of their own, so a session ends where it starts: never at the file's modification
+time, which a copied or cloned history changes.
 
 The session's key is the header's timestamp as written (a repeated one gets ``#2``,
 ``#3`` …), its project the folder holding the file, its title the first thing the person
@@ -35,7 +40,6 @@ nothing is ever written.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 from collections.abc import Iterator
@@ -68,6 +72,10 @@ OUTPUT_LINES_RE = re.compile(r"^\d+ lines? of output$")
 EDIT_RE = re.compile(r"^Applied edit to (.+)$")
 MODEL_RE = re.compile(r"^(?:Main model|Model|Models): (\S+)")
 TOKENS_RE = re.compile(r"^> Tokens: ")  # written after every reply: an unclosed fence ends there
+USER_END = "  "  # how aider ends each line of an input (a markdown line break)
+THINKING_OPEN = (
+    "<thinking-content-"  # a reasoning model's thinking, in a reply: <thinking-content-ID>…</thinking-content-ID>
+)
 
 
 def check(path: Path | str) -> str | None:
@@ -107,10 +115,6 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
         return
     history = found[0]
     project = os.path.abspath(history.parent)
-    try:
-        ended = _as_written(dt.datetime.fromtimestamp(history.stat().st_mtime))
-    except (OSError, OverflowError, ValueError):
-        ended = None
     keys: dict[str, int] = {}
     current: _Session | None = None
     skipped_before = 0
@@ -130,7 +134,7 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
             header = HEADER_RE.match(line)
             if header:
                 if current is not None:
-                    session = current.session(last=None)
+                    session = current.session()
                     if session is not None:
                         yield session
                 stamp = header.group(1)
@@ -146,14 +150,9 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
             else:
                 current.add(line)
     if current is not None:
-        session = current.session(last=ended)
+        session = current.session()
         if session is not None:
             yield session
-
-
-def _as_written(moment: dt.datetime) -> str:
-    """A local time kept as written, marked as UTC like the headers."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -178,8 +177,14 @@ class _Session:
         self.block: _Block | None = None
         self.fence: str | None = None  # the closing fence while inside a reply's code block
         self.after_blank = True  # the previous line was blank (or this is the first)
+        self.lines: list[str] = []
 
     def add(self, line: str) -> None:
+        """A line of the session: read when the session ends (``session``), once it is known
+        whether aider marked its inputs (``USER_END``)."""
+        self.lines.append(line)
+
+    def _read(self, line: str, marked: bool) -> None:
         blank = not line.strip()
         if self.block is not None and self.block.role == "assistant" and self.fence is not None:
             if TOKENS_RE.match(line):
@@ -191,7 +196,7 @@ class _Session:
                 self.block.lines.append(line)
                 self.after_blank = blank
                 return
-        user = USER_RE.match(line)
+        user = USER_RE.match(line) if not marked or line.endswith(USER_END) else None
         tool = None if user else TOOL_RE.match(line)
         if user:
             self._start("user")
@@ -250,9 +255,9 @@ class _Session:
         elif block.role == "tool":
             self._tool(block.lines)
         else:
-            text = "\n".join(block.lines).strip()
-            if text:
-                self.messages.append(Message(role="assistant", text=text, model=block.model))
+            text, thinking = _thinking("\n".join(block.lines))
+            if text or thinking:
+                self.messages.append(Message(role="assistant", text=text, model=block.model, thinking=thinking))
 
     def _user(self, lines: list[str]) -> None:
         text = "\n".join("" if line == BLANK_INPUT else line for line in lines).strip()
@@ -298,7 +303,13 @@ class _Session:
                 calls.append(ToolCall(name="edit", files=[edit.group(1).strip()]))
         self.messages.append(Message(role="tool", text="", tool_calls=calls, tool_output=output))
 
-    def session(self, last: str | None) -> Session | None:
+    def session(self) -> Session | None:
+        # Aider ends each line of an input with two spaces; a model's own "#### " heading has
+        # none. A history whose trailing spaces were lost (an editor's doing) has no marked
+        # input at all: its "#### " lines are all taken as inputs, as before the marks were read.
+        marked = any(line.startswith("####") and line.endswith(USER_END) for line in self.lines)
+        for line in self.lines:
+            self._read(line, marked)
         self._close()
         if not any(message.role in ("user", "assistant") for message in self.messages):
             return None
@@ -309,7 +320,6 @@ class _Session:
         users = [message.text for message in self.messages if message.role == "user"]
         prompts = [text for text in users if not text.startswith(("/", "!"))]
         title = short_title((prompts or users)[0]) if users else f"aider chat {self.key}"
-        end = last if last is not None and last >= self.started else self.started
         return Session(
             key=self.key,
             agent=KIND,
@@ -318,7 +328,25 @@ class _Session:
             project=self.project,
             models=models,
             started=self.started,
-            last=end,
+            last=self.started,
             files=[self.file],
             problems=self.problems,
         )
+
+
+def _thinking(text: str) -> tuple[str, str]:
+    """A reply's text without its ``<thinking-content-ID>`` blocks, and those blocks' text."""
+    thoughts: list[str] = []
+    start = text.find(THINKING_OPEN)
+    while start != -1:
+        head_end = text.find(">", start)
+        if head_end == -1:
+            break
+        closing = f"</{text[start + 1 : head_end]}>"
+        end = text.find(closing, head_end)
+        if end == -1:
+            break  # never closed: what follows stays the reply's
+        thoughts.append(text[head_end + 1 : end].strip())
+        text = text[:start] + text[end + len(closing) :]
+        start = text.find(THINKING_OPEN, start)
+    return text.strip(), "\n\n".join(thought for thought in thoughts if thought)
