@@ -300,6 +300,34 @@ def test_event_and_response_item_mirrors_are_one_message_in_either_order(tmp_pat
     ]
 
 
+def test_the_two_copies_of_a_message_pair_by_their_place_even_when_their_texts_differ(tmp_path: Path) -> None:
+    """A pasted image, or a later version of Codex, makes the item and the event differ: still one message each."""
+    at = "2025-10-29T01:00:00.000Z"
+    content = (
+        meta()
+        + user_item("what is on this screenshot?", at)
+        + event(at, type="user_message", message="what is on this screenshot?", images=["data:image/png;base64,AAAA"])
+        + event(at, type="agent_message", message="A login form with **two** fields.")
+        + assistant_item("A login form with two fields.", at)
+        + user_item("and the button?", at)
+        + user_item("(a second request before any answer)", at)
+        + event(at, type="user_message", message="and the button? [image]")
+        + event(at, type="user_message", message="a second request, as the event shows it")
+        + assistant_item("It says Sign in.", at)
+    )
+    write(tmp_path, rollout_name(), content)
+
+    session = only(list(codex.read(tmp_path)))
+
+    assert [(m.role, m.text) for m in session.messages] == [
+        ("user", "what is on this screenshot?"),
+        ("assistant", "A login form with **two** fields."),
+        ("user", "and the button?"),
+        ("user", "(a second request before any answer)"),
+        ("assistant", "It says Sign in."),
+    ]
+
+
 def test_an_editor_wrapped_request_is_the_users_words(tmp_path: Path) -> None:
     at = "2025-10-29T01:00:00.000Z"
     wrapped = "# Context from my IDE setup:\n\n## Active file: app.py\n\n## My request for Codex:\nrename the helper\n"

@@ -16,9 +16,11 @@ What is read, line by line:
   ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` / ``web_search_call``
   (tool calls, with the shell commands they ran and the files they name or patch), and
   their ``*_output`` (tool messages whose output is kept apart from the text).
-- ``event_msg``: ``user_message`` / ``agent_message`` / ``item_completed`` only where the
-  same text is not already there as a ``response_item`` (the two usually mirror each
-  other), ``agent_reasoning`` where it adds thinking, ``thread_name_updated`` (the title),
+- ``event_msg``: ``user_message`` / ``agent_message`` / ``item_completed`` only where it
+  is not the other copy of a ``response_item``: Codex writes most messages both ways, one
+  after the other, and each copy pairs with the other kind's unpaired one of its role by
+  its place, not its text (a pasted image or a later version makes them differ);
+  ``agent_reasoning`` where it adds thinking, ``thread_name_updated`` (the title),
   ``thread_rolled_back`` (the turns it drops are dropped).
 - The title: the thread's name (in the file, else ``session_index.jsonl`` of the Codex
   home), else the first user message, shortened.

@@ -344,16 +344,21 @@ class Rollout:
         self.offsets.append(self.lines.line_at)
 
     def _say(self, role: str, text: str, timestamp: str | None, source: str) -> None:
-        """A user or assistant text, unless it mirrors one already said (event vs item)."""
+        """A user or assistant text, unless it is the other copy of one already said.
+
+        Codex writes most messages twice, as a response item and as an event, one after the
+        other: a copy pairs with the other source's oldest unpaired copy of its role since
+        the other role last spoke, by its place, whatever its text (the two differ where an
+        image was pasted, and between versions). The first copy is kept.
+        """
         if not text:
             return
-        key = " ".join(text.split())
         waiting = self._mirrors[role]
         other = "event" if source == "item" else "item"
-        if key in waiting[other]:
-            waiting[other].remove(key)
+        if waiting[other]:
+            waiting[other].pop(0)
             return
-        waiting[source].append(key)
+        waiting[source].append(text)
         self._mirrors["assistant" if role == "user" else "user"] = {"item": [], "event": []}
         if role == "user":
             self._flush_thinking()
