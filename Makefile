@@ -36,14 +36,9 @@ browser:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; \
 	fi
 
-# Beside the sample workspace, the sample agent logs: one source of every kind.
-LOGS := sample-agent-logs
-SAMPLE_SOURCES := --source claude-code=$(LOGS)/claude-code/projects --source codex=$(LOGS)/codex/sessions \
-	--source gemini-cli=$(LOGS)/gemini-cli/tmp --source claude-export=$(LOGS)/claude-export \
-	--source chatgpt-export=$(LOGS)/chatgpt-export --source aider=$(LOGS)/aider \
-	--source specstory=$(LOGS)/specstory --source llm=$(LOGS)/llm/logs.db \
-	--source cline=$(LOGS)/cline --source roo-code=$(LOGS)/roo-code --source continue=$(LOGS)/continue \
-	--source opencode=$(LOGS)/opencode --source copilot=$(LOGS)/copilot
+# Beside the sample workspace, the sample agent logs: one source of every kind, each kind's
+# `sample` in the registry (archivist/agents/kinds/*.toml).
+SAMPLE_SOURCES = $(shell $(BIN)/python -m archivist.agents.registry)
 SOURCES ?= $(if $(filter sample-workspace,$(WORKSPACE)),$(SAMPLE_SOURCES),)
 # The repository's top level is the sample's Datasette configuration folder (its title, licence
 # and source are the sample's): another workspace gets the package's defaults, or CONFIG_DIR=DIR.

@@ -18,20 +18,24 @@ LOGS = ROOT / "sample-agent-logs"
 
 # Each kind: where its source is in its sample folder (as a user would give it to --source), and how many
 # sessions it holds.
+# How many sessions each kind's sample holds; where the sample is, the kind's registry entry says.
+COUNTS = {
+    "claude-code": 2,  # a session and its sub-agent
+    "codex": 1,
+    "gemini-cli": 1,
+    "claude-export": 2,
+    "chatgpt-export": 2,
+    "aider": 2,
+    "specstory": 1,
+    "llm": 2,
+    "cline": 1,
+    "roo-code": 1,
+    "continue": 1,
+    "opencode": 3,
+    "copilot": 3,
+}
 SOURCES = {
-    "claude-code": ("claude-code/projects", 2),  # a session and its sub-agent
-    "codex": ("codex/sessions", 1),
-    "gemini-cli": ("gemini-cli/tmp", 1),
-    "claude-export": ("claude-export", 2),
-    "chatgpt-export": ("chatgpt-export", 2),
-    "aider": ("aider", 2),
-    "specstory": ("specstory", 1),
-    "llm": ("llm/logs.db", 2),
-    "cline": ("cline", 1),
-    "roo-code": ("roo-code", 1),
-    "continue": ("continue", 1),
-    "opencode": ("opencode", 3),
-    "copilot": ("copilot", 3),
+    name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
 }
 
 
@@ -62,8 +66,23 @@ def by_title(found, title):
 def test_every_kind_has_a_sample():
     built_in = registry.kinds(registry.manager(entry_points=False))
     assert sorted(folder.name for folder in LOGS.iterdir() if folder.is_dir()) == list(built_in)
-    assert set(SOURCES) == set(built_in)
+    assert set(COUNTS) == set(built_in) and all(kind.sample for kind in built_in.values())
+    assert all(sample.startswith(f"{name}/") or sample == name for name, (sample, _) in SOURCES.items())
     assert not (SAMPLE / "sample-agent-logs").exists()  # beside the workspace, never walked as its files
+
+
+def test_make_serve_reads_every_sample():
+    """The Makefile's sources are the registry's samples: python -m archivist.agents.registry."""
+    import subprocess
+    import sys
+
+    made = subprocess.run(
+        [sys.executable, "-m", "archivist.agents.registry"], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    assert made == [
+        part for name, (sample, _) in SOURCES.items() for part in ("--source", f"{name}=sample-agent-logs/{sample}")
+    ]
+    assert "SAMPLE_SOURCES = $(shell $(BIN)/python -m archivist.agents.registry)" in (ROOT / "Makefile").read_text()
 
 
 @pytest.mark.parametrize("kind", SOURCES)

@@ -97,6 +97,7 @@ class Kind:
     source: str = ""  # what a source of it is, what to point it at (Markdown)
     conversation: str = ""  # what one conversation of it is (Markdown)
     locations: tuple[Location, ...] = ()  # where its logs are by default, for --discover
+    sample: str = ""  # its sample source, under the repository's sample-agent-logs/ (the kinds built in)
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name) or self.name in RESERVED:
@@ -113,7 +114,7 @@ class Kind:
     def from_table(cls, table: Mapping[str, Any], origin: str) -> Kind:
         """A kind as a TOML file declares it (``archivist/agents/kinds/*.toml``): its fields, and
         ``[[locations]]`` tables of ``Location``'s; ValueError naming ``origin`` for any other key."""
-        texts = {"name", "reader", "description", "source", "conversation"}
+        texts = {"name", "reader", "description", "source", "conversation", "sample"}
         place: dict[str, type] = {"folder": str, "under": str, "env": str, "systems": list, "several": bool}
         locations = table.get("locations", [])
         if not isinstance(locations, list) or not all(isinstance(location, dict) for location in locations):

@@ -119,3 +119,12 @@ def default_locations(environ: Mapping[str, str], home: Path, system: str | None
 def variables() -> tuple[str, ...]:
     """The environment variables that move the kinds' default locations, in the order of the kinds."""
     return tuple(dict.fromkeys(name for kind in kinds().values() for name in kind.variables()))
+
+
+def sample_sources(folder: str = "sample-agent-logs") -> list[str]:
+    """The ``--source`` arguments that read every kind's sample (``make serve``): ``KIND=FOLDER/SAMPLE``."""
+    return [f"--source {kind.name}={folder}/{kind.sample}" for kind in kinds().values() if kind.sample]
+
+
+if __name__ == "__main__":  # python -m archivist.agents.registry: the samples' --source arguments
+    print(" ".join(sample_sources()))
