@@ -289,6 +289,25 @@ def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
     return f"not read: {size_text(size)}, more than the {size_text(limit)} a file read whole may have"
 
 
+def json_file(file: Path, root: Root, problems: list[str]) -> Any:
+    """A JSON document of a source read whole, or None: not there, or not to be opened (a link
+    that leads out: told by ``root``), too large (told as Unread), not JSON or not readable
+    (told in ``problems``)."""
+    if not is_file(file) or not root.allows(file):
+        return None
+    reason = too_large(file)
+    if reason:
+        root.left_out(f"{file.name}: {reason}")
+        return None
+    try:
+        return json_value(file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff"))
+    except NotJSON as error:
+        problems.append(f"{file.name}: {error}")
+    except OSError as error:
+        problems.append(f"{file.name}: not read ({error.strerror or error})")
+    return None
+
+
 def skipped_problems(counts: Mapping[str, int], unit: str = "line") -> list[str]:
     """What a reading skipped, by reason, as a problem (``3 lines skipped: 2 not JSON, 1 line over
     64 MB``); none where nothing was."""

@@ -42,18 +42,16 @@ from typing import Any
 
 from archivist.agents import (
     Message,
-    NotJSON,
     Root,
     Session,
     ToolCall,
     iso_utc,
-    json_value,
+    json_file,
     named_files,
     parts_text,
     short_title,
     skipped_problems,
     text_or_none,
-    too_large,
 )
 
 HISTORY = "api_conversation_history.json"
@@ -137,30 +135,13 @@ def read(path: str | Path, kind: str, problems: list[str] | None = None) -> Iter
             yield session
 
 
-def _load(file: Path, root: Root, problems: list[str]) -> Any:
-    """A JSON file of a task, or None (not there, not allowed, too large, not JSON: told)."""
-    if not file.is_file() or not root.allows(file):
-        return None
-    reason = too_large(file)
-    if reason:
-        root.left_out(f"{file.parent.name}/{file.name}: {reason}")
-        return None
-    try:
-        return json_value(file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff"))
-    except NotJSON as error:
-        problems.append(f"{file.name}: {error}")
-    except OSError as error:
-        problems.append(f"{file.name}: not read ({error.strerror or error})")
-    return None
-
-
 def _task_list(root: Root) -> dict[str, str]:
     """Cline's task list (``state/taskHistory.json``, when the source is the folder holding
     ``tasks/``): each task's workspace, by task id ({} without one)."""
     if not (root.path / "tasks").is_dir():
         return {}  # (a source never leaves its folder: a tasks folder's sibling is not read)
     state = root.path / TASK_LIST.parent
-    listed = _load(state / TASK_LIST.name, root, []) if state.is_dir() and root.allows(state) else None
+    listed = json_file(state / TASK_LIST.name, root, []) if state.is_dir() and root.allows(state) else None
     found: dict[str, str] = {}
     for item in listed if isinstance(listed, list) else []:
         if (
@@ -174,10 +155,10 @@ def _task_list(root: Root) -> dict[str, str]:
 
 def _task(folder: Path, kind: str, root: Root, workspaces: dict[str, str]) -> Session | None:
     problems: list[str] = []
-    history = _load(folder / HISTORY, root, problems)
-    panel = _load(folder / UI, root, problems)
-    metadata = _load(folder / METADATA, root, problems)
-    item = _load(folder / HISTORY_ITEM, root, problems)
+    history = json_file(folder / HISTORY, root, problems)
+    panel = json_file(folder / UI, root, problems)
+    metadata = json_file(folder / METADATA, root, problems)
+    item = json_file(folder / HISTORY_ITEM, root, problems)
     if history is not None and not isinstance(history, list):
         problems.append(f"{HISTORY}: not a list of messages")
         history = None

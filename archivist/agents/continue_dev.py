@@ -38,13 +38,12 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
-    is_file,
     iso_utc,
+    json_file,
     json_value,
     named_files,
     short_title,
     text_or_none,
-    too_large,
     uri_path,
 )
 
@@ -89,29 +88,13 @@ def _session_files(root: Root) -> list[Path]:
 
 
 def _looks_like_session(file: Path) -> bool:
-    value = _load(file, Root(file), [])
+    value = json_file(file, Root(file), [])
     return isinstance(value, dict) and ("history" in value or "session_state" in value)
-
-
-def _load(file: Path, root: Root, problems: list[str]) -> Any:
-    if not is_file(file) or not root.allows(file):
-        return None
-    reason = too_large(file)
-    if reason:
-        root.left_out(f"{file.name}: {reason}")
-        return None
-    try:
-        return json_value(file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff"))
-    except NotJSON as error:
-        problems.append(f"{file.name}: {error}")
-    except OSError as error:
-        problems.append(f"{file.name}: not read ({error.strerror or error})")
-    return None
 
 
 def _listed(file: Path, root: Root) -> dict[str, dict[str, Any]]:
     """The sessions' list (``sessions.json``): each entry by session id."""
-    entries = _load(file, root, [])
+    entries = json_file(file, root, [])
     return {
         str(entry["sessionId"]): entry
         for entry in (entries if isinstance(entries, list) else [])
@@ -121,7 +104,7 @@ def _listed(file: Path, root: Root) -> dict[str, dict[str, Any]]:
 
 def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str]) -> Session | None:
     own: list[str] = []
-    value = _load(file, root, own)
+    value = json_file(file, root, own)
     if isinstance(value, dict) and "session_state" in value:
         problems.append(f"{file.name}: a session of Continue's first (Python) server, not read")
         return None

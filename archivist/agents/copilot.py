@@ -45,6 +45,7 @@ from archivist.agents import (
     ToolCall,
     is_file,
     iso_utc,
+    json_file,
     json_value,
     lines,
     named_files,
@@ -126,7 +127,7 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
 
 def _editor_session(file: Path, root: Root) -> Session | None:
     problems: list[str] = []
-    data = _replay(file, problems) if file.suffix == ".jsonl" else _whole(file, problems)
+    data = _replay(file, problems) if file.suffix == ".jsonl" else json_file(file, root, problems)
     if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
         root.problems.append(f"{file.name}: not a chat session ({'; '.join(problems) or 'no requests'})")
         return None
@@ -154,16 +155,6 @@ def _editor_session(file: Path, root: Root) -> Session | None:
         files=[file],
         problems=problems,
     )
-
-
-def _whole(file: Path, problems: list[str]) -> Any:
-    try:
-        return json_value(file.read_bytes().decode("utf-8", "replace"))
-    except NotJSON as error:
-        problems.append(f"{file.name}: {error}")
-    except OSError as error:
-        problems.append(f"{file.name}: not read ({error.strerror or error})")
-    return None
 
 
 def _replay(file: Path, problems: list[str]) -> Any:
@@ -241,7 +232,7 @@ def _child(holder: Any, key: Any) -> Any:
 def _workspace(file: Path, root: Root) -> str | None:
     if not is_file(file) or not root.allows(file) or too_large(file, 1024 * 1024):
         return None
-    value = _whole(file, [])
+    value = json_file(file, root, [])
     return uri_path(value.get("folder") or value.get("workspace")) if isinstance(value, dict) else None
 
 

@@ -29,6 +29,28 @@ def is_sqlite(path: Path) -> bool:
         return False
 
 
+def tables_of(path: Path) -> set[str] | str:
+    """The tables of the database at ``path``, or why it is not one that can be read (a sentence
+    to end with what was expected); Unavailable while another program holds it locked."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        return f"{path} cannot be read ({error.strerror or error})"
+    if header != SQLITE_HEADER:
+        return f"{path} is not a SQLite database"
+    try:
+        connection = connect(path)
+        try:
+            return tables(connection)
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        if locked(error):
+            raise unavailable(path, error) from None
+        return f"{path} cannot be opened read-only as a SQLite database ({error})"
+
+
 def connect(database: Path) -> sqlite3.Connection:
     """A read-only connection that writes nothing, not even a ``-wal`` or ``-shm`` file."""
     with database.open("rb") as handle:

@@ -83,20 +83,9 @@ def check(path: Path | str) -> str | None:
         path = path / DB_NAME
     elif not path.is_file():
         return f"{path} is not a file or a folder: expected {EXPECTED}."
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(databases.SQLITE_HEADER))
-    except OSError as error:
-        return f"{path} cannot be read ({error.strerror or error}): expected {EXPECTED}."
-    if header != databases.SQLITE_HEADER:
-        return f"{path} is not a SQLite database: expected {EXPECTED}."
-    try:
-        with closing(databases.connect(path)) as connection:
-            tables = databases.tables(connection)
-    except sqlite3.Error as error:
-        if databases.locked(error):
-            raise databases.unavailable(path, error) from None
-        return f"{path} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
+    tables = databases.tables_of(path)
+    if isinstance(tables, str):
+        return f"{tables}: expected {EXPECTED}."
     if "responses" in tables or tables >= STORE_TABLES:
         return None
     if "logs" in tables:

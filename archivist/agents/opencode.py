@@ -42,13 +42,12 @@ from archivist.agents import (
     ToolCall,
     Unread,
     databases,
-    is_file,
     iso_utc,
+    json_file,
     json_value,
     named_files,
     short_title,
     text_or_none,
-    too_large,
 )
 
 KIND = "opencode"
@@ -63,15 +62,9 @@ def check(path: str | Path) -> str | None:
     if not path.exists():
         return f"{path} does not exist: expected {EXPECTED}."
     if path.is_file():
-        if not databases.is_sqlite(path):
-            return f"{path} is not a SQLite database: expected {EXPECTED}."
-        try:
-            with closing(databases.connect(path)) as connection:
-                found = databases.tables(connection)
-        except sqlite3.Error as error:
-            if databases.locked(error):
-                raise databases.unavailable(path, error) from None
-            return f"{path} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
+        found = databases.tables_of(path)
+        if isinstance(found, str):
+            return f"{found}: expected {EXPECTED}."
         if not found >= TABLES:
             return f"{path} has no session, message and part tables: expected {EXPECTED}."
         return None
@@ -165,25 +158,9 @@ def _json(data: Any, problems: list[str]) -> Any:
 # --- the JSON storage -----------------------------------------------------------------------------
 
 
-def _load(file: Path, root: Root, problems: list[str]) -> Any:
-    if not is_file(file) or not root.allows(file):
-        return None
-    reason = too_large(file)
-    if reason:
-        root.left_out(f"{file.name}: {reason}")
-        return None
-    try:
-        return json_value(file.read_bytes().decode("utf-8", "replace"))
-    except NotJSON as error:
-        problems.append(f"{file.name}: {error}")
-    except OSError as error:
-        problems.append(f"{file.name}: not read ({error.strerror or error})")
-    return None
-
-
 def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
     problems: list[str] = []
-    info = _load(file, root, problems)
+    info = json_file(file, root, problems)
     if not isinstance(info, dict):
         root.problems.append(f"{file.name}: not a session ({'; '.join(problems) or 'not a JSON object'})")
         return None
@@ -191,10 +168,10 @@ def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
     folder = storage / "message" / file.stem
     message_files = root.files(folder, ".json") if folder.is_dir() and root.allows(folder) else []
     for message_file in message_files:
-        message = _load(message_file, root, problems)
+        message = json_file(message_file, root, problems)
         part_folder = storage / "part" / message_file.stem
         part_files = root.files(part_folder, ".json") if part_folder.is_dir() and root.allows(part_folder) else []
-        records.append((message, [_load(part, root, problems) for part in part_files]))
+        records.append((message, [json_file(part, root, problems) for part in part_files]))
     records.sort(key=lambda record: _created(record[0]))
     return _session({**info, "id": info.get("id") or file.stem}, records, [file, *message_files], problems)
 
