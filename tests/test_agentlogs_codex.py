@@ -310,9 +310,9 @@ def test_the_two_copies_of_a_message_pair_by_their_place_even_when_their_texts_d
         + event(at, type="agent_message", message="A login form with **two** fields.")
         + assistant_item("A login form with two fields.", at)
         + user_item("and the button?", at)
-        + user_item("(a second request before any answer)", at)
         + event(at, type="user_message", message="and the button? [image]")
-        + event(at, type="user_message", message="a second request, as the event shows it")
+        + event(at, type="user_message", message="what about the footer?")
+        + user_item("also check the server logs", at)
         + assistant_item("It says Sign in.", at)
     )
     write(tmp_path, rollout_name(), content)
@@ -323,7 +323,8 @@ def test_the_two_copies_of_a_message_pair_by_their_place_even_when_their_texts_d
         ("user", "what is on this screenshot?"),
         ("assistant", "A login form with **two** fields."),
         ("user", "and the button?"),
-        ("user", "(a second request before any answer)"),
+        ("user", "what about the footer?"),  # written only as an event
+        ("user", "also check the server logs"),  # only as an item, next to it, but not its copy
         ("assistant", "It says Sign in."),
     ]
 

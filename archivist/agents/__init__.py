@@ -148,6 +148,8 @@ def iso_utc(value: object) -> str | None:
         except ValueError:
             return None
     elif isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, int) and abs(value) > 10**18:  # (math.isfinite overflows on a huge int)
+            return None
         if not math.isfinite(value):
             return None
         try:
@@ -197,7 +199,10 @@ def uri_path(value: Any) -> str | None:
         return text
     from urllib.parse import unquote, urlsplit
 
-    path = unquote(urlsplit(text).path)
+    try:
+        path = unquote(urlsplit(text).path)
+    except ValueError:  # not a URI after all ("file://[x")
+        return None
     if len(path) > 2 and path[0] == "/" and path[2] == ":":  # /c:/Users/... is a Windows drive
         path = path[1:]
     return path.rstrip("/") or "/"
@@ -289,10 +294,10 @@ def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
     return f"not read: {size_text(size)}, more than the {size_text(limit)} a file read whole may have"
 
 
-def json_file(file: Path, root: Root, problems: list[str]) -> Any:
+def json_file(file: Path, root: Root) -> Any:
     """A JSON document of a source read whole, or None: not there, or not to be opened (a link
-    that leads out: told by ``root``), too large (told as Unread), not JSON or not readable
-    (told in ``problems``)."""
+    that leads out: told by ``root``), too large, not JSON or not readable (told by ``root`` as
+    Unread: the source was read only in part, and what the archive holds of it stays)."""
     if not is_file(file) or not root.allows(file):
         return None
     reason = too_large(file)
@@ -302,9 +307,9 @@ def json_file(file: Path, root: Root, problems: list[str]) -> Any:
     try:
         return json_value(file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff"))
     except NotJSON as error:
-        problems.append(f"{file.name}: {error}")
+        root.left_out(f"{file.name}: {error}")
     except OSError as error:
-        problems.append(f"{file.name}: not read ({error.strerror or error})")
+        root.left_out(f"{file.name}: not read ({error.strerror or error})")
     return None
 
 
@@ -521,6 +526,11 @@ def is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:
         return False
+
+
+def is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder (following links); False where it cannot be told."""
+    return _is_dir(path)
 
 
 def _is_dir(path: Path) -> bool:

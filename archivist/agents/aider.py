@@ -335,18 +335,18 @@ class _Session:
 
 
 def _thinking(text: str) -> tuple[str, str]:
-    """A reply's text without its ``<thinking-content-ID>`` blocks, and those blocks' text."""
+    """A reply's text without its ``<thinking-content-ID>`` blocks, and those blocks' text, in one pass."""
+    kept: list[str] = []
     thoughts: list[str] = []
-    start = text.find(THINKING_OPEN)
-    while start != -1:
+    position = 0
+    while (start := text.find(THINKING_OPEN, position)) != -1:
         head_end = text.find(">", start)
-        if head_end == -1:
-            break
-        closing = f"</{text[start + 1 : head_end]}>"
-        end = text.find(closing, head_end)
+        closing = f"</{text[start + 1 : head_end]}>" if head_end != -1 else ""
+        end = text.find(closing, head_end) if head_end != -1 else -1
         if end == -1:
             break  # never closed: what follows stays the reply's
+        kept.append(text[position:start])
         thoughts.append(text[head_end + 1 : end].strip())
-        text = text[:start] + text[end + len(closing) :]
-        start = text.find(THINKING_OPEN, start)
-    return text.strip(), "\n\n".join(thought for thought in thoughts if thought)
+        position = end + len(closing)
+    kept.append(text[position:])
+    return "".join(kept).strip(), "\n\n".join(thought for thought in thoughts if thought)

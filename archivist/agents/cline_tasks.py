@@ -45,6 +45,8 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
+    is_dir,
+    is_file,
     iso_utc,
     json_file,
     named_files,
@@ -93,7 +95,8 @@ SPOKEN = {"attempt_completion": "result", "ask_followup_question": "question", "
 _XML_OPEN_RE = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>")
 _WRAPPERS_RE = re.compile(r"</?(?:task|feedback|user_message|answer)>")
 _RESULT_RE = re.compile(r"\A\s*\[([\w-]+)(?: for '[^'\n]*')?\] Result:\s*")
-_CWD_RE = re.compile(r"# Current (?:Working Directory|Workspace Directory) \(([^)\n]+)\)")
+_CWD_RE = re.compile(r"# Current (?:Working Directory|Workspace Directory) \(([^)\n]{1,4096})\)")
+CWD_SCAN = 64 * 1024  # the environment details are looked for in a first request's first characters
 ENVIRONMENT = ("<environment_details>", "</environment_details>")
 
 
@@ -110,7 +113,7 @@ def check(path: str | Path, expected: str) -> str | None:
 
 
 def is_task(folder: Path) -> bool:
-    return (folder / HISTORY).is_file() or (folder / UI).is_file()
+    return is_file(folder / HISTORY) or is_file(folder / UI)
 
 
 def task_folders(root: Root) -> list[Path]:
@@ -118,7 +121,7 @@ def task_folders(root: Root) -> list[Path]:
     if is_task(root.path):
         return [root.path]
     tasks = root.path / "tasks"
-    holder = tasks if tasks.is_dir() and root.allows(tasks) else root.path
+    holder = tasks if is_dir(tasks) and root.allows(tasks) else root.path
     return [folder for folder in root.folders(holder) if is_task(folder)]
 
 
@@ -138,10 +141,10 @@ def read(path: str | Path, kind: str, problems: list[str] | None = None) -> Iter
 def _task_list(root: Root) -> dict[str, str]:
     """Cline's task list (``state/taskHistory.json``, when the source is the folder holding
     ``tasks/``): each task's workspace, by task id ({} without one)."""
-    if not (root.path / "tasks").is_dir():
+    if not is_dir(root.path / "tasks"):
         return {}  # (a source never leaves its folder: a tasks folder's sibling is not read)
     state = root.path / TASK_LIST.parent
-    listed = json_file(state / TASK_LIST.name, root, []) if state.is_dir() and root.allows(state) else None
+    listed = json_file(state / TASK_LIST.name, root) if is_dir(state) and root.allows(state) else None
     found: dict[str, str] = {}
     for item in listed if isinstance(listed, list) else []:
         if (
@@ -155,10 +158,10 @@ def _task_list(root: Root) -> dict[str, str]:
 
 def _task(folder: Path, kind: str, root: Root, workspaces: dict[str, str]) -> Session | None:
     problems: list[str] = []
-    history = json_file(folder / HISTORY, root, problems)
-    panel = json_file(folder / UI, root, problems)
-    metadata = json_file(folder / METADATA, root, problems)
-    item = json_file(folder / HISTORY_ITEM, root, problems)
+    history = json_file(folder / HISTORY, root)
+    panel = json_file(folder / UI, root)
+    metadata = json_file(folder / METADATA, root)
+    item = json_file(folder / HISTORY_ITEM, root)
     if history is not None and not isinstance(history, list):
         problems.append(f"{HISTORY}: not a list of messages")
         history = None
@@ -171,12 +174,13 @@ def _task(folder: Path, kind: str, root: Root, workspaces: dict[str, str]) -> Se
             skipped["record of no known shape"] = skipped.get("record of no known shape", 0) + 1
             continue
         if project is None and raw.get("role") == "user":
-            found = _CWD_RE.search(_raw_text(raw.get("content")))
+            found = _CWD_RE.search(_raw_text(raw.get("content"))[:CWD_SCAN])
             project = found[1].strip() if found else None
         messages.extend(_messages(raw, models))
     if not messages:
         return None
-    for usage in metadata.get("model_usage", []) if isinstance(metadata, dict) else []:
+    usages = metadata.get("model_usage") if isinstance(metadata, dict) else None
+    for usage in usages if isinstance(usages, list) else []:
         model = text_or_none(usage.get("model_id")) if isinstance(usage, dict) else None
         if model and model not in models:
             models.append(model)
@@ -197,7 +201,7 @@ def _task(folder: Path, kind: str, root: Root, workspaces: dict[str, str]) -> Se
         models=models,
         started=times[0] if times else None,
         last=times[-1] if times else None,
-        files=[folder / name for name in (HISTORY, UI, METADATA, HISTORY_ITEM) if (folder / name).is_file()],
+        files=[folder / name for name in (HISTORY, UI, METADATA, HISTORY_ITEM) if is_file(folder / name)],
         problems=problems + skipped_problems(skipped, "message"),
         titled=False,
     )
@@ -267,26 +271,35 @@ def _messages(raw: dict[str, Any], models: list[str]) -> list[Message]:
 
 def _thinking(text: str) -> tuple[str, list[str]]:
     """An assistant's text without the ``<thinking>`` blocks that models write in it, and those blocks."""
-    thoughts: list[str] = []
-    start = text.find("<thinking>")
-    while start != -1:
-        end = text.find("</thinking>", start)
-        if end == -1:
-            break
-        thoughts.append(text[start + len("<thinking>") : end].strip())
-        text = text[:start] + text[end + len("</thinking>") :]
-        start = text.find("<thinking>", start)
-    return text.strip(), [thought for thought in thoughts if thought]
+    kept, thoughts = _cut(text, "<thinking>", "</thinking>")
+    return kept.strip(), [thought.strip() for thought in thoughts if thought.strip()]
 
 
 def _user_text(text: str) -> str:
     """A user's text without the environment details the extension appends, and unwrapped."""
-    start = text.find(ENVIRONMENT[0])
-    while start != -1:
-        end = text.find(ENVIRONMENT[1], start)
-        text = text[:start] + ("" if end == -1 else text[end + len(ENVIRONMENT[1]) :])
-        start = text.find(ENVIRONMENT[0], start)
-    return _WRAPPERS_RE.sub("", text).strip()
+    kept, _details = _cut(text, *ENVIRONMENT, unclosed_to_end=True)
+    return _WRAPPERS_RE.sub("", kept).strip()
+
+
+def _cut(text: str, opening: str, closing: str, unclosed_to_end: bool = False) -> tuple[str, list[str]]:
+    """``text`` without its ``opening`` … ``closing`` blocks, and their insides, in one pass. A block
+    never closed ends the text (``unclosed_to_end``) or stays in it."""
+    kept: list[str] = []
+    inside: list[str] = []
+    position = 0
+    while (start := text.find(opening, position)) != -1:
+        end = text.find(closing, start + len(opening))
+        if end == -1:
+            if unclosed_to_end:
+                kept.append(text[position:start])
+                inside.append(text[start + len(opening) :])
+                position = len(text)
+            break
+        kept.append(text[position:start])
+        inside.append(text[start + len(opening) : end])
+        position = end + len(closing)
+    kept.append(text[position:])
+    return "".join(kept), inside
 
 
 def _call(name: Any, arguments: Any) -> ToolCall:

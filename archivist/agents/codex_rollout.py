@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,7 @@ class Rollout:
         self.bare = False  # the older format: no envelope, no timestamps
         self._thinking: list[str] = []
         self._thinking_seen: set[str] = set()
+        self._last_said: tuple[str, str] | None = None  # the role and source of the text said last
         # Texts met once as a response item or once as an event, waiting for their mirror.
         self._mirrors: dict[str, dict[str, list[str]]] = {
             "user": {"item": [], "event": []},
@@ -347,18 +349,21 @@ class Rollout:
         """A user or assistant text, unless it is the other copy of one already said.
 
         Codex writes most messages twice, as a response item and as an event, one after the
-        other: a copy pairs with the other source's oldest unpaired copy of its role since
-        the other role last spoke, by its place, whatever its text (the two differ where an
-        image was pasted, and between versions). The first copy is kept.
+        other: a copy pairs with the other source's copy of its role said just before it (and
+        not paired yet), by its place, when their texts are alike though not the same (the two
+        differ where an image was pasted, and between versions: ``_alike``). The first copy is kept.
         """
         if not text:
             return
         waiting = self._mirrors[role]
         other = "event" if source == "item" else "item"
-        if waiting[other]:
-            waiting[other].pop(0)
+        if waiting[other] and self._last_said == (role, other) and _alike(waiting[other][-1], text):
+            waiting[other].pop()
+            self._last_said = None
             return
-        waiting[source].append(text)
+        waiting[source] = [text]  # (only the copy said last can be paired)
+        waiting[other] = []
+        self._last_said = (role, source)
         self._mirrors["assistant" if role == "user" else "user"] = {"item": [], "event": []}
         if role == "user":
             self._flush_thinking()
@@ -411,6 +416,7 @@ class Rollout:
         self.rolled_back = True
         self._thinking = []
         self._mirrors = {"user": {"item": [], "event": []}, "assistant": {"item": [], "event": []}}
+        self._last_said = None
 
     def session(self, key: str, thread_names: dict[str, str]) -> Session | None:
         messages = [m for m in self.messages if m.text or m.tool_calls or m.thinking or m.tool_output]
@@ -456,3 +462,17 @@ class Rollout:
             return iso_utc(self.file.stat().st_mtime)
         except OSError:
             return None
+
+
+def _alike(first: str, second: str) -> bool:
+    """Whether two copies of a message say the same thing: one holds the other's words, or most
+    of them are the same (markup, an image's placeholder or a version's wording apart)."""
+    a, b = _words(first), _words(second)
+    if not a or not b:
+        return not a and not b
+    shared = len(a & b)
+    return shared == min(len(a), len(b)) or shared >= 0.5 * max(len(a), len(b))
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))

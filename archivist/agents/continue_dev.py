@@ -38,6 +38,7 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
+    is_dir,
     iso_utc,
     json_file,
     json_value,
@@ -80,7 +81,7 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
 
 def _sessions_folder(root: Root) -> Path:
     folder = root.path / "sessions"
-    return folder if folder.is_dir() and root.allows(folder) else root.path
+    return folder if is_dir(folder) and root.allows(folder) else root.path
 
 
 def _session_files(root: Root) -> list[Path]:
@@ -88,13 +89,13 @@ def _session_files(root: Root) -> list[Path]:
 
 
 def _looks_like_session(file: Path) -> bool:
-    value = json_file(file, Root(file), [])
+    value = json_file(file, Root(file))
     return isinstance(value, dict) and ("history" in value or "session_state" in value)
 
 
 def _listed(file: Path, root: Root) -> dict[str, dict[str, Any]]:
     """The sessions' list (``sessions.json``): each entry by session id."""
-    entries = json_file(file, root, [])
+    entries = json_file(file, root)
     return {
         str(entry["sessionId"]): entry
         for entry in (entries if isinstance(entries, list) else [])
@@ -104,7 +105,7 @@ def _listed(file: Path, root: Root) -> dict[str, dict[str, Any]]:
 
 def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str]) -> Session | None:
     own: list[str] = []
-    value = json_file(file, root, own)
+    value = json_file(file, root)
     if isinstance(value, dict) and "session_state" in value:
         problems.append(f"{file.name}: a session of Continue's first (Python) server, not read")
         return None
@@ -114,9 +115,12 @@ def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str])
     models = [text for text in [text_or_none(value.get("chatModelTitle"))] if text]
     messages: list[Message] = []
     answered = {
-        item["message"].get("toolCallId")
+        item["message"]["toolCallId"]
         for item in value["history"]
-        if isinstance(item, dict) and isinstance(item.get("message"), dict) and item["message"].get("role") == "tool"
+        if isinstance(item, dict)
+        and isinstance(item.get("message"), dict)
+        and item["message"].get("role") == "tool"
+        and isinstance(item["message"].get("toolCallId"), str)
     }
     skipped = 0
     for item in value["history"]:
@@ -153,7 +157,7 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
     message = item.get("message")
     if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "thinking", "tool", "system"):
         return None
-    for log in item.get("promptLogs") or []:
+    for log in _list(item.get("promptLogs")):
         model = text_or_none(log.get("modelTitle")) if isinstance(log, dict) else None
         if model and model not in models:
             models.append(model)
@@ -167,20 +171,24 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
         return [Message("assistant", "", timestamp, thinking=text)] if text else []
     if role != "assistant":
         return [Message(role, text, timestamp)]
-    calls = [_call(call) for call in message.get("toolCalls") or [] if isinstance(call, dict)]
+    calls = [_call(call) for call in _list(message.get("toolCalls")) if isinstance(call, dict)]
     thinking = text_or_none(reasoning.get("text")) or ""
     found = [
         Message("assistant", text, iso_utc(reasoning.get("endAt")) or timestamp, tool_calls=calls, thinking=thinking)
     ]
-    for state in item.get("toolCallStates") or []:
+    for state in _list(item.get("toolCallStates")):
         if (
             isinstance(state, dict)
-            and state.get("toolCallId") not in answered
+            and not (isinstance(state.get("toolCallId"), str) and state["toolCallId"] in answered)
             and isinstance(state.get("output"), list)
         ):
             output = "\n\n".join(_content(part.get("content")) for part in state["output"] if isinstance(part, dict))
             found.append(Message("tool", "", tool_output=output.strip()))
     return found
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _content(content: Any) -> str:

@@ -43,6 +43,7 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
+    is_dir,
     is_file,
     iso_utc,
     json_file,
@@ -86,11 +87,11 @@ def session_files(root: Root) -> list[Path]:
         return [path]
     folders = [path] if path.name in SESSION_FOLDERS else []
     for holder in (path, path / "workspaceStorage"):
-        if holder.is_dir() and root.allows(holder):
-            folders += [
-                folder / "chatSessions" for folder in root.folders(holder) if (folder / "chatSessions").is_dir()
-            ]
-    folders += [path / "globalStorage" / name for name in SESSION_FOLDERS if (path / "globalStorage" / name).is_dir()]
+        if is_dir(holder) and root.allows(holder):
+            folders += [folder / "chatSessions" for folder in root.folders(holder) if is_dir(folder / "chatSessions")]
+    shared = path / "globalStorage"
+    if is_dir(shared) and root.allows(shared):
+        folders += [shared / name for name in SESSION_FOLDERS if is_dir(shared / name)]
     found: list[Path] = []
     for folder in dict.fromkeys(folders):
         if not root.allows(folder):
@@ -101,7 +102,7 @@ def session_files(root: Root) -> list[Path]:
             file for file in files if file.suffix == ".jsonl" or (file.suffix == ".json" and file.stem not in logs)
         ]
     for holder in (path, path / "session-state"):
-        if holder.is_dir() and root.allows(holder):
+        if is_dir(holder) and root.allows(holder):
             found += [folder / CLI_EVENTS for folder in root.folders(holder) if is_file(folder / CLI_EVENTS)]
     return found
 
@@ -127,7 +128,9 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
 
 def _editor_session(file: Path, root: Root) -> Session | None:
     problems: list[str] = []
-    data = _replay(file, problems) if file.suffix == ".jsonl" else json_file(file, root, problems)
+    data = _replay(file, problems) if file.suffix == ".jsonl" else json_file(file, root)
+    if data is None and file.suffix == ".json":
+        return None  # (json_file told why)
     if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
         root.problems.append(f"{file.name}: not a chat session ({'; '.join(problems) or 'no requests'})")
         return None
@@ -148,7 +151,7 @@ def _editor_session(file: Path, root: Root) -> Session | None:
         agent=KIND,
         title=short_title(text_or_none(data.get("customTitle")) or first),
         messages=messages,
-        project=_workspace(file.parent.parent / "workspace.json", root) if file.parent.name == "chatSessions" else None,
+        project=_workspace(file.parent.parent / "workspace.json", root) if _inside(file.parent.parent, root) else None,
         models=models,
         started=times[0] if times else None,
         last=times[-1] if times else None,
@@ -229,10 +232,15 @@ def _child(holder: Any, key: Any) -> Any:
     return None
 
 
+def _inside(folder: Path, root: Root) -> bool:
+    """Whether a session's workspace folder is the source or in it (a source never leaves its folder)."""
+    return root.path.is_dir() and (folder == root.path or root.path in folder.parents)
+
+
 def _workspace(file: Path, root: Root) -> str | None:
     if not is_file(file) or not root.allows(file) or too_large(file, 1024 * 1024):
         return None
-    value = json_file(file, root, [])
+    value = json_file(file, root)
     return uri_path(value.get("folder") or value.get("workspace")) if isinstance(value, dict) else None
 
 

@@ -42,6 +42,7 @@ from archivist.agents import (
     ToolCall,
     Unread,
     databases,
+    is_dir,
     iso_utc,
     json_file,
     json_value,
@@ -101,12 +102,12 @@ def _databases(root: Root) -> list[Path]:
 
 def _storage(root: Root) -> Path:
     folder = root.path / "storage"
-    return folder if folder.is_dir() and root.allows(folder) else root.path
+    return folder if is_dir(folder) and root.allows(folder) else root.path
 
 
 def _session_files(storage: Path, root: Root) -> list[Path]:
     sessions = storage / "session"
-    if not sessions.is_dir() or not root.allows(sessions):
+    if not is_dir(sessions) or not root.allows(sessions):
         return []
     return [file for project in root.folders(sessions) for file in root.files(project, ".json")]
 
@@ -145,6 +146,8 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
         if databases.locked(error):
             raise databases.unavailable(database, error) from None
         root.problems.append(Unread(f"{database.name} cannot be read ({error})"))
+    except OSError as error:
+        root.problems.append(Unread(f"{database.name} cannot be read ({error.strerror or error})"))
 
 
 def _json(data: Any, problems: list[str]) -> Any:
@@ -160,18 +163,18 @@ def _json(data: Any, problems: list[str]) -> Any:
 
 def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
     problems: list[str] = []
-    info = json_file(file, root, problems)
+    info = json_file(file, root)
     if not isinstance(info, dict):
         root.problems.append(f"{file.name}: not a session ({'; '.join(problems) or 'not a JSON object'})")
         return None
     records = []
     folder = storage / "message" / file.stem
-    message_files = root.files(folder, ".json") if folder.is_dir() and root.allows(folder) else []
+    message_files = root.files(folder, ".json") if _allowed(root, storage / "message", folder) else []
     for message_file in message_files:
-        message = json_file(message_file, root, problems)
+        message = json_file(message_file, root)
         part_folder = storage / "part" / message_file.stem
-        part_files = root.files(part_folder, ".json") if part_folder.is_dir() and root.allows(part_folder) else []
-        records.append((message, [json_file(part, root, problems) for part in part_files]))
+        part_files = root.files(part_folder, ".json") if _allowed(root, storage / "part", part_folder) else []
+        records.append((message, [json_file(part, root) for part in part_files]))
     records.sort(key=lambda record: _created(record[0]))
     return _session({**info, "id": info.get("id") or file.stem}, records, [file, *message_files], problems)
 
@@ -180,10 +183,15 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _allowed(root: Root, *folders: Path) -> bool:
+    """Whether each of these folders is there and may be entered (no link among them leads out)."""
+    return all(is_dir(folder) and root.allows(folder) for folder in folders)
+
+
 def _created(message: Any) -> float:
     time = message.get("time") if isinstance(message, dict) else None
     created = time.get("created") if isinstance(time, dict) else None
-    return float(created) if isinstance(created, int | float) else 0.0
+    return float(created) if isinstance(created, int | float) and abs(created) < 1e18 else 0.0
 
 
 # --- a session ----------------------------------------------------------------------------------
