@@ -263,6 +263,12 @@ def test_only_the_lines_aider_marked_as_input_are_the_person_s(tmp_path: Path):
     reply = session.messages[1]
     assert "#### Step 2: the data" in reply.text and "Backfill it." in reply.text
     assert reply.thinking == "Two steps: schema, then data." and "thinking-content" not in reply.text
+    mixed = tmp_path / "mixed.md"
+    mixed.write_text(
+        "# aider chat started at 2025-06-02 09:00:00\n\n#### a  \n#### b\n#### c  \n\nThe reply.\n", encoding="utf-8"
+    )
+    (one,) = list(aider.read(mixed))
+    assert [(m.role, m.text) for m in one.messages] == [("user", "a\nb\nc"), ("assistant", "The reply.")]
     never_closed = "<thinking-content-1>" * 50_000
     assert aider._thinking(never_closed) == (never_closed, "")
 

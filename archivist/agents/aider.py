@@ -196,7 +196,9 @@ class _Session:
                 self.block.lines.append(line)
                 self.after_blank = blank
                 return
-        user = USER_RE.match(line) if not marked or line.endswith(USER_END) else None
+        # (a line of a multi-line input that lost its mark is still the input's)
+        continues = self.block is not None and self.block.role == "user"
+        user = USER_RE.match(line) if not marked or line.endswith(USER_END) or continues else None
         tool = None if user else TOOL_RE.match(line)
         if user:
             self._start("user")
