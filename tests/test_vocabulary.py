@@ -226,8 +226,8 @@ def test_a_search_asks_for_the_words_indexing_wrote():
     assert found.documents == "(krecordt627567m202405) AND (g707974686f6e AND ge697a5e69cac) AND (a636f646578)"
     assert found.messages == "(x)"  # no message has tags
     assert found.session is None
-    messages = expressions({"agents": ["codex"], "projects": ["/work/app/"], "files": ["a.py"]}, ["d20250702"])
-    assert messages.messages == "(a636f646578d20250702) AND (j2f776f726b2f617070)"
+    messages = expressions({"agents": ["codex"], "projects": ["/srv/app/"], "files": ["a.py"]}, ["d20250702"])
+    assert messages.messages == "(a636f646578d20250702) AND (j2f7372762f617070)"
     assert messages.session == "(f612e7079)"
     assert expressions({}, []).documents == "(x)"  # a period without a day: nothing
     assert expressions({}) == (None, None, None, None)
