@@ -14,6 +14,16 @@ from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample-workspace"
+LOGS = ROOT / "sample-agent-logs"  # one sample source of every kind of agent log
+
+
+def sample_source(kind: str) -> Path:
+    """A kind's sample source: its registry entry names it (``sample``)."""
+    from archivist.agents import registry
+
+    return LOGS / registry.get(kind).sample
+
+
 EVAL = ROOT.parent / "shared" / "eval"
 ARTIFACTS = ROOT / "tests" / "artifacts"  # screenshots and plots the tests keep (not committed)
 

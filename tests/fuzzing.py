@@ -33,6 +33,7 @@ from urllib.parse import quote as url_quote
 from urllib.parse import unquote, urlencode
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from conftest import sample_source
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 from mcp import Client
@@ -1183,29 +1184,17 @@ class Caller:
         )
 
 
-# The sample agent logs (one source of every kind) beside the sample workspace: (kind, path under LOGS).
-LOGS = Path(__file__).resolve().parent.parent / "sample-agent-logs"
-LOG_SOURCES = (
-    ("claude-code", "claude-code/projects"),
-    ("codex", "codex/sessions"),
-    ("gemini-cli", "gemini-cli/tmp"),
-    ("claude-export", "claude-export"),
-    ("chatgpt-export", "chatgpt-export"),
-    ("aider", "aider"),
-    ("specstory", "specstory"),
-    ("llm", "llm/logs.db"),
-)
-
-
 def prepare_place(workspace: Path, scratch: Path) -> Place:
     """A Place around an indexed (and embedded) ``workspace``, with the sample agent logs indexed and embedded
     into it: a foreign workspace and a bare folder in ``scratch``."""
+    from archivist.agents import registry
     from archivist.archive.indexer import index_workspace
     from archivist.queries.runner import Archive
     from archivist.semantic.embeddings import embed_workspace
     from archivist.workspace import archive_path
 
-    index_workspace(workspace, log_sources=[(kind, LOGS / path) for kind, path in LOG_SOURCES])
+    # the sample agent logs beside the sample workspace: one source of every kind
+    index_workspace(workspace, log_sources=[(kind, sample_source(kind)) for kind in registry.names()])
     embed_workspace(workspace)  # the sessions' documents: remembered sources are read again
 
     foreign = scratch / "foreign"

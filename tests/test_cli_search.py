@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT, SAMPLE, started_datasette, write_files
+from conftest import SAMPLE, sample_source, started_datasette, write_files
 
 from archivist import cli as cli_module
 from archivist.archive import schema
@@ -28,17 +28,8 @@ from archivist.queries import rules
 from archivist.workspace import archive_path
 
 BIN = Path(sys.executable).parent
-LOGS = ROOT / "sample-agent-logs"
-SOURCES = {
-    "claude-code": "claude-code/projects",
-    "codex": "codex/sessions",
-    "gemini-cli": "gemini-cli/tmp",
-    "claude-export": "claude-export",
-    "chatgpt-export": "chatgpt-export",
-    "aider": "aider",
-    "specstory": "specstory",
-    "llm": "llm/logs.db",
-}
+# the kinds whose samples these searches are written against
+SOURCES = ("claude-code", "codex", "gemini-cli", "claude-export", "chatgpt-export", "aider", "specstory", "llm")
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +38,8 @@ def workspace(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cli-search") / "sample"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".archivist"))
     arguments = ["index", str(root)]
-    for kind, path in SOURCES.items():
-        arguments += ["--source", f"{kind}={LOGS / path}"]
+    for kind in SOURCES:
+        arguments += ["--source", f"{kind}={sample_source(kind)}"]
     indexed = CliRunner().invoke(cli, arguments)
     assert indexed.exit_code == 0, indexed.output
     assert indexed.stderr == ""  # no progress label when stderr is not a terminal

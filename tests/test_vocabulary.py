@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import sqlite_utils
-from conftest import ROOT, SAMPLE
+from conftest import SAMPLE, sample_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,18 +23,9 @@ from archivist.queries import terms
 from archivist.vocabulary import KEYS, KINDS, decode, encode, expressions, words
 from archivist.workspace import archive_path
 
-LOGS = ROOT / "sample-agent-logs"
-# the sample agent logs, in the order the archive numbers their sources (log:1:, log:2:, ...)
-LOG_SOURCES = [
-    ("claude-code", "claude-code/projects"),
-    ("codex", "codex/sessions"),
-    ("gemini-cli", "gemini-cli/tmp"),
-    ("claude-export", "claude-export"),
-    ("chatgpt-export", "chatgpt-export"),
-    ("aider", "aider"),
-    ("specstory", "specstory"),
-    ("llm", "llm/logs.db"),
-]
+# the kinds whose samples the frozen words were taken from, in the order the archive numbers
+# their sources (log:1:, log:2:, ...)
+FROZEN_KINDS = ("claude-code", "codex", "gemini-cli", "claude-export", "chatgpt-export", "aider", "specstory", "llm")
 # The words an archive of the sample workspace and agent logs held before the vocabulary was one
 # module: every document's filter_tokens, and each message's words as message_index holds them
 # (its tokenizer's stems). Archives indexed before keep working only while these stay the same;
@@ -45,7 +36,7 @@ FROZEN = Path(__file__).with_name("vocabulary_words.json")
 def sample_archive_words(tmp_path: Path) -> dict[str, dict[str, str]]:
     workspace = tmp_path / "workspace"
     shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
-    index_workspace(workspace, log_sources=[(kind, LOGS / path) for kind, path in LOG_SOURCES])
+    index_workspace(workspace, log_sources=[(kind, sample_source(kind)) for kind in FROZEN_KINDS])
     db = sqlite_utils.Database(archive_path(workspace))
     stored = {key: words for key, words in db.execute("select key, filter_tokens from documents")}
     keys = dict(db.execute("select id, key from documents").fetchall())
