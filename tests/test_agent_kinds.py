@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 from click.testing import CliRunner
+from conftest import ROOT, write_files
 
 from archivist.agents import Message, Session, kinds, registry
 from archivist.agents.hookspecs import Kind, Location, Register, hookimpl
@@ -28,8 +29,8 @@ from archivist.archive import sessions, sources
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+NOTE = {"notes/a.md": "# A\n\nalpha\n"}  # a workspace's one note
 BEGIN = "<!-- The kinds of agent log, generated from the registry: python tests/test_agent_kinds.py -->"
 END = "<!-- end of the generated kinds -->"
 SYSTEM_NAMES = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
@@ -139,9 +140,7 @@ def test_a_kind_registered_at_run_time_is_in_every_list_of_kinds(tiny: TinyPlugi
 def test_a_kind_registered_at_run_time_is_indexed_listed_and_stored(
     tiny: TinyPlugin, home: Path, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    (workspace / "notes").mkdir(parents=True)
-    (workspace / "notes" / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    workspace = write_files(tmp_path / "ws", NOTE)
     logs = write_tiny(tmp_path / "logs", "first", "user: why is the build red", "assistant: a flaky test")
 
     code, _, err = run("index", workspace, "--source", f"{KIND}={logs}")
@@ -163,9 +162,7 @@ def test_a_kind_registered_at_run_time_is_indexed_listed_and_stored(
 def test_a_source_whose_kind_is_no_longer_installed_is_kept_and_told(
     tiny: TinyPlugin, home: Path, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    (workspace / "notes").mkdir(parents=True)
-    (workspace / "notes" / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    workspace = write_files(tmp_path / "ws", NOTE)
     logs = write_tiny(tmp_path / "logs", "first", "user: why is the build red", "assistant: a flaky test")
     assert run("index", workspace, "--source", f"{KIND}={logs}")[0] == 0
     registry.pm.unregister(tiny)
