@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import sqlite_utils
-from conftest import SAMPLE, sample_source
+from conftest import ROOT, SAMPLE, sample_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +31,10 @@ FROZEN_KINDS = ("claude-code", "codex", "gemini-cli", "claude-export", "chatgpt-
 # (its tokenizer's stems). Archives indexed before keep working only while these stay the same;
 # a change to them must also bump documents.PARSER_VERSION and sessions' LAYOUT (a re-index).
 FROZEN = Path(__file__).with_name("vocabulary_words.json")
+# A log's project can be the folder it was read from: the checkout's own folder is written
+# as this stand-in, so the frozen words are the same wherever the project is cloned.
+CHECKOUT = str(ROOT).encode().hex()
+STAND_IN = "/srv/archivist".encode().hex()
 
 
 def sample_archive_words(tmp_path: Path) -> dict[str, dict[str, str]]:
@@ -47,7 +51,14 @@ def sample_archive_words(tmp_path: Path) -> dict[str, dict[str, str]]:
     ):
         document, seq = divmod(rowid, schema.MESSAGE_IDS)
         messages.setdefault(f"{keys[document]} #{seq}", []).append(term)
-    return {"documents": stored, "messages": {key: " ".join(found) for key, found in messages.items()}}
+    return {
+        "documents": {key: portable(words) for key, words in stored.items()},
+        "messages": {key: portable(" ".join(found)) for key, found in messages.items()},
+    }
+
+
+def portable(words: str) -> str:
+    return words.replace(CHECKOUT, STAND_IN)
 
 
 ROLE = next(key for key in KEYS if key.name == "role")
