@@ -71,6 +71,81 @@ class ToolCall:
 
 
 @dataclass
+class Usage:
+    """The tokens one model response used, as its log counts them: each response once.
+
+    ``input`` is the prompt's tokens not read from the cache; ``cache_read`` those read from
+    it, ``cache_write`` those written to it. ``cost`` is in US dollars, only where the log
+    itself states it (Aider); a price is never guessed here.
+    """
+
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    cost: float | None = None
+
+    FIELDS = ("input", "output", "cache_write", "cache_read")
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) for name in self.FIELDS) or bool(self.cost)
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(*(getattr(self, name) + getattr(other, name) for name in self.FIELDS), cost=cost)
+
+
+def usage(
+    input: Any = None, output: Any = None, cache_write: Any = None, cache_read: Any = None, cost: Any = None
+) -> Usage | None:
+    """A log's token counts as a ``Usage``, or None where it counts none.
+
+    Each count is taken where it is a whole number from 0 to 10**12 (a bool, a string, a
+    negative or a fraction is no count: 0); ``cost`` where it is a finite number from 0 to 10**6.
+    """
+    found = Usage(*(_count(value) for value in (input, output, cache_write, cache_read)), cost=_cost(cost))
+    return found or None
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**12 else 0
+
+
+def _cost(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 10**6:
+        return float(value)
+    return None
+
+
+@dataclass
+class Attachment:
+    """An image or file attached to a message: recorded, never stored (no base64 in a text)."""
+
+    type: str  # a media type ("image/png"), else what the log calls it ("image", "file")
+    name: str | None = None
+    size: int | None = None  # in bytes: given by the log, or of the data it inlines
+
+    def placeholder(self) -> str:
+        """What the message's text says in its place: ``[image: shot.png]``, ``[file: notes.md]``."""
+        what = "image" if self.type.startswith("image") else "file"
+        return f"[{what}: {self.name}]" if self.name else f"[{what}]"
+
+
+def attachment(type: Any, name: Any = None, size: Any = None, data: Any = None) -> Attachment:
+    """An attachment as a log describes it; ``data`` (base64 text) gives its size when the log
+    does not, and is never kept."""
+    kind = text_or_none(type) or "file"
+    named = text_or_none(name)
+    counted = _count(size) if size is not None else None
+    if counted is None and isinstance(data, str):
+        payload = data.split(",", 1)[1] if data.startswith("data:") and "," in data else data
+        counted = len(payload.rstrip("=")) * 3 // 4
+    return Attachment(kind[:100], named[:300] if named else None, counted)
+
+
+@dataclass
 class Message:
     """One message of a session, in order."""
 
@@ -81,6 +156,8 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     thinking: str = ""  # kept out of the default search, shown on the page
     tool_output: str = ""  # raw tool output: kept out of the default search, shown on the page
+    usage: Usage | None = None  # the tokens of the model response this message is (assistant messages)
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass
