@@ -14,7 +14,10 @@ from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
 
 SAMPLE = sorted((Path(__file__).parent.parent / "sample-agent-logs" / "codex" / "sessions").rglob("*.jsonl"))[0]
-MESSAGE_COLUMNS = "seq, role, timestamp, model, text, thinking, tool_output, tool_calls, secrets"
+MESSAGE_COLUMNS = (
+    "seq, role, timestamp, model, text, thinking, tool_output, tool_calls, secrets, "
+    "input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, attachments"
+)
 
 
 def without_folders(extra):

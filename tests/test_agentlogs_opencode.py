@@ -41,7 +41,7 @@ def test_the_database_and_the_older_storage_are_read_and_a_session_in_both_once(
     assert [session.title for session in read(data)[0]] == [main.title, agent.title, old.title]
     # what OpenCode writes itself, and a file's data, are never text
     texts = " ".join(message.text for message in main.messages)
-    assert "Called the Read tool" not in texts and "base64" not in texts and "[file: curl-output.png]" in texts
+    assert "Called the Read tool" not in texts and "base64" not in texts and "[image: curl-output.png]" in texts
     assert [session.key for session in read(data / "opencode.db")[0]] == [main.key, agent.key]
     assert [session.key for session in read(data / "storage")[0]] == [old.key]
 

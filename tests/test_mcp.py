@@ -218,7 +218,7 @@ async def test_every_tool_answers_and_every_error_is_the_spec_body(embedded_samp
             {"document": "nope.md"},
             "DOCUMENT_NOT_FOUND",
         ),
-        "list_conversations": ({"agents": ["workspace"]}, {"agents": ["cursor"]}, "INVALID_PARAMETER"),
+        "list_conversations": ({"agents": ["workspace"]}, {"agents": ["no-such-agent"]}, "INVALID_PARAMETER"),
         "get_conversation": (
             {"document": "conversations/2025-11-10/002-debug-auth"},
             {"document": "nope.md"},

@@ -92,7 +92,13 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
-        return Usage(*(getattr(self, name) + getattr(other, name) for name in self.FIELDS), cost=cost)
+        return Usage(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            cache_write=self.cache_write + other.cache_write,
+            cache_read=self.cache_read + other.cache_read,
+            cost=cost,
+        )
 
 
 def usage(
@@ -103,11 +109,18 @@ def usage(
     Each count is taken where it is a whole number from 0 to 10**12 (a bool, a string, a
     negative or a fraction is no count: 0); ``cost`` where it is a finite number from 0 to 10**6.
     """
-    found = Usage(*(_count(value) for value in (input, output, cache_write, cache_read)), cost=_cost(cost))
+    found = Usage(
+        input=whole_count(input),
+        output=whole_count(output),
+        cache_write=whole_count(cache_write),
+        cache_read=whole_count(cache_read),
+        cost=_cost(cost),
+    )
     return found or None
 
 
-def _count(value: Any) -> int:
+def whole_count(value: Any) -> int:
+    """A log's count (of tokens, of bytes): a whole number from 0 to 10**12, else 0."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**12 else 0
@@ -138,11 +151,48 @@ def attachment(type: Any, name: Any = None, size: Any = None, data: Any = None) 
     does not, and is never kept."""
     kind = text_or_none(type) or "file"
     named = text_or_none(name)
-    counted = _count(size) if size is not None else None
+    counted = whole_count(size) if size is not None else None
     if counted is None and isinstance(data, str):
         payload = data.split(",", 1)[1] if data.startswith("data:") and "," in data else data
         counted = len(payload.rstrip("=")) * 3 // 4
     return Attachment(kind[:100], named[:300] if named else None, counted)
+
+
+def url_attachment(url: Any) -> Attachment:
+    """An image given by URL (a string, or an object with ``url``): a ``data:`` URL is measured
+    and its media type kept, any other is named by its URL."""
+    url = url.get("url") if isinstance(url, dict) else url
+    if isinstance(url, str) and url.startswith("data:"):
+        return attachment(url[5:].split(";", 1)[0].split(",", 1)[0] or "image", data=url)
+    return attachment("image", url)
+
+
+def attachments_of(content: Any) -> list[Attachment]:
+    """The images and files among a message's content parts, in the shapes the model APIs give
+    them: Anthropic's ``image``/``document`` blocks (a ``source`` with ``media_type`` and
+    base64 ``data``), OpenAI's ``input_image``/``image_url``/``input_file`` parts, Gemini's
+    ``inlineData``/``fileData``. Their data is measured, never kept."""
+    found: list[Attachment] = []
+    for part in content if isinstance(content, list) else [content]:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        source = part.get("source")
+        inline = part.get("inlineData") or part.get("inline_data")
+        linked = part.get("fileData") or part.get("file_data")
+        if kind in ("image", "document") and isinstance(source, dict):
+            media = source.get("media_type") or kind
+            found.append(attachment(media, part.get("title") or source.get("url"), data=source.get("data")))
+        elif kind in ("input_image", "image_url"):
+            found.append(url_attachment(part.get("image_url")))
+        elif kind == "input_file":
+            found.append(attachment("file", part.get("filename"), data=part.get("file_data")))
+        elif isinstance(inline, dict):
+            found.append(attachment(inline.get("mimeType") or inline.get("mime_type"), data=inline.get("data")))
+        elif isinstance(linked, dict):
+            uri = linked.get("fileUri") or linked.get("file_uri")
+            found.append(attachment(linked.get("mimeType") or linked.get("mime_type"), uri))
+    return found
 
 
 @dataclass

@@ -17,7 +17,8 @@ starts one. The grammar is aider's writer's (``aider/io.py``):
   are one ``tool`` message whose text stays out of the search (``tool_output``).
   ``> Running CMD`` gives a command, ``> Added FILE to the chat`` and
   ``> Applied edit to FILE`` give files, ``> Main model: NAME with …`` (``> Model:`` in
-  older versions) the model of the replies that follow.
+  older versions) the model of the replies that follow, and ``> Tokens: … Cost: $…`` the
+  reply's usage and cost (its counts as rounded as aider prints them: ``6.1k``).
 - Everything else is the assistant's reply; code fences in a reply are tracked, so a
   ``####`` or ``>`` line inside one is part of the reply. A reasoning model's
   ``<thinking-content-ID>`` … ``</thinking-content-ID>`` block is its thinking, apart.
@@ -46,7 +47,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archivist.agents import LONG_LINE, Message, Session, ToolCall, confined_log_file, lines, log_file, short_title
+from archivist.agents import (
+    LONG_LINE,
+    Message,
+    Session,
+    ToolCall,
+    Usage,
+    confined_log_file,
+    lines,
+    log_file,
+    short_title,
+    usage,
+)
 
 KIND = "aider"
 
@@ -72,6 +84,10 @@ OUTPUT_LINES_RE = re.compile(r"^\d+ lines? of output$")
 EDIT_RE = re.compile(r"^Applied edit to (.+)$")
 MODEL_RE = re.compile(r"^(?:Main model|Model|Models): (\S+)")
 TOKENS_RE = re.compile(r"^> Tokens: ")  # written after every reply: an unclosed fence ends there
+# What a reply used, as aider writes it after the reply (``base_coder.py``): "Tokens: 6.1k sent,
+# 1.2k cache write, 3.4k cache hit, 412 received. Cost: $0.02 message, $0.05 session."
+USAGE_RE = re.compile(r"^Tokens: (?P<counts>.*?)\.(?: Cost: \$(?P<cost>\d+(?:\.\d+)?) message|\s*$)")
+COUNT_RE = re.compile(r"(\d+(?:\.\d+)?)(k|M)? (sent|received|cache write|cache hit)\b")
 USER_END = "  "  # how aider ends each line of an input (a markdown line break)
 THINKING_OPEN = (
     "<thinking-content-"  # a reasoning model's thinking, in a reply: <thinking-content-ID>…</thinking-content-ID>
@@ -303,6 +319,11 @@ class _Session:
             edit = EDIT_RE.match(line)
             if edit:
                 calls.append(ToolCall(name="edit", files=[edit.group(1).strip()]))
+                continue
+            used = USAGE_RE.match(line)
+            reply = self.messages[-1] if self.messages and self.messages[-1].role == "assistant" else None
+            if used and reply is not None and reply.usage is None:
+                reply.usage = _usage(used)
         self.messages.append(Message(role="tool", text="", tool_calls=calls, tool_output=output))
 
     def session(self) -> Session | None:
@@ -334,6 +355,22 @@ class _Session:
             files=[self.file],
             problems=self.problems,
         )
+
+
+def _usage(found: re.Match[str]) -> Usage | None:
+    """A reply's usage from aider's "Tokens: …" line, its counts as rounded as aider prints them
+    (``6.1k`` is 6,100). What it sent counts the cache's tokens: the input is the rest."""
+    counts = dict.fromkeys(("sent", "received", "cache write", "cache hit"), 0)
+    for number, scale, name in COUNT_RE.findall(found["counts"]):
+        counts[name] = round(float(number) * {"k": 1_000, "M": 1_000_000}.get(scale, 1))
+    cached = counts["cache write"] + counts["cache hit"]
+    return usage(
+        input=max(0, counts["sent"] - cached),
+        output=counts["received"],
+        cache_write=counts["cache write"],
+        cache_read=counts["cache hit"],
+        cost=float(found["cost"]) if found["cost"] else None,
+    )
 
 
 def _thinking(text: str) -> tuple[str, str]:

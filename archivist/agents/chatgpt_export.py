@@ -17,7 +17,8 @@ What a session holds:
   instructions, the system prompt), system messages of weight 0, reasoning recaps
   ("Thought for 5s") and messages left empty;
 - role from ``author.role``; text from ``content.parts`` (strings; an image, audio or
-  video part is shown as ``[image]``, ``[audio]``, ``[video]``; a voice transcription as
+  video part is shown as ``[image]``, ``[audio]``, ``[video]``, and the message's uploads
+  (``metadata.attachments``, else its image parts) are its attachments; a voice transcription as
   its text); ``code`` (what the assistant sends a tool, e.g. Python) as a fenced block
   with a tool call named by its ``recipient``; ``execution_output``, browsing results,
   quotes and tool errors, and every text of a ``tool`` message, as tool output;
@@ -39,7 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import ROLES, Message, Session, ToolCall, iso_utc
+from archivist.agents import ROLES, Attachment, Message, Session, ToolCall, attachment, iso_utc
 from archivist.agents.export_files import ExportFile
 from archivist.agents.exports import (
     CHATGPT_KIND,
@@ -210,7 +211,25 @@ def _message(raw: dict[str, Any], problems: list[str], unknown: dict[str, int]) 
         tool_calls=tool_calls,
         thinking=thinking.strip(),
         tool_output=output,
+        attachments=_attachments(metadata, content.get("parts")),
     )
+
+
+def _attachments(metadata: dict[str, Any], parts: Any) -> list[Attachment]:
+    """A message's files: those its ``metadata.attachments`` name (an upload's name, size and type),
+    else its image parts (``image_asset_pointer``: their size)."""
+    named = metadata.get("attachments")
+    if isinstance(named, list) and named:
+        return [
+            attachment(item.get("mime_type") or item.get("mimeType") or "file", item.get("name"), item.get("size"))
+            for item in named
+            if isinstance(item, dict)
+        ]
+    return [
+        attachment("image", None, part.get("size_bytes"))
+        for part in (parts if isinstance(parts, list) else [])
+        if isinstance(part, dict) and "image" in text_of(part.get("content_type"))
+    ]
 
 
 def _parts(parts: Any) -> str:

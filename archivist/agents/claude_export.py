@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Message, Session, ToolCall, iso_utc
+from archivist.agents import Attachment, Message, Session, ToolCall, attachment, iso_utc
 from archivist.agents.export_files import ExportFile
 from archivist.agents.exports import (
     CLAUDE_KIND,
@@ -160,6 +160,7 @@ class _Part:
     thinking: list[str] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_output: str = ""
+    attachments: list[Attachment] = field(default_factory=list)
 
     def message(self) -> Message | None:
         text = "\n\n".join(part for part in self.texts if part.strip()).strip()
@@ -173,6 +174,7 @@ class _Part:
             tool_calls=self.tool_calls,
             thinking=thinking,
             tool_output=self.tool_output,
+            attachments=self.attachments,
         )
 
 
@@ -224,7 +226,7 @@ def _messages(raw: dict[str, Any], position: int, problems: list[str], unknown: 
             unknown[name] = unknown.get(name, 0) + 1
     if not used_text:
         parts[0].texts.append(_str(raw.get("text")))  # old exports, or content without text blocks
-    extra = _attachments(raw)
+    extra, parts[0].attachments = _attachments(raw)
     if extra:
         parts[0].texts.extend(extra)
     return [message for part in parts if (message := part.message()) is not None]
@@ -234,19 +236,23 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _attachments(raw: dict[str, Any]) -> list[str]:
-    """The extracted text of a message's attachments, and the names of its other files."""
+def _attachments(raw: dict[str, Any]) -> tuple[list[str], list[Attachment]]:
+    """The extracted text of a message's attachments and the names of its other files, as the
+    text shows them; and each one as an attachment (its name, type and size)."""
     shown: list[str] = []
-    for attachment in raw.get("attachments") or []:
-        if not isinstance(attachment, dict):
+    found: list[Attachment] = []
+    for item in raw.get("attachments") or []:
+        if not isinstance(item, dict):
             continue
-        name = text_of(attachment.get("file_name")) or "attachment"
-        content = _str(attachment.get("extracted_content"))
+        name = text_of(item.get("file_name")) or "attachment"
+        content = _str(item.get("extracted_content"))
         shown.append(f"[attachment: {name}]\n{content}" if content.strip() else f"[attachment: {name}]")
+        found.append(attachment(item.get("file_type") or "file", name, item.get("file_size")))
     for file in raw.get("files") or raw.get("files_v2") or []:
         if isinstance(file, dict) and text_of(file.get("file_name")):
             shown.append(f"[file: {text_of(file.get('file_name'))}]")
-    return shown
+            found.append(attachment(file.get("file_kind") or "file", file.get("file_name")))
+    return shown, found
 
 
 def _tool_call(block: dict[str, Any]) -> tuple[ToolCall, str]:

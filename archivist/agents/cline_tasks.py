@@ -24,8 +24,9 @@ XML in an assistant's text (Cline's older format: ``<read_file><path>…</path><
 is a tool call with the files (``path``) and commands (``command``) of its arguments; the
 XML leaves the text, except what a tool says to the person (``attempt_completion``'s
 result, a follow-up question, a plan). A ``tool_result`` block, or a user text that begins
-``[tool for '…'] Result:``, is a tool message whose output is kept apart. An image is
-``[image]``: its data is never kept.
+``[tool for '…'] Result:``, is a tool message whose output is kept apart. An image is an
+attachment, ``[image]`` in the text: its data is never kept. The usage of each request to
+the model (the panel's ``api_req_started`` messages) is its reply's.
 
 Skipped: the panel's messages otherwise (they repeat the conversation), checkpoints,
 ``context_history.json`` and ``settings.json``. A file that is not JSON, or nested too
@@ -41,19 +42,26 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
+    Attachment,
     Message,
+    NotJSON,
     Root,
     Session,
     ToolCall,
+    Usage,
+    attachment,
+    attachments_of,
     is_dir,
     is_file,
     iso_utc,
     json_file,
+    json_value,
     named_files,
     parts_text,
     short_title,
     skipped_problems,
     text_or_none,
+    usage,
 )
 
 HISTORY = "api_conversation_history.json"
@@ -179,9 +187,10 @@ def _task(folder: Path, kind: str, root: Root, workspaces: dict[str, str]) -> Se
         messages.extend(_messages(raw, models))
     if not messages:
         return None
+    _place_usage(messages, _requests(panel))
     usages = metadata.get("model_usage") if isinstance(metadata, dict) else None
-    for usage in usages if isinstance(usages, list) else []:
-        model = text_or_none(usage.get("model_id")) if isinstance(usage, dict) else None
+    for entry in usages if isinstance(usages, list) else []:
+        model = text_or_none(entry.get("model_id")) if isinstance(entry, dict) else None
         if model and model not in models:
             models.append(model)
     times = [message.timestamp for message in messages if message.timestamp]
@@ -205,6 +214,57 @@ def _task(folder: Path, kind: str, root: Root, workspaces: dict[str, str]) -> Se
         problems=problems + skipped_problems(skipped, "message"),
         titled=False,
     )
+
+
+def _requests(panel: Any) -> list[tuple[str | None, Usage]]:
+    """The usage of each request to the model, in order: the panel's ``api_req_started``
+    messages, whose text is JSON with ``tokensIn`` (the input not read from the cache),
+    ``tokensOut``, ``cacheWrites``, ``cacheReads`` and the ``cost`` the extension worked out."""
+    found: list[tuple[str | None, Usage]] = []
+    for entry in panel if isinstance(panel, list) else []:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("say") != "api_req_started"
+            or not isinstance(entry.get("text"), str)
+        ):
+            continue
+        try:
+            request = json_value(entry["text"])
+        except NotJSON:
+            continue
+        if isinstance(request, dict):
+            used = usage(
+                request.get("tokensIn"),
+                request.get("tokensOut"),
+                request.get("cacheWrites"),
+                request.get("cacheReads"),
+                request.get("cost"),
+            )
+            if used is not None:
+                found.append((iso_utc(entry.get("ts")), used))
+    return found
+
+
+def _place_usage(messages: list[Message], requests: list[tuple[str | None, Usage]]) -> None:
+    """Each request's usage on the assistant message that answered it: the first one at or after
+    the request's time where the messages are timed; else the n-th request's on the n-th reply,
+    where there are as many of each; else (requests retried, replies not kept) all on the last reply."""
+    replies = [message for message in messages if message.role == "assistant"]
+    if not replies or not requests:
+        return
+
+    def add(message: Message, used: Usage) -> None:
+        message.usage = used if message.usage is None else message.usage + used
+
+    if all(reply.timestamp for reply in replies) and all(time for time, _ in requests):
+        for time, used in requests:
+            add(next((reply for reply in replies if str(reply.timestamp) >= str(time)), replies[-1]), used)
+    elif len(requests) == len(replies):
+        for reply, (_, used) in zip(replies, requests, strict=True):
+            add(reply, used)
+    else:
+        for _, used in requests:
+            add(replies[-1], used)
 
 
 def _raw_text(content: Any) -> str:
@@ -234,12 +294,14 @@ def _messages(raw: dict[str, Any], models: list[str]) -> list[Message]:
     thinking: list[str] = []
     calls: list[ToolCall] = []
     results: list[list[str]] = []
+    attached: list[Attachment] = []
     for block in blocks if isinstance(blocks, list) else []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif kind == "image":
-            texts.append("[image]")
+            attached.extend(attachments_of(block) or [attachment("image")])
+            texts.append(attached[-1].placeholder())
         elif kind in ("thinking", "reasoning"):
             said = text_or_none(block.get("thinking")) or text_or_none(block.get("text"))
             thinking.extend([said] if said else [])
@@ -251,7 +313,17 @@ def _messages(raw: dict[str, Any], models: list[str]) -> list[Message]:
         text, written = _xml_tools("\n\n".join(texts))
         text, thoughts = _thinking(text)
         thinking = [*thoughts, *thinking]
-        return [Message("assistant", text, timestamp, model, [*written, *calls], thinking="\n\n".join(thinking))]
+        return [
+            Message(
+                "assistant",
+                text,
+                timestamp,
+                model,
+                [*written, *calls],
+                thinking="\n\n".join(thinking),
+                attachments=attached,
+            )
+        ]
     spoken: list[str] = []
     result: list[str] | None = None  # the tool result that the text blocks after its header continue
     for text in texts:
@@ -266,7 +338,7 @@ def _messages(raw: dict[str, Any], models: list[str]) -> list[Message]:
             result.append(text)
     found = [Message("tool", "", timestamp, tool_output="\n\n".join(parts).strip()) for parts in results]
     text = "\n\n".join(part for part in spoken if part)
-    return [*found, Message("user", text, timestamp)] if text else found
+    return [*found, Message("user", text, timestamp, attachments=attached)] if text else found
 
 
 def _thinking(text: str) -> tuple[str, list[str]]:

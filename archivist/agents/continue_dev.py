@@ -10,7 +10,7 @@ one session file.
 - A session: ``title``, ``workspaceDirectory`` (a ``file://`` URI from an editor, a path
   from the command line: the project), ``chatModelTitle`` and the prompt logs' model titles
   (the models), and ``history``: items of a ``message`` (``role`` user, assistant,
-  thinking, tool or system; ``content`` a string or parts, an image part ``[image]``), an
+  thinking, tool or system; ``content`` a string or parts, an image part an attachment, ``[image]`` in the text), an
   assistant's ``toolCalls`` (a function's name and JSON arguments: the files its
   ``filepath``, ``file_path``, ``dirPath`` or ``path`` name, the ``command`` it runs), its
   ``reasoning`` (thinking), and ``toolCallStates`` whose output the command line keeps there
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
+    Attachment,
     Message,
     NotJSON,
     Root,
@@ -46,6 +47,7 @@ from archivist.agents import (
     short_title,
     text_or_none,
     uri_path,
+    url_attachment,
 )
 
 KIND = "continue"
@@ -161,7 +163,8 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
         model = text_or_none(log.get("modelTitle")) if isinstance(log, dict) else None
         if model and model not in models:
             models.append(model)
-    role, text = message["role"], _content(message.get("content"))
+    attached: list[Attachment] = []
+    role, text = message["role"], _content(message.get("content"), attached)
     given = item.get("reasoning")
     reasoning: dict[str, Any] = given if isinstance(given, dict) else {}
     timestamp = iso_utc(reasoning.get("startAt"))
@@ -170,11 +173,18 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
     if role == "thinking":
         return [Message("assistant", "", timestamp, thinking=text)] if text else []
     if role != "assistant":
-        return [Message(role, text, timestamp)]
+        return [Message(role, text, timestamp, attachments=attached)]
     calls = [_call(call) for call in _list(message.get("toolCalls")) if isinstance(call, dict)]
     thinking = text_or_none(reasoning.get("text")) or ""
     found = [
-        Message("assistant", text, iso_utc(reasoning.get("endAt")) or timestamp, tool_calls=calls, thinking=thinking)
+        Message(
+            "assistant",
+            text,
+            iso_utc(reasoning.get("endAt")) or timestamp,
+            tool_calls=calls,
+            thinking=thinking,
+            attachments=attached,
+        )
     ]
     for state in _list(item.get("toolCallStates")):
         if (
@@ -191,8 +201,9 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _content(content: Any) -> str:
-    """A message's text: a string, or its parts (an image part as ``[image]``, never its data)."""
+def _content(content: Any, attached: list[Attachment] | None = None) -> str:
+    """A message's text: a string, or its parts (an image part as ``[image]``, never its data:
+    it is added to ``attached``)."""
     if isinstance(content, str):
         return content.strip()
     parts = []
@@ -200,7 +211,10 @@ def _content(content: Any) -> str:
         if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
             parts.append(part["text"])
         elif isinstance(part, dict) and part.get("type") == "imageUrl":
-            parts.append("[image]")
+            found = url_attachment(part.get("imageUrl"))
+            if attached is not None:
+                attached.append(found)
+            parts.append(found.placeholder())
     return "\n\n".join(parts).strip()
 
 

@@ -21,8 +21,12 @@ What is read:
   ``~/.gemini/projects.json`` maps to the folder, else the folder's name.
 - The title: the summary, else the first user message, shortened.
 
-Skipped: ``info``, ``error`` and ``warning`` messages (status lines of the CLI), the
-token counts, ``logs.json`` and checkpoints. A ``.json`` session that was migrated to a
+- Each response's ``tokens`` (its usage: ``input`` counts the ``cached`` prompt tokens, and
+  ``thoughts`` are output), and a user's images and files (``inlineData``, ``fileData``
+  parts) as attachments.
+
+Skipped: ``info``, ``error`` and ``warning`` messages (status lines of the CLI), ``logs.json``
+and checkpoints. A ``.json`` session that was migrated to a
 ``.jsonl`` of the same id is read once, from the ``.jsonl``. Lines that are not JSON,
 records of no known shape and messages of unknown types are skipped and counted in the
 session's ``problems``, and so is a line over 64 MB; a last line cut short (a session being
@@ -49,6 +53,8 @@ from . import (
     Root,
     Session,
     ToolCall,
+    Usage,
+    attachments_of,
     check_path,
     file_key,
     json_value,
@@ -63,6 +69,8 @@ from . import (
     text_or_none,
     too_deep,
     too_large,
+    usage,
+    whole_count,
 )
 
 KIND = "gemini-cli"
@@ -394,8 +402,10 @@ class _Record:
             if kind == "user":
                 shown = parts_text(record.get("displayContent"), skip_thoughts=True)
                 text = (shown or parts_text(record.get("content"), skip_thoughts=True)).strip()
+                attached = attachments_of(record.get("content"))
+                text = "\n".join([text, *(item.placeholder() for item in attached)]).strip()
                 if text:
-                    messages.append(Message(role="user", text=text, timestamp=timestamp))
+                    messages.append(Message(role="user", text=text, timestamp=timestamp, attachments=attached))
             elif kind == "gemini":
                 model = text_or_none(record.get("model"))
                 if model and model not in models:
@@ -462,9 +472,27 @@ def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None)
     if not (text or calls or thinking):
         return []
     message = Message(
-        role="assistant", text=text, timestamp=timestamp, model=model, tool_calls=calls, thinking="\n\n".join(thinking)
+        role="assistant",
+        text=text,
+        timestamp=timestamp,
+        model=model,
+        tool_calls=calls,
+        thinking="\n\n".join(thinking),
+        usage=_usage(record.get("tokens")),
     )
     return [message, *results]
+
+
+def _usage(tokens: Any) -> Usage | None:
+    """A response's ``tokens``: its prompt (``input``, which counts what was ``cached``, and
+    ``tool``), and its output (``output`` and ``thoughts``: thinking is billed as output)."""
+    if not isinstance(tokens, dict):
+        return None
+    count = {name: whole_count(tokens.get(name)) for name in ("input", "output", "cached", "thoughts", "tool")}
+    cached = min(count["cached"], count["input"])
+    return usage(
+        input=count["input"] - cached + count["tool"], output=count["output"] + count["thoughts"], cache_read=cached
+    )
 
 
 def _tool_call(call: dict[str, Any]) -> ToolCall:

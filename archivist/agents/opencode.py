@@ -16,8 +16,9 @@ The source is that folder, its ``storage`` folder, or one database. A message is
 or an assistant's (``modelID``: the models); its parts in order: ``text`` (a ``synthetic``
 one, written by OpenCode itself, is left out), ``reasoning`` (thinking), ``tool`` (a call
 with the ``filePath`` or ``path`` and the ``command`` of its input, its output a tool
-message after it), ``file`` (``[file: NAME]``: its data is never kept); step, snapshot,
-patch and the other bookkeeping parts are skipped. Times are the messages' (Unix ms),
+message after it), ``file`` (an attachment, ``[file: NAME]`` in the text: its data is never
+kept); step, snapshot, patch and the other bookkeeping parts are skipped. An assistant
+message's ``tokens`` and ``cost`` are its usage. Times are the messages' (Unix ms),
 else the session's. The title is the session's, unless it is OpenCode's default ("New
 session - …"): then the first request. A sub-agent's session names its parent.
 
@@ -35,12 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
+    Attachment,
     Message,
     NotJSON,
     Root,
     Session,
     ToolCall,
     Unread,
+    Usage,
+    attachment,
     databases,
     is_dir,
     iso_utc,
@@ -49,6 +53,8 @@ from archivist.agents import (
     named_files,
     short_title,
     text_or_none,
+    usage,
+    whole_count,
 )
 
 KIND = "opencode"
@@ -251,6 +257,7 @@ def _messages(message: dict[str, Any], parts: list[Any], models: list[str]) -> l
     thinking: list[str] = []
     calls: list[ToolCall] = []
     outputs: list[str] = []
+    attached: list[Attachment] = []
     for part in parts:
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
@@ -258,9 +265,10 @@ def _messages(message: dict[str, Any], parts: list[Any], models: list[str]) -> l
         elif kind == "reasoning" and isinstance(part.get("text"), str):
             thinking.append(part["text"].strip())
         elif kind == "file":
-            texts.append(
-                f"[file: {text_or_none(part.get('filename')) or text_or_none(part.get('mime')) or 'attachment'}]"
-            )
+            url = part.get("url")
+            inlined = url if isinstance(url, str) and url.startswith("data:") else None
+            attached.append(attachment(part.get("mime"), part.get("filename"), data=inlined))
+            texts.append(attached[-1].placeholder())
         elif kind == "tool":
             state = _mapping(part.get("state"))
             arguments = _mapping(state.get("input"))
@@ -283,6 +291,22 @@ def _messages(message: dict[str, Any], parts: list[Any], models: list[str]) -> l
             model if message["role"] == "assistant" else None,
             calls,
             thinking="\n\n".join(text for text in thinking if text),
+            usage=_usage(message) if message["role"] == "assistant" else None,
+            attachments=attached,
         )
     ]
     return found + [Message("tool", "", timestamp, tool_output=output) for output in outputs]
+
+
+def _usage(message: dict[str, Any]) -> Usage | None:
+    """An assistant message's ``tokens`` (its ``input`` without the cache's, ``output`` and
+    ``reasoning``, ``cache.read`` and ``cache.write``) and the ``cost`` OpenCode worked out."""
+    tokens = _mapping(message.get("tokens"))
+    cache = _mapping(tokens.get("cache"))
+    return usage(
+        input=tokens.get("input"),
+        output=whole_count(tokens.get("output")) + whole_count(tokens.get("reasoning")),
+        cache_write=cache.get("write"),
+        cache_read=cache.get("read"),
+        cost=message.get("cost"),
+    )

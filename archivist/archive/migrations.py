@@ -394,6 +394,24 @@ def m014_deferred_fts(db: sqlite_utils.Database) -> None:
     db.executescript(DEFERRED_FTS_SQL)
 
 
+# What a message used (the tokens of the model response it is: NULL where the log records
+# none) and what was attached to it (images, files: their type, name and size, never their
+# data). The sources are read again (sessions.LAYOUT), which fills them.
+MESSAGE_USAGE_SQL = """
+ALTER TABLE messages ADD COLUMN input_tokens INTEGER;
+ALTER TABLE messages ADD COLUMN output_tokens INTEGER;
+ALTER TABLE messages ADD COLUMN cache_write_tokens INTEGER;
+ALTER TABLE messages ADD COLUMN cache_read_tokens INTEGER;
+ALTER TABLE messages ADD COLUMN cost REAL;
+ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
+"""
+
+
+@migrations()
+def m015_message_usage(db: sqlite_utils.Database) -> None:
+    db.executescript(MESSAGE_USAGE_SQL)
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

@@ -172,7 +172,7 @@ CREATE TABLE messages (
     thinking TEXT NOT NULL DEFAULT '',
     tool_output TEXT NOT NULL DEFAULT '',
     tool_calls TEXT NOT NULL DEFAULT '[]'
-, secrets INTEGER NOT NULL DEFAULT 0);
+, secrets INTEGER NOT NULL DEFAULT 0, input_tokens INTEGER, output_tokens INTEGER, cache_write_tokens INTEGER, cache_read_tokens INTEGER, cost REAL, attachments TEXT NOT NULL DEFAULT '[]');
 CREATE UNIQUE INDEX messages_document ON messages (document_id, seq);
 CREATE VIRTUAL TABLE message_index USING fts5(
     text, filter_tokens, content='', contentless_delete=1, tokenize='porter unicode61'
@@ -224,23 +224,24 @@ WHEN NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.rowid) BEGIN
     INSERT INTO documents_fts (rowid, title, body, filter_tokens)
         VALUES (new.rowid, new.title, new.body, new.filter_tokens);
 END;
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-25 19:13:24.477625+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-25 19:13:24.480354+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-25 19:13:24.483270+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-25 19:13:24.485621+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-25 19:13:24.491832+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-25 19:13:24.497907+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-25 19:13:24.504676+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-25 19:13:24.510237+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-25 19:13:24.510991+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-25 19:13:24.511649+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-25 19:13:24.561904+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-25 19:13:24.562329+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-25 19:13:24.566810+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-25 19:13:24.567201+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-25 19:13:24.568551+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-25 19:13:24.569018+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-25 19:13:24.573079+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-25 19:13:24.578753+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-25 19:13:24.583408+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 13:20:11.220291+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 13:20:11.221191+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 13:20:11.222132+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 13:20:11.223253+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 13:20:11.225239+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 13:20:11.227205+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 13:20:11.229229+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 13:20:11.231333+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 13:20:11.231637+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 13:20:11.231819+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 13:20:11.249044+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 13:20:11.249402+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 13:20:11.251298+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 13:20:11.251470+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 13:20:11.251955+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 13:20:11.252104+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 13:20:11.254693+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 13:20:11.257668+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 13:20:11.259432+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 13:20:11.261890+00:00');
 COMMIT;

@@ -36,6 +36,7 @@ from archivist.agents import (
     ToolCall,
     Unavailable,
     Unread,
+    Usage,
     archives,
     iso_utc,
     registry,
@@ -75,15 +76,33 @@ def __getattr__(name: str) -> tuple[str, ...]:
 
 # How sessions are stored; a change reads every source again (with the parser's version).
 # 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
-# by date; 4: role words (a message's role; a session's, those of its messages)
-LAYOUT = 4
+# by date; 4: role words (a message's role; a session's, those of its messages); 5: token usage
+# and attachments of each message, a session's usage totalled
+LAYOUT = 5
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 HEAD_BYTES = 65536  # a log file's first bytes, and
 EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewrite is told from an append
 INSERT_MESSAGE_SQL = """
-INSERT INTO messages (id, document_id, seq, role, timestamp, model, text, thinking, tool_output, tool_calls, secrets)
-VALUES (:id, :document_id, :seq, :role, :timestamp, :model, :text, :thinking, :tool_output, :tool_calls, :secrets)
+INSERT INTO messages (
+    id, document_id, seq, role, timestamp, model, text, thinking, tool_output, tool_calls, secrets,
+    input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, attachments
+) VALUES (
+    :id, :document_id, :seq, :role, :timestamp, :model, :text, :thinking, :tool_output, :tool_calls, :secrets,
+    :input_tokens, :output_tokens, :cache_write_tokens, :cache_read_tokens, :cost, :attachments
+)
 """
+# the usage of a session's messages before seq (those kept when it is read on)
+USAGE_BEFORE_SQL = """
+SELECT coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cache_write_tokens), 0),
+       coalesce(sum(cache_read_tokens), 0), sum(cost), count(input_tokens)
+FROM messages WHERE document_id = :id AND seq < :seq
+"""
+USAGE_COLUMNS = {
+    "input": "input_tokens",
+    "output": "output_tokens",
+    "cache_write": "cache_write_tokens",
+    "cache_read": "cache_read_tokens",
+}
 INSERT_MESSAGE_INDEX_SQL = "INSERT INTO message_index (rowid, text, filter_tokens) VALUES (?, ?, ?)"
 LOG_FILES_SQL = (
     "SELECT path, size, mtime_ns, document_id, resume_at, resume_seq, head_hash FROM log_files WHERE source_id = ?"
@@ -281,6 +300,8 @@ def _masked(session: Session, masker: Masker) -> tuple[Session, _Found]:
                 tool_calls=calls,
                 thinking=masker(message.thinking),
                 tool_output=masker(message.tool_output),
+                usage=message.usage,
+                attachments=[replace(a, name=masker.name(a.name) if a.name else a.name) for a in message.attachments],
             )
         )
         found.messages.append(masker.count - counted)
@@ -434,6 +455,11 @@ def _read_on(
         roles=extra.get("roles", []),
         head=body,
     )
+    *counts, cost, responses = db.execute(USAGE_BEFORE_SQL, {"id": document_id, "seq": resume_seq}).fetchone()
+    before.usage, before.responses = (
+        _stored_usage(dict(zip(USAGE_COLUMNS.values(), counts, strict=True)), cost),
+        responses,
+    )
     digest = hashlib.sha256(f"{content_hash}\x00{session_hash(read)}\x00{resume_seq}".encode()).hexdigest()
     session, found = _masked(session, masker)  # (what was stored is masked already: it counts nothing)
     document, messages = _document(session, source, _now(), digest, found, before)
@@ -516,7 +542,7 @@ def session_hash(session: Session) -> str:
     )
     add(session.last, session.parent, [str(path) for path in session.files])
     for m in session.messages:
-        add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output)
+        add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.usage, m.attachments)
         for call in m.tool_calls:
             add(call.name, call.files, call.commands)
     return digest.hexdigest()
@@ -532,6 +558,8 @@ class _Before:
     touched: list[str] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
     head: str = ""
+    usage: Usage = field(default_factory=Usage)
+    responses: int = 0  # the messages with usage among them
 
 
 def _document(
@@ -553,7 +581,7 @@ def _document(
     document = documents.storable(_document_row(session, source, messages, found, before, touched))
     document["extra"]["roles"] = roles
     for row in messages:  # flat rows of text and numbers: only their text needs it
-        for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls"):
+        for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls", "attachments"):
             row[name] = documents.storable(row[name])
     date = dates.from_value(session.started) if session.started else None
     document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
@@ -583,6 +611,8 @@ def _message_rows(session: Session, found: _Found, first: int) -> list[dict[str,
         range(first, schema.MESSAGE_IDS), session.messages[: max(0, room)], found.messages
     ):
         calls = [{"name": c.name, "files": c.files, "commands": c.commands} for c in message.tool_calls]
+        attached = [{"type": a.type, "name": a.name, "size": a.size} for a in message.attachments]
+        used = message.usage
         rows.append(
             {
                 "seq": seq,
@@ -594,9 +624,36 @@ def _message_rows(session: Session, found: _Found, first: int) -> list[dict[str,
                 "tool_output": message.tool_output,
                 "tool_calls": json.dumps(calls, ensure_ascii=False),
                 "secrets": secrets,
+                **{column: getattr(used, name) if used else None for name, column in USAGE_COLUMNS.items()},
+                "cost": used.cost if used else None,
+                "attachments": json.dumps(attached, ensure_ascii=False),
             }
         )
     return rows
+
+
+def _stored_usage(row: dict[str, Any], cost: float | None) -> Usage:
+    """A messages row's token columns (or their sums) as a ``Usage``."""
+    return Usage(
+        input=row["input_tokens"],
+        output=row["output_tokens"],
+        cache_write=row["cache_write_tokens"],
+        cache_read=row["cache_read_tokens"],
+        cost=cost,
+    )
+
+
+def _usage(rows: list[dict[str, Any]], before: _Before) -> dict[str, Any] | None:
+    """A session's token usage: its messages' (those stored before, and these rows), summed; None
+    where none is recorded. ``responses`` counts the messages that carry usage."""
+    total, responses = before.usage, before.responses
+    for row in rows:
+        if row["input_tokens"] is not None:
+            total += _stored_usage(row, row["cost"])
+            responses += 1
+    if not responses:
+        return None
+    return {**{name: getattr(total, name) for name in USAGE_COLUMNS}, "cost": total.cost, "responses": responses}
 
 
 def _document_row(
@@ -627,6 +684,7 @@ def _document_row(
             "touched_files": touched,
             "commands": commands,
             "secrets_masked": before.secrets + found.session + sum(m["secrets"] for m in messages),
+            "usage": _usage(messages, before),
         },
     }
 

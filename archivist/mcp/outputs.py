@@ -121,14 +121,18 @@ def conversations_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: int | None) -> dict[str, Any]:
     """get_conversation's rows as one page: the paging once, then the messages.
 
-    Each message's tool calls are a list; thinking and tool_output are there only when
-    asked for (include), so that a page stays small.
+    Each message's tool calls are a list; its usage and attachments are there only where it
+    has them, thinking and tool_output only when asked for (include), so that a page stays small.
     """
     first = rows[0] if rows else {"document_id": None, "total": 0, "has_more": 0, "next_offset": None}
     messages = []
     for row in rows:
         message = {key: value for key, value in row.items() if key not in PAGING}
         message["tool_calls"] = json.loads(message["tool_calls"] or "[]")
+        for part, empty in (("usage", None), ("attachments", "[]")):  # only where the message has them
+            value = message.pop(part, empty)
+            if value not in (None, empty):
+                message[part] = json.loads(value)
         for part in INCLUDABLE:
             if message[part] is None:
                 del message[part]

@@ -279,7 +279,10 @@ QUERIES: dict[str, Query] = {
         title="A conversation, message by message",
         description="One conversation's messages in order, a page at a time. Each row is one message: seq "
         "(its index, from 0), role, timestamp, model, text and tool_calls (JSON: each call's name, files "
-        "and commands), and thinking and tool_output when include names them (null otherwise); and on every "
+        "and commands), usage (JSON: the tokens of the model response it is, input, output, cache_write, "
+        "cache_read and cost where the log states one; null where none is recorded), attachments (JSON: "
+        "each image or file attached, its type, name and size), and thinking and tool_output when include "
+        "names them (null otherwise); and on every "
         "row the paging: document_id, total (messages in the conversation), has_more (1 when messages follow "
         "this page) and next_offset (the offset of the next page, or null). A conversation written in the "
         "workspace is one message of role document: its whole text.",

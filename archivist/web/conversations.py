@@ -55,7 +55,46 @@ def session_of(document: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any
         "messages": count,
         "parent_key": extra.get("parent"),
         "read_from": [str(path) for path in extra.get("files") or []],
+        "usage": usage_text(extra.get("usage")),
     }
+
+
+USAGE_NAMES = (("input", "in"), ("output", "out"), ("cache_write", "cache write"), ("cache_read", "cache read"))
+
+
+def usage_text(usage: Any) -> str:
+    """Token usage as a line: ``1,204 in · 310 out · 18,022 cache read · $0.0142``; "" for none."""
+    if not isinstance(usage, dict):
+        return ""
+    parts = [f"{count:,} {name}" for key, name in USAGE_NAMES if isinstance(count := usage.get(key), int) and count > 0]
+    cost = usage.get("cost")
+    if isinstance(cost, int | float) and cost > 0:
+        parts.append(f"${cost:,.4f}")
+    return " · ".join(parts)
+
+
+def json_list(value: Any) -> list[Any]:
+    """A JSON array column as a list; [] for anything else."""
+    try:
+        found = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return []
+    return found if isinstance(found, list) else []
+
+
+def attachment_text(item: Any) -> str:
+    """An attachment as the page names it: ``image/png shot.png (12 KB)``."""
+    if not isinstance(item, dict):
+        return ""
+    size = item.get("size")
+    shown = (
+        f"({size / 1024:,.0f} KB)"
+        if isinstance(size, int) and size >= 1024
+        else f"({size} bytes)"
+        if isinstance(size, int)
+        else ""
+    )
+    return " ".join(str(part) for part in (item.get("type"), item.get("name"), shown) if part)
 
 
 def moment(timestamp: str | None) -> tuple[str, str]:
@@ -137,11 +176,12 @@ def message_view(datasette: Datasette, document_id: int, row: dict[str, Any], pr
     text, text_cut = shown(row.get("text") or "", MESSAGE_CHARS)
     thinking, thinking_cut = shown(row.get("thinking") or "", MESSAGE_CHARS)
     output, output_cut = shown(row.get("tool_output") or "", TOOL_OUTPUT_CHARS)
-    calls = row.get("tool_calls") or "[]"
+    calls = json_list(row.get("tool_calls"))
+    usage = row.get("usage")
     try:
-        calls = json.loads(calls) if isinstance(calls, str) else calls
+        usage = json.loads(usage) if isinstance(usage, str) else usage
     except ValueError:
-        calls = []
+        usage = None
     day, time = moment(row.get("timestamp"))
     return {
         "seq": seq,
@@ -160,6 +200,8 @@ def message_view(datasette: Datasette, document_id: int, row: dict[str, Any], pr
         "output": output if output.strip() else "",
         "output_chars": len(row.get("tool_output") or ""),
         "output_cut": output_cut,
+        "usage": usage_text(usage),
+        "attachments": [text for item in json_list(row.get("attachments")) if (text := attachment_text(item))],
         "href": message_url(datasette, document_id, seq),
         "row_href": datasette.urls.row(DATABASE_NAME, "messages", str(int(document_id) * MESSAGE_IDS + int(seq))),
     }

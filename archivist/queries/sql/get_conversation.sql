@@ -2,7 +2,9 @@
 --
 -- One row per message of the page, each carrying the paging too (document_id, total,
 -- has_more, next_offset), so that a plain list of rows (Datasette's JSON) says where the
--- next page starts. Thinking and raw tool output are null unless include names them.
+-- next page starts. Thinking and raw tool output are null unless include names them. A
+-- message's usage is the tokens of the model response it is (null where none is recorded),
+-- its attachments what was attached (type, name, size: never the data).
 -- A conversation written in the workspace has no messages rows: it is one message of
 -- role 'document', its whole text.
 with target as (
@@ -25,7 +27,12 @@ total as materialized (
 ),
 log_page as (
   -- a session's messages, by the (document_id, seq) key
-  select m.seq, m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.tool_calls
+  select m.seq, m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.tool_calls,
+    case when m.input_tokens is not null then json_object(
+      'input', m.input_tokens, 'output', m.output_tokens, 'cache_write', m.cache_write_tokens,
+      'cache_read', m.cache_read_tokens, 'cost', m.cost
+    ) end as usage,
+    m.attachments
   from messages m
   where m.document_id = (select id from conversation where from_log)
   order by m.seq
@@ -34,7 +41,7 @@ log_page as (
 page as (
   select * from log_page
   union all
-  select 0, 'document', null, null, c.body, '', '', '[]'
+  select 0, 'document', null, null, c.body, '', '', '[]', null, '[]'
   from conversation c, inputs i
   where not c.from_log and i.skip = 0
 )
@@ -46,6 +53,8 @@ select
   p.model,
   p.text,
   p.tool_calls,
+  p.usage,
+  p.attachments,
   case when exists (select 1 from json_each(i.include) where value = 'thinking') then p.thinking end as thinking,
   case when exists (select 1 from json_each(i.include) where value = 'tool_output') then p.tool_output end
     as tool_output,

@@ -1,0 +1,247 @@
+"""Token usage and attachments: what each kind's log records, counted once, stored and totalled."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import sqlite_utils
+from conftest import LOGS, sample_source, started_datasette, write_files
+from hypothesis import given
+from hypothesis import strategies as st
+from test_agentlogs_codex import event, meta, turn
+
+from archivist.agents import (
+    Attachment,
+    Usage,
+    aider,
+    attachment,
+    attachments_of,
+    cline,
+    codex,
+    gemini_cli,
+    opencode,
+    url_attachment,
+    usage,
+)
+from archivist.archive.indexer import index_workspace
+from archivist.mcp.outputs import conversation_payload
+from archivist.queries.runner import Archive
+from archivist.workspace import archive_path
+
+# -- the values ---------------------------------------------------------------------------------
+
+
+@given(st.one_of(st.none(), st.booleans(), st.text(max_size=5), st.floats(), st.integers(), st.lists(st.integers())))
+def test_a_count_that_is_no_whole_number_counts_nothing(value):
+    found = usage(input=value, output=value, cache_write=value, cache_read=value, cost=value)
+    for count in (found.input, found.output, found.cache_write, found.cache_read) if found else ():
+        assert isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= 10**12
+    if found is not None and found.cost is not None:
+        assert 0 <= found.cost <= 10**6
+
+
+def test_usage_adds_up_and_no_counts_is_none():
+    assert usage() is None and usage(0, 0, 0, 0) is None and usage(True, "12", -5, 1.5) is None
+    assert usage(10, 2.0) == Usage(input=10, output=2)
+    total = Usage(input=1, output=2, cache_write=3, cache_read=4) + Usage(input=10, cost=0.5)
+    assert total == Usage(input=11, output=2, cache_write=3, cache_read=4, cost=0.5)
+    assert (Usage(input=1) + Usage(output=1)).cost is None  # no cost stated is not a cost of 0
+
+
+def test_an_attachment_keeps_its_size_never_its_data():
+    data = "data:image/png;base64," + "QUJD" * 1000  # 3,000 bytes
+    found = url_attachment(data)
+    assert found == Attachment("image/png", None, 3000)
+    assert "QUJD" not in repr(found) and found.placeholder() == "[image]"
+    assert url_attachment({"url": "https://example.com/a.png"}) == Attachment("image", "https://example.com/a.png")
+    assert attachment("application/pdf", "notes.pdf", 2048).placeholder() == "[file: notes.pdf]"
+    assert attachment(None, "x" * 1000).name == "x" * 300  # a name is bounded
+    assert attachment("image/png", size=-1).size == 0
+
+
+def test_the_model_apis_shapes_of_an_attachment():
+    blocks = [
+        {"type": "text", "text": "see"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "QUJDRA=="}},
+        {"type": "document", "title": "spec.pdf", "source": {"media_type": "application/pdf", "data": "QUJD"}},
+        {"type": "input_image", "image_url": "data:image/webp;base64,QUJD"},
+        {"type": "input_file", "filename": "data.csv", "file_data": "QUJDQUJD"},
+        {"inlineData": {"mimeType": "image/gif", "data": "QUJD"}},
+        {"fileData": {"mimeType": "video/mp4", "fileUri": "gs://bucket/clip.mp4"}},
+        {"type": "image", "source": "not an object"},
+        "a string part",
+    ]
+    assert attachments_of(blocks) == [
+        Attachment("image/jpeg", None, 4),
+        Attachment("application/pdf", "spec.pdf", 3),
+        Attachment("image/webp", None, 3),
+        Attachment("file", "data.csv", 6),
+        Attachment("image/gif", None, 3),
+        Attachment("video/mp4", "gs://bucket/clip.mp4", None),
+    ]
+    assert attachments_of(None) == [] and attachments_of({"inlineData": []}) == []
+
+
+# -- each kind's log ----------------------------------------------------------------------------
+
+
+def total(session) -> Usage:
+    return sum((message.usage for message in session.messages if message.usage), Usage())
+
+
+def test_codex_counts_each_response_once_and_totals_its_last_event():
+    rollout = next(sample_source("codex").rglob("*.jsonl"))
+    last = [line for line in rollout.read_text(encoding="utf-8").splitlines() if '"total_token_usage"' in line][-1]
+    counts = json.loads(last)["payload"]["info"]["total_token_usage"]
+    (session,) = codex.read(sample_source("codex"))
+    assert total(session) == Usage(
+        input=counts["input_tokens"] - counts["cached_input_tokens"],
+        output=counts["output_tokens"],
+        cache_read=counts["cached_input_tokens"],
+    )
+    assert all(message.role == "assistant" for message in session.messages if message.usage)
+
+
+def token_count(at: str, total: tuple[int, int, int], last: tuple[int, int, int]) -> str:
+    def counts(values):
+        return dict(zip(("input_tokens", "cached_input_tokens", "output_tokens"), values, strict=True))
+
+    info = {"total_token_usage": counts(total), "last_token_usage": counts(last), "model_context_window": 272000}
+    return event(at, type="token_count", info=info, rate_limits=None)
+
+
+def test_codex_writes_a_token_count_twice_and_it_is_counted_once(tmp_path):
+    at = "2025-10-29T01:00:05.000Z"
+    text = (
+        meta()
+        + turn("first question", "first answer", 0)
+        + event(at, type="token_count", info=None, rate_limits=None)
+        + token_count(at, (1000, 600, 50), (1000, 600, 50))
+        + token_count(at, (1000, 600, 50), (1000, 600, 50))  # the copy
+        + turn("second question", "second answer", 30)
+        + token_count(at, (2500, 1600, 90), (1500, 1000, 40))
+        + token_count(at, (2500, 1600, 90), (1500, 1000, 40))
+    )
+    (tmp_path / "rollout-2025-10-29T00-59-38-x.jsonl").write_text(text, encoding="utf-8")
+    (session,) = codex.read(tmp_path)
+    replies = [message.usage for message in session.messages if message.role == "assistant"]
+    assert replies == [Usage(input=400, output=50, cache_read=600), Usage(input=500, output=40, cache_read=1000)]
+    assert total(session) == Usage(input=900, output=90, cache_read=1600)  # the last event's total
+
+
+def test_gemini_counts_cached_input_apart_and_thoughts_as_output():
+    (session,) = gemini_cli.read(sample_source("gemini-cli"))
+    files = sorted(sample_source("gemini-cli").rglob("session-*.json"))
+    tokens = [m["tokens"] for m in json.loads(files[0].read_text(encoding="utf-8"))["messages"] if "tokens" in m]
+    assert total(session) == Usage(
+        input=sum(t["input"] - t["cached"] + t["tool"] for t in tokens),
+        output=sum(t["output"] + t["thoughts"] for t in tokens),
+        cache_read=sum(t["cached"] for t in tokens),
+    )
+
+
+def test_aider_reads_its_tokens_and_cost_lines(tmp_path):
+    history = (
+        "# aider chat started at 2025-05-12 14:03:27\n\n"
+        "#### fix the bug  \n\nDone.\n\n"
+        "> Tokens: 12k sent, 2.5k cache write, 1.2M cache hit, 45 received. Cost: $0.0123 message, $0.05 session.  \n\n"
+        "#### and the test  \n\nAdded.\n\n"
+        "> Tokens: 950 sent, 12 received.  \n"
+    )
+    (tmp_path / ".aider.chat.history.md").write_text(history, encoding="utf-8")
+    (session,) = aider.read(tmp_path)
+    assert [m.usage for m in session.messages if m.role == "assistant"] == [
+        Usage(input=0, output=45, cache_write=2500, cache_read=1_200_000, cost=0.0123),
+        Usage(input=950, output=12),
+    ]
+    sample = [total(s) for s in aider.read(sample_source("aider"))]
+    written = re.findall(
+        r"Tokens: ([\d.]+)k sent, (\d+) received\. Cost: \$([\d.]+) message",
+        (LOGS / "aider" / ".aider.chat.history.md").read_text(),
+    )
+    assert sum(u.input for u in sample) == round(sum(float(sent) * 1000 for sent, _, _ in written))
+    assert sum(u.output for u in sample) == sum(int(received) for _, received, _ in written)
+
+
+def test_opencode_and_cline_keep_the_usage_and_cost_they_state():
+    by_title = {s.title: total(s) for s in opencode.read(sample_source("opencode"))}
+    assert by_title["Rate limit the shorten endpoint"] == Usage(
+        input=18200, output=950, cache_write=8800, cache_read=8800, cost=pytest.approx(0.0412)
+    )
+    (task,) = cline.read(sample_source("cline"))
+    assert total(task) == Usage(input=12450, output=96, cache_write=11800, cost=0.0462)
+
+
+def test_an_opencode_file_part_is_an_attachment():
+    attached = [a for s in opencode.read(sample_source("opencode")) for m in s.messages for a in m.attachments]
+    assert attached == [Attachment("image/png", "curl-output.png", attached[0].size)]
+    texts = " ".join(m.text for s in opencode.read(sample_source("opencode")) for m in s.messages)
+    assert "[image: curl-output.png]" in texts and "base64" not in texts
+
+
+# -- stored, totalled and shown ----------------------------------------------------------------
+
+USAGE_KINDS = ("codex", "gemini-cli", "aider", "opencode", "cline")
+
+
+@pytest.fixture(scope="module")
+def usage_archive(tmp_path_factory):
+    workspace = write_files(tmp_path_factory.mktemp("usage") / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+    index_workspace(workspace, log_sources=[(kind, sample_source(kind)) for kind in USAGE_KINDS])
+    return workspace
+
+
+def test_each_message_stores_its_usage_and_each_session_totals_it(usage_archive):
+    db = sqlite_utils.Database(archive_path(usage_archive))
+    sessions = {
+        row["id"]: json.loads(row["extra"])
+        for row in db.query("select id, extra from documents where source like 'log:%'")
+    }
+    totalled = 0
+    for document_id, extra in sessions.items():
+        (sums,) = db.query(
+            "select sum(input_tokens) as input, sum(output_tokens) as output, sum(cache_write_tokens) as cache_write, "
+            "sum(cache_read_tokens) as cache_read, sum(cost) as cost, count(input_tokens) as responses "
+            "from messages where document_id = ?",
+            [document_id],
+        )
+        if not sums["responses"]:
+            assert extra["usage"] is None
+            continue
+        totalled += 1
+        assert extra["usage"] == pytest.approx(sums)
+    assert totalled == 6  # every session of those kinds' samples records usage but two OpenCode ones
+    unused = db.execute("select count(*) from messages where role != 'assistant' and input_tokens is not null")
+    assert unused.fetchone()[0] == 0  # usage is a response's
+
+
+def test_a_conversation_gives_each_message_its_usage_and_attachments(usage_archive):
+    db = sqlite_utils.Database(archive_path(usage_archive))
+    (document_id,) = db.execute("select id from documents where title = 'Rate limit the shorten endpoint'").fetchone()
+    with Archive.for_workspace(usage_archive) as archive:
+        rows = archive.run("get_conversation", {"document": str(document_id)})
+    payload = conversation_payload(rows, 0, 50)
+    used = [m for m in payload["messages"] if "usage" in m]
+    attached = [m for m in payload["messages"] if "attachments" in m]
+    assert used and all(
+        m["role"] == "assistant" and set(m["usage"]) == {"input", "output", "cache_write", "cache_read", "cost"}
+        for m in used
+    )
+    assert attached and attached[0]["attachments"][0]["name"] == "curl-output.png"
+    assert all("usage" not in m for m in payload["messages"] if m["role"] == "user")  # only where it has one
+
+
+async def test_the_session_page_shows_each_responses_tokens_the_total_and_the_attachments(usage_archive):
+    from test_conversation_page import messages, meta, page_of
+
+    db = sqlite_utils.Database(archive_path(usage_archive))
+    (document_id,) = db.execute("select id from documents where title = 'Rate limit the shorten endpoint'").fetchone()
+    datasette = await started_datasette(archive_path(usage_archive))
+    page = await page_of(datasette, f"/document/{document_id}")
+    assert meta(page)["Tokens"] == "18,200 in · 950 out · 8,800 cache write · 8,800 cache read · $0.0412"
+    shown = messages(page)
+    used = [seq for seq, block in shown.items() if 'class="archivist-usage"' in block]
+    assert used and all('data-role="assistant"' in shown[seq] for seq in used)
+    assert any("image/png curl-output.png" in block and "archivist-attachments" in block for block in shown.values())
