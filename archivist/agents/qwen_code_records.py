@@ -1,0 +1,356 @@
+"""One Qwen Code chat file (``chats/<session id>.jsonl``) read into a session (``qwen_code``).
+
+Each line is one record of Qwen Code's ``ChatRecordingService`` (QwenLM/qwen-code
+``packages/core/src/services/chatRecordingService.ts``, the ``ChatRecord`` interface): a
+``uuid``, its ``parentUuid`` (null for the first), ``sessionId``, ``timestamp`` (ISO),
+``type`` (``user``, ``assistant``, ``tool_result`` or ``system``) and ``subtype``, ``cwd``,
+``gitBranch``, and ``message``: the Gemini API ``Content`` sent or received (``role`` and
+``parts``: ``text``, ``thought`` text, ``functionCall``, ``functionResponse``,
+``inlineData``). An assistant record is one model response, with its ``model`` and
+``usageMetadata``; a tool result's ``toolCallResult`` keeps what the terminal displayed.
+
+The conversation is the chain of ``parentUuid`` from the last record back to the first, as
+Qwen Code itself rebuilds it (``sessionService.ts``, ``reconstructHistory``): a rewind
+appends a record whose parent is an earlier turn, and the records of the abandoned branch
+are no longer on the chain. Several records of one ``uuid`` are one message (their parts in
+order). Where the chain meets a parent that no line holds (a line damaged, a record of
+unknown shape) it goes on from the record written just before, so that no damage loses
+what precedes it.
+
+- ``user``: the person's request (the ``displayText`` the terminal showed, where newer
+  versions record one, else the text parts); an image or file part is an attachment.
+  A ``notification`` or ``cron`` record (text the CLI injects for a finished background
+  task or a scheduled prompt) is a system message.
+- ``assistant``: its text, its thought parts as thinking, each ``functionCall`` a tool call
+  with the files (``file_path``, ``absolute_path``, ``path``, ``paths``) and shell commands
+  (``command``) of its arguments, the model, and its token usage:
+  ``promptTokenCount`` less ``cachedContentTokenCount`` is the input, the cached count is
+  read from the cache, ``candidatesTokenCount`` is the output (it holds the reasoning tokens
+  already for the OpenAI-compatible providers, so ``thoughtsTokenCount`` is not added).
+- ``tool_result``: a tool message whose output is the function responses, else the display.
+- ``system``: ``custom_title`` names the session (the last one wins); the others (slash
+  commands, compression checkpoints, telemetry, @-command replays, rewinds) are bookkeeping.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import (
+    LONG_LINE,
+    Attachment,
+    Message,
+    NotJSON,
+    Session,
+    ToolCall,
+    attachment,
+    iso_utc,
+    json_value,
+    lines,
+    replaced_problems,
+    short_title,
+    skipped_problems,
+    text_or_none,
+    usage,
+)
+from archivist.agents.gemini_cli import _tool_call
+
+RECORD_TYPES = ("user", "assistant", "tool_result", "system")
+SYSTEM_PROMPTS = ("notification", "cron")  # user records the CLI writes, not the person
+MAX_OUTPUT_CHARS = 1_000_000  # a function response that is no text is kept as JSON up to this
+
+
+@dataclass
+class Parts:
+    """What a ``Content``'s parts hold, sorted: text, thinking, tool calls, outputs, attachments."""
+
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+
+
+def read_parts(content: Any) -> Parts:
+    """The parts of a message's content (a string, one part, or a list of parts and strings)."""
+    found = Parts()
+    for part in content if isinstance(content, list) else [content]:
+        if isinstance(part, str):
+            found.text.append(part)
+        elif isinstance(part, dict):
+            _part(part, found)
+    return found
+
+
+def _part(part: dict[str, Any], found: Parts) -> None:
+    if isinstance(part.get("text"), str):
+        (found.thinking if part.get("thought") else found.text).append(part["text"])
+    elif isinstance(part.get("functionCall"), dict):
+        found.calls.append(_tool_call(part["functionCall"]))
+    elif isinstance(part.get("functionResponse"), dict):
+        found.outputs.append(_response(part["functionResponse"], found))
+    elif isinstance(part.get("inlineData"), dict):
+        data = part["inlineData"]
+        found.attachments.append(attachment(data.get("mimeType"), data.get("displayName"), data=data.get("data")))
+        found.text.append(found.attachments[-1].placeholder())
+    elif isinstance(part.get("fileData"), dict):
+        data = part["fileData"]
+        name = text_or_none(data.get("displayName")) or text_or_none(data.get("fileUri"))
+        found.attachments.append(attachment(data.get("mimeType"), name))
+        found.text.append(found.attachments[-1].placeholder())
+
+
+def _response(response: dict[str, Any], found: Parts) -> str:
+    """A function response's text: its ``output`` (else ``error``), else the response as JSON;
+    the images it carries are attachments, named in the output where they were."""
+    body = response.get("response")
+    if isinstance(body, dict):
+        value = body.get("output", body.get("error"))
+        text = value if isinstance(value, str) else json.dumps(body, ensure_ascii=False)[:MAX_OUTPUT_CHARS]
+    else:
+        text = body if isinstance(body, str) else ""
+    inner = read_parts(response.get("parts")) if isinstance(response.get("parts"), list) else Parts()
+    found.attachments.extend(inner.attachments)
+    return "\n".join(piece for piece in [text, *inner.text] if piece)
+
+
+def usage_of(metadata: Any) -> Any:
+    """A Gemini ``usageMetadata`` as a ``Usage``: the prompt less its cached part, the output."""
+    if not isinstance(metadata, dict):
+        return None
+    prompt, cached = metadata.get("promptTokenCount"), metadata.get("cachedContentTokenCount")
+    whole = prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None
+    part = cached if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0 else 0
+    fresh = max(whole - part, 0) if whole is not None else None
+    return usage(input=fresh, output=metadata.get("candidatesTokenCount"), cache_read=part)
+
+
+# -- the file's records ----------------------------------------------------------------------
+
+
+class Records:
+    """The records of one chat file by ``uuid``, in the order each uuid first appeared."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self.by_uuid: dict[str, dict[str, Any]] = {}
+        self.last: str | None = None
+        self.skipped: dict[str, int] = {}
+        self.replaced = 0
+        self.notes: list[str] = []
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def read(self) -> None:
+        try:
+            with self.file.open("rb") as handle:
+                for raw, _ in lines(handle):
+                    if raw is None:
+                        self.skip(LONG_LINE)
+                        continue
+                    self._line(raw)
+        except OSError as error:
+            self.notes.append(f"reading stopped: {error.strerror or error}")
+
+    def _line(self, raw: bytes) -> None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace")
+            self.replaced += 1
+        text = text.lstrip("\ufeff").strip()
+        if not text:
+            return
+        try:
+            value = json_value(text)
+        except NotJSON as error:
+            if raw.endswith(b"\n"):  # a last line without its newline is still being written
+                self.skip(str(error))
+            return
+        if not isinstance(value, dict) or not isinstance(value.get("uuid"), str):
+            self.skip("a record without a uuid")
+        elif value.get("type") not in RECORD_TYPES:
+            self.skip("a record of unknown type")
+        else:
+            self._add(value)
+
+    def _add(self, record: dict[str, Any]) -> None:
+        uuid = record["uuid"]
+        self.last = uuid
+        known = self.by_uuid.get(uuid)
+        if known is None:
+            self.by_uuid[uuid] = record
+            return
+        parts = _parts_of(known) + _parts_of(record)  # one message written in several records
+        if parts:
+            known["message"] = {**(known["message"] if isinstance(known.get("message"), dict) else {}), "parts": parts}
+        for key in ("usageMetadata", "systemPayload"):
+            if record.get(key) is not None:
+                known[key] = record[key]
+        for key in ("model", "toolCallResult"):
+            known.setdefault(key, record.get(key))
+
+    def chain(self) -> list[dict[str, Any]]:
+        """The records of the conversation, first to last (see the module's docstring)."""
+        order = list(self.by_uuid)
+        place = {uuid: index for index, uuid in enumerate(order)}
+        chain: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        cursor = len(order) - 1  # where to look back from for the record before (only ever lower)
+        current = self.last
+        while current is not None and current not in seen:
+            seen.add(current)
+            record = self.by_uuid[current]
+            chain.append(record)
+            parent = record.get("parentUuid")
+            if parent is None:
+                break
+            if isinstance(parent, str) and parent in self.by_uuid:
+                current = parent
+                continue
+            cursor = min(cursor, place[current] - 1)  # a parent no line holds: the record before
+            while cursor >= 0 and order[cursor] in seen:
+                cursor -= 1
+            current = order[cursor] if cursor >= 0 else None
+        chain.reverse()
+        return chain
+
+
+def _parts_of(record: dict[str, Any]) -> list[Any]:
+    message = record.get("message")
+    parts = message.get("parts") if isinstance(message, dict) else None
+    return parts if isinstance(parts, list) else []
+
+
+# -- the session -----------------------------------------------------------------------------
+
+
+def session(file: Path, key: str, kind: str, parent: str | None = None) -> tuple[Session | None, list[str]]:
+    """The session of one chat file, or None and why (its problems) when it holds no message."""
+    records = Records(file)
+    records.read()
+    chain = records.chain()
+    messages: list[Message] = []
+    models: list[str] = []
+    title: str | None = None
+    for record in chain:
+        if record["type"] == "system":
+            title = _title(record) or title
+            continue
+        found = _messages(record, models)
+        if found is None:
+            records.skip("a record of no known shape")
+        else:
+            messages.extend(found)
+    problems = [
+        *skipped_problems(records.skipped),
+        *replaced_problems(records.replaced),
+        *records.notes,
+    ]
+    if not messages:
+        return None, problems or ["no message to read"]
+    first = next((m.text for m in messages if m.role == "user" and m.text), "")
+    times = [m.timestamp for m in messages if m.timestamp]
+    head = chain[0]
+    return (
+        Session(
+            key=key,
+            agent=kind,
+            title=title or (short_title(first) if first else "Untitled session"),
+            messages=messages,
+            project=_first_text(chain, "cwd"),
+            models=models,
+            branch=_first_text(chain, "gitBranch"),
+            started=min(times) if times else iso_utc(head.get("timestamp")),
+            last=max(times) if times else iso_utc(head.get("timestamp")),
+            files=[file],
+            problems=problems,
+            parent=parent,
+        ),
+        problems,
+    )
+
+
+def session_id(file: Path) -> str | None:
+    """The ``sessionId`` of a chat file's first record that has one (for its key)."""
+    try:
+        with file.open("rb") as handle:
+            for raw, _ in lines(handle):
+                if raw is None or not raw.strip():
+                    continue
+                try:
+                    value = json_value(raw.decode("utf-8", "replace").lstrip("\ufeff"))
+                except NotJSON:
+                    continue
+                return text_or_none(value.get("sessionId")) if isinstance(value, dict) else None
+    except OSError:
+        return None
+    return None
+
+
+def _first_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
+    return next((text for text in (text_or_none(record.get(key)) for record in records) if text), None)
+
+
+def _title(record: dict[str, Any]) -> str | None:
+    payload = record.get("systemPayload")
+    if record.get("subtype") != "custom_title" or not isinstance(payload, dict):
+        return None
+    title = text_or_none(payload.get("customTitle"))
+    return short_title(title, 300) if title else None
+
+
+def _messages(record: dict[str, Any], models: list[str]) -> list[Message] | None:
+    """A record's messages ([] when it holds nothing to show); None for one of no known shape."""
+    message = record.get("message")
+    given = message.get("parts") if isinstance(message, dict) else None
+    if (message is not None and not isinstance(message, dict)) or (given is not None and not isinstance(given, list)):
+        return None
+    parts = read_parts(given)
+    timestamp = iso_utc(record.get("timestamp"))
+    kind = record["type"]
+    if kind == "user":
+        payload = record.get("systemPayload")
+        shown = text_or_none(payload.get("displayText")) if isinstance(payload, dict) else None
+        text = shown or "\n".join(piece for piece in parts.text if piece).strip()
+        role = "system" if record.get("subtype") in SYSTEM_PROMPTS else "user"
+        return [Message(role, text, timestamp, attachments=parts.attachments)] if text or parts.attachments else []
+    if kind == "tool_result":
+        output = "\n".join(piece for piece in parts.outputs if piece) or _display(record.get("toolCallResult"))
+        return [Message("tool", "", timestamp, tool_output=output, attachments=parts.attachments)]
+    model = text_or_none(record.get("model"))
+    if model and model not in models:
+        models.append(model)
+    text = "".join(parts.text).strip()
+    thinking = "\n\n".join(piece.strip() for piece in parts.thinking if piece.strip())
+    spent = usage_of(record.get("usageMetadata"))
+    if not (text or thinking or parts.calls or spent):
+        return []
+    return [
+        Message(
+            "assistant",
+            text,
+            timestamp,
+            model=model,
+            tool_calls=parts.calls,
+            thinking=thinking,
+            usage=spent,
+            attachments=parts.attachments,
+        )
+    ]
+
+
+def _display(result: Any) -> str:
+    """What the terminal showed of a tool's result: its text, or a file's diff."""
+    display = result.get("resultDisplay") if isinstance(result, dict) else None
+    if isinstance(display, str):
+        return display
+    if isinstance(display, dict) and isinstance(display.get("fileDiff"), str):
+        return display["fileDiff"]
+    error = result.get("error") if isinstance(result, dict) else None
+    return error if isinstance(error, str) else ""
