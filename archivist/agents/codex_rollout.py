@@ -26,9 +26,8 @@ from archivist.agents import (
     skipped_problems,
     text_or_none,
     too_large,
-    usage,
-    whole_count,
 )
+from archivist.agents.codex_tokens import Tokens
 from archivist.agents.codex_values import (
     ENVELOPE_TYPES,
     ITEM_TYPES,
@@ -46,8 +45,6 @@ from archivist.agents.codex_values import (
 )
 
 KIND = "codex"
-TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens")  # (output counts its reasoning)
-TOTAL_SCAN_BYTES = 16 * 1024 * 1024  # read back from where reading resumes, for the token total there
 
 
 class Lines:
@@ -130,7 +127,7 @@ class Rollout:
         self._thinking: list[str] = []
         self._thinking_seen: set[str] = set()
         self._last_said: tuple[str, str] | None = None  # the role and source of the text said last
-        self._total: dict[str, int] | None = None  # the last token_count's total_token_usage
+        self._tokens: Tokens | None = None  # the running token total, while reading
         self._unclaimed: Usage | None = None  # usage counted before any assistant message
         # Texts met once as a response item or once as an event, waiting for their mirror.
         self._mirrors: dict[str, dict[str, list[str]]] = {
@@ -148,7 +145,7 @@ class Rollout:
         return self.metas > 1
 
     def read(self, start: int = 0) -> None:
-        self._total = dict.fromkeys(TOKEN_FIELDS, 0) if start == 0 else self._total_before(start)
+        self._tokens = Tokens(self.file, start)
         if self.file.suffix == ".json":
             self._read_document()
         else:
@@ -332,59 +329,14 @@ class Rollout:
             self._count_tokens(payload.get("info"))
         # task and exec events… repeat or add nothing a conversation shows
 
-    def _total_before(self, start: int) -> dict[str, int] | None:
-        """The running token total at byte ``start``: that of the last token_count event before it,
-        found by reading back from there (at most ``TOTAL_SCAN_BYTES``); 0 where the file has none
-        before it; None where none was found that far back."""
-        try:
-            with self.file.open("rb") as handle:
-                end = start
-                while end > 0 and start - end < TOTAL_SCAN_BYTES:
-                    begin = max(0, end - 65536)
-                    handle.seek(begin)
-                    chunk = handle.read(end - begin)
-                    cut = (
-                        chunk.find(b"\n") if begin > 0 else -1
-                    )  # (a line cut by the chunk's start is read with the next)
-                    for line in reversed(chunk[cut + 1 :].splitlines()):
-                        total = _event_total(line)
-                        if total is not None:
-                            return total
-                    end = begin + cut + 1 if begin > 0 else 0
-        except OSError:
-            return None
-        return dict.fromkeys(TOKEN_FIELDS, 0) if end == 0 else None
-
     def _count_tokens(self, info: Any) -> None:
-        """A response's tokens, on the assistant message it made.
-
-        Each ``token_count`` event carries the session's running total (``total_token_usage``)
-        and its last response's (``last_token_usage``). Codex writes most events twice, and
-        some responses have no event of their own, so the tokens are how far the total moved
-        since the event before (from 0: the session's total is its last event's); an event
-        that does not move it is a copy, and counts nothing. Read on from where a reading
-        stopped, the total there is the last event's before it (``_total_before``); where
-        none was found, the first event counts its ``last_token_usage``. Codex's input counts its cached
-        input: the input not read from the cache is their difference.
-        """
-        if not isinstance(info, dict) or not isinstance(total := info.get("total_token_usage"), dict):
-            return
-        counts = {name: whole_count(total.get(name)) for name in TOKEN_FIELDS}
-        if self._total is None:
-            last = info.get("last_token_usage")
-            step = {name: whole_count(last.get(name)) for name in TOKEN_FIELDS} if isinstance(last, dict) else counts
-        elif counts == self._total or any(counts[name] < self._total[name] for name in TOKEN_FIELDS):
-            self._total = counts  # a copy (or a total that restarted): nothing new
-            return
-        else:
-            step = {name: counts[name] - self._total[name] for name in TOKEN_FIELDS}
-        self._total = counts
-        cached = min(step["cached_input_tokens"], step["input_tokens"])
-        found = usage(input=step["input_tokens"] - cached, output=step["output_tokens"], cache_read=cached)
+        """A response's tokens (``codex_tokens``), on the assistant message it made: the last one,
+        unless a user spoke since (then on the next)."""
+        found = self._tokens.count(info) if self._tokens is not None else None
         if found is None:
             return
         target = next((m for m in reversed(self.messages) if m.role == "assistant"), None)
-        if target is None or (self.messages and self.messages[-1].role == "user"):
+        if target is None or self.messages[-1].role == "user":
             self._unclaimed = found if self._unclaimed is None else self._unclaimed + found
             return
         target.usage = found if target.usage is None else target.usage + found
@@ -531,20 +483,6 @@ class Rollout:
             return iso_utc(self.file.stat().st_mtime)
         except OSError:
             return None
-
-
-def _event_total(line: bytes) -> dict[str, int] | None:
-    """The running total of a line that is a token_count event with one, else None."""
-    if b'"token_count"' not in line or b"total_token_usage" not in line:
-        return None
-    try:
-        record = json_value(line.decode("utf-8", "replace"))
-    except NotJSON:
-        return None
-    payload = record.get("payload") if isinstance(record, dict) else None
-    info = payload.get("info") if isinstance(payload, dict) and payload.get("type") == "token_count" else None
-    total = info.get("total_token_usage") if isinstance(info, dict) else None
-    return {name: whole_count(total.get(name)) for name in TOKEN_FIELDS} if isinstance(total, dict) else None
 
 
 def _alike(first: str, second: str) -> bool:
