@@ -1,0 +1,365 @@
+"""Cursor's chats and agent conversations, read in place from the editor's state databases.
+
+Cursor is a fork of VS Code, and keeps its state as VS Code does
+(microsoft/vscode ``src/vs/base/parts/storage/node/storage.ts``): SQLite files named
+``state.vscdb``, whose ``ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)`` holds
+JSON values, in WAL mode while the editor has them open. They are opened read-only through
+``archivist.agents.databases``. Cursor's own code is not public: the shape below is the one
+that the public readers of these files agree on (michaeldhood/chatrxiv
+``docs/cursor/storage-reference.md``; jverre/agents-for-cursor
+``docs/cursor-tool-bubble-format.md``; Dicklesworthstone/coding_agent_session_search
+``src/connectors/cursor.rs``; somogyijanos/cursor-chat-export ``src/export.py``;
+stwalsh4118/clio ``docs/api-specs/cursor/cursor-api.md``):
+
+- ``<User>/globalStorage/state.vscdb``, table ``cursorDiskKV (key, value)``: a conversation
+  (a "composer": chat, ask or agent) is ``composerData:<composerId>``, with ``name``,
+  ``createdAt`` and ``lastUpdatedAt`` (Unix ms), ``modelConfig.modelName``, and its messages
+  ("bubbles") in order: ``fullConversationHeadersOnly`` (``{bubbleId, type}``, each message
+  the value ``bubbleId:<composerId>:<bubbleId>``, or an entry of ``conversationMap``), or in
+  older versions inline in ``conversation``. A bubble's fields: ``archivist.agents.cursor_bubbles``.
+- ``<User>/workspaceStorage/<id>/state.vscdb``: its ``workspace.json`` names the window's
+  folder (``folder``, or a ``workspace`` file, as a ``file://`` URI); its ItemTable's
+  ``composer.composerData`` lists that workspace's composers (``allComposers``:
+  ``composerId``, ``name``, …), which is how a composer's project is known (a head that still
+  holds its ``conversation`` inline, from older versions, is read as a composer); and
+  ``workbench.panel.aichat.view.aichat.chatdata`` holds the chats of versions before the
+  composer: ``tabs``, each with ``tabId``, ``chatTitle``, ``lastSendTime`` and ``bubbles``.
+
+The source is the ``User`` folder, its ``globalStorage`` or ``workspaceStorage`` folder, one
+workspace's folder, or one ``state.vscdb``. A composer is one session, keyed by its id; an
+older chat tab is one keyed ``chat:<tabId>``; composers come first, by id, then the tabs by
+workspace. A request is a user message (its images as attachments, a placeholder in its
+text); each assistant bubble is an assistant message: its text, its thinking apart, its tool
+call (the files its arguments name, a terminal's command; the result's output a tool message
+after it) and its ``tokenCount`` as usage. The models are the composer's ``modelConfig`` and
+the requests' ``modelInfo`` (Cursor's "default", its Auto choice, is none); an answer's model
+is its request's. The title is the composer's name (unless a default one: "New Chat", "New
+Agent"), else the first request. Times are the log's own: the composer's, the bubbles', a
+tab's last send, never a file's. Only the keys named here are read: ItemTable's other keys
+hold settings and sign-in tokens.
+
+Skipped, and why: ``aiService.prompts`` and ``aiService.generations`` (requests alone,
+without answers or conversation); a composer's context, code blocks, diffs and checkpoints
+(what the editor showed or changed, not what was said); a value over ``MAX_VALUE_BYTES`` or
+not JSON (a bubble: told in its session's problems; a composer: told as Unread); a removed
+(null) bubble. The Cursor CLI's chats (``~/.cursor/chats/<hash>/<id>/store.db``: a ``meta``
+table of hex-encoded JSON and a content-addressed ``blobs`` table of binary records with no
+public schema, as yashas-salankimatt/sidecar ``docs/plans/cursor-cli-adapter.md`` describes
+them) are not read: ``check`` says so. A database locked past a brief wait is
+``Unavailable``; a damaged one is ``Unread``. Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import (
+    MAX_LINE_BYTES,
+    NotJSON,
+    Root,
+    Session,
+    Unread,
+    databases,
+    is_file,
+    iso_utc,
+    json_value,
+    relative_path,
+    short_title,
+    size_text,
+    skipped_problems,
+    text_or_none,
+)
+from archivist.agents.cursor_bubbles import Conversation, Skipped
+from archivist.agents.cursor_places import DATABASE, WORKSPACE_FILE, Workspace, cli_store, global_databases, workspaces
+
+KIND = "cursor"
+EXPECTED = (
+    "Cursor's User folder (~/.config/Cursor/User, ~/Library/Application Support/Cursor/User or "
+    "~/AppData/Roaming/Cursor/User), its globalStorage or workspaceStorage folder, or one state.vscdb"
+)
+KEYS = "cursorDiskKV"
+ITEMS = "ItemTable"
+COMPOSER = "composerData:"
+HEADS = "composer.composerData"
+CHAT_DATA = "workbench.panel.aichat.view.aichat.chatdata"
+DEFAULT_TITLES = ("New Chat", "New Agent", "New Composer")
+MAX_VALUE_BYTES = MAX_LINE_BYTES  # one JSON value read whole (a bubble with a file's contents in it)
+
+
+def check(path: str | Path) -> str | None:
+    """Why ``path`` is not a source of Cursor's conversations (a sentence), or None."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        return f"{path} does not exist: expected {EXPECTED}."
+    store = cli_store(path)
+    if store is not None:
+        return (
+            f"{store} is a Cursor CLI chat: its messages are binary records in a content-addressed table of "
+            f"blobs, whose format has no public schema, so it is not read: expected {EXPECTED}."
+        )
+    if path.is_file():
+        found = databases.tables_of(path)
+        if isinstance(found, str):
+            return f"{found}: expected {EXPECTED}."
+        if not found & {KEYS, ITEMS}:
+            return f"{path} has neither a cursorDiskKV nor an ItemTable table: expected {EXPECTED}."
+        return None
+    root = Root(path)
+    windows = workspaces(root)
+    if global_databases(root, windows) or any(window.database for window in windows):
+        return None
+    return f"{path} holds no {DATABASE} (globalStorage/{DATABASE}, workspaceStorage/*/{DATABASE}): expected {EXPECTED}."
+
+
+def log_files(path: Path) -> list[Path]:
+    """The files that hold a source's conversations: its databases (with the log of what the editor
+    has written and not yet moved into one) and the workspaces' ``workspace.json``."""
+    root = Root(Path(path).expanduser())
+    windows = workspaces(root)
+    found: list[Path] = []
+    for database in global_databases(root, windows) + [w.database for w in windows if w.database]:
+        found.append(database)
+        wal = database.with_name(database.name + "-wal")
+        found += [wal] if is_file(wal) and root.allows(wal) else []
+    found += [w.folder / WORKSPACE_FILE for w in windows if w.project is not None]
+    return found or [root.path]
+
+
+def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
+    """Every conversation: the composers, by id, then the older chat tabs, by workspace."""
+    problems = problems if problems is not None else []
+    root = Root(Path(path).expanduser(), problems)
+    windows = workspaces(root)
+    state = _State(root)
+    shared = global_databases(root, windows)
+    for database in shared:
+        _read_items(database, None, state)
+    for window in windows:
+        if window.database:
+            _read_items(window.database, window, state)
+    for database in shared:
+        yield from _composers(database, None, state)
+    for window in windows:
+        if window.database:
+            yield from _composers(window.database, window, state)
+    for composer_id, (head, holder, database) in state.heads.items():
+        if composer_id not in state.seen and isinstance(head.get("conversation"), list):
+            state.seen.add(composer_id)
+            session = _session(composer_id, head, head["conversation"], state.project(composer_id, holder), database)
+            if session is not None:
+                yield session
+    yield from state.tabs
+    state.tell()
+
+
+# --- reading a database ------------------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    """What a reading has found so far, and what it could not read."""
+
+    root: Root
+    projects: dict[str, str] = field(default_factory=dict)  # composer id: its workspace's project
+    heads: dict[str, tuple[dict[str, Any], Workspace | None, Path]] = field(default_factory=dict)
+    tabs: list[Session] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    unread: dict[str, int] = field(default_factory=dict)  # composers not read, by reason
+    broken: set[Path] = field(default_factory=set)
+
+    def project(self, composer_id: str, workspace: Workspace | None) -> str | None:
+        return self.projects.get(composer_id) or (workspace.project if workspace else None)
+
+    def failed(self, database: Path, error: sqlite3.Error | OSError) -> None:
+        """A database that could not be read: Unavailable while another program holds it locked,
+        else told once as Unread (what the archive holds of it stays)."""
+        if isinstance(error, sqlite3.Error) and databases.locked(error):
+            raise databases.unavailable(database, error) from None
+        if database not in self.broken:
+            self.broken.add(database)
+            reason = str(error)
+            if isinstance(error, OSError) and error.strerror:
+                reason = error.strerror
+            self.root.problems.append(Unread(f"{self.shown(database)} cannot be read ({reason})"))
+
+    def shown(self, file: Path) -> str:
+        return file.name if self.root.named is not None else relative_path(file, self.root.path)
+
+    def tell(self) -> None:
+        for problem in skipped_problems(self.unread, "conversation"):
+            self.root.problems.append(Unread(problem))
+
+
+def _value(connection: sqlite3.Connection, table: str, key: str) -> Any:
+    """The JSON value of a key; ``Skipped`` (why) where there is none, or it is too large or no JSON."""
+    row = connection.execute(
+        f"SELECT CASE WHEN length(CAST(value AS BLOB)) <= ? THEN value END, length(CAST(value AS BLOB)) "
+        f"FROM {table} WHERE key = ?",
+        [MAX_VALUE_BYTES, key],
+    ).fetchone()
+    if row is None:
+        return Skipped("not found")
+    value, size = row
+    if size is None:
+        return None
+    if value is None:
+        return Skipped(f"value over {size_text(MAX_VALUE_BYTES)}")
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    try:
+        return json_value(value)
+    except NotJSON as error:
+        return Skipped(str(error))
+
+
+def _read_items(database: Path, workspace: Workspace | None, state: _State) -> None:
+    """A database's ItemTable: the workspace's composers (their project), and its older chat tabs."""
+    if database in state.broken:
+        return
+    try:
+        with closing(databases.connect(database)) as connection:
+            if ITEMS not in databases.tables(connection):
+                return
+            heads = _value(connection, ITEMS, HEADS)
+            listed = heads.get("allComposers") if isinstance(heads, dict) else heads
+            for head in listed if isinstance(listed, list) else []:
+                composer_id = text_or_none(head.get("composerId")) if isinstance(head, dict) else None
+                if composer_id:
+                    if workspace is not None and workspace.project:
+                        state.projects.setdefault(composer_id, workspace.project)
+                    state.heads.setdefault(composer_id, (head, workspace, database))
+            chats = _value(connection, ITEMS, CHAT_DATA)
+            tabs = chats.get("tabs") if isinstance(chats, dict) else None
+            for index, tab in enumerate(tabs if isinstance(tabs, list) else []):
+                session = _tab_session(tab, index, database, workspace, state)
+                if session is not None:
+                    state.tabs.append(session)
+            for value, what in ((heads, "its list of composers"), (chats, "its older chats")):
+                if isinstance(value, Skipped) and value.reason != "not found":
+                    state.root.problems.append(Unread(f"{state.shown(database)}: {what} not read ({value.reason})"))
+    except (sqlite3.Error, OSError) as error:
+        state.failed(database, error)
+
+
+def _composers(database: Path, workspace: Workspace | None, state: _State) -> Iterator[Session]:
+    """The composers of a database's cursorDiskKV, by id."""
+    if database in state.broken:
+        return
+    try:
+        with closing(databases.connect(database)) as connection:
+            if KEYS not in databases.tables(connection):
+                return
+            keys = connection.execute(
+                f"SELECT key FROM {KEYS} WHERE key > ? AND key < ? ORDER BY key", [COMPOSER, COMPOSER[:-1] + ";"]
+            ).fetchall()
+            for (key,) in keys:
+                composer_id = key[len(COMPOSER) :]
+                if not composer_id or composer_id in state.seen:
+                    continue
+                composer = _value(connection, KEYS, key)
+                if isinstance(composer, Skipped):
+                    state.unread[composer.reason] = state.unread.get(composer.reason, 0) + 1
+                    continue
+                state.seen.add(composer_id)
+                if not isinstance(composer, dict):
+                    continue  # (an empty entry: null)
+                fetch = _fetcher(connection, composer_id)
+                bubbles = _bubbles(composer, fetch)
+                session = _session(composer_id, composer, bubbles, state.project(composer_id, workspace), database)
+                if session is not None:
+                    yield session
+    except (sqlite3.Error, OSError) as error:
+        state.failed(database, error)
+
+
+def _fetcher(connection: sqlite3.Connection, composer_id: str) -> Callable[[str], Any]:
+    def fetch(bubble_id: str) -> Any:
+        return _value(connection, KEYS, f"bubbleId:{composer_id}:{bubble_id}")
+
+    return fetch
+
+
+def _bubbles(composer: dict[str, Any], fetch: Callable[[str], Any]) -> Iterator[Any]:
+    """A composer's bubbles in order: by its headers (each its own value, or in ``conversationMap``),
+    else its inline ``conversation``."""
+    headers = composer.get("fullConversationHeadersOnly")
+    if not isinstance(headers, list) or not headers:
+        conversation = composer.get("conversation")
+        yield from conversation if isinstance(conversation, list) else []
+        return
+    inline = composer.get("conversationMap")
+    inline = inline if isinstance(inline, dict) else {}
+    for header in headers:
+        bubble_id = header.get("bubbleId") if isinstance(header, dict) else header
+        if not isinstance(bubble_id, str) or not bubble_id:
+            yield Skipped("a header of no known shape")
+        elif isinstance(inline.get(bubble_id), dict):
+            yield inline[bubble_id]
+        else:
+            yield fetch(bubble_id)
+
+
+# --- sessions --------------------------------------------------------------------------------------
+
+
+def _session(
+    key: str, composer: dict[str, Any], bubbles: Iterable[Any], project: str | None, database: Path
+) -> Session | None:
+    conversation = Conversation()
+    config = composer.get("modelConfig")
+    conversation.model = conversation.add_model(config.get("modelName") if isinstance(config, dict) else None)
+    conversation.add_all(bubbles)
+    title = text_or_none(composer.get("name"))
+    times = [iso_utc(composer.get("createdAt")), iso_utc(composer.get("lastUpdatedAt"))]
+    return _made(key, conversation, title, times, project, database)
+
+
+def _tab_session(tab: Any, index: int, database: Path, workspace: Workspace | None, state: _State) -> Session | None:
+    """An older chat tab of a workspace, as a session keyed by its tab's id."""
+    if not isinstance(tab, dict):
+        return None
+    tab_id = text_or_none(tab.get("tabId"))
+    key = f"chat:{tab_id}" if tab_id else f"chat:{workspace.folder.name if workspace else database.name}/{index}"
+    if key in state.seen:
+        return None
+    state.seen.add(key)
+    conversation = Conversation()
+    bubbles = tab.get("bubbles")
+    conversation.add_all(bubbles if isinstance(bubbles, list) else [])
+    title = text_or_none(tab.get("chatTitle"))
+    project = workspace.project if workspace else None
+    return _made(key, conversation, title, [iso_utc(tab.get("lastSendTime"))], project, database)
+
+
+def _made(
+    key: str,
+    conversation: Conversation,
+    title: str | None,
+    times: list[str | None],
+    project: str | None,
+    database: Path,
+) -> Session | None:
+    messages = conversation.messages
+    if not any(message.text for message in messages if message.role in ("user", "assistant")):
+        return None
+    found = sorted(time for time in [*times, *(message.timestamp for message in messages)] if time)
+    if title is None or title in DEFAULT_TITLES:
+        asked = [message.text for message in messages if message.role == "user" and message.text]
+        title = (asked or [message.text for message in messages if message.text])[0]
+    return Session(
+        key=key,
+        agent=KIND,
+        title=short_title(title),
+        messages=messages,
+        project=project,
+        models=conversation.models,
+        started=found[0] if found else None,
+        last=found[-1] if found else None,
+        files=[database],
+        problems=skipped_problems(conversation.skipped, "message"),
+    )
