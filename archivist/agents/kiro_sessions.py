@@ -1,0 +1,184 @@
+"""Kiro's sessions since its 1.0 release, read from ``~/.kiro/sessions`` (``kiro``).
+
+Kiro 1.0 (and the Kiro CLI from 3.0, which shares the layout) keeps one folder per session,
+``~/.kiro/sessions/<workspace hash>/<session id>/``, holding ``session.json`` (``id``,
+``title``, ``modelId``, ``workspacePaths``, ``createdAt``, ``lastModifiedAt``) and
+``messages.jsonl``, an event log appended to: one ``{id, timestamp, payload}`` per line.
+Kiro is closed source; the shape is the one public readers of it agree on
+(voidcraft-dev/memory-forge-rs ``src-tauri/src/platforms/kiro_ide.rs``; the harness layouts
+that describe ``session.json`` and ``messages.jsonl`` as Kiro 1.0's):
+
+- ``user``: the person's request (``content``: a string or ``text`` blocks);
+- ``assistant``: what the agent said (``operationType`` ``Say`` or ``Summary``) or its
+  reasoning (``Reasoning``: thinking, kept apart);
+- ``tool_call``: a tool call (``toolName``, ``args``: the files ``path``, ``filePath``,
+  ``file``… name and the ``command`` it runs), on the agent's message of the moment;
+- ``tool_result``: what the tool returned (``content``), a tool message;
+- ``turn_end``: the end of a turn, bookkeeping.
+
+The ``cli`` folder beside the workspaces is the older Kiro CLI's (a different shape) and
+is not read. Lines that are not JSON, events of other types and a line over 64 MB are
+skipped and counted in the session's problems; a last line still being written is left
+for the next reading. Tokens are not recorded (Kiro counts credits): no usage.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import (
+    LONG_LINE,
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    ToolCall,
+    iso_utc,
+    json_file,
+    json_value,
+    lines,
+    named_files,
+    replaced_problems,
+    short_title,
+    skipped_problems,
+    text_or_none,
+)
+from archivist.agents.kiro_workspace import FILE_KEYS, content_text
+
+META, EVENTS = "session.json", "messages.jsonl"
+CLI = "cli"  # the Kiro CLI 2.x sessions, another shape
+SAID = ("Say", "Summary")
+MAX_ARGUMENT_CHARS = 1_000_000
+
+
+def is_session_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a 1.0 session (``session.json`` or ``messages.jsonl``)."""
+    return (folder / META).is_file() or (folder / EVENTS).is_file()
+
+
+def session_folders(base: Path, root: Root) -> list[Path]:
+    """The session folders of ``~/.kiro/sessions`` (``base``), of one workspace's folder in it,
+    or ``base`` itself."""
+    if is_session_folder(base):
+        return [base]
+    found = [folder for folder in root.folders(base) if is_session_folder(folder)]
+    if found:
+        return found
+    return [
+        folder
+        for workspace in root.folders(base)
+        if workspace.name != CLI
+        for folder in root.folders(workspace)
+        if is_session_folder(folder)
+    ]
+
+
+def session(folder: Path, key: str, kind: str, root: Root) -> tuple[Session | None, list[str]]:
+    """One session folder as a session, or None and why."""
+    meta = json_file(folder / META, root)
+    meta = meta if isinstance(meta, dict) else {}
+    events = folder / EVENTS
+    skipped: dict[str, int] = {}
+    replaced = 0
+    messages: list[Message] = []
+    if events.is_file() and root.allows(events):
+        try:
+            with events.open("rb") as handle:
+                for raw, _ in lines(handle):
+                    if raw is None:
+                        skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
+                        continue
+                    try:
+                        text = raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        text, replaced = raw.decode("utf-8", "replace"), replaced + 1
+                    reason = _event(text, raw.endswith(b"\n"), messages)
+                    if reason:
+                        skipped[reason] = skipped.get(reason, 0) + 1
+        except OSError as error:
+            skipped[f"reading stopped ({error.strerror or error})"] = 1
+    problems = [*skipped_problems(skipped), *replaced_problems(replaced)]
+    if not any(m.text for m in messages):
+        return None, problems + ["no message to read"]
+    model = text_or_none(meta.get("modelId"))
+    paths = meta.get("workspacePaths")
+    times = sorted(time for time in (m.timestamp for m in messages) if time)
+    first = next((m.text for m in messages if m.role == "user" and m.text), "")
+    title = text_or_none(meta.get("title"))
+    return (
+        Session(
+            key=key,
+            agent=kind,
+            title=short_title(title, 300) if title else short_title(first),
+            messages=messages,
+            project=text_or_none(paths[0]) if isinstance(paths, list) and paths else None,
+            models=[model] if model else [],
+            started=times[0] if times else iso_utc(meta.get("createdAt")),
+            last=times[-1] if times else iso_utc(meta.get("lastModifiedAt")),
+            files=[file for file in (folder / META, events) if file.is_file()],
+            problems=problems,
+        ),
+        problems,
+    )
+
+
+def session_id(folder: Path, root: Root) -> str | None:
+    meta = json_file(folder / META, root)
+    return text_or_none(meta.get("id")) if isinstance(meta, dict) else None
+
+
+def _event(text: str, complete: bool, messages: list[Message]) -> str | None:
+    """Add one line's event to ``messages``; why it was skipped, if it was."""
+    text = text.lstrip("\ufeff").strip()
+    if not text:
+        return None
+    try:
+        event = json_value(text)
+    except NotJSON as error:
+        return str(error) if complete else None  # a last line without its newline is still being written
+    payload = event.get("payload") if isinstance(event, dict) else None
+    if not isinstance(payload, dict):
+        return "an event without a payload"
+    kind, when = payload.get("type"), iso_utc(event.get("timestamp"))
+    if kind == "user":
+        said = content_text(payload.get("content"))
+        if said:
+            messages.append(Message("user", said, when))
+    elif kind == "assistant":
+        said = content_text(payload.get("content"))
+        operation = payload.get("operationType", "Say")
+        if said and operation in SAID:
+            messages.append(Message("assistant", said, when))
+        elif said and operation == "Reasoning":
+            messages.append(Message("assistant", "", when, thinking=said))
+        elif said:
+            return "an assistant event of unknown operation"
+    elif kind == "tool_call":
+        _call(payload, when, messages)
+    elif kind == "tool_result":
+        messages.append(Message("tool", "", when, tool_output=_output(payload.get("content"))))
+    elif kind != "turn_end":
+        return "an event of unknown type"
+    return None
+
+
+def _call(payload: dict[str, Any], when: str | None, messages: list[Message]) -> None:
+    given = payload.get("args")
+    arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+    command = text_or_none(arguments.get("command"))
+    name = text_or_none(payload.get("toolName")) or text_or_none(payload.get("actionType")) or "tool"
+    call = ToolCall(name, list(dict.fromkeys(named_files(arguments, FILE_KEYS))), [command] if command else [])
+    last = messages[-1] if messages else None
+    if last is not None and last.role == "assistant":
+        last.tool_calls.append(call)
+    else:
+        messages.append(Message("assistant", "", when, tool_calls=[call]))
+
+
+def _output(content: Any) -> str:
+    text = content_text(content)
+    if text or content is None or isinstance(content, str):
+        return text
+    return json.dumps(content, ensure_ascii=False)[:MAX_ARGUMENT_CHARS]
