@@ -44,14 +44,14 @@ def test_the_sample_s_answers_come_from_its_execution_logs() -> None:
     )
     assert session.project == "/home/mei/src/parcel-tracker" and session.models == ["claude-sonnet-4.5"]
     assert [(m.role, m.timestamp) for m in session.messages] == [
-        ("user", "2026-01-13T11:00:04Z"),  # dated by the run it started
-        ("assistant", "2026-01-13T11:00:31Z"),
-        ("user", "2026-01-13T11:01:42Z"),
-        ("assistant", "2026-01-13T11:01:58Z"),
+        ("user", "2025-11-13T11:00:04Z"),  # dated by the run it started
+        ("assistant", "2025-11-13T11:00:31Z"),
+        ("user", "2025-11-13T11:01:42Z"),
+        ("assistant", "2025-11-13T11:01:58Z"),
     ]
     assert (session.started, session.last) == (
-        "2026-01-13T11:00:00Z",
-        "2026-01-13T11:01:58Z",
+        "2025-11-13T11:00:00Z",
+        "2025-11-13T11:01:58Z",
     )  # sessions.json's dateCreated
     assert session.messages[1].text.startswith("`track` now retries a 503") and "On it." not in session.messages[1].text
     calls = [(c.name, c.files, c.commands) for m in session.messages for c in m.tool_calls]

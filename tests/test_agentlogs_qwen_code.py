@@ -68,7 +68,7 @@ def test_the_sample_is_read_with_its_tools_thinking_usage_and_image() -> None:
         "fix/rain-gauge",
         ["qwen3-coder-plus"],
     )
-    assert (session.started, session.last) == ("2026-01-14T09:12:03Z", "2026-01-14T09:12:40Z")
+    assert (session.started, session.last) == ("2025-12-14T09:12:03Z", "2025-12-14T09:12:40Z")
     roles = [m.role for m in session.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
     first, reply = session.messages[0], session.messages[1]
