@@ -6,27 +6,53 @@ session's ``.jsonl`` file. Each ``<session-uuid>.jsonl`` is one session, keyed
 sessions of their own whose ``parent`` is that key, in all three layouts Claude Code has
 used: sidechain lines inside the session file (``<parent key>/sidechain-<agentId>``),
 ``agent-<id>.jsonl`` beside it (``<project folder>/agent-<id>``), and
-``<uuid>/subagents/agent-<id>.jsonl`` (``<parent key>/agent-<id>``).
+``<uuid>/subagents/agent-<id>.jsonl`` (``<parent key>/agent-<id>``; one another sub-agent
+started has that agent's key as its ``parent``). A sub-agent is titled by the
+``description`` of the ``Task``/``Agent`` call that started it: its ``agent-<id>.meta.json``
+says it and names the call (``toolUseId``), else the parent's call is found by the
+``agentId`` its result or its ``progress`` lines name (``claude_code_agents``).
 
 Each line is one JSON object with a ``type``. ``user``, ``assistant`` and ``system`` lines
-are messages (an assistant response written over several lines sharing ``message.id`` is
-one message; a line whose ``uuid`` was already read is a copy and is dropped); ``summary``,
-``custom-title`` and ``ai-title`` lines give the title; the other known types are
-bookkeeping. Unknown types and lines that are not JSON are skipped and counted in the
+are messages: an assistant response written over several lines sharing ``message.id`` is
+one message, whose token usage is its last line's; a message line already read (the same
+``uuid`` again, in the file or in the session a resumed file continues; a sub-agent's
+replay of its parent's responses) is a copy and is dropped (``claude_code_session``). A
+compaction's summary is a system message saying what it is; images and documents are
+attachments (``claude_code_content``); ``summary``, ``custom-title`` and ``ai-title`` lines
+give the title, else the first request (``claude_code_titles``). The other known types
+are bookkeeping. Unknown types and lines that are not JSON are skipped and counted in the
 session's problems; the last line of a file still being written (no newline yet) is left
 for the next read. Files are read line by line (a line over 64 MB is skipped and counted),
 bytes that are not UTF-8 are replaced, and nothing is ever written.
+
+Claude Code's own source is not public: this shape is the files' own, as its published
+change log (anthropics/claude-code: ``CHANGELOG.md``) and public readers of these files
+describe them: ccusage (ryoppippi/ccusage: ``rust/crates/ccusage/src/adapter/claude/daily.rs``
+and ``rust/crates/ccusage/src/types.rs``: ``message.usage``, counted once per ``message.id``
+and ``requestId``; its ``adapter/claude/README.md``: sidechain replays of a parent's
+responses) and agentsview (wesm/agentsview: ``internal/parser/claude.go``: command
+envelopes, compaction summaries, ``agent_progress`` lines naming a sub-agent's call).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
-from archivist.agents import NotJSON, Root, Session, head_lines, json_value, too_large
-from archivist.agents.claude_code_lines import read_lines_into
-from archivist.agents.claude_code_session import AGENT_PREFIX, SUBAGENTS_FOLDER, Builder, Sidechains
+from archivist.agents import NotJSON, Root, Session, head_lines, json_value
+from archivist.agents.claude_code_agents import (
+    AGENT_PREFIX,
+    SUBAGENTS_FOLDER,
+    agent_id,
+    agent_meta,
+    first_session_id,
+    internal_title,
+    leading_summaries,
+    reading_order,
+)
+from archivist.agents.claude_code_lines import read_lines_into, read_prefix
 from archivist.agents.claude_code_session import KIND as KIND
+from archivist.agents.claude_code_session import Builder, Seen, Sidechains
 
 EXPECTED = (
     "a Claude Code projects folder (~/.claude/projects), one project's folder in it, or one session's .jsonl file"
@@ -34,8 +60,6 @@ EXPECTED = (
 
 CHECK_LINES = 5  # lines looked at to tell a Claude Code file
 CHECK_FILES = 5  # files looked at to tell a Claude Code folder
-HEAD_LINES = 200  # leading summary lines looked at in each file of a project
-SESSION_ID_LINES = 20  # lines looked at to find the session an agent-<id>.jsonl belongs to
 
 
 # --- check -------------------------------------------------------------------------------
@@ -115,7 +139,8 @@ def _is_claude_code_line(record: object) -> bool:
 
 
 def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every session under ``path`` (see ``check``), sub-agents after their parent, in name order.
+    """Every session under ``path`` (see ``check``), sub-agents after their parent, in name order
+    (a resumed session's file after the session it continues).
 
     What was skipped in a file that yields no session (it has no message), and the links
     that lead out of the source (never opened), go to ``problems``.
@@ -135,24 +160,33 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
 
 
 def _read_project(folder: Path, root: Root) -> Iterator[Session]:
-    """One project's folder: each session, then its sub-agents; agent files with no session last."""
+    """One project's folder: each session, then its sub-agents; agent files with no session last.
+
+    A message is kept once in a session and its sub-agents, and in a session and the files
+    that continue it (a resumed session's): by the one read first.
+    """
     files = root.files(folder, ".jsonl")
-    sessions = [file for file in files if not file.name.startswith(AGENT_PREFIX)]
+    sessions = reading_order([file for file in files if not file.name.startswith(AGENT_PREFIX)])
     agent_files = [file for file in files if file.name.startswith(AGENT_PREFIX)]
-    summaries = _leading_summaries(sessions)
-    owners = {file: _first_session_id(file) for file in agent_files}
-    stems = {file.stem for file in sessions}
+    summaries = leading_summaries(file for file, _ in sessions)
+    owners = {file: first_session_id(file) for file in agent_files}
+    stems = {file.stem for file, _ in sessions}
+    continued = {earlier for _, earlier in sessions if earlier is not None}
+    seens: dict[Path, Seen] = {}  # what a session and the files continuing it hold: each message kept once
     left = list(agent_files)
-    for file in sessions:
-        parent = yield from _read_session_file(file, folder.name, summaries, root)
+    for file, earlier in sessions:
+        seen = seens.get(earlier, Seen()) if earlier is not None else Seen()
+        if file in continued:
+            seens[file] = seen
+        parent = yield from _read_session_file(file, folder.name, summaries, root, seen)
         mine = [agent for agent in left if _owned_by(owners[agent], parent, stems)]
         for agent in mine:
             left.remove(agent)
-            yield from _maybe(_read_agent_file(agent, folder.name, parent.key, parent, root))
+            yield from _maybe(_read_agent_file(agent, folder.name, parent.key, parent, root, seen))
     for agent in left:
         owner = owners[agent]
         parent_key = f"{folder.name}/{owner}" if owner else None
-        yield from _maybe(_read_agent_file(agent, folder.name, parent_key, None, root))
+        yield from _maybe(_read_agent_file(agent, folder.name, parent_key, None, root, Seen()))
 
 
 def _owned_by(owner: str | None, parent: Builder, stems: set[str]) -> bool:
@@ -163,35 +197,37 @@ def _owned_by(owner: str | None, parent: Builder, stems: set[str]) -> bool:
 
 def _read_single_file(path: Path, root: Root) -> Iterator[Session]:
     """One .jsonl file: a session (with its sub-agents), or one sub-agent transcript."""
+    seen = Seen()
     if not path.name.startswith(AGENT_PREFIX):
         project = path.parent.name
         siblings = root.files(path.parent, ".jsonl")
-        summaries = _leading_summaries([file for file in siblings if not file.name.startswith(AGENT_PREFIX)])
-        parent = yield from _read_session_file(path, project, summaries, root)
+        summaries = leading_summaries([file for file in siblings if not file.name.startswith(AGENT_PREFIX)])
+        parent = yield from _read_session_file(path, project, summaries, root, seen)
         stems = {file.stem for file in siblings if not file.name.startswith(AGENT_PREFIX)}
         for agent in siblings:
-            if agent.name.startswith(AGENT_PREFIX) and _owned_by(_first_session_id(agent), parent, stems):
-                yield from _maybe(_read_agent_file(agent, project, parent.key, parent, root))
+            if agent.name.startswith(AGENT_PREFIX) and _owned_by(first_session_id(agent), parent, stems):
+                yield from _maybe(_read_agent_file(agent, project, parent.key, parent, root, seen))
     elif path.parent.name == SUBAGENTS_FOLDER:
         session_folder = path.parent.parent
         project = session_folder.parent.name
-        builder = _subagent_builder(path, f"{project}/{session_folder.name}", project, None, root)
+        builder = _subagent_builder(path, f"{project}/{session_folder.name}", project, None, root, seen)
         yield from _maybe(_session_of(builder, {}, root))
     else:
         project = path.parent.name
-        owner = _first_session_id(path)
-        yield from _maybe(_read_agent_file(path, project, f"{project}/{owner}" if owner else None, None, root))
+        owner = first_session_id(path)
+        parent_key = f"{project}/{owner}" if owner else None
+        yield from _maybe(_read_agent_file(path, project, parent_key, None, root, seen))
 
 
 def _read_session_file(
-    path: Path, project: str, summaries: dict[str, str], root: Root
+    path: Path, project: str, summaries: dict[str, str], root: Root, seen: Seen
 ) -> Generator[Session, None, Builder]:
     """A session file's session, its inline sidechains, then its subagents/ transcripts.
 
     Returns the session's builder (its key, ids and project), for the agent files beside it.
     """
     key = f"{project}/{path.stem}"
-    main = Builder(key, path, fallback_project=project)
+    main = Builder(key, path, fallback_project=project, seen=seen)
     sidechains = Sidechains(main)
     read_lines_into(path, main, sidechains)
     session = _session_of(main, summaries, root)
@@ -204,17 +240,20 @@ def _read_session_file(
     if root.allows(path.parent / path.stem) and root.allows(subagents):
         for agent in root.files(subagents, ".jsonl"):
             if agent.name.startswith(AGENT_PREFIX):
-                yield from _maybe(_session_of(_subagent_builder(agent, key, project, main, root), {}, root))
+                builder = _subagent_builder(agent, key, project, main, root, seen)
+                yield from _maybe(_session_of(builder, {}, root))
     return main
 
 
 def read_from(
     path: Path | str, offset: int, key: str, project: str | None, models: list[str] | None = None
 ) -> Session | None:
-    """A session file's lines from byte ``offset`` (its ``Tail.resume_at``) as session ``key``.
+    """A session file's lines from byte ``offset`` (its ``Tail.resume_at``) as session ``key``,
+    titled as a whole reading would title it.
 
     None when they cannot simply follow what was read before: the file is shorter than
-    ``offset``, or a sub-agent's sidechain lines appeared in it. (``models``: each line
+    ``offset``, a sub-agent's sidechain lines appeared in it, or it continues another
+    session's file (whose messages its copies of them give way to). (``models``: each line
     names its own, so those used before are not needed.)
     """
     path = Path(path)
@@ -224,17 +263,31 @@ def read_from(
     except OSError:
         return None
     builder = Builder(key, path, fallback_project=project)
+    session_ids = read_prefix(path, offset, builder) if offset > 0 else set()
+    if session_ids is None or any(
+        other != path.stem and (path.parent / f"{other}.jsonl").is_file() for other in session_ids
+    ):
+        return None
     if read_lines_into(path, builder, None, offset):
         return None
-    session = builder.session({})
+    siblings = [] if builder.titles.custom or builder.titles.ai else _session_files(path.parent)
+    session = builder.session(leading_summaries(siblings))
     if session is None:
         session = Session(key, KIND, "", project=project, files=[path], problems=builder.problems, titled=False)
+    else:
+        session.titled = True  # its lines before ``offset`` were looked at again for the title
     session.tail = builder.tail(offset)
     return session
 
 
+def _session_files(folder: Path) -> list[Path]:
+    """The session files of a project's folder (not its agent files)."""
+    root = Root(folder)
+    return [file for file in root.files(folder, ".jsonl") if not file.name.startswith(AGENT_PREFIX)]
+
+
 def _read_agent_file(
-    path: Path, project: str, parent_key: str | None, parent: Builder | None, root: Root
+    path: Path, project: str, parent_key: str | None, parent: Builder | None, root: Root, seen: Seen
 ) -> Session | None:
     """An ``agent-<id>.jsonl`` beside the sessions: one sub-agent transcript."""
     builder = Builder(
@@ -242,25 +295,31 @@ def _read_agent_file(
         path,
         parent=parent_key,
         fallback_project=parent.project if parent and parent.project else project,
-        description=parent.agent_titles.get(path.stem[len(AGENT_PREFIX) :]) if parent else None,
+        description=(parent.agent_titles.get(agent_id(path)) if parent else None) or internal_title(path),
+        seen=seen,
     )
     read_lines_into(path, builder, None)
     return _session_of(builder, {}, root)
 
 
-def _subagent_builder(path: Path, parent_key: str, project: str, parent: Builder | None, root: Root) -> Builder:
-    """A ``<session>/subagents/agent-<id>.jsonl`` transcript, read."""
-    agent_id = path.stem[len(AGENT_PREFIX) :]
-    meta = path.with_name(f"{path.stem}.meta.json")
-    description = _meta_description(meta) if root.allows(meta) else None
+def _subagent_builder(
+    path: Path, session_key: str, project: str, parent: Builder | None, root: Root, seen: Seen
+) -> Builder:
+    """A ``<session>/subagents/agent-<id>.jsonl`` transcript, read: titled by the Task/Agent
+    call that started it, whose parent is the session (or, nested, the sub-agent) that made it."""
+    meta = agent_meta(path, root)
+    description = meta.description
     if description is None and parent is not None:
-        description = parent.agent_titles.get(agent_id)
+        called = parent.tasks.get(meta.tool_use_id) if meta.tool_use_id else None
+        description = called or parent.agent_titles.get(agent_id(path))
+    parent_key = f"{session_key}/{AGENT_PREFIX}{meta.parent_agent_id}" if meta.parent_agent_id else session_key
     builder = Builder(
-        f"{parent_key}/{path.stem}",
+        f"{session_key}/{path.stem}",
         path,
         parent=parent_key,
         fallback_project=parent.project if parent and parent.project else project,
-        description=description,
+        description=description or internal_title(path),
+        seen=seen,
     )
     read_lines_into(path, builder, None)
     return builder
@@ -278,62 +337,3 @@ def _session_of(builder: Builder, summaries: dict[str, str], root: Root) -> Sess
 def _maybe(session: Session | None) -> Iterator[Session]:
     if session is not None:
         yield session
-
-
-# --- what the first lines of files tell --------------------------------------------------
-
-
-def _leading_summaries(files: Iterable[Path]) -> dict[str, str]:
-    """``leafUuid`` → summary from the ``summary`` lines that open each file.
-
-    Older versions wrote the summary of a session at the top of the next session's file.
-    """
-    summaries: dict[str, str] = {}
-    for file in files:
-        try:
-            with file.open("rb") as handle:
-                for count, raw in enumerate(head_lines(handle)):
-                    if count >= HEAD_LINES or b'"summary"' not in raw:
-                        break
-                    try:
-                        record = json_value(raw.decode("utf-8", errors="replace"))
-                    except NotJSON:
-                        break
-                    if not isinstance(record, dict) or record.get("type") != "summary":
-                        break
-                    leaf, summary = record.get("leafUuid"), record.get("summary")
-                    if isinstance(leaf, str) and isinstance(summary, str) and summary.strip():
-                        summaries[leaf] = summary
-        except OSError:
-            continue
-    return summaries
-
-
-def _first_session_id(path: Path) -> str | None:
-    """The ``sessionId`` of a sub-agent transcript: its parent session's id."""
-    try:
-        with path.open("rb") as handle:
-            for count, raw in enumerate(head_lines(handle)):
-                if count >= SESSION_ID_LINES:
-                    break
-                try:
-                    record = json_value(raw.decode("utf-8", errors="replace"))
-                except NotJSON:
-                    continue
-                if isinstance(record, dict) and isinstance(record.get("sessionId"), str) and record["sessionId"]:
-                    return str(record["sessionId"])
-    except OSError:
-        return None
-    return None
-
-
-def _meta_description(path: Path) -> str | None:
-    """The ``description`` of an ``agent-<id>.meta.json`` (what the sub-agent was asked to do)."""
-    if too_large(path):
-        return None  # only a title: not worth telling
-    try:
-        meta = json_value(path.read_bytes().decode("utf-8", errors="replace"))
-    except (OSError, NotJSON):
-        return None
-    description = meta.get("description") if isinstance(meta, dict) else None
-    return description if isinstance(description, str) and description.strip() else None

@@ -4,10 +4,16 @@ Files are read line by line (a line over 64 MB is skipped and counted), bytes th
 not UTF-8 are replaced, and lines that are not JSON objects, or of an unknown type, are
 counted in the session's problems; the last line of a file still being written (no
 newline yet) is left for the next read.
+
+A file read on from where its last reading stopped (``read_prefix``) has what its lines
+before that point decide looked at again, without parsing each one: the ``uuid`` of every
+line (a later copy of one is dropped), its title lines, and its lines up to its first
+request (until then, a later line can still decide the title).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -15,7 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import LONG_LINE, NOT_JSON, NotJSON, json_value, lines, skipped_problems
-from archivist.agents.claude_code_session import KNOWN_TYPES, Builder, Sidechains
+from archivist.agents.claude_code_session import KNOWN_TYPES, Builder, Seen, Sidechains
+
+UUID_RE = re.compile(rb'"uuid"\s*:\s*"([^"\\]{1,200})"')  # a line's uuid, found without parsing it
+SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+TITLE_MARKS = (b'"summary"', b'"custom-title"', b'"ai-title"')  # in every line that can be a title line
 
 
 @dataclass
@@ -110,6 +120,8 @@ def read_lines_into(path: Path, main: Builder, sidechains: Sidechains | None, st
             tally.skipped[f"unknown type {kind!r}"] += 1
             continue
         builder = main
+        if kind == "progress":
+            main.note_progress(record)
         if record.get("isSidechain") is True:
             sidechain = True
             if sidechains is not None:
@@ -119,3 +131,34 @@ def read_lines_into(path: Path, main: Builder, sidechains: Sidechains | None, st
         builder.offsets.extend([tally.line_at] * (len(builder.messages) - len(builder.offsets)))
     main.problems.extend(tally.problems())
     return sidechain
+
+
+def read_prefix(path: Path, end: int, builder: Builder) -> set[str] | None:
+    """Look again at a file's lines before byte ``end`` (where its reading resumes) for what
+    they decide of ``builder``: the uuids it holds, its title lines, its first request; the
+    session ids they name. None when the file cannot be read; nothing is told (these lines
+    were read, and told, before)."""
+    scout = Builder(builder.key, path, seen=Seen())  # reads whole lines, for the first request
+    scout.titles, scout.uuids = builder.titles, builder.uuids
+    session_ids: set[str] = set()
+    position = 0
+    try:
+        with path.open("rb") as handle:
+            for raw, length in lines(handle):
+                if position >= end:
+                    break
+                position += length
+                if raw is None:
+                    continue
+                session_ids.update(found.decode("utf-8", "replace") for found in SESSION_ID_RE.findall(raw))
+                if scout.titles.settled and not any(mark in raw for mark in TITLE_MARKS):
+                    for found in UUID_RE.findall(raw):
+                        builder.uuids.setdefault(found.decode("utf-8", "replace"), len(builder.uuids))
+                    continue
+                record = _parse(raw, Tally(), last=False)
+                kind = record.get("type") if record is not None else None
+                if isinstance(kind, str) and kind in KNOWN_TYPES and record is not None:
+                    scout.take(record, kind)
+    except OSError:
+        return None
+    return session_ids

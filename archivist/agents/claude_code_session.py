@@ -1,19 +1,24 @@
 """One Claude Code session, or sub-agent transcript, built from its lines.
 
-``user``, ``assistant`` and ``system`` lines are messages (an assistant response written
-over several lines sharing ``message.id`` is one message; a line whose ``uuid`` was
-already read is a copy and is dropped); ``summary``, ``custom-title`` and ``ai-title``
-lines give the title; the other known types are bookkeeping.
+``user``, ``assistant`` and ``system`` lines are messages. An assistant response written
+over several lines sharing ``message.id`` is one message; its token usage is its last
+line's ``message.usage`` (each line repeats the response's figures so far, ``output_tokens``
+growing), set once on that message. A message line whose ``uuid`` was already read (in
+this file, or in another file of the project read before it: a resumed session's copy of
+its history, a sub-agent's replay of its parent's) is a copy and is dropped, and so is an
+assistant line repeating a response another session holds. ``summary``, ``custom-title``
+and ``ai-title`` lines give the title; the other known types are bookkeeping.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Message, Session, Tail, ToolCall, between, iso_utc, short_title
+from archivist.agents import Message, Session, Tail, ToolCall, Usage, iso_utc, short_title, usage
+from archivist.agents.claude_code_content import blocks_content, result_agent_id, tool_results
+from archivist.agents.claude_code_titles import Titles, compaction_text, system_message
 
 KIND = "claude-code"
 
@@ -47,23 +52,15 @@ SYNTHETIC_MODEL = "<synthetic>"  # assistant lines the CLI writes itself (API er
 FILE_INPUTS = ("file_path", "path", "notebook_path")  # tool inputs naming a file or folder
 SHELL_TOOLS = ("Bash",)
 SUBAGENT_TOOLS = ("Task", "Agent")
-AGENT_PREFIX = "agent-"
-SUBAGENTS_FOLDER = "subagents"
 
-# User text the CLI writes, not the person: never a title.
-NOT_A_PROMPT = (
-    "<command-",
-    "<local-command-",
-    "<bash-",
-    "<system-reminder>",
-    "<user-prompt-submit-hook>",
-    "Caveat:",
-    "[Request interrupted",
-)
-COMMAND_TAGS = ("command-name", "command-args")  # what a slash command is kept as: its name and arguments
-OUTPUT_TAGS_RE = re.compile(r"</?(?:local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>")
-OUTPUT_PREFIXES = ("<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>")
-AGENT_ID_RE = re.compile(r"agentId:\s*([0-9A-Za-z_-]+)")
+
+class Seen:
+    """What a reading has stored so far, so that nothing is stored twice: message lines by
+    ``uuid``, and assistant responses by ``message.id`` with the session holding each."""
+
+    def __init__(self) -> None:
+        self.uuids: set[str] = set()
+        self.responses: dict[str, str] = {}
 
 
 @dataclass(slots=True)
@@ -79,25 +76,17 @@ class Response:
     thinking: list[str] | None = None
     tool_calls: list[ToolCall] | None = None
     tool_ids: set[str] | None = None
+    usage: Usage | None = None
 
     def add_text(self, text: str) -> None:
-        if not text.strip():
-            return
-        if self.texts is None:
-            self.texts = [text]
-        elif text not in self.texts:  # a block written again
-            self.texts.append(text)
+        self.texts = _added(self.texts, text)
 
     def add_thinking(self, text: str) -> None:
-        if not text.strip():
-            return
-        if self.thinking is None:
-            self.thinking = [text]
-        elif text not in self.thinking:
-            self.thinking.append(text)
+        self.thinking = _added(self.thinking, text)
 
     def message(self) -> Message | None:
-        if not (self.texts or self.thinking or self.tool_calls):
+        """The response as a message; None when it holds nothing (and counted no token)."""
+        if not (self.texts or self.thinking or self.tool_calls or self.usage):
             return None
         return Message(
             role="assistant",
@@ -106,7 +95,24 @@ class Response:
             model=self.model,
             tool_calls=self.tool_calls or [],
             thinking="\n\n".join(self.thinking) if self.thinking else "",
+            usage=self.usage,
         )
+
+
+def _added(texts: list[str] | None, text: str) -> list[str] | None:
+    """``texts`` with ``text`` added: a block written again is not, one that grew replaces
+    what it grew from (a line holding the response so far)."""
+    if not text.strip():
+        return texts
+    if texts is None:
+        return [text]
+    if text in texts:
+        return texts
+    if texts[-1] and text.startswith(texts[-1]):
+        texts[-1] = text
+    else:
+        texts.append(text)
+    return texts
 
 
 class Builder:
@@ -119,12 +125,14 @@ class Builder:
         parent: str | None = None,
         fallback_project: str | None = None,
         description: str | None = None,
+        seen: Seen | None = None,
     ) -> None:
         self.key = key
         self.file = file
         self.parent = parent
         self.fallback_project = fallback_project
         self.description = description  # a sub-agent's task, its title after the log's own
+        self.seen = seen if seen is not None else Seen()
         self.messages: list[Message | Response] = []  # in file order
         self.responses: dict[str, Response] = {}  # message.id → its assistant response
         self.uuids: dict[str, int] = {}  # uuid → line position, to drop copies and place summaries
@@ -132,10 +140,7 @@ class Builder:
         self.branch: str | None = None
         self.models: list[str] = []
         self.session_ids: list[str] = []
-        self.custom_title: str | None = None
-        self.ai_title: str | None = None
-        self.summaries: list[tuple[str, str]] = []  # (leafUuid, summary), in file order
-        self.first_prompt: str | None = None
+        self.titles = Titles()
         self.tasks: dict[str, str] = {}  # Task/Agent tool_use id → its description
         self.agent_titles: dict[str, str] = {}  # a sub-agent's id → the description of its task
         self.problems: list[str] = []
@@ -143,37 +148,47 @@ class Builder:
 
     def take(self, record: dict[str, Any], kind: str) -> bool:
         """Read one line; False when it is malformed for its type."""
-        uuid = record.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in self.uuids:
-                return True  # a copy of a line already read (a resumed session)
-            self.uuids[uuid] = len(self.uuids)
+        if kind in MESSAGE_TYPES and self._repeated(record, kind):
+            self._session_id(record)
+            return True
         self._envelope(record)
         if kind == "user":
             return self._user(record)
         if kind == "assistant":
             return self._assistant(record)
         if kind == "system":
-            content = record.get("content")
-            if isinstance(content, str) and content.strip():
-                self.messages.append(Message("system", content, iso_utc(record.get("timestamp"))))
+            message = system_message(record, iso_utc(record.get("timestamp")))
+            if message is not None:
+                self.titles.heard(message)
+                self.messages.append(message)
             return True
-        if kind == "summary":
-            leaf, summary = record.get("leafUuid"), record.get("summary")
-            if isinstance(leaf, str) and isinstance(summary, str) and summary.strip():
-                self.summaries.append((leaf, summary))
-        elif kind == "custom-title":
-            self.custom_title = _text_or(record.get("customTitle"), self.custom_title)
-        elif kind == "ai-title":
-            self.ai_title = _text_or(record.get("aiTitle"), self.ai_title)
-        return True
+        return self.titles.take(record, kind)
+
+    def _repeated(self, record: dict[str, Any], kind: str) -> bool:
+        """Whether a message line is a copy of one already read (and so dropped); a new one
+        is remembered."""
+        uuid = record.get("uuid")
+        message = record.get("message")
+        response_id = message.get("id") if kind == "assistant" and isinstance(message, dict) else None
+        if isinstance(response_id, str) and self.seen.responses.get(response_id, self.key) != self.key:
+            return True  # a response another session holds (a replay of a parent's history)
+        if isinstance(uuid, str):
+            if uuid in self.uuids or uuid in self.seen.uuids:
+                return True
+            self.uuids[uuid] = len(self.uuids)
+            self.seen.uuids.add(uuid)
+        return False
 
     def _envelope(self, record: dict[str, Any]) -> None:
-        cwd, branch, session_id = record.get("cwd"), record.get("gitBranch"), record.get("sessionId")
+        cwd, branch = record.get("cwd"), record.get("gitBranch")
         if self.project is None and isinstance(cwd, str) and cwd:
             self.project = cwd
         if self.branch is None and isinstance(branch, str) and branch:
             self.branch = branch
+        self._session_id(record)
+
+    def _session_id(self, record: dict[str, Any]) -> None:
+        session_id = record.get("sessionId")
         if isinstance(session_id, str) and session_id and session_id not in self.session_ids:
             self.session_ids.append(session_id)
 
@@ -184,43 +199,31 @@ class Builder:
         content = message.get("content")
         timestamp = iso_utc(record.get("timestamp"))
         if record.get("isCompactSummary"):
-            text = _blocks_text(content)
-            if text.strip():
-                self.messages.append(Message("system", text, timestamp))
+            found = blocks_content(content)
+            if found.text.strip():
+                self.messages.append(Message("system", compaction_text(found.text), timestamp))
             return True
         if record.get("isMeta"):
             return True  # text the CLI adds to the prompt (caveats, skill bodies), not a message
         if isinstance(content, str):
-            self._user_text(content, timestamp)
+            self._add(self.titles.user_message(content, timestamp))
             return True
         if not isinstance(content, list):
             return False
-        results = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
+        results = tool_results(content)
         if results:
-            outputs = []
             for block in results:
-                outputs.append(_blocks_text(block.get("content")))
                 self._note_agent(block, record.get("toolUseResult"))
-            outputs.extend(text for text in _texts(content) if text.strip())
-            self.messages.append(Message("tool", "", timestamp, tool_output="\n\n".join(outputs)))
+            found = blocks_content(content, separator="\n\n")
+            self._add(Message("tool", "", timestamp, tool_output=found.text, attachments=found.attachments))
             return True
-        texts = [text for text in _texts(content) if text.strip() and not text.lstrip().startswith("<system-reminder>")]
-        if texts:
-            self._user_text("\n\n".join(texts), timestamp)
+        found = blocks_content(content, separator="\n\n", skip_reminders=True)
+        self._add(self.titles.user_message(found.text, timestamp, found.attachments))
         return True
 
-    def _user_text(self, text: str, timestamp: str | None) -> None:
-        stripped = text.lstrip()
-        if stripped.startswith(OUTPUT_PREFIXES):
-            self.messages.append(Message("tool", "", timestamp, tool_output=OUTPUT_TAGS_RE.sub("", text).strip()))
-            return
-        if "<command-name>" in text:  # a slash command: kept as typed
-            parts = (_tag_text(text, tag) for tag in COMMAND_TAGS)
-            text = " ".join(part for part in parts if part) or text
-        elif self.first_prompt is None and stripped and not stripped.startswith(NOT_A_PROMPT):
-            self.first_prompt = text
-        if text.strip():
-            self.messages.append(Message("user", text, timestamp))
+    def _add(self, message: Message | None) -> None:
+        if message is not None:
+            self.messages.append(message)
 
     def _assistant(self, record: dict[str, Any]) -> bool:
         message = record.get("message")
@@ -230,15 +233,12 @@ class Builder:
         model = model if isinstance(model, str) and model and model != SYNTHETIC_MODEL else None
         if model and model not in self.models:
             self.models.append(model)
-        response_id = message.get("id")
-        draft = self.responses.get(response_id) if isinstance(response_id, str) else None
-        if draft is None:
-            draft = Response(iso_utc(record.get("timestamp")), model)
-            self.messages.append(draft)
-            if isinstance(response_id, str):
-                self.responses[response_id] = draft
-        elif draft.model is None:
-            draft.model = model
+        if model:
+            self.titles.answered()
+        draft = self._response(message.get("id"), iso_utc(record.get("timestamp")), model)
+        counted = message.get("usage")
+        if isinstance(counted, dict) and message.get("model") != SYNTHETIC_MODEL:
+            draft.usage = _usage(counted) or draft.usage  # the last line's figures are the response's
         content = message.get("content")
         if isinstance(content, str):
             draft.add_text(content)
@@ -256,6 +256,19 @@ class Builder:
             elif kind == "tool_use":
                 self._tool_use(draft, block)
         return True
+
+    def _response(self, response_id: object, timestamp: str | None, model: str | None) -> Response:
+        """The response a line belongs to: the one of its ``message.id``, else a new one."""
+        draft = self.responses.get(response_id) if isinstance(response_id, str) else None
+        if draft is None:
+            draft = Response(timestamp, model)
+            self.messages.append(draft)
+            if isinstance(response_id, str):
+                self.responses[response_id] = draft
+                self.seen.responses[response_id] = self.key
+        elif draft.model is None:
+            draft.model = model
+        return draft
 
     def _tool_use(self, draft: Response, block: dict[str, Any]) -> None:
         call_id = block.get("id")
@@ -277,8 +290,9 @@ class Builder:
         command = inputs.get("command")
         if name in SHELL_TOOLS and isinstance(command, str) and command.strip():
             call.commands.append(command)
-        if name in SUBAGENT_TOOLS and isinstance(call_id, str) and isinstance(inputs.get("description"), str):
-            self.tasks[call_id] = inputs["description"]
+        description = inputs.get("description")
+        if name in SUBAGENT_TOOLS and isinstance(call_id, str) and isinstance(description, str) and description.strip():
+            self.tasks[call_id] = description
         if draft.tool_calls is None:
             draft.tool_calls = []
         draft.tool_calls.append(call)
@@ -286,23 +300,17 @@ class Builder:
     def _note_agent(self, block: dict[str, Any], result: object) -> None:
         """A Task/Agent result names its sub-agent: remember what the sub-agent was asked."""
         description = self.tasks.get(str(block.get("tool_use_id")))
-        if description is None:
-            return
-        agent_id = result.get("agentId") if isinstance(result, dict) else None
-        if not isinstance(agent_id, str):
-            found = AGENT_ID_RE.search(_blocks_text(block.get("content")))
-            agent_id = found.group(1) if found else None
-        if agent_id:
+        agent_id = result_agent_id(block, result) if description else None
+        if description and agent_id:
             self.agent_titles[agent_id] = description
 
-    def _summary(self, others: dict[str, str]) -> str | None:
-        """The summary of this session's latest summarised message, if any."""
-        best, best_position = None, -1
-        for leaf, summary in [*others.items(), *self.summaries]:
-            position = self.uuids.get(leaf)
-            if position is not None and position >= best_position:
-                best, best_position = summary, position
-        return best
+    def note_progress(self, record: dict[str, Any]) -> None:
+        """A ``progress`` line of a running sub-agent names it and the Task/Agent call it runs for."""
+        data = record.get("data")
+        call_id, agent_id = record.get("parentToolUseID"), data.get("agentId") if isinstance(data, dict) else None
+        description = self.tasks.get(call_id) if isinstance(call_id, str) else None
+        if description and isinstance(agent_id, str) and agent_id:
+            self.agent_titles.setdefault(agent_id, description)
 
     def tail(self, start: int = 0, first_seq: int = 0) -> Tail | None:
         """Where to go on reading: at its last assistant response (later lines may continue
@@ -325,15 +333,8 @@ class Builder:
         if not messages:
             return None
         stamps = [message.timestamp for message in messages if message.timestamp]
-        fallback = next((message.text for message in messages if message.text.strip()), "")
-        title = (
-            self.custom_title
-            or self.ai_title
-            or self._summary(summaries)
-            or self.description
-            or self.first_prompt
-            or fallback
-        )
+        own = self.titles.own(self.uuids, summaries) or self.description
+        title = own or self.titles.first_request or next((m.text for m in messages if m.text.strip()), "")
         return Session(
             key=self.key,
             agent=KIND,
@@ -347,8 +348,24 @@ class Builder:
             files=[self.file],
             problems=self.problems,
             parent=self.parent,
-            titled=bool(self.custom_title or self.ai_title or self._summary(summaries) or self.description),
+            titled=bool(own),
         )
+
+
+def _usage(counted: dict[str, Any]) -> Usage | None:
+    """A line's ``message.usage`` as a ``Usage``: the tokens written to the cache are
+    ``cache_creation_input_tokens``, else the sum of its ``cache_creation`` breakdown."""
+    written = counted.get("cache_creation_input_tokens")
+    breakdown = counted.get("cache_creation")
+    if not isinstance(written, int) and isinstance(breakdown, dict):
+        parts = [breakdown.get(name) for name in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")]
+        written = sum(part for part in parts if isinstance(part, int) and not isinstance(part, bool))
+    return usage(
+        input=counted.get("input_tokens"),
+        output=counted.get("output_tokens"),
+        cache_write=written,
+        cache_read=counted.get("cache_read_input_tokens"),
+    )
 
 
 class Sidechains:
@@ -371,7 +388,7 @@ class Sidechains:
             self.chain_of.setdefault(uuid, name)
         builder = self.by_name.get(name)
         if builder is None:
-            builder = Builder(f"{self.main.key}/{name}", self.main.file, parent=self.main.key)
+            builder = Builder(f"{self.main.key}/{name}", self.main.file, parent=self.main.key, seen=self.main.seen)
             self.by_name[name] = builder
         return builder
 
@@ -382,42 +399,3 @@ class Sidechains:
             agent_id = name[len("sidechain-") :]
             builder.description = self.main.agent_titles.get(agent_id)
         return list(self.by_name.values())
-
-
-# --- values ------------------------------------------------------------------------------
-
-
-def _texts(blocks: list[Any]) -> list[str]:
-    return [
-        block["text"]
-        for block in blocks
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-
-
-def _blocks_text(content: object) -> str:
-    """A string, or the text of a list of blocks (tool results, compact summaries)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict):
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif block.get("type") == "image":
-                parts.append("[image]")
-    return "\n".join(parts)
-
-
-def _tag_text(text: str, tag: str) -> str:
-    """The text of the first ``<tag>…</tag>`` in ``text``, stripped ("" where there is none)."""
-    span = between(text, f"<{tag}>", f"</{tag}>")
-    return text[span[0] : span[1]].strip() if span else ""
-
-
-def _text_or(value: object, default: str | None) -> str | None:
-    return value if isinstance(value, str) and value.strip() else default
