@@ -190,3 +190,27 @@ def test_a_sources_problems_are_told_on_every_run_until_it_is_read_again(setup):
     write(session, FIRST)  # read again, clean: they go
     index_workspace(workspace)
     assert problems() == []
+
+
+def test_a_title_decided_by_appended_lines_is_the_one_a_whole_read_gives(tmp_path, monkeypatch):
+    """A session opening with a local command has no request yet; the prompt appended later titles it."""
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+    folder = tmp_path / "projects" / "-home-ana-proj"
+    folder.mkdir(parents=True)
+    session = folder / f"{SESSION}.jsonl"
+    cleared = (
+        "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>"
+    )
+    write(session, [line("user", "c1", None, cleared, "2025-11-23T04:50:00Z"),
+                    line("user", "c2", "c1", "<local-command-stdout></local-command-stdout>", "2025-11-23T04:50:00Z")])  # fmt: skip
+    index_workspace(workspace, log_sources=[("claude-code", tmp_path / "projects")])
+    assert stored(workspace)[0]["title"] == "/clear"
+    reading_whole_fails(monkeypatch)
+    write(session, [line("user", "u1", "c2", "why does the kubernetes pod keep restarting", "2025-11-23T04:53:42Z"),
+                    assistant("a1", "u1", [{"type": "text", "text": "Let me look."}], "2025-11-23T04:53:45Z")], "a")  # fmt: skip
+    index_workspace(workspace)
+    document, messages, _ = stored(workspace)
+    monkeypatch.undo()
+    expected_document, expected_messages, _ = read_whole(tmp_path, tmp_path / "projects")
+    assert document["title"] == expected_document["title"] == "why does the kubernetes pod keep restarting"
+    assert messages == expected_messages
