@@ -109,6 +109,22 @@ def test_a_rewind_leaves_the_abandoned_branch_and_one_uuid_written_twice_is_one_
     assert session.title == "first question" and session.project == "/srv/app"
 
 
+def test_a_rewind_to_before_the_first_turn_drops_all_and_one_to_a_record_not_read_drops_none(tmp_path: Path) -> None:
+    rewind = {"subtype": "rewind", "systemPayload": {"truncatedCount": 1}}
+    write(
+        tmp_path,
+        [
+            user("u1", None, "taken back", 1),
+            record("r1", None, "system", 2, **rewind),
+            user("u2", "r1", "kept", 3),
+            record("r2", "lost-line", "system", 4, **rewind),
+            model("a2", "r2", "kept too", 5),
+        ],
+    )
+    (session,), _ = read(tmp_path)
+    assert [m.text for m in session.messages] == ["kept", "kept too"]
+
+
 def test_a_damaged_line_keeps_what_was_written_before_it(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -9,13 +9,15 @@ Each line is one record of Qwen Code's ``ChatRecordingService`` (QwenLM/qwen-cod
 ``inlineData``). An assistant record is one model response, with its ``model`` and
 ``usageMetadata``; a tool result's ``toolCallResult`` keeps what the terminal displayed.
 
-The conversation is the chain of ``parentUuid`` from the last record back to the first, as
-Qwen Code itself rebuilds it (``sessionService.ts``, ``reconstructHistory``): a rewind
-appends a record whose parent is an earlier turn, and the records of the abandoned branch
-are no longer on the chain. Several records of one ``uuid`` are one message (their parts in
-order). Where the chain meets a parent that no line holds (a line damaged, a record of
-unknown shape) it goes on from the record written just before, so that no damage loses
-what precedes it.
+The records are read in the order they were written. Several records of one ``uuid`` are
+one message (their parts in order, at the place of the first). A rewind (a ``system``
+record of subtype ``rewind``) is written with the record it goes back to as its
+``parentUuid`` (``rewindRecording``): the records after that one are dropped, as Qwen Code
+drops them when it rebuilds the conversation from the ``parentUuid`` chain
+(``sessionService.ts``, ``reconstructHistory``), and a rewind to before the first turn
+(a null parent) drops them all. The order of the lines is followed rather than the chain
+itself so that a damaged line, or a record whose parent no line holds, loses nothing
+written before it.
 
 - ``user``: the person's request (the ``displayText`` the terminal showed, where newer
   versions record one, else the text parts); an image or file part is an attachment.
@@ -30,6 +32,11 @@ what precedes it.
 - ``tool_result``: a tool message whose output is the function responses, else the display.
 - ``system``: ``custom_title`` names the session (the last one wins); the others (slash
   commands, compression checkpoints, telemetry, @-command replays, rewinds) are bookkeeping.
+
+Lines that are not JSON, records without a ``uuid`` or of another ``type``, records of no
+known shape and a line over 64 MB are skipped and counted in the session's problems; bytes
+that are not UTF-8 are replaced (and counted); a last line without its newline, still being
+written, is left for the next reading.
 """
 
 from __future__ import annotations
@@ -138,7 +145,6 @@ class Records:
     def __init__(self, file: Path) -> None:
         self.file = file
         self.by_uuid: dict[str, dict[str, Any]] = {}
-        self.last: str | None = None
         self.skipped: dict[str, int] = {}
         self.replaced = 0
         self.notes: list[str] = []
@@ -180,8 +186,9 @@ class Records:
             self._add(value)
 
     def _add(self, record: dict[str, Any]) -> None:
+        if record["type"] == "system" and record.get("subtype") == "rewind":
+            self._rewind(record.get("parentUuid"))
         uuid = record["uuid"]
-        self.last = uuid
         known = self.by_uuid.get(uuid)
         if known is None:
             self.by_uuid[uuid] = record
@@ -195,30 +202,16 @@ class Records:
         for key in ("model", "toolCallResult"):
             known.setdefault(key, record.get(key))
 
-    def chain(self) -> list[dict[str, Any]]:
-        """The records of the conversation, first to last (see the module's docstring)."""
-        order = list(self.by_uuid)
-        place = {uuid: index for index, uuid in enumerate(order)}
-        chain: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        cursor = len(order) - 1  # where to look back from for the record before (only ever lower)
-        current = self.last
-        while current is not None and current not in seen:
-            seen.add(current)
-            record = self.by_uuid[current]
-            chain.append(record)
-            parent = record.get("parentUuid")
-            if parent is None:
-                break
-            if isinstance(parent, str) and parent in self.by_uuid:
-                current = parent
-                continue
-            cursor = min(cursor, place[current] - 1)  # a parent no line holds: the record before
-            while cursor >= 0 and order[cursor] in seen:
-                cursor -= 1
-            current = order[cursor] if cursor >= 0 else None
-        chain.reverse()
-        return chain
+    def _rewind(self, target: Any) -> None:
+        """Drop the records after ``target`` (all of them for None; none for a target not read)."""
+        if target is not None and (not isinstance(target, str) or target not in self.by_uuid):
+            return
+        while self.by_uuid and next(reversed(self.by_uuid)) != target:
+            self.by_uuid.popitem()
+
+    def conversation(self) -> list[dict[str, Any]]:
+        """The records of the conversation, first to last."""
+        return list(self.by_uuid.values())
 
 
 def _parts_of(record: dict[str, Any]) -> list[Any]:
@@ -234,7 +227,7 @@ def session(file: Path, key: str, kind: str, parent: str | None = None) -> tuple
     """The session of one chat file, or None and why (its problems) when it holds no message."""
     records = Records(file)
     records.read()
-    chain = records.chain()
+    chain = records.conversation()
     messages: list[Message] = []
     models: list[str] = []
     title: str | None = None
