@@ -288,6 +288,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
 
     code = home / ".config" / "Code" / "User" / "globalStorage"  # VS Code's, on Linux
     assert where({}, "linux") == [
+        ("amp", home / ".local" / "share" / "amp" / "threads"),
         ("claude-code", home / ".claude" / "projects"),
         ("claude-code", home / ".config" / "claude" / "projects"),
         ("cline", code / "saoudrizwan.claude-dev"),
@@ -296,14 +297,21 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("continue", home / ".continue" / "sessions"),
         ("copilot", home / ".config" / "Code" / "User"),
         ("copilot", home / ".copilot" / "session-state"),
+        ("cursor", home / ".config" / "Cursor" / "User"),
         ("gemini-cli", home / ".gemini" / "tmp"),
+        ("goose", home / ".local" / "share" / "goose" / "sessions"),
+        ("kiro", home / ".kiro" / "sessions"),
+        ("kiro", home / ".config" / "Kiro" / "User" / "globalStorage" / "kiro.kiroagent"),
+        ("kiro", home / ".kiro-server" / "data" / "User" / "globalStorage" / "kiro.kiroagent"),
         ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
         ("opencode", home / ".local" / "share" / "opencode"),
+        ("qwen-code", home / ".qwen"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
     ]
     assert ("llm", home / "Library" / "Application Support" / "io.datasette.llm" / "logs.db") in where({}, "macos")
     roaming = home / "AppData" / "Roaming"
     assert where({}, "windows") == [
+        ("amp", home / ".local" / "share" / "amp" / "threads"),
         ("claude-code", home / ".claude" / "projects"),
         ("cline", roaming / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"),
         ("cline", home / ".cline" / "data"),
@@ -311,9 +319,14 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("continue", home / ".continue" / "sessions"),
         ("copilot", roaming / "Code" / "User"),
         ("copilot", home / ".copilot" / "session-state"),
+        ("cursor", roaming / "Cursor" / "User"),
         ("gemini-cli", home / ".gemini" / "tmp"),
+        ("goose", roaming / "Block" / "goose" / "data" / "sessions"),
+        ("kiro", home / ".kiro" / "sessions"),
+        ("kiro", roaming / "Kiro" / "User" / "globalStorage" / "kiro.kiroagent"),
         ("llm", roaming / "io.datasette.llm" / "logs.db"),
         ("opencode", home / ".local" / "share" / "opencode"),
+        ("qwen-code", home / ".qwen"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
     ]
     moved = {
@@ -322,10 +335,13 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         "CODEX_HOME": str(tmp_path / "codex"),
         "CONTINUE_GLOBAL_DIR": str(tmp_path / "continue"),
         "GEMINI_CLI_HOME": str(tmp_path / "gemini"),
+        "GOOSE_PATH_ROOT": str(tmp_path / "goose"),
         "LLM_USER_PATH": str(tmp_path / "llm"),
+        "QWEN_RUNTIME_DIR": str(tmp_path / "qwen"),
         "XDG_DATA_HOME": str(tmp_path / "share"),
     }
     expected = [
+        ("amp", tmp_path / "share" / "amp" / "threads"),
         ("claude-code", tmp_path / "a" / "projects"),
         ("claude-code", tmp_path / "b" / "projects"),
         ("cline", tmp_path / "cline" / "data"),
@@ -333,16 +349,23 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("continue", tmp_path / "continue" / "sessions"),
         ("copilot", home / ".copilot" / "session-state"),
         ("gemini-cli", tmp_path / "gemini" / ".gemini" / "tmp"),
+        ("goose", tmp_path / "share" / "goose" / "sessions"),
+        ("kiro", home / ".kiro" / "sessions"),
         ("llm", tmp_path / "llm" / "logs.db"),
         ("opencode", tmp_path / "share" / "opencode"),
+        ("qwen-code", tmp_path / "qwen"),
     ]
 
     def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders: no variable moves them
         return "globalStorage" in str(place[1]) or str(place[1]).endswith("User")
 
     moved_linux = [place for place in where(moved, "linux") if not unmoved(place)]
-    assert moved_linux == [place for place in where(moved, "windows") if not unmoved(place)]
     assert moved_linux == expected
+    # on Windows Goose keeps its data under its own root, moved by GOOSE_PATH_ROOT
+    windows_goose = ("goose", tmp_path / "goose" / "data" / "sessions")
+    assert [place for place in where(moved, "windows") if not unmoved(place)] == [
+        windows_goose if kind == "goose" else (kind, path) for kind, path in expected
+    ]
     assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
 
 

@@ -33,6 +33,11 @@ COUNTS = {
     "continue": 1,
     "opencode": 3,
     "copilot": 3,
+    "goose": 2,
+    "qwen-code": 1,
+    "kiro": 1,
+    "amp": 1,
+    "cursor": 2,  # a composer with tools, thinking, usage and an image; an older one inline
 }
 SOURCES = {
     name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
@@ -277,3 +282,19 @@ def test_copilot_vs_code_s_sessions_whole_and_as_a_log_and_a_cli_session():
     assert commands(cli) == ["curl -s localhost:8000/health"] and files(cli) == [
         "/home/ana/projects/weather-api/app/main.py"
     ]
+
+
+def test_cursor_a_composer_of_bubbles_and_an_older_one_inline():
+    retry, signature = read_sessions("cursor")
+    assert retry.title == "Retry webhook deliveries on 429" and retry.project == "/home/ana/projects/hooks"
+    assert retry.models == ["claude-4.5-sonnet-thinking"] and signature.models == ["gpt-5"]
+    assert [call.name for call in calls(retry)] == ["read_file", "search_replace", "run_terminal_cmd"]
+    assert commands(retry) == ["pytest tests/test_sender.py -q"] and files(retry) == ["src/hooks/sender.py"] * 2
+
+
+def test_goose_its_database_and_an_older_session_file():
+    found = {session.title: session for session in read_sessions("goose")}
+    fix = found["Fix Friday date bug"]
+    assert commands(fix) == ["pytest tests/test_dates.py -k next_business_day -q"]
+    assert "/home/dev/projects/calendar-api/calendar_api/dates.py" in files(fix)
+    assert "Summarise whiteboard photo" in found
