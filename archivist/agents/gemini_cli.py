@@ -87,7 +87,7 @@ _EXPECTED = (
 
 def check(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is not a Gemini CLI sessions folder or session file, or None when it is one."""
-    return check_path(path, _EXPECTED, "a Gemini CLI session file", _looks_like_session, _session_files, _no_session)
+    return check_path(path, _EXPECTED, "a Gemini CLI session file", looks_like_session, _session_files, _no_session)
 
 
 def _no_session(root: Path) -> str:
@@ -107,7 +107,7 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     projects: dict[Path, str | None] = {}
     used: set[str] = set()
     for file in files:
-        record = _Record(file)
+        record = Record(file)
         record.read()
         session_id = text_or_none(record.meta.get("sessionId"))
         if file.suffix == ".json" and session_id and _migrated(file, session_id):
@@ -168,7 +168,7 @@ def _session_files(root: Root) -> list[Path]:
     return sorted(files, key=lambda file: relative_path(file, root.path))
 
 
-def _looks_like_session(file: Path) -> bool:
+def looks_like_session(file: Path) -> bool:
     """A peek: a first JSONL line with session metadata or a message, or a JSON document's keys."""
     if file.suffix not in (".json", ".jsonl"):
         return False
@@ -249,7 +249,7 @@ def _is_meta(record: dict[str, Any]) -> bool:
 # -- reading one session ---------------------------------------------------------------
 
 
-class _Record:
+class Record:
     """One session file, read into its metadata and its messages by id."""
 
     def __init__(self, file: Path) -> None:
@@ -410,7 +410,7 @@ class _Record:
                 model = text_or_none(record.get("model"))
                 if model and model not in models:
                     models.append(model)
-                messages.extend(_assistant(record, timestamp, model))
+                messages.extend(assistant_messages(record, timestamp, model))
             elif not (isinstance(kind, str) and kind in _STATUS_TYPES):
                 reason = f"unknown type {kind!r}"
                 self.skipped_messages[reason] = self.skipped_messages.get(reason, 0) + 1
@@ -445,7 +445,7 @@ class _Record:
         ]
 
 
-def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None) -> list[Message]:
+def assistant_messages(record: dict[str, Any], timestamp: str | None, model: str | None) -> list[Message]:
     """A gemini message, then one tool message per tool call that has a result."""
     thoughts = record.get("thoughts")
     thinking = []
@@ -463,7 +463,7 @@ def _assistant(record: dict[str, Any], timestamp: str | None, model: str | None)
     for call in raw_calls if isinstance(raw_calls, list) else []:
         if not isinstance(call, dict):
             continue
-        calls.append(_tool_call(call))
+        calls.append(tool_call(call))
         output = _result_text(call)
         if output:
             when = iso_utc(call.get("timestamp")) or timestamp
@@ -495,7 +495,7 @@ def _usage(tokens: Any) -> Usage | None:
     )
 
 
-def _tool_call(call: dict[str, Any]) -> ToolCall:
+def tool_call(call: dict[str, Any]) -> ToolCall:
     name = text_or_none(call.get("name")) or text_or_none(call.get("displayName")) or "tool"
     args = call.get("args")
     args = args if isinstance(args, dict) else {}

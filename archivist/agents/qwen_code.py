@@ -55,7 +55,7 @@ from archivist.agents import (
     text_or_none,
 )
 from archivist.agents import qwen_code_records as records
-from archivist.agents.gemini_cli import _assistant, _looks_like_session, _Record
+from archivist.agents.gemini_cli import Record, assistant_messages, looks_like_session
 
 KIND = "qwen-code"
 EXPECTED = (
@@ -179,7 +179,7 @@ def _looks_like(file: Path) -> bool:
     """A peek: a JSONL file whose first record has a ``uuid`` and a record type, or an older
     JSON session document."""
     if file.suffix == ".json":
-        return _looks_like_session(file)
+        return looks_like_session(file)
     if file.suffix != ".jsonl":
         return False
     try:
@@ -201,7 +201,7 @@ def _looks_like(file: Path) -> bool:
 
 def _legacy(file: Path, relative: str, used: set[str], projects: dict[str, str]) -> tuple[Session | None, list[str]]:
     """A session document of Qwen Code 0.1 to 0.3, read with the Gemini CLI reader's functions."""
-    document = _Record(file)
+    document = Record(file)
     document.read()
     messages: list[Message] = []
     models: list[str] = []
@@ -216,7 +216,7 @@ def _legacy(file: Path, relative: str, used: set[str], projects: dict[str, str])
             model = text_or_none(item.get("model"))
             if model and model not in models:
                 models.append(model)
-            found = _assistant(item, timestamp, model)
+            found = assistant_messages(item, timestamp, model)
             if found:
                 found[0].usage = _tokens(item.get("tokens"))
             messages.extend(found)

@@ -64,7 +64,7 @@ from archivist.agents import (
     text_or_none,
     usage,
 )
-from archivist.agents.gemini_cli import _tool_call
+from archivist.agents.gemini_cli import tool_call
 
 RECORD_TYPES = ("user", "assistant", "tool_result", "system")
 SYSTEM_PROMPTS = ("notification", "cron")  # user records the CLI writes, not the person
@@ -97,7 +97,7 @@ def _part(part: dict[str, Any], found: Parts) -> None:
     if isinstance(part.get("text"), str):
         (found.thinking if part.get("thought") else found.text).append(part["text"])
     elif isinstance(part.get("functionCall"), dict):
-        found.calls.append(_tool_call(part["functionCall"]))
+        found.calls.append(tool_call(part["functionCall"]))
     elif isinstance(part.get("functionResponse"), dict):
         found.outputs.append(_response(part["functionResponse"], found))
     elif isinstance(part.get("inlineData"), dict):
