@@ -1152,3 +1152,32 @@ def test_sub_agent_metadata_of_the_wrong_shape_is_passed_over(tmp_path: Path, wr
     parent, sub = read(tmp_path / PROJECT)
     assert sub.parent == parent.key and sub.title == "Explore the API module"  # the result names the agent
     assert sub.problems == [] and parent.problems == []
+
+
+def started(session: Any) -> dict[str, str | None]:
+    """Each Task/Agent call of a session: the sub-agent session it started."""
+    return {call.name: call.agent for message in session.messages for call in message.tool_calls}
+
+
+def test_a_task_call_names_the_sub_agent_session_it_started(tmp_path: Path) -> None:
+    # by the metadata's toolUseId
+    write(tmp_path / "meta" / PROJECT / f"{SID}.jsonl", parent_with_task("b1c2d3e4"))
+    subagents = tmp_path / "meta" / PROJECT / SID / "subagents"
+    write(subagents / "agent-b1c2d3e4.jsonl", agent_lines("b1c2d3e4", 20))
+    (subagents / "agent-b1c2d3e4.meta.json").write_text(json.dumps({"toolUseId": "toolu_01T", "spawnDepth": 1}))
+    parent, sub = read(tmp_path / "meta")
+    assert started(parent) == {"Task": sub.key} and sub.parent == parent.key
+    # by the agent id the call's result names: an agent file beside the session, a sidechain inline
+    write(tmp_path / "beside" / PROJECT / f"{SID}.jsonl", parent_with_task("a9497799"))
+    write(tmp_path / "beside" / PROJECT / "agent-a9497799.jsonl", agent_lines("a9497799", 20))
+    parent, sub = read(tmp_path / "beside")
+    assert started(parent) == {"Task": sub.key} == {"Task": f"{PROJECT}/agent-a9497799"}
+    main = parent_with_task("6e067db7")
+    write(tmp_path / "inline" / PROJECT / f"{SID}.jsonl", [*main[:2], *agent_lines("6e067db7", 20), *main[2:]])
+    parent, sub = read(tmp_path / "inline")
+    assert started(parent) == {"Task": sub.key} == {"Task": f"{PROJECT}/{SID}/sidechain-6e067db7"}
+    # a sub-agent no call names (its result lost): the call names none
+    write(tmp_path / "lost" / PROJECT / f"{SID}.jsonl", parent_with_task("a9497799")[:2])
+    write(tmp_path / "lost" / PROJECT / "agent-ffff0000.jsonl", agent_lines("ffff0000", 20))
+    parent, _ = read(tmp_path / "lost")
+    assert started(parent) == {"Task": None}

@@ -68,6 +68,7 @@ class ToolCall:
     name: str
     files: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    agent: str | None = None  # the key of the sub-agent session the call started, where the log tells
 
 
 @dataclass

@@ -36,7 +36,7 @@ envelopes, compaction summaries, ``agent_progress`` lines naming a sub-agent's c
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from archivist.agents import NotJSON, Root, Session, head_lines, json_value
@@ -174,15 +174,19 @@ def _read_project(folder: Path, root: Root) -> Iterator[Session]:
     continued = {earlier for _, earlier in sessions if earlier is not None}
     seens: dict[Path, Seen] = {}  # what a session and the files continuing it hold: each message kept once
     left = list(agent_files)
+
+    def mine(parent: Builder) -> list[Path]:
+        """The agent files beside the sessions that belong to ``parent``, taken from those left."""
+        found = [agent for agent in left if _owned_by(owners[agent], parent, stems)]
+        for agent in found:
+            left.remove(agent)
+        return found
+
     for file, earlier in sessions:
         seen = seens.get(earlier, Seen()) if earlier is not None else Seen()
         if file in continued:
             seens[file] = seen
-        parent = yield from _read_session_file(file, folder.name, summaries, root, seen)
-        mine = [agent for agent in left if _owned_by(owners[agent], parent, stems)]
-        for agent in mine:
-            left.remove(agent)
-            yield from _maybe(_read_agent_file(agent, folder.name, parent.key, parent, root, seen))
+        yield from _read_session_file(file, folder.name, summaries, root, seen, mine)
     for agent in left:
         owner = owners[agent]
         parent_key = f"{folder.name}/{owner}" if owner else None
@@ -202,11 +206,16 @@ def _read_single_file(path: Path, root: Root) -> Iterator[Session]:
         project = path.parent.name
         siblings = root.files(path.parent, ".jsonl")
         summaries = leading_summaries([file for file in siblings if not file.name.startswith(AGENT_PREFIX)])
-        parent = yield from _read_session_file(path, project, summaries, root, seen)
         stems = {file.stem for file in siblings if not file.name.startswith(AGENT_PREFIX)}
-        for agent in siblings:
-            if agent.name.startswith(AGENT_PREFIX) and _owned_by(first_session_id(agent), parent, stems):
-                yield from _maybe(_read_agent_file(agent, project, parent.key, parent, root, seen))
+
+        def mine(parent: Builder) -> list[Path]:
+            return [
+                agent
+                for agent in siblings
+                if agent.name.startswith(AGENT_PREFIX) and _owned_by(first_session_id(agent), parent, stems)
+            ]
+
+        yield from _read_session_file(path, project, summaries, root, seen, mine)
     elif path.parent.name == SUBAGENTS_FOLDER:
         session_folder = path.parent.parent
         project = session_folder.parent.name
@@ -220,11 +229,18 @@ def _read_single_file(path: Path, root: Root) -> Iterator[Session]:
 
 
 def _read_session_file(
-    path: Path, project: str, summaries: dict[str, str], root: Root, seen: Seen
-) -> Generator[Session, None, Builder]:
-    """A session file's session, its inline sidechains, then its subagents/ transcripts.
+    path: Path,
+    project: str,
+    summaries: dict[str, str],
+    root: Root,
+    seen: Seen,
+    beside: Callable[[Builder], list[Path]],
+) -> Iterator[Session]:
+    """A session file's session, its inline sidechains, then its subagents/ transcripts and the
+    agent files ``beside`` finds for it.
 
-    Returns the session's builder (its key, ids and project), for the agent files beside it.
+    The sub-agents are read before the session is given, so that each Task/Agent call names
+    the session it started (``ToolCall.agent``).
     """
     key = f"{project}/{path.stem}"
     main = Builder(key, path, fallback_project=project, seen=seen)
@@ -233,16 +249,19 @@ def _read_session_file(
     session = _session_of(main, summaries, root)
     if session is not None and not sidechains.by_name:
         session.tail = main.tail()  # alone in its file: an append can be read on its own
-    yield from _maybe(session)
-    for builder in sidechains.builders():
-        yield from _maybe(builder.session({}))
+    agents: list[Session | None] = []
     subagents = path.parent / path.stem / SUBAGENTS_FOLDER
     if root.allows(path.parent / path.stem) and root.allows(subagents):
         for agent in root.files(subagents, ".jsonl"):
             if agent.name.startswith(AGENT_PREFIX):
-                builder = _subagent_builder(agent, key, project, main, root, seen)
-                yield from _maybe(_session_of(builder, {}, root))
-    return main
+                agents.append(_session_of(_subagent_builder(agent, key, project, main, root, seen), {}, root))
+    agents += [_read_agent_file(agent, project, main.key, main, root, seen) for agent in beside(main)]
+    inline = sidechains.builders()
+    yield from _maybe(session)
+    for builder in inline:
+        yield from _maybe(builder.session({}))
+    for found in agents:
+        yield from _maybe(found)
 
 
 def read_from(
@@ -299,6 +318,8 @@ def _read_agent_file(
         seen=seen,
     )
     read_lines_into(path, builder, None)
+    if parent is not None:
+        parent.link_agent(builder.key, agent_id(path), None)
     return _session_of(builder, {}, root)
 
 
@@ -322,6 +343,8 @@ def _subagent_builder(
         seen=seen,
     )
     read_lines_into(path, builder, None)
+    if parent is not None and not meta.parent_agent_id:  # (a nested agent's call is its parent agent's)
+        parent.link_agent(builder.key, agent_id(path), meta.tool_use_id)
     return builder
 
 

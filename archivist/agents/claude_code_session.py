@@ -143,6 +143,8 @@ class Builder:
         self.titles = Titles()
         self.tasks: dict[str, str] = {}  # Task/Agent tool_use id → its description
         self.agent_titles: dict[str, str] = {}  # a sub-agent's id → the description of its task
+        self.task_calls: dict[str, ToolCall] = {}  # Task/Agent tool_use id → the call
+        self.agent_calls: dict[str, str] = {}  # a sub-agent's id → the tool_use id of the call that started it
         self.problems: list[str] = []
         self.offsets: list[int] = []  # the byte offset of the line that began each of messages
 
@@ -293,14 +295,19 @@ class Builder:
         description = inputs.get("description")
         if name in SUBAGENT_TOOLS and isinstance(call_id, str) and isinstance(description, str) and description.strip():
             self.tasks[call_id] = description
+        if name in SUBAGENT_TOOLS and isinstance(call_id, str):
+            self.task_calls[call_id] = call
         if draft.tool_calls is None:
             draft.tool_calls = []
         draft.tool_calls.append(call)
 
     def _note_agent(self, block: dict[str, Any], result: object) -> None:
         """A Task/Agent result names its sub-agent: remember what the sub-agent was asked."""
-        description = self.tasks.get(str(block.get("tool_use_id")))
-        agent_id = result_agent_id(block, result) if description else None
+        call_id = str(block.get("tool_use_id"))
+        description = self.tasks.get(call_id)
+        agent_id = result_agent_id(block, result) if description or call_id in self.task_calls else None
+        if agent_id:
+            self.agent_calls[agent_id] = call_id
         if description and agent_id:
             self.agent_titles[agent_id] = description
 
@@ -309,8 +316,17 @@ class Builder:
         data = record.get("data")
         call_id, agent_id = record.get("parentToolUseID"), data.get("agentId") if isinstance(data, dict) else None
         description = self.tasks.get(call_id) if isinstance(call_id, str) else None
+        if isinstance(call_id, str) and call_id in self.task_calls and isinstance(agent_id, str) and agent_id:
+            self.agent_calls.setdefault(agent_id, call_id)
         if description and isinstance(agent_id, str) and agent_id:
             self.agent_titles.setdefault(agent_id, description)
+
+    def link_agent(self, key: str, agent_id: str, tool_use_id: str | None) -> None:
+        """A sub-agent's session ``key`` on the Task/Agent call that started it: the call its
+        metadata names, else the one whose result or progress named the agent's id."""
+        call = self.task_calls.get(tool_use_id or self.agent_calls.get(agent_id, ""))
+        if call is not None:
+            call.agent = key
 
     def tail(self, start: int = 0, first_seq: int = 0) -> Tail | None:
         """Where to go on reading: at its last assistant response (later lines may continue
@@ -398,4 +414,5 @@ class Sidechains:
             builder.fallback_project = self.main.project or self.main.fallback_project
             agent_id = name[len("sidechain-") :]
             builder.description = self.main.agent_titles.get(agent_id)
+            self.main.link_agent(builder.key, agent_id, None)
         return list(self.by_name.values())

@@ -281,7 +281,12 @@ class _Found:
 
 
 def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
-    return ToolCall(masker(call.name), [masker.name(file) for file in call.files], [masker(c) for c in call.commands])
+    return ToolCall(
+        masker(call.name),
+        [masker.name(file) for file in call.files],
+        [masker(c) for c in call.commands],
+        masker.name(call.agent) if call.agent else None,
+    )
 
 
 def _masked(session: Session, masker: Masker) -> tuple[Session, _Found]:
@@ -544,7 +549,7 @@ def session_hash(session: Session) -> str:
     for m in session.messages:
         add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.usage, m.attachments)
         for call in m.tool_calls:
-            add(call.name, call.files, call.commands)
+            add(call.name, call.files, call.commands, call.agent)
     return digest.hexdigest()
 
 
@@ -610,7 +615,7 @@ def _message_rows(session: Session, found: _Found, first: int) -> list[dict[str,
     for seq, message, secrets in zip(
         range(first, schema.MESSAGE_IDS), session.messages[: max(0, room)], found.messages
     ):
-        calls = [{"name": c.name, "files": c.files, "commands": c.commands} for c in message.tool_calls]
+        calls = [_call_row(call) for call in message.tool_calls]
         attached = [{"type": a.type, "name": a.name, "size": a.size} for a in message.attachments]
         used = message.usage
         rows.append(
@@ -641,6 +646,15 @@ def _stored_usage(row: dict[str, Any], cost: float | None) -> Usage:
         cache_read=row["cache_read_tokens"],
         cost=cost,
     )
+
+
+def _call_row(call: ToolCall) -> dict[str, Any]:
+    """A tool call as ``messages.tool_calls`` holds it: its name, files and commands, and the
+    key of the sub-agent session it started (``agent``) where there is one."""
+    row: dict[str, Any] = {"name": call.name, "files": call.files, "commands": call.commands}
+    if call.agent:
+        row["agent"] = call.agent
+    return row
 
 
 def _usage(rows: list[dict[str, Any]], before: _Before) -> dict[str, Any] | None:

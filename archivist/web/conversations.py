@@ -166,6 +166,7 @@ def tool_call_view(call: Any) -> dict[str, Any] | None:
         "summary_commands": short_commands,
         "summary_files": files[:SUMMARY_FILES],
         "more_files": max(0, len(files) - SUMMARY_FILES),
+        "agent": call["agent"] if isinstance(call.get("agent"), str) and call["agent"] else None,
     }
 
 
@@ -231,6 +232,7 @@ async def conversation(
         day = moment(row.get("timestamp"))[0] or day
         view["selected"] = view["seq"] == selected
         messages.append(view)
+    await _link_agents(datasette, session["agent"], messages)
     links = page_links(page, pages_count, lambda number: session_page_url(datasette, document["id"], number))
     # A link by fragment alone (/document/<id>#m300, as search hits give) reaches page 1:
     # each later message gets an anchor here that, when it is the target, links to its page.
@@ -249,15 +251,24 @@ async def conversation(
     }
 
 
-async def parent_session(datasette: Datasette, session: dict[str, Any]) -> dict[str, Any] | None:
-    """The session a sub-agent belongs to: its title and link, or only its key when it is not archived."""
-    key = session.get("parent_key")
-    if not key:
-        return None
+async def _link_agents(datasette: Datasette, agent: str, messages: list[dict[str, Any]]) -> None:
+    """Each tool call of the page that started a sub-agent: that session's title and link
+    (``agent_session``), or only its key when it is not archived."""
+    for call in (call for message in messages for call in message["tool_calls"] if call["agent"]):
+        call["agent_session"] = await _session_by_key(datasette, agent, call["agent"])
+
+
+async def _session_by_key(datasette: Datasette, agent: str, key: str) -> dict[str, Any]:
     try:
-        found = await canned(datasette, "find_document", {"document": f"{session['agent']}:{key}"})
+        found = await canned(datasette, "find_document", {"document": f"{agent}:{key}"})
     except QueryFailed:
         found = []
     if not found:
         return {"key": key, "title": None, "href": None}
     return {"key": key, "title": found[0]["title"], "href": document_url(datasette, found[0]["id"])}
+
+
+async def parent_session(datasette: Datasette, session: dict[str, Any]) -> dict[str, Any] | None:
+    """The session a sub-agent belongs to: its title and link, or only its key when it is not archived."""
+    key = session.get("parent_key")
+    return await _session_by_key(datasette, session["agent"], key) if key else None
