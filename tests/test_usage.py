@@ -21,6 +21,7 @@ from archivist.agents import (
     cline,
     codex,
     gemini_cli,
+    llm_logs,
     opencode,
     url_attachment,
     usage,
@@ -245,3 +246,36 @@ async def test_the_session_page_shows_each_responses_tokens_the_total_and_the_at
     used = [seq for seq, block in shown.items() if 'class="archivist-usage"' in block]
     assert used and all('data-role="assistant"' in shown[seq] for seq in used)
     assert any("image/png curl-output.png" in block and "archivist-attachments" in block for block in shown.values())
+
+
+def test_llm_keeps_each_responses_tokens_and_each_turns(tmp_path):
+    import sqlite3
+
+    from test_agentlogs_llm import build_legacy, build_store
+
+    database = build_legacy(tmp_path / "logs.db")
+    with sqlite3.connect(database) as db:
+        build_store(db)
+        db.execute(  # OpenAI's cached input is counted in its input
+            "UPDATE responses SET input_tokens = 1200, output_tokens = 80, "
+            'token_details = \'{"prompt_tokens_details": {"cached_tokens": 1000}}\' WHERE id = ?',
+            ["01jvp3k5yb0c2e4g6j8m0p2r4t"],
+        )
+        db.execute(  # Anthropic's cache is apart from its input
+            "UPDATE turns SET input_tokens = 30, output_tokens = 400, token_details = "
+            '\'{"cache_creation_input_tokens": 2000, "cache_read_input_tokens": 9000}\' WHERE id = ?',
+            ["01jw0t0000000000000000000a"],
+        )
+        db.execute(
+            "UPDATE turns SET input_tokens = 5, token_details = 'not json' WHERE id = ?", ["01jvzt0000000000000000000a"]
+        )
+    db.close()
+    found = [message.usage for session in llm_logs.read(database) for message in session.messages if message.usage]
+    assert sorted(found, key=repr) == sorted(
+        [
+            Usage(input=200, output=80, cache_read=1000),
+            Usage(input=30, output=400, cache_write=2000, cache_read=9000),
+            Usage(input=5),
+        ],
+        key=repr,
+    )

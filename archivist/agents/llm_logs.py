@@ -28,6 +28,9 @@ response with its tool calls and reasoning (``assistant``, with its model). Each
 the messages it added to its thread: those it was given that the session has not shown yet
 and those it produced. A thread's messages after its last turn follow, without a time.
 
+A response's (or a turn's, on the last answer it produced) ``input_tokens``,
+``output_tokens`` and the cache's counts in its ``token_details`` are its usage.
+
 Tool calls keep their name, with files and commands only where the arguments name them
 (``path``, ``file_path``, ``command`` …). The title is the conversation's (or thread's)
 name, else the first prompt shortened; there is no working directory, so no project.
@@ -54,12 +57,15 @@ from archivist.agents import (
     Session,
     ToolCall,
     Unread,
+    Usage,
     confined_log_file,
     databases,
     iso_utc,
     json_value,
     log_file,
     short_title,
+    usage,
+    whole_count,
 )
 
 KIND = "llm"
@@ -317,12 +323,32 @@ class _Reader:
         return found
 
     def _responses(self, plan: _Plan) -> list[dict[str, Any]]:
-        columns = ("id", "model", "prompt", "system", "response", "reasoning", "datetime_utc")
+        columns = (
+            "id",
+            "model",
+            "prompt",
+            "system",
+            "response",
+            "reasoning",
+            "datetime_utc",
+            "input_tokens",
+            "output_tokens",
+            "token_details",
+        )
         rows = self._rows("responses", columns, [rowid for _, _, rowid in plan.responses])
         return [rows.get(rowid, {"id": id_}) for _, id_, rowid in sorted(plan.responses)]
 
     def _turns(self, plan: _Plan) -> list[dict[str, Any]]:
-        columns = ("id", "parent_message_hash", "tip_message_hash", "model", "datetime_utc")
+        columns = (
+            "id",
+            "parent_message_hash",
+            "tip_message_hash",
+            "model",
+            "datetime_utc",
+            "input_tokens",
+            "output_tokens",
+            "token_details",
+        )
         rows = self._rows("turns", columns, [rowid for _, _, rowid in plan.turns])
         return [rows.get(rowid, {"id": id_}) for _, id_, rowid in sorted(plan.turns)]
 
@@ -413,7 +439,15 @@ class _Builder:
         thinking = str(row.get("reasoning") or "")
         if text or calls or thinking:
             self.messages.append(
-                Message(role="assistant", text=text, timestamp=time, model=model, tool_calls=calls, thinking=thinking)
+                Message(
+                    role="assistant",
+                    text=text,
+                    timestamp=time,
+                    model=model,
+                    tool_calls=calls,
+                    thinking=thinking,
+                    usage=_usage(row),
+                )
             )
 
     # -- turns of the message tree -------------------------------------
@@ -426,7 +460,12 @@ class _Builder:
         given = self._walk(parent, stop=None, trailing=after_legacy and not self.shown)
         produced = self._walk(tip, stop=parent, trailing=False) if tip != parent else []
         self._show(given, time, None)
+        before = len(self.messages)
         self._show(produced, time, model)
+        # the turn's usage (all its model calls) on the last answer it produced
+        answer = next((m for m in reversed(self.messages[before:]) if m.role == "assistant"), None)
+        if answer is not None:
+            answer.usage = _usage(row)
 
     def rest_of_thread(self, tip: str, after_legacy: bool) -> None:
         self._show(self._walk(tip, stop=None, trailing=after_legacy and not self.shown), None, None)
@@ -583,3 +622,23 @@ def _text_ref(payload: object) -> list[dict[str, Any]]:
         return []
     pieces = data.get("text_ref") if isinstance(data, dict) else None
     return [piece for piece in pieces if isinstance(piece, dict)] if isinstance(pieces, list) else []
+
+
+def _usage(row: dict[str, Any]) -> Usage | None:
+    """A response's ``input_tokens`` and ``output_tokens``, with the cache's from its
+    ``token_details`` (JSON as the model's plugin stores it: Anthropic's
+    ``cache_creation_input_tokens`` and ``cache_read_input_tokens``, apart from the input;
+    OpenAI's ``prompt_tokens_details.cached_tokens``, counted in the input)."""
+    try:
+        details = json_value(row["token_details"]) if isinstance(row.get("token_details"), str) else None
+    except NotJSON:
+        details = None
+    details = details if isinstance(details, dict) else {}
+    prompt = details.get("prompt_tokens_details")
+    cached = whole_count(prompt.get("cached_tokens")) if isinstance(prompt, dict) else 0
+    return usage(
+        input=max(0, whole_count(row.get("input_tokens")) - cached),
+        output=row.get("output_tokens"),
+        cache_write=details.get("cache_creation_input_tokens"),
+        cache_read=whole_count(details.get("cache_read_input_tokens")) + cached,
+    )
