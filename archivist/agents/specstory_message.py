@@ -3,54 +3,31 @@ thinking, tool calls and their output (see ``specstory`` for what each form is).
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import itertools
 import re
 from dataclasses import dataclass, field
 
-from archivist.agents import Message, ToolCall, between
+from archivist.agents import Attachment, Message, ToolCall, between
+from archivist.agents.specstory_parts import SUMMARY_TOOL_RE, Tool, inline_images, legacy_part, legacy_summary
+from archivist.agents.specstory_times import TIME_RE, time_of
 
 # No pattern here lets a lazy group end anywhere in a run of spaces that a ``\s*`` or ``\s+`` after it
 # could take (every split of the run was tried, for hours on a long line): what a group ends with is
 # stripped where it is used.
-TIME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?$")
 FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 COMMENT_RE = re.compile(r"^<!--.*-->\s*$")
 SEPARATOR = "---"
+# The earliest layout's header of each further part of a reply (often written escaped).
+CONTINUED = ("_****_", "_\\*\\*\\*\\*_")
+CANCELLED = "Cancelled"  # what the earliest layout shows of a tool call that was cancelled
 
 BARE_TOOL_RE = re.compile(r"^Tool use: \*\*(.+?)\*\*(.*)$")
 SUMMARY = ("<summary>", "</summary>")
-SUMMARY_TOOL_RE = re.compile(r"^\s*Tool use: \*\*(.+?)\*\*(.*)$", re.S)
 TOOL_NAME_ATTR_RE = re.compile(r'data-tool-name="([^"]*)"')
 TOOL_TYPE_ATTR_RE = re.compile(r'data-tool-type="([^"]*)"')
 LEADING_TAGS_RE = re.compile(r"^\s*(?:<think>|<details\b[^>]*>|<tool-use\b[^>]*>)+")
 CLOSING_TAGS = ("</details>", "</think>", "</tool-use>")
-INLINE_CODE_LINE_RE = re.compile(r"^\s*`([^`\n]+)`\s*$")
-INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
-# The file is the rest of the line, stripped where it is used.
-FILE_LINE_RE = re.compile(r"\b(?:Read|Edit|Edited|Write|Wrote|Create|Created|Delete|Deleted) file:\s*(.+)$", re.M)
-SHELL_FENCE_RE = re.compile(r"^\s*```(?:bash|sh|shell|zsh|powershell|console)\s*\n(.*?)\n\s*```", re.S | re.M)
-
-SHELL_TYPES = {"shell"}
-FILE_TYPES = {"read", "write"}
-SHELL_NAMES = {"bash", "shell", "powershell", "run_terminal_cmd", "run_terminal_command", "run_shell_command"}
-FILE_NAMES = {
-    "read",
-    "read_file",
-    "write",
-    "write_file",
-    "edit",
-    "edit_file",
-    "multiedit",
-    "search_replace",
-    "view_file",
-    "write_to_file",
-    "replace_file_content",
-    "multi_replace_file_content",
-    "delete_file",
-    "notebookedit",
-}
 
 
 def follow_fence(line: str, fence: str | None) -> str | None:
@@ -62,82 +39,6 @@ def follow_fence(line: str, fence: str | None) -> str | None:
     if stripped.startswith(fence) and not stripped.strip(fence[0]):
         return None
     return fence
-
-
-def time_of(text: str) -> str | None:
-    """A SpecStory time (``2025-10-01 23:30Z``, ``… 13:40:49Z``, ``… 13:40:49-0700``, naive) as ISO UTC."""
-    found = TIME_RE.search(text.strip())
-    if not found:
-        return None
-    day, minutes, seconds, zone = found.groups()
-    try:
-        moment = dt.datetime.fromisoformat(f"{day}T{minutes}:{seconds or '00'}")
-    except ValueError:
-        return None
-    if zone and zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        digits = zone[1:].replace(":", "")
-        offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        moment = (moment - sign * offset).replace(tzinfo=None)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass
-class _Tool:
-    name: str
-    kind: str = ""  # data-tool-type, where the block says
-    summary: str = ""
-    body: list[str] = field(default_factory=list)
-
-    def call(self) -> tuple[ToolCall, str]:
-        """The tool call the block shows, and its content as raw output."""
-        body = "\n".join(self.body).strip()
-        detail = self.summary
-        named = SUMMARY_TOOL_RE.match(self.summary)
-        if named:
-            detail = named.group(2)
-        detail = detail.lstrip(" •").strip()
-        call = ToolCall(name=self.name)
-        lowered = self.name.lower()
-        if self.kind in SHELL_TYPES or lowered in SHELL_NAMES:
-            command = _command(detail, body)
-            if command:
-                call.commands.append(command)
-        elif self.kind in FILE_TYPES or lowered in FILE_NAMES:
-            file = _file(detail, body)
-            if file:
-                call.files.append(file)
-        output = "\n".join(part for part in (self.summary, body) if part)
-        return call, output
-
-
-def _command(detail: str, body: str) -> str | None:
-    code = INLINE_CODE_RE.search(detail)
-    if code:
-        return code.group(1).strip()
-    for line in body.split("\n"):
-        single = INLINE_CODE_LINE_RE.match(line)
-        if single:
-            return single.group(1).strip()
-    block = SHELL_FENCE_RE.search(body)
-    if block and block.group(1).strip():
-        return block.group(1).strip()
-    return None
-
-
-def _file(detail: str, body: str) -> str | None:
-    for text in (detail, body):
-        named = FILE_LINE_RE.search(text)
-        if named:
-            return named.group(1).strip().strip("`\"' ")
-    code = INLINE_CODE_RE.search(detail)
-    if code:
-        return code.group(1).strip()
-    first = next((line for line in body.split("\n") if line.strip()), "")
-    single = INLINE_CODE_LINE_RE.match(first)
-    if single:
-        return single.group(1).strip()
-    return None
 
 
 @dataclass
@@ -165,9 +66,12 @@ class Draft:
                 model = inside
         return cls(role=role, timestamp=timestamp, model=model)
 
-    def message(self, problems: list[str]) -> Message | None:
-        """The message its lines make (None: nothing in them), what could not be read told in ``problems``."""
-        reading = _Reading(self.lines, problems)
+    def message(self, problems: list[str], legacy: bool = False) -> Message | None:
+        """The message its lines make (None: nothing in them), what could not be read told in ``problems``.
+
+        ``legacy``: the transcript is in the extension's earliest layout, whose replies show a tool
+        call as a part of their own (``Read file: …``, a shell or diff block) rather than a block."""
+        reading = _Reading(self.lines, problems, legacy and self.role == "assistant")
         reading.read()
         return reading.message(self.role, self.timestamp, self.model)
 
@@ -175,15 +79,16 @@ class Draft:
 class _Reading:
     """One message's lines told apart, as they are read, into text, thinking, tool calls and their output."""
 
-    def __init__(self, lines: list[str], problems: list[str]) -> None:
+    def __init__(self, lines: list[str], problems: list[str], legacy: bool = False) -> None:
         self.lines = lines
         self.problems = problems
+        self.legacy = legacy
         self.texts: list[str] = []
         self.thinking: list[str] = []
         self.calls: list[ToolCall] = []
         self.outputs: list[str] = []
         self.text: list[str] = []  # the lines of the text being read
-        self.bare: _Tool | None = None  # a bare "Tool use: **name**" line and what follows it
+        self.bare: Tool | None = None  # a bare "Tool use: **name**" line and what follows it
         self.details: _Details | None = None  # made at the first <details>
 
     def read(self) -> None:
@@ -201,9 +106,11 @@ class _Reading:
         self._end_bare()
 
     def message(self, role: str, timestamp: str | None, model: str | None) -> Message | None:
-        body = "\n\n".join(self.texts)
+        body, attached = inline_images("\n\n".join(self.texts))
+        output, shown = inline_images("\n\n".join(self.outputs))
         if not (body or self.thinking or self.calls):
             return None
+        attachments: list[Attachment] = attached + shown
         return Message(
             role=role,
             text=body,
@@ -211,12 +118,13 @@ class _Reading:
             model=model,
             tool_calls=self.calls,
             thinking="\n\n".join(self.thinking),
-            tool_output="\n\n".join(self.outputs),
+            tool_output=output,
+            attachments=attachments,
         )
 
     def _markup(self, index: int, stripped: str) -> int | None:
         """Where reading goes on after the markup that line ``index`` starts; None where it starts none (text)."""
-        if stripped == SEPARATOR:
+        if stripped == SEPARATOR or stripped in CONTINUED:
             self._end_text()
             self._end_bare()
             return index + 1
@@ -239,19 +147,21 @@ class _Reading:
         if bare_start:
             self._end_text()
             self._end_bare()
-            self.bare = _Tool(name=bare_start.group(1).strip(), summary=html.unescape(stripped))
+            self.bare = Tool(name=bare_start.group(1).strip(), summary=html.unescape(stripped))
             return index + 1
         return None
 
     def _details(self, index: int) -> int | None:
-        """The ``<details>`` block on line ``index`` as thinking, a tool call, or the rest of a bare tool's:
+        """The ``<details>`` block on line ``index`` as thinking, a tool call (named by "Tool use:", or by what
+        its summary says it did in the earliest layout), or the rest of a bare tool's:
         where reading goes on after it; None where it is none of these (it is text)."""
         self.details = self.details or _Details(self.lines)
         end, closed = self.details.block(index)
         summary = self.details.summary(index, end)
         named = SUMMARY_TOOL_RE.match(summary)
         thought = summary.startswith("Thought Process")
-        if not (thought or named or self.bare is not None):
+        earliest = None if named or thought else legacy_summary(summary)
+        if not (thought or named or earliest or self.bare is not None):
             return None
         if not closed:
             self.problems.append("a <details> block was never closed")
@@ -262,9 +172,10 @@ class _Reading:
         elif self.bare is not None:
             body = _strip_tags(joined)
             self.bare.body.append("\n".join(part for part in (summary, body) if part))
-        else:
-            assert named is not None
-            self._call(_Tool(name=named.group(1).strip(), summary=summary, body=[_strip_tags(joined)]))
+        elif named is not None:
+            self._call(Tool(name=named.group(1).strip(), summary=summary, body=[_strip_tags(joined)]))
+        elif earliest is not None:
+            self._add(earliest, "\n".join(part for part in (summary, _strip_tags(joined)) if part))
         return end
 
     def _block(self, index: int, closing: str, unclosed: str) -> tuple[list[str], int]:
@@ -281,17 +192,26 @@ class _Reading:
         if thinking:
             self.thinking.append(thinking)
 
-    def _call(self, tool: _Tool) -> None:
-        call, output = tool.call()
+    def _call(self, tool: Tool) -> None:
+        self._add(*tool.call())
+
+    def _add(self, call: ToolCall, output: str) -> None:
         self.calls.append(call)
         if output:
             self.outputs.append(output)
 
     def _end_text(self) -> None:
         joined = "\n".join(self.text).strip()
-        if joined:
-            self.texts.append(joined)
         self.text.clear()
+        if not joined:
+            return
+        legacy = legacy_part(joined) if self.legacy else None
+        if legacy is not None:
+            self._add(*legacy)
+        elif self.legacy and joined == CANCELLED:
+            self.outputs.append(joined)
+        else:
+            self.texts.append(joined)
 
     def _end_bare(self) -> None:
         if self.bare is not None:
@@ -359,7 +279,7 @@ class _Details:
         return found
 
 
-def _tool_block(block: list[str]) -> _Tool:
+def _tool_block(block: list[str]) -> Tool:
     joined = "\n".join(block)
     name = TOOL_NAME_ATTR_RE.search(block[0])
     kind = TOOL_TYPE_ATTR_RE.search(block[0])
@@ -367,7 +287,7 @@ def _tool_block(block: list[str]) -> _Tool:
     summary_text = html.unescape(joined[summary[0] : summary[1]].strip()) if summary else ""
     named = SUMMARY_TOOL_RE.match(summary_text)
     tool_name = name.group(1) if name and name.group(1) else (named.group(1) if named else "tool")
-    return _Tool(
+    return Tool(
         name=html.unescape(tool_name).strip(),
         kind=kind.group(1) if kind else "",
         summary=summary_text,
