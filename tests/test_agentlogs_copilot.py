@@ -1,11 +1,24 @@
-"""Copilot's sessions: a log of changes replayed, damaged lines and files, and the CLI's events."""
+"""Copilot's sessions: a log of changes replayed, damaged lines and files, the oldest sessions kept in a
+state.vscdb, attachments and usage, and the CLI's events.
+
+Run as a script, this file writes the sample's ``state.vscdb``
+(``sample-agent-logs/copilot/workspaceStorage/<id>/state.vscdb``): VS Code's ``ItemTable`` holding, under
+``interactive.sessions``, an older session of the sample's workspace and the copy VS Code left of a
+session it moved to a file.
+"""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+import sys
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
-from archivist.agents import copilot
+import pytest
+
+from archivist.agents import Unavailable, Unread, Usage, copilot
 
 
 def chat(root: Path, name: str, text: str) -> Path:
@@ -96,3 +109,305 @@ def test_a_link_that_leads_out_is_never_opened_and_a_source_that_is_not_says_so(
     (tmp_path / "empty").mkdir()
     assert "holds no Copilot chat session" in (copilot.check(tmp_path / "empty") or "")
     assert "is not a Copilot chat session file" in (copilot.check(secret) or "")
+
+
+# --- the oldest sessions, in state.vscdb ------------------------------------------------------------------
+
+LOGS = Path(__file__).resolve().parent.parent / "sample-agent-logs" / "copilot"
+WORKSPACE = "8e1f3a2b9c4d5e6f7a8b9c0d1e2f3a4b"
+MOVED = "3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"  # the sample's session VS Code moved to a file
+OLDER = "5d6e7f80-9a0b-4c1d-8e2f-3a4b5c6d7e8f"
+PNG = [137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1]
+
+
+def state_database(file: Path, value: Any, key: str = "interactive.sessions") -> Path:
+    """A state.vscdb of VS Code's shape, holding ``value`` (as JSON, unless it is text) under ``key``."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(file)) as connection:
+        connection.execute("PRAGMA page_size = 1024")  # a small sample: a few KB
+        connection.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        rows = [("workbench.panel.chat.numberOfVisibleViews", "1"), (key, text)]
+        connection.executemany("INSERT INTO ItemTable VALUES (?, ?)", rows)
+        connection.commit()
+        connection.execute("VACUUM")
+    return file
+
+
+def older_session() -> dict[str, Any]:
+    """A session of the shape VS Code kept under interactive.sessions (no version: the first one)."""
+    return {
+        "sessionId": OLDER,
+        "creationDate": 1761040800000,  # 2025-10-21T10:00:00Z
+        "isImported": False,
+        "initialLocation": "panel",
+        "requesterUsername": "ana",
+        "responderUsername": "GitHub Copilot",
+        "requests": [
+            {
+                "requestId": "request_1",
+                "message": {
+                    "text": "The forecast tests take forty seconds. Why? The profile is attached.",
+                    "parts": [],
+                },
+                "variableData": {
+                    "variables": [
+                        {
+                            "id": "vscode.image",
+                            "name": "Pasted Image",
+                            "kind": "image",
+                            "isPasted": True,
+                            "mimeType": "image/png",
+                            "value": {str(i): byte for i, byte in enumerate(PNG)},
+                        },
+                        {
+                            "id": "vscode.implicit.file",
+                            "name": "forecast.py",
+                            "kind": "implicit",
+                            "isFile": True,
+                            "value": {
+                                "$mid": 1,
+                                "path": "/home/ana/projects/weather-api/app/forecast.py",
+                                "scheme": "file",
+                            },
+                        },
+                    ]
+                },
+                "response": [
+                    {"value": "Every test builds a new client, and the fixture in ", "isTrusted": False},
+                    {
+                        "kind": "inlineReference",
+                        "inlineReference": {
+                            "$mid": 1,
+                            "path": "/home/ana/projects/weather-api/tests/conftest.py",
+                            "scheme": "file",
+                        },
+                    },
+                    {
+                        "value": " sleeps a second to wait out the rate limit. Make the client a session-scoped "
+                        "fixture and patch the sleep.",
+                        "isTrusted": False,
+                    },
+                ],
+                "result": {
+                    "timings": {"firstProgress": 1200, "totalElapsed": 6400},
+                    "metadata": {"modelMessageId": "m1", "responseId": "r1", "sessionId": OLDER},
+                },
+                "followups": [],
+                "isCanceled": False,
+                "contentReferences": [],
+                "codeCitations": [],
+            }
+        ],
+    }
+
+
+def moved_copy() -> dict[str, Any]:
+    """The copy of the sample's first session that VS Code left under the key after writing its file."""
+    return {
+        "sessionId": MOVED,
+        "creationDate": 1764300000000,
+        "requests": [{"message": {"text": "an older copy"}, "response": [{"value": "read from the file instead"}]}],
+    }
+
+
+def build_sample(folder: Path = LOGS / "workspaceStorage" / WORKSPACE) -> None:
+    (folder / "state.vscdb").unlink(missing_ok=True)
+    state_database(folder / "state.vscdb", [older_session(), moved_copy()])
+
+
+def test_the_sample_s_state_database_keeps_an_older_session_and_the_copy_of_one_moved_to_a_file() -> None:
+    problems: list[str] = []
+    found = list(copilot.read(LOGS, problems))
+    assert problems == [] and len(found) == 4
+    whole, logged, older, cli = found
+    assert whole.key == f"{WORKSPACE}/{MOVED}" and whole.files[0].name == f"{MOVED}.json"  # the file wins
+    assert older.key == f"{WORKSPACE}/{OLDER}" and older.files == [
+        LOGS / "workspaceStorage" / WORKSPACE / "state.vscdb"
+    ]
+    assert older.title == "The forecast tests take forty seconds. Why? The profile is attached."
+    assert older.project == "/home/ana/projects/weather-api"
+    assert (older.started, older.last) == ("2025-10-21T10:00:00Z", "2025-10-21T10:00:00Z")
+    asked, answer = older.messages
+    assert asked.text.endswith("The profile is attached.\n\n[image: Pasted Image]")
+    assert [(a.type, a.name, a.size) for a in asked.attachments] == [("image/png", "Pasted Image", 24)]
+    assert answer.text.startswith("Every test builds a new client, and the fixture in conftest.py sleeps")
+    assert logged.messages[-1].usage == Usage(input=18234, output=412)
+    assert whole.messages[0].text.endswith("[file: forecast.py]")
+    assert cli.key.startswith("cli/")
+    assert copilot.check(LOGS / "workspaceStorage" / WORKSPACE / "state.vscdb") is None
+
+
+def test_a_state_database_read_alone_and_what_is_not_one(tmp_path: Path) -> None:
+    alone = state_database(tmp_path / "w" / "state.vscdb", [older_session(), moved_copy(), "x", {"requests": 5}])
+    problems: list[str] = []
+    found = list(copilot.read(alone, problems))
+    assert [session.key for session in found] == [f"w/{OLDER}", f"w/{MOVED}"]  # no file here: both read
+    assert problems == ["w/state.vscdb: 2 of interactive.sessions skipped: not a chat session"]
+    other = state_database(tmp_path / "o" / "state.vscdb", {"a": 1}, key="workbench.view")
+    assert "holds no interactive.sessions" in (copilot.check(other) or "")
+    assert list(copilot.read(other)) == []
+    plain = tmp_path / "p" / "state.vscdb"
+    plain.parent.mkdir()
+    plain.write_text("not a database")
+    assert "is not a SQLite database" in (copilot.check(plain) or "")
+    (tmp_path / "t").mkdir()
+    with closing(sqlite3.connect(tmp_path / "t" / "state.vscdb")) as connection:
+        connection.execute("CREATE TABLE t (x)")
+    assert "has no ItemTable" in (copilot.check(tmp_path / "t" / "state.vscdb") or "")
+
+
+def test_a_user_folder_whose_only_sessions_are_in_state_databases(tmp_path: Path) -> None:
+    user = tmp_path / "User"
+    state_database(user / "workspaceStorage" / "w1" / "state.vscdb", [older_session()])
+    (user / "workspaceStorage" / "w1" / "workspace.json").write_text(json.dumps({"folder": "file:///src/weather"}))
+    state_database(user / "workspaceStorage" / "w2" / "state.vscdb", {"x": 1}, key="other")
+    state_database(user / "globalStorage" / "state.vscdb", [dict(older_session(), sessionId="g1")])
+    assert copilot.check(user) is None and copilot.check(user / "workspaceStorage" / "w1") is None
+    assert "holds no Copilot chat session" in (copilot.check(user / "workspaceStorage" / "w2") or "")
+    found = list(copilot.read(user))
+    assert [(session.key, session.project) for session in found] == [(f"w1/{OLDER}", "/src/weather"), ("g1", None)]
+    assert [session.key for session in copilot.read(user / "workspaceStorage" / "w1")] == [f"w1/{OLDER}"]
+
+
+@pytest.mark.parametrize(
+    ("value", "told"),
+    [
+        ("[not json", "interactive.sessions not read (not JSON"),
+        ("[" * 5000 + "]" * 5000, "interactive.sessions not read (JSON nested deeper"),
+        ({"sessions": []}, "interactive.sessions is not a list of sessions: not read"),
+    ],
+)
+def test_a_value_that_is_no_list_of_sessions_is_told(tmp_path: Path, value: Any, told: str) -> None:
+    state_database(tmp_path / "User" / "workspaceStorage" / "w" / "state.vscdb", value)
+    chat(tmp_path / "User", "s.json", json.dumps({"requests": [REQUEST]}))
+    found, problems = read(tmp_path / "User")
+    assert [session.messages[0].text for session in found] == ["why?"]  # the rest is read
+    assert len(problems) == 1 and problems[0].startswith(f"w/state.vscdb: {told}")
+
+
+def test_a_damaged_database_is_unread_and_a_locked_one_unavailable(tmp_path: Path) -> None:
+    database = state_database(tmp_path / "User" / "workspaceStorage" / "w" / "state.vscdb", [older_session()])
+    whole = database.read_bytes()
+    database.write_bytes(whole[:100] + b"\xff" * (len(whole) - 100))  # the header kept, the pages broken
+    found, problems = read(tmp_path / "User")
+    assert found == [] and len(problems) == 1 and isinstance(problems[0], Unread)
+    assert problems[0].startswith("w/state.vscdb cannot be read")
+    database.write_bytes(whole)
+    holder = sqlite3.connect(database, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(Unavailable, match="locked"):
+            list(copilot.read(tmp_path / "User"))
+        with pytest.raises(Unavailable):
+            copilot.check(database)
+        assert copilot.check(tmp_path / "User") is None  # a locked database may hold sessions
+    finally:
+        holder.close()
+
+
+def test_reading_a_state_database_writes_nothing(tmp_path: Path) -> None:
+    database = state_database(tmp_path / "w" / "state.vscdb", [older_session()])
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute("PRAGMA journal_mode = WAL")  # as a closed VS Code leaves it: no -wal, no -shm
+    before = {path.name: path.read_bytes() for path in database.parent.iterdir()}
+    assert len(list(copilot.read(tmp_path))) == 1
+    assert {path.name: path.read_bytes() for path in database.parent.iterdir()} == before
+
+
+# --- what a request attaches, and what it used ------------------------------------------------------------
+
+
+def test_attachments_are_recorded_with_placeholders_and_their_data_never_kept(tmp_path: Path) -> None:
+    variables = [
+        {"kind": "image", "name": "shot.png", "value": {"$base64": "iVBORw0KGgo" + "A" * 89}},
+        {"kind": "image", "name": "list.png", "value": [1, 2, 3]},
+        {"kind": "file", "name": "api.py", "value": {"$mid": 1, "path": "/w/api.py", "scheme": "file"}},
+        {"kind": "file", "name": "app.py", "range": {"start": 6, "endExclusive": 18}, "value": "file:///w/app.py"},
+        {"kind": "file", "value": {"uri": {"path": "/w/loc.py"}, "range": {}}},
+        {"kind": "notebookOutput", "name": "plot", "mimeType": "image/svg+xml", "value": "PHN2Zz48L3N2Zz4="},
+        {"kind": "notebookOutput", "name": "table", "mimeType": "text/html", "value": "x"},
+        {"kind": "implicit", "name": "open.py", "value": "file:///w/open.py"},
+        {"kind": "symbol", "name": "load", "value": {}},
+        {"name": "old", "values": [{"level": "full", "value": "x"}]},  # the oldest variables: no kind
+        "not a variable",
+        {"kind": "image", "value": {"$base64": 5}},
+    ]
+    request = {
+        "timestamp": 1764300000000,
+        "message": {"text": "look at #file:app.py"},
+        "variableData": {"variables": variables},
+        "response": [{"value": "ok"}],
+    }
+    chat(tmp_path, "s.json", json.dumps({"requests": [request]}))
+    (session,), problems = read(tmp_path)
+    asked = session.messages[0]
+    assert [(a.type, a.name, a.size) for a in asked.attachments] == [
+        ("image", "shot.png", 75),
+        ("image", "list.png", 3),
+        ("file", "api.py", None),
+        ("file", "app.py", None),
+        ("file", "loc.py", None),
+        ("image/svg+xml", "plot", 11),
+        ("image", None, None),
+    ]
+    assert asked.text == (
+        "look at #file:app.py\n\n[image: shot.png] [image: list.png] [file: api.py] [file: loc.py] [image: plot] [image]"
+    )
+    assert "AAAA" not in asked.text and session.title == "look at #file:app.py" and problems == []
+
+
+def test_a_reply_s_usage_is_the_tokens_copilot_keeps_in_its_result(tmp_path: Path) -> None:
+    results = [
+        {"metadata": {"promptTokens": 1200, "outputTokens": 80}},
+        {"metadata": {"promptTokens": "1200", "outputTokens": -1}},  # no counts
+        {"metadata": {"summary": {"usage": {"prompt_tokens": 9, "completion_tokens": 9}}}},  # not the reply's
+        "not a result",
+    ]
+    requests = [dict(REQUEST, result=result) for result in results]
+    chat(tmp_path, "s.json", json.dumps({"requests": requests}))
+    (session,), _ = read(tmp_path)
+    replies = [message for message in session.messages if message.role == "assistant"]
+    assert [reply.usage for reply in replies] == [Usage(input=1200, output=80), None, None, None]
+
+
+def test_the_oldest_shapes_a_string_message_and_response_and_a_computed_title(tmp_path: Path) -> None:
+    data = {
+        "version": 2,
+        "computedTitle": "Plain strings",
+        "creationDate": 1764300000000,
+        "lastMessageDate": 1764300090000,
+        "requests": [
+            {"message": "a plain question", "response": "a plain answer"},
+            {
+                "message": {"text": "refs?"},
+                "response": [
+                    {"kind": "inlineReference", "name": "load", "inlineReference": {"uri": {"path": "/w/a.py"}}},
+                    {"value": " and "},
+                    {"kind": "inlineReference", "inlineReference": {"uri": {"path": "/w/b.py"}, "range": {}}},
+                    {"kind": "inlineReference", "inlineReference": 5},
+                ],
+            },
+        ],
+    }
+    chat(tmp_path, "s.json", json.dumps(data))
+    (session,), _ = read(tmp_path)
+    assert session.title == "Plain strings"
+    assert [(m.role, m.text) for m in session.messages] == [
+        ("user", "a plain question"),
+        ("assistant", "a plain answer"),
+        ("user", "refs?"),
+        ("assistant", "`load` and b.py"),
+    ]
+    assert (session.started, session.last) == ("2025-11-28T03:20:00Z", "2025-11-28T03:21:30Z")
+
+
+def test_a_last_message_date_before_the_session_s_other_times_is_not_taken(tmp_path: Path) -> None:
+    data = {"creationDate": 1764300000000, "lastMessageDate": 1732700000000, "requests": [REQUEST]}
+    chat(tmp_path, "s.json", json.dumps(data))
+    (session,), _ = read(tmp_path)
+    assert (session.started, session.last) == ("2025-11-28T03:20:00Z", "2025-11-28T03:20:00Z")
+
+
+if __name__ == "__main__":  # python tests/test_agentlogs_copilot.py: write the sample's state.vscdb
+    build_sample(Path(sys.argv[1]) if len(sys.argv) > 1 else LOGS / "workspaceStorage" / WORKSPACE)
