@@ -20,6 +20,7 @@ from archivist.agents import (
     attachments_of,
     cline,
     codex,
+    continue_dev,
     gemini_cli,
     llm_logs,
     opencode,
@@ -279,3 +280,23 @@ def test_llm_keeps_each_responses_tokens_and_each_turns(tmp_path):
         ],
         key=repr,
     )
+
+
+def test_continue_keeps_an_answers_usage_as_openai_counts_it(tmp_path):
+    from test_agentlogs_continue import item, write
+
+    answer = item("assistant", "Done.")
+    answer["message"]["usage"] = {
+        "promptTokens": 5000,
+        "completionTokens": 120,
+        "promptTokensDetails": {"cachedTokens": 4000, "cacheWriteTokens": 300},
+    }
+    broken = item("assistant", "Again.")
+    broken["message"]["usage"] = {"promptTokens": "many", "completionTokens": -1, "promptTokensDetails": []}
+    write(tmp_path, "s1", {"sessionId": "s1", "title": "t", "history": [item("user", "do it"), answer, broken]})
+    (session,) = continue_dev.read(tmp_path)
+    assert [m.usage for m in session.messages] == [
+        None,
+        Usage(input=1000, output=120, cache_write=300, cache_read=4000),
+        None,
+    ]

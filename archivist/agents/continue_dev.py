@@ -10,11 +10,11 @@ one session file.
 - A session: ``title``, ``workspaceDirectory`` (a ``file://`` URI from an editor, a path
   from the command line: the project), ``chatModelTitle`` and the prompt logs' model titles
   (the models), and ``history``: items of a ``message`` (``role`` user, assistant,
-  thinking, tool or system; ``content`` a string or parts, an image part an attachment, ``[image]`` in the text), an
-  assistant's ``toolCalls`` (a function's name and JSON arguments: the files its
-  ``filepath``, ``file_path``, ``dirPath`` or ``path`` name, the ``command`` it runs), its
-  ``reasoning`` (thinking), and ``toolCallStates`` whose output the command line keeps there
-  rather than in a ``tool`` message.
+  thinking, tool or system; ``content`` a string or parts, an image part an attachment,
+  ``[image]`` in the text), an assistant's ``toolCalls`` (a function's name and JSON
+  arguments: the files its ``filepath``, ``file_path``, ``dirPath`` or ``path`` name, the
+  ``command`` it runs) and ``usage``, its ``reasoning`` (thinking), and ``toolCallStates``
+  whose output the command line keeps there rather than in a ``tool`` message.
 - Times: messages carry none but their reasoning's (``startAt``, Unix ms). A session starts at
   its ``dateCreated`` in ``sessions.json`` (ms, as a string) and ends at its last reasoning's
   end, else where it starts: never at the file's modification time.
@@ -39,6 +39,7 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
+    Usage,
     is_dir,
     iso_utc,
     json_file,
@@ -48,6 +49,8 @@ from archivist.agents import (
     text_or_none,
     uri_path,
     url_attachment,
+    usage,
+    whole_count,
 )
 
 KIND = "continue"
@@ -184,6 +187,7 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
             tool_calls=calls,
             thinking=thinking,
             attachments=attached,
+            usage=_usage(message.get("usage")),
         )
     ]
     for state in _list(item.get("toolCallStates")):
@@ -216,6 +220,23 @@ def _content(content: Any, attached: list[Attachment] | None = None) -> str:
                 attached.append(found)
             parts.append(found.placeholder())
     return "\n\n".join(parts).strip()
+
+
+def _usage(given: Any) -> Usage | None:
+    """An assistant message's ``usage``, which Continue keeps as OpenAI's usage object is
+    (``core/index.d.ts``: ``promptTokens`` counts the ``promptTokensDetails.cachedTokens``;
+    ``cacheWriteTokens`` is Anthropic's, apart)."""
+    if not isinstance(given, dict):
+        return None
+    details = given.get("promptTokensDetails")
+    details = details if isinstance(details, dict) else {}
+    cached = whole_count(details.get("cachedTokens"))
+    return usage(
+        input=max(0, whole_count(given.get("promptTokens")) - cached),
+        output=given.get("completionTokens"),
+        cache_write=details.get("cacheWriteTokens"),
+        cache_read=cached,
+    )
 
 
 def _call(call: dict[str, Any]) -> ToolCall:
