@@ -32,7 +32,7 @@ COUNTS = {
     "roo-code": 1,
     "continue": 1,
     "opencode": 3,
-    "copilot": 3,
+    "copilot": 4,
     "goose": 2,
     "qwen-code": 1,
     "kiro": 1,
@@ -270,7 +270,7 @@ def test_opencode_sessions_of_its_database_with_a_sub_agent_and_one_of_its_older
 
 
 def test_copilot_vs_code_s_sessions_whole_and_as_a_log_and_a_cli_session():
-    whole, logged, cli = read_sessions("copilot")
+    whole, logged, older, cli = read_sessions("copilot")
     assert whole.title == "Cache the forecast lookups" and whole.project == "/home/ana/projects/weather-api"
     assert whole.models == ["copilot/gpt-4.1"] and whole.last == "2025-11-28T03:20:22Z"  # when the answer completed
     assert [call.name for call in calls(whole)] == ["copilot_readFile", "edit", "run_in_terminal"]
@@ -278,6 +278,8 @@ def test_copilot_vs_code_s_sessions_whole_and_as_a_log_and_a_cli_session():
     assert whole.messages[-1].tool_output == "5 passed in 0.34s"
     assert logged.title == "Stale forecast after midnight"  # a title the log set after the first state
     assert logged.messages[-1].text.startswith("The cache key is the city alone, so an entry made before midnight")
+    assert older.started == "2025-10-21T10:00:00Z" and older.title.startswith("The forecast tests take forty seconds")
+    assert [(a.type, a.size) for m in older.messages for a in m.attachments] == [("image/png", 24)]  # state.vscdb's
     assert cli.project == "/home/ana/projects/weather-api" and cli.models == ["claude-sonnet-4.5"]
     assert commands(cli) == ["curl -s localhost:8000/health"] and files(cli) == [
         "/home/ana/projects/weather-api/app/main.py"
