@@ -34,7 +34,7 @@ FROZEN = Path(__file__).with_name("vocabulary_words.json")
 # A log's project can be the folder it was read from: the checkout's own folder is written
 # as this stand-in, so the frozen words are the same wherever the project is cloned.
 CHECKOUT = str(ROOT).encode().hex()
-STAND_IN = "/srv/archivist".encode().hex()
+STAND_IN = b"/srv/archivist".hex()
 
 
 def sample_archive_words(tmp_path: Path) -> dict[str, dict[str, str]]:
