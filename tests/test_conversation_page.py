@@ -296,6 +296,23 @@ async def test_a_sub_agent_links_to_the_session_it_belongs_to(datasette, workspa
 # --- a long session -----------------------------------------------------------------------------
 
 
+async def test_a_task_call_links_to_the_sub_agent_session_it_started(tmp_path: Path) -> None:
+    from conftest import sample_source
+
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+    index_workspace(workspace, log_sources=[("claude-code", sample_source("claude-code"))])
+    datasette = await started_datasette(archive_path(workspace))
+    with Archive.for_workspace(workspace) as archive:
+        rows = archive.run("list_conversations", {"agents": "claude-code"})
+    parent = next(row for row in rows if row["parent"] is None)
+    sub = next(row for row in rows if row["parent"] is not None)
+    page = await page_of(datasette, f"/document/{parent['id']}")
+    found = re.search(r'<p class="archivist-subagent">Sub-agent: <a href="([^"]+)">([^<]+)</a>', page)
+    assert found and found[1] == f"/document/{sub['id']}" and html.unescape(found[2]) == sub["title"]
+    # and the sub-agent's page names its parent
+    assert meta(await page_of(datasette, found[1]))["Sub-agent of"] == parent["title"]
+
+
 async def test_a_long_session_is_read_a_page_at_a_time(datasette, workspace):
     long_id = long_session_id(workspace)
     first = await page_of(datasette, f"/document/{long_id}")
@@ -409,20 +426,3 @@ def test_a_message_link_scrolls_to_the_message_and_marks_it(chromium, workspace,
         assert not call.evaluate("element => element.open")
         visit.shot(f"conversation-{'js' if javascript else 'no-js'}")
         visit.close()
-
-
-async def test_a_task_call_links_to_the_sub_agent_session_it_started(tmp_path: Path) -> None:
-    from conftest import sample_source
-
-    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
-    index_workspace(workspace, log_sources=[("claude-code", sample_source("claude-code"))])
-    datasette = await started_datasette(archive_path(workspace))
-    with Archive.for_workspace(workspace) as archive:
-        rows = archive.run("list_conversations", {"agents": "claude-code"})
-    parent = next(row for row in rows if row["parent"] is None)
-    sub = next(row for row in rows if row["parent"] is not None)
-    page = await page_of(datasette, f"/document/{parent['id']}")
-    found = re.search(r'<p class="archivist-subagent">Sub-agent: <a href="([^"]+)">([^<]+)</a>', page)
-    assert found and found[1] == f"/document/{sub['id']}" and html.unescape(found[2]) == sub["title"]
-    # and the sub-agent's page names its parent
-    assert meta(await page_of(datasette, found[1]))["Sub-agent of"] == parent["title"]
