@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import codex
+from archivist.agents import Attachment, codex
 
 SESSION_ID = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
 DAY = "2025/10/29"
@@ -326,6 +326,11 @@ def test_the_two_copies_of_a_message_pair_by_their_place_even_when_their_texts_d
         ("user", "what about the footer?"),  # written only as an event
         ("user", "also check the server logs"),  # only as an item, next to it, but not its copy
         ("assistant", "It says Sign in."),
+    ]
+    # the image the event's copy carried is the kept message's, measured, never its data
+    assert [m.attachments for m in session.messages if m.role == "user"][:2] == [
+        [Attachment("image/png", None, 3)],
+        [],
     ]
 
 

@@ -10,12 +10,14 @@ from typing import Any
 from archivist.agents import (
     LONG_LINE,
     NOT_JSON,
+    Attachment,
     Message,
     NotJSON,
     Session,
     Tail,
     ToolCall,
     Usage,
+    attachments_of,
     between,
     iso_utc,
     json_value,
@@ -26,6 +28,7 @@ from archivist.agents import (
     skipped_problems,
     text_or_none,
     too_large,
+    url_attachment,
 )
 from archivist.agents.codex_tokens import Tokens
 from archivist.agents.codex_values import (
@@ -256,7 +259,7 @@ class Rollout:
             role = item.get("role")
             text = parts_text(item.get("content"))
             if role == "user":
-                self._user_item(text, timestamp)
+                self._user_item(text, timestamp, attachments_of(item.get("content")))
             elif role == "assistant":
                 self._say("assistant", text.strip(), timestamp, "item")
             # developer and system messages are the harness's instructions
@@ -282,7 +285,7 @@ class Rollout:
         elif kind not in ITEMS_NOT_READ:
             self.lines.skip(f"unknown type {kind!r}")
 
-    def _user_item(self, text: str, timestamp: str | None) -> None:
+    def _user_item(self, text: str, timestamp: str | None, attached: list[Attachment]) -> None:
         stripped = text.strip()
         shell = user_shell(stripped)
         if shell:  # the user ran a command themselves (``!cmd``)
@@ -305,14 +308,16 @@ class Rollout:
                 if cwd and not self.context_cwd:
                     self.context_cwd = stripped[cwd[0] : cwd[1]].strip()
             return
-        self._say("user", users_words(stripped), timestamp, "item")
+        self._say("user", users_words(stripped), timestamp, "item", attached)
 
     def _event(self, payload: dict[str, Any], timestamp: str | None) -> None:
         kind = payload.get("type")
         if kind == "user_message":
             text = parts_text(payload.get("message")).strip()
+            images = payload.get("images")
+            attached = [url_attachment(image) for image in images] if isinstance(images, list) else []
             if not is_injected(text):
-                self._say("user", users_words(text), timestamp, "event")
+                self._say("user", users_words(text), timestamp, "event", attached)
         elif kind == "agent_message":
             self._say("assistant", parts_text(payload.get("message")).strip(), timestamp, "event")
         elif kind in ("agent_reasoning", "agent_reasoning_raw_content"):
@@ -366,13 +371,16 @@ class Rollout:
         self.messages.append(message)
         self.offsets.append(self.lines.line_at)
 
-    def _say(self, role: str, text: str, timestamp: str | None, source: str) -> None:
+    def _say(
+        self, role: str, text: str, timestamp: str | None, source: str, attached: list[Attachment] | None = None
+    ) -> None:
         """A user or assistant text, unless it is the other copy of one already said.
 
         Codex writes most messages twice, as a response item and as an event, one after the
         other: a copy pairs with the other source's copy of its role said just before it (and
         not paired yet), by its place, when their texts are alike though not the same (the two
-        differ where an image was pasted, and between versions: ``_alike``). The first copy is kept.
+        differ where an image was pasted, and between versions: ``_alike``). The first copy is kept,
+        with the images that either copy carries (``attached``).
         """
         if not text:
             return
@@ -381,6 +389,9 @@ class Rollout:
         if waiting[other] and self._last_said == (role, other) and _alike(waiting[other][-1], text):
             waiting[other].pop()
             self._last_said = None
+            kept = next((m for m in reversed(self.messages) if m.role == role), None)
+            if attached and kept is not None and not kept.attachments:
+                kept.attachments = attached
             return
         waiting[source] = [text]  # (only the copy said last can be paired)
         waiting[other] = []
@@ -389,7 +400,7 @@ class Rollout:
         if role == "user":
             self._flush_thinking()
             self._thinking_seen.clear()
-            self._add(Message(role="user", text=text, timestamp=timestamp))
+            self._add(Message(role="user", text=text, timestamp=timestamp, attachments=attached or []))
         else:
             self._add(
                 Message(
