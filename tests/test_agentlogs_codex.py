@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Attachment, codex
+import pytest
+
+from archivist.agents import Attachment, codex, codex_tokens
 
 SESSION_ID = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
 DAY = "2025/10/29"
@@ -601,6 +604,105 @@ def test_a_sub_agent_names_its_parent(tmp_path: Path) -> None:
     assert sessions["agent-2"].parent == "parent-2"
     assert [m.text for m in sessions["agent-2"].messages] == ["review app.py", "looks fine"]
     assert sessions["parent-2"].parent is None
+
+
+# -- reading on ----------------------------------------------------------------------------
+
+
+def tokens_event(at: str, input_tokens: int, output_tokens: int) -> str:
+    info = {
+        "total_token_usage": {"input_tokens": input_tokens, "cached_input_tokens": 0, "output_tokens": output_tokens}
+    }
+    return event(at, type="token_count", info=info)
+
+
+def total_before_in_time(file: Path, start: int) -> codex_tokens.Counts | None:
+    """``total_before``, failed when it does not come back within seconds."""
+    found: list[codex_tokens.Counts | None] = []
+    worker = threading.Thread(target=lambda: found.append(codex_tokens.total_before(file, start)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert found, "total_before did not come back"
+    return found[0]
+
+
+def test_the_total_before_a_resume_point_is_found_past_lines_longer_than_a_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codex_tokens, "CHUNK_BYTES", 16)
+    at = "2025-10-29T01:00:00.000Z"
+    before = meta() + tokens_event(at, 100, 10) + function_output("c1", "y" * 200, at)
+    file = write(tmp_path, rollout_name(), before + function_output("c2", "z" * 300, at) + user_item("next", at))
+    start = file.stat().st_size - len(user_item("next", at).encode())
+
+    assert total_before_in_time(file, start) == {"input_tokens": 100, "cached_input_tokens": 0, "output_tokens": 10}
+    assert total_before_in_time(file, len(before.encode())) == {
+        "input_tokens": 100,
+        "cached_input_tokens": 0,
+        "output_tokens": 10,
+    }
+
+
+def test_a_line_before_the_resume_point_longer_than_a_line_may_be_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codex_tokens, "CHUNK_BYTES", 16)
+    monkeypatch.setattr(codex_tokens, "MAX_LINE_BYTES", 400)
+    at = "2025-10-29T01:00:00.000Z"
+    padded = tokens_event(at, 900, 90).replace('"payload":', '"pad": "' + "p" * 500 + '", "payload":', 1)
+    content = meta() + tokens_event(at, 100, 10) + padded
+    file = write(tmp_path, rollout_name(), content + user_item("next", at))
+
+    assert total_before_in_time(file, len(content.encode())) == {
+        "input_tokens": 100,
+        "cached_input_tokens": 0,
+        "output_tokens": 10,
+    }
+
+
+def test_reading_on_past_a_long_line_counts_what_a_whole_read_counts(tmp_path: Path) -> None:
+    at = "2025-10-29T01:00:00.000Z"
+    call = function_call("shell", {"command": ["cat", "big.log"]}, "c1", at)
+    content = meta() + user_item("show me the log", at) + call + function_output("c1", "y" * 100_000, at)
+    file = write(tmp_path, rollout_name(), content + user_item("now summarise it", at))
+    session = only(list(codex.read(tmp_path)))
+    assert session.tail is not None
+    with file.open("a", encoding="utf-8") as handle:
+        handle.write(assistant_item("It says nothing new.", at) + tokens_event(at, 100, 10))
+
+    found: list[codex.Session | None] = []
+    resume = session.tail.resume_at
+    worker = threading.Thread(
+        target=lambda: found.append(codex.read_from(file, resume, session.key, session.project, session.models)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(10)
+
+    assert found and found[0] is not None, "read_from did not come back"
+    assert [m.usage and (m.usage.input, m.usage.output) for m in found[0].messages if m.role == "assistant"] == [
+        (100, 10)
+    ]
+
+
+def test_a_token_count_line_with_a_carriage_return_is_found_when_reading_on(tmp_path: Path) -> None:
+    at = "2025-10-29T01:00:00.000Z"
+    first = tokens_event(at, 100, 10).replace('"payload":', '"payload":\r', 1)
+    file = write(
+        tmp_path,
+        rollout_name(),
+        meta() + user_item("one", at) + assistant_item("first", at) + first + user_item("two", at),
+    )
+    session = only(list(codex.read(tmp_path)))
+    assert session.tail is not None
+    with file.open("a", encoding="utf-8") as handle:
+        handle.write(assistant_item("second", at) + tokens_event(at, 250, 30))
+
+    read_on = codex.read_from(file, session.tail.resume_at, session.key, session.project, session.models)
+
+    assert read_on is not None
+    answers = [m for m in read_on.messages if m.role == "assistant"]
+    assert [(m.text, m.usage and (m.usage.input, m.usage.output)) for m in answers] == [("second", (150, 20))]
 
 
 # -- damage --------------------------------------------------------------------------------

@@ -14,9 +14,9 @@ move it is a copy, and the session's total is its last event's.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from archivist.agents import NotJSON, Usage, json_value, usage, whole_count
+from archivist.agents import MAX_LINE_BYTES, NotJSON, Usage, json_value, usage, whole_count
 
 FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens")
 SCAN_BYTES = 16 * 1024 * 1024  # read back from where reading resumes, for the running total there
@@ -55,22 +55,45 @@ def total_before(file: Path, start: int) -> Counts | None:
     """The running total at byte ``start``: the last token_count event's before it, read back
     from there (at most ``SCAN_BYTES``); 0 where the file has none before it; None where none
     was found that far back, or the file cannot be read."""
-    end = start
     try:
         with file.open("rb") as handle:
-            while end > 0 and start - end < SCAN_BYTES:
-                begin = max(0, end - CHUNK_BYTES)
-                handle.seek(begin)
-                chunk = handle.read(end - begin)
-                # a line that the chunk's start cuts is read whole with the chunk before
-                cut = chunk.find(b"\n") if begin > 0 else -1
-                for line in reversed(chunk[cut + 1 :].splitlines()):
-                    total = event_total(line)
-                    if total is not None:
-                        return total
-                end = begin + cut + 1 if begin > 0 else 0
+            return _scan_back(handle, start)
     except OSError:
         return None
+
+
+def _scan_back(handle: BinaryIO, start: int) -> Counts | None:
+    """The last token_count total among the lines before ``start``, read back a chunk at a time.
+
+    Lines end at ``\\n`` only (a bare ``\\r`` is white space in JSON, as the whole reading
+    takes it). The front of a chunk, a line the chunk's start cuts, is carried on to the chunk
+    before it, and each step moves back; a line longer than ``MAX_LINE_BYTES`` is skipped.
+    """
+    end = start
+    front: list[bytes] = []  # the pieces of the line cut at ``end``, the last piece first
+    held = 0  # their length
+    skipping = False  # the line cut at ``end`` is too long: its pieces are not kept
+    while end > 0 and start - end < SCAN_BYTES:
+        begin = max(0, end - CHUNK_BYTES)
+        handle.seek(begin)
+        chunk = handle.read(end - begin)
+        if len(chunk) != end - begin:
+            return None  # the file changed under the reading
+        end = begin
+        pieces = chunk.split(b"\n")
+        if len(pieces) > 1 or begin == 0:
+            tail = b"" if skipping else pieces[-1] + b"".join(reversed(front))
+            whole = pieces[:-1] if begin == 0 else pieces[1:-1]  # at the file's start no line is cut
+            for line in [tail, *reversed(whole)]:
+                total = event_total(line)
+                if total is not None:
+                    return total
+            front, held, skipping = [pieces[0]], len(pieces[0]), False
+        elif not skipping:
+            front.append(chunk)
+            held += len(chunk)
+            if held > MAX_LINE_BYTES:
+                front, held, skipping = [], 0, True
     return dict.fromkeys(FIELDS, 0) if end == 0 else None
 
 
