@@ -91,3 +91,90 @@ def test_opencode_values_of_the_wrong_type_and_a_storage_folder_that_leads_out(t
     problems: list[str] = []
     assert list(opencode.read(tmp_path / "data", problems)) == []  # its messages are outside: not read
     assert any(isinstance(problem, Unread) for problem in problems)
+
+
+def test_a_time_at_the_calendars_edge_is_no_time() -> None:
+    for value in (
+        "0001-01-01T00:00:00+01:00",
+        "0001-01-01T00:00:00Z",
+        "9999-12-31T23:59:59-01:00",
+        "1969-12-31T23:59:59Z",
+    ):
+        assert iso_utc(value) is None, value
+    assert iso_utc("2025-11-20T10:00:00Z") == "2025-11-20T10:00:00Z"
+
+
+def test_a_folder_that_cannot_be_entered_is_told_unread_never_raised(tmp_path: Path, monkeypatch) -> None:
+    from archivist.agents import Root
+
+    (tmp_path / "inner").mkdir()
+
+    def refused(self: Path) -> bool:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "is_symlink", refused)
+    root = Root(tmp_path)
+    assert root.entries(tmp_path) == []
+    assert [problem for problem in root.problems if isinstance(problem, Unread)] == [
+        "inner: not read (Permission denied)"
+    ]
+
+
+def sample_workspace(tmp_path: Path) -> Path:
+    from conftest import write_files
+
+    return write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+
+
+def stored_titles(workspace: Path) -> list[str]:
+    import sqlite_utils
+
+    from archivist.workspace import archive_path
+
+    db = sqlite_utils.Database(archive_path(workspace))
+    return [row["title"] for row in db.query("select title from documents where source like 'log:%' order by title")]
+
+
+def test_a_reader_that_gives_one_key_twice_stores_the_first_and_says_so(tmp_path: Path, monkeypatch) -> None:
+    from conftest import sample_source
+
+    from archivist.agents import codex
+    from archivist.archive.indexer import index_workspace
+
+    read = codex.read
+
+    def twice(path, problems=None):
+        for session in read(path, problems):
+            yield session
+            yield session.__class__(**{**session.__dict__, "title": "the second copy"})
+
+    monkeypatch.setattr(codex, "read", twice)
+    workspace = sample_workspace(tmp_path)
+    result = index_workspace(workspace, log_sources=[("codex", sample_source("codex"))])
+    assert stored_titles(workspace) and "the second copy" not in stored_titles(workspace)
+    assert any("a second session with the key" in problem.reason for problem in result.problems)
+
+
+def test_a_source_that_cannot_be_opened_keeps_what_the_archive_holds(tmp_path: Path, monkeypatch) -> None:
+    from conftest import sample_source
+
+    from archivist.agents import codex
+    from archivist.archive import sessions
+    from archivist.archive.indexer import index_workspace
+
+    workspace = sample_workspace(tmp_path)
+    index_workspace(workspace, log_sources=[("codex", sample_source("codex"))])
+    held = stored_titles(workspace)
+
+    def refused(path, problems=None):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(codex, "read", refused)
+    monkeypatch.setattr(sessions, "fingerprint", lambda kind, path: "changed")
+    monkeypatch.setattr(sessions, "_read_appends", lambda *arguments: None)  # (read whole)
+    result = index_workspace(workspace)
+    assert stored_titles(workspace) == held
+    assert any(
+        problem.status == "skipped" and problem.reason.startswith("not read (Permission denied)")
+        for problem in result.problems
+    )

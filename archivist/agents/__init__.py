@@ -267,7 +267,7 @@ def iso_utc(value: object) -> str | None:
     """
     if isinstance(value, str):
         text = value.strip()
-        if _ISO_UTC_RE.match(text):
+        if _ISO_UTC_RE.match(text) and 1970 <= int(text[:4]) <= 2200:
             return text[:19] + "Z"  # the common case, without parsing
         if _NUMBER_RE.match(text):
             return iso_utc(float(text))
@@ -286,7 +286,10 @@ def iso_utc(value: object) -> str | None:
             return None
     else:
         return None
-    moment = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+    try:  # (an offset can take a moment at the calendar's edge past it)
+        moment = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+    except (OverflowError, ValueError):
+        return None
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if 1970 <= moment.year <= 2200 else None
 
 
@@ -517,10 +520,16 @@ class Root:
 
         ``path`` is one entry of a folder already allowed (listings give only those).
         """
-        if path == self.named or not path.is_symlink():
-            return True
-        if within(os.path.realpath(path), self.real):
-            return True
+        try:
+            if path == self.named or not path.is_symlink():
+                return True
+            if within(os.path.realpath(path), self.real):
+                return True
+        except OSError as error:  # (a folder that cannot be entered: nothing under it is read)
+            if str(path) not in self._told:
+                self._told.add(str(path))
+                self.problems.append(Unread(f"{self._shown(path)}: not read ({error.strerror or error})"))
+            return False
         if str(path) not in self._told:
             self._told.add(str(path))
             self.problems.append(Unread(f"{self._shown(path)}: {LINK_OUT}"))

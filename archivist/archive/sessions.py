@@ -65,6 +65,8 @@ NO_READER = (
     "and it is read again once the package that adds the kind is installed"
 )
 SOURCE_HASHES_SQL = "SELECT key, id, content_hash FROM documents WHERE source = :source"
+KEPT = "what the archive holds of it is kept, and it is read again on the next run"
+SAME_KEY = "a second session with the key of one read before it from this source: not stored"
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
@@ -191,6 +193,11 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[docum
             problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", masker.name(str(error)))])
             read += 1
             continue
+        except OSError as error:  # (the source itself cannot be opened: the same)
+            reason = f"not read ({error.strerror or error}): {KEPT}"
+            problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", masker.name(reason))])
+            read += 1
+            continue
         found = list({(p.path, p.status, p.reason): p for p in found}.values())
         db.execute(
             "UPDATE log_sources SET fingerprint = ?, read_at = ?, problems = ? WHERE id = ?",
@@ -254,6 +261,9 @@ def _store_session(
         session.tail = None
     session_key, session_problems = masker.name(session.key), [masker.name(problem) for problem in session.problems]
     key = f"{source}:{session_key}"
+    if key in seen:  # (a reader's fault: a key is one session of the source)
+        problems.append(documents.Problem(f"{session.agent}:{session_key}", "degraded", SAME_KEY))
+        return None
     seen.add(key)
     problems.extend(documents.Problem(f"{session.agent}:{session_key}", "degraded", p) for p in session_problems)
     if key in known and known[key][1] == content_hash:
