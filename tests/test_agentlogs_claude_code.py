@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from archivist.agents import claude_code
+from archivist.agents import Unread, claude_code
 from archivist.agents.claude_code import check, read
 
 PROJECT = "-home-ana-proj"
@@ -1181,3 +1182,32 @@ def test_a_task_call_names_the_sub_agent_session_it_started(tmp_path: Path) -> N
     write(tmp_path / "lost" / PROJECT / "agent-ffff0000.jsonl", agent_lines("ffff0000", 20))
     parent, _ = read(tmp_path / "lost")
     assert started(parent) == {"Task": None}
+
+
+def test_sub_agent_metadata_that_is_no_regular_file_is_passed_over(tmp_path: Path) -> None:
+    write(tmp_path / PROJECT / f"{SID}.jsonl", parent_with_task("b1c2d3e4"))
+    subagents = tmp_path / PROJECT / SID / "subagents"
+    write(subagents / "agent-b1c2d3e4.jsonl", agent_lines("b1c2d3e4", 20))
+    os.mkfifo(subagents / "agent-b1c2d3e4.meta.json")  # opening it would wait for a writer
+    found: list[Any] = []
+    reading = threading.Thread(target=lambda: found.extend(read(tmp_path / PROJECT)), daemon=True)
+    reading.start()
+    reading.join(10)
+    assert [s.key for s in found] == [f"{PROJECT}/{SID}", f"{PROJECT}/{SID}/agent-b1c2d3e4"]
+
+
+def test_a_reading_the_file_system_stops_is_told_as_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "-a" / f"{SID}.jsonl", plain_session())
+    write(tmp_path / "-b" / f"{SID}.jsonl", plain_session())
+    reading_order = claude_code.reading_order
+
+    def refused(files: list[Path]) -> list[tuple[Path, Path | None]]:
+        if files and files[0].parent.name == "-b":
+            raise PermissionError(13, "Permission denied")
+        return reading_order(files)
+
+    monkeypatch.setattr(claude_code, "reading_order", refused)
+    problems: list[str] = []
+    assert [s.key for s in read(tmp_path, problems)] == [f"-a/{SID}"]
+    assert [type(problem) for problem in problems] == [Unread]
+    assert problems[0].endswith("reading stopped (Permission denied)")

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from archivist.agents import NotJSON, Root, Session, head_lines, json_value
+from archivist.agents import NotJSON, Root, Session, Unread, head_lines, json_value
 from archivist.agents.claude_code_agents import (
     AGENT_PREFIX,
     SUBAGENTS_FOLDER,
@@ -142,8 +142,9 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     """Every session under ``path`` (see ``check``), sub-agents after their parent, in name order
     (a resumed session's file after the session it continues).
 
-    What was skipped in a file that yields no session (it has no message), and the links
-    that lead out of the source (never opened), go to ``problems``.
+    What was skipped in a file that yields no session (it has no message), the links that
+    lead out of the source (never opened) and a reading stopped by the file system (as
+    ``Unread``) go to ``problems``.
     """
     path = Path(path)
     root = Root(path, problems)
@@ -155,8 +156,8 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
         elif path.is_dir():
             for project in root.folders(path):
                 yield from _read_project(project, root)
-    except OSError:
-        return
+    except OSError as error:  # what was not yielded is told, so that what the archive holds of it stays
+        root.problems.append(Unread(f"{path}: reading stopped ({error.strerror or error})"))
 
 
 def _read_project(folder: Path, root: Root) -> Iterator[Session]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from archivist.agents import NotJSON, Root, head_lines, json_value, text_or_none, too_large
+from archivist.agents import NotJSON, Root, head_lines, is_file, json_value, text_or_none, too_large
 
 AGENT_PREFIX = "agent-"
 SUBAGENTS_FOLDER = "subagents"
@@ -41,7 +41,7 @@ def agent_meta(path: Path, root: Root) -> AgentMeta:
     """The metadata beside a sub-agent transcript (``agent-<id>.meta.json``); empty where there
     is none, or it cannot be read (it only names the transcript: not worth telling)."""
     meta = path.with_name(f"{path.stem}.meta.json")
-    if not root.allows(meta) or too_large(meta):
+    if not is_file(meta) or not root.allows(meta) or too_large(meta):  # (a FIFO would block its reading)
         return AgentMeta()
     try:
         found = json_value(meta.read_bytes().decode("utf-8", errors="replace"))
