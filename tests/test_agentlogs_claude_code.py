@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -1211,3 +1212,19 @@ def test_a_reading_the_file_system_stops_is_told_as_unread(tmp_path: Path, monke
     assert [s.key for s in read(tmp_path, problems)] == [f"-a/{SID}"]
     assert [type(problem) for problem in problems] == [Unread]
     assert problems[0].endswith("reading stopped (Permission denied)")
+
+
+def test_many_blocks_of_one_response_are_read_in_linear_time(tmp_path: Path) -> None:
+    count = 40_000
+    file = tmp_path / PROJECT / f"{SID}.jsonl"
+    file.parent.mkdir(parents=True)
+    file.write_text(
+        "".join(
+            json.dumps({"type": "assistant", "uuid": f"u{i}", "message": {"id": "r", "content": f"block {i}."}}) + "\n"
+            for i in range(count)
+        )
+    )
+    began = time.perf_counter()
+    [session] = read(file)
+    assert time.perf_counter() - began < 2.5  # a scan of the blocks kept for each line takes many seconds
+    assert session.messages[0].text.count("\n\n") == count - 1

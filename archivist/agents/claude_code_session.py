@@ -63,6 +63,31 @@ class Seen:
         self.responses: dict[str, str] = {}
 
 
+class Blocks:
+    """A response's text (or thinking) blocks in order: a block written again is not added,
+    one that grew replaces what it grew from (a line holding the response so far). The set
+    beside the list tells a block written again at once, however many the response holds."""
+
+    __slots__ = ("items", "kept")
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.kept: set[str] = set()
+
+    def add(self, text: str) -> None:
+        if not text.strip() or text in self.kept:
+            return
+        if self.items and self.items[-1] and text.startswith(self.items[-1]):
+            self.kept.discard(self.items[-1])
+            self.items[-1] = text
+        else:
+            self.items.append(text)
+        self.kept.add(text)
+
+    def text(self) -> str:
+        return "\n\n".join(self.items)
+
+
 @dataclass(slots=True)
 class Response:
     """An assistant response being read: its blocks can come over several lines.
@@ -72,47 +97,37 @@ class Response:
 
     timestamp: str | None
     model: str | None
-    texts: list[str] | None = None
-    thinking: list[str] | None = None
+    texts: Blocks | None = None
+    thinking: Blocks | None = None
     tool_calls: list[ToolCall] | None = None
     tool_ids: set[str] | None = None
     usage: Usage | None = None
 
     def add_text(self, text: str) -> None:
-        self.texts = _added(self.texts, text)
+        if self.texts is None:
+            self.texts = Blocks()
+        self.texts.add(text)
 
     def add_thinking(self, text: str) -> None:
-        self.thinking = _added(self.thinking, text)
+        if self.thinking is None:
+            self.thinking = Blocks()
+        self.thinking.add(text)
 
     def message(self) -> Message | None:
         """The response as a message; None when it holds nothing (and counted no token)."""
-        if not (self.texts or self.thinking or self.tool_calls or self.usage):
+        texts = self.texts.items if self.texts else None
+        thinking = self.thinking.items if self.thinking else None
+        if not (texts or thinking or self.tool_calls or self.usage):
             return None
         return Message(
             role="assistant",
-            text="\n\n".join(self.texts) if self.texts else "",
+            text=self.texts.text() if self.texts else "",
             timestamp=self.timestamp,
             model=self.model,
             tool_calls=self.tool_calls or [],
-            thinking="\n\n".join(self.thinking) if self.thinking else "",
+            thinking=self.thinking.text() if self.thinking else "",
             usage=self.usage,
         )
-
-
-def _added(texts: list[str] | None, text: str) -> list[str] | None:
-    """``texts`` with ``text`` added: a block written again is not, one that grew replaces
-    what it grew from (a line holding the response so far)."""
-    if not text.strip():
-        return texts
-    if texts is None:
-        return [text]
-    if text in texts:
-        return texts
-    if texts[-1] and text.startswith(texts[-1]):
-        texts[-1] = text
-    else:
-        texts.append(text)
-    return texts
 
 
 class Builder:
