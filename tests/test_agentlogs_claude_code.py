@@ -1228,3 +1228,29 @@ def test_many_blocks_of_one_response_are_read_in_linear_time(tmp_path: Path) -> 
     [session] = read(file)
     assert time.perf_counter() - began < 2.5  # a scan of the blocks kept for each line takes many seconds
     assert session.messages[0].text.count("\n\n") == count - 1
+
+
+def test_a_session_with_no_request_is_titled_by_what_was_said_never_by_a_compaction(tmp_path: Path) -> None:
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "content": "Conversation compacted",
+        "compactMetadata": {"trigger": "auto", "preTokens": 156910},
+        **envelope(u(1), None, "2025-11-23T05:40:00.000Z"),
+    }
+    summary = user("Summary: the parser work", u(2), u(1), "2025-11-23T05:40:01.000Z", isCompactSummary=True)
+    going_on = assistant([text("Continuing with the parser.")], u(3), u(2), "2025-11-23T05:40:02.000Z", "msg_C")
+    for lines in ([boundary, summary, going_on], [summary, going_on]):
+        write(tmp_path / PROJECT / f"{SID}.jsonl", lines)
+        [session] = read(tmp_path / PROJECT)
+        assert session.title == "Continuing with the parser."
+
+
+def test_reading_on_a_session_with_no_request_keeps_the_title_read_before(tmp_path: Path) -> None:
+    before = [
+        user("[Request interrupted by user]", u(1), None, "2025-11-23T04:53:42Z"),
+        answer(2, "2025-11-23T04:53:43Z"),
+    ]
+    after = [user("<task-notification>built</task-notification>", u(3), u(2), "2025-11-23T04:53:44Z")]
+    whole, on = read_on(tmp_path, before, [*after, answer(4, "2025-11-23T04:53:45Z")])
+    assert whole.title == "[Request interrupted by user]" and not on.titled

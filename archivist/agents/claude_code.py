@@ -269,7 +269,8 @@ def read_from(
     path: Path | str, offset: int, key: str, project: str | None, models: list[str] | None = None
 ) -> Session | None:
     """A session file's lines from byte ``offset`` (its ``Tail.resume_at``) as session ``key``,
-    titled as a whole reading would title it.
+    titled as a whole reading would title it (``titled`` only where its own title or first
+    request was found: a title taken from the text read on alone is not the session's).
 
     None when they cannot simply follow what was read before: the file is shorter than
     ``offset``, a sub-agent's sidechain lines appeared in it, or it continues another
@@ -294,8 +295,8 @@ def read_from(
     session = builder.session(leading_summaries(siblings))
     if session is None:
         session = Session(key, KIND, "", project=project, files=[path], problems=builder.problems, titled=False)
-    else:
-        session.titled = True  # its lines before ``offset`` were looked at again for the title
+    else:  # its lines before ``offset`` were looked at again for the title
+        session.titled = session.titled or builder.titles.first_request is not None
     session.tail = builder.tail(offset)
     return session
 

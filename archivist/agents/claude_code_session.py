@@ -365,7 +365,7 @@ class Builder:
             return None
         stamps = [message.timestamp for message in messages if message.timestamp]
         own = self.titles.own(self.uuids, summaries) or self.description
-        title = own or self.titles.first_request or next((m.text for m in messages if m.text.strip()), "")
+        title = own or self.titles.first_request or _first_said(messages)
         return Session(
             key=self.key,
             agent=KIND,
@@ -381,6 +381,12 @@ class Builder:
             parent=self.parent,
             titled=bool(own),
         )
+
+
+def _first_said(messages: list[Message]) -> str:
+    """The first text a person or the model wrote: the title of a session with no request
+    (never a system line's, such as a compaction's marker or summary)."""
+    return next((m.text for m in messages if m.role in ("user", "assistant") and m.text.strip()), "")
 
 
 def _usage(counted: dict[str, Any]) -> Usage | None:
