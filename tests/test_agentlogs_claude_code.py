@@ -1185,33 +1185,33 @@ def test_a_task_call_names_the_sub_agent_session_it_started(tmp_path: Path) -> N
     assert started(parent) == {"Task": None}
 
 
-def test_sub_agent_metadata_that_is_no_regular_file_is_passed_over(tmp_path: Path) -> None:
-    write(tmp_path / PROJECT / f"{SID}.jsonl", parent_with_task("b1c2d3e4"))
+def test_reading_on_past_a_task_call_is_a_whole_reading(tmp_path: Path) -> None:
+    file = write(tmp_path / PROJECT / f"{SID}.jsonl", parent_with_task("b1c2d3e4")[:3])
     subagents = tmp_path / PROJECT / SID / "subagents"
     write(subagents / "agent-b1c2d3e4.jsonl", agent_lines("b1c2d3e4", 20))
-    os.mkfifo(subagents / "agent-b1c2d3e4.meta.json")  # opening it would wait for a writer
-    found: list[Any] = []
-    reading = threading.Thread(target=lambda: found.extend(read(tmp_path / PROJECT)), daemon=True)
-    reading.start()
-    reading.join(10)
-    assert [s.key for s in found] == [f"{PROJECT}/{SID}", f"{PROJECT}/{SID}/agent-b1c2d3e4"]
+    (subagents / "agent-b1c2d3e4.meta.json").write_text(json.dumps({"toolUseId": "toolu_01T"}))
+    first, sub = read(file)
+    assert first.tail is not None and started(first) == {"Task": sub.key}
+    with file.open("ab") as handle:
+        handle.write(json.dumps(parent_with_task("b1c2d3e4")[3]).encode() + b"\n")
+    assert claude_code.read_from(file, first.tail.resume_at, first.key, first.project) is None
 
 
-def test_a_reading_the_file_system_stops_is_told_as_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(tmp_path / "-a" / f"{SID}.jsonl", plain_session())
-    write(tmp_path / "-b" / f"{SID}.jsonl", plain_session())
-    reading_order = claude_code.reading_order
-
-    def refused(files: list[Path]) -> list[tuple[Path, Path | None]]:
-        if files and files[0].parent.name == "-b":
-            raise PermissionError(13, "Permission denied")
-        return reading_order(files)
-
-    monkeypatch.setattr(claude_code, "reading_order", refused)
-    problems: list[str] = []
-    assert [s.key for s in read(tmp_path, problems)] == [f"-a/{SID}"]
-    assert [type(problem) for problem in problems] == [Unread]
-    assert problems[0].endswith("reading stopped (Permission denied)")
+def test_reading_on_a_response_begun_before_the_tail_is_a_whole_reading(tmp_path: Path) -> None:
+    before = [
+        user("go", u(1), None, "2025-11-23T04:53:42Z"),
+        assistant([text("one")], u(2), u(1), "2025-11-23T04:53:43Z", "msg_A"),
+        assistant([text("two")], u(3), u(2), "2025-11-23T04:53:44Z", "msg_B"),
+    ]
+    file = write(tmp_path / PROJECT / f"{SID}.jsonl", before)
+    [first] = read(file)
+    assert first.tail is not None
+    with file.open("ab") as handle:  # the first response goes on after the second began
+        handle.write(json.dumps(assistant([text("one more")], u(4), u(3), "2025-11-23T04:53:45Z", "msg_A")).encode())
+        handle.write(b"\n")
+    assert claude_code.read_from(file, first.tail.resume_at, first.key, first.project) is None
+    [whole] = read(file)
+    assert [m.text for m in whole.messages] == ["go", "one more", "two"]
 
 
 def test_many_blocks_of_one_response_are_read_in_linear_time(tmp_path: Path) -> None:
@@ -1254,3 +1254,32 @@ def test_reading_on_a_session_with_no_request_keeps_the_title_read_before(tmp_pa
     after = [user("<task-notification>built</task-notification>", u(3), u(2), "2025-11-23T04:53:44Z")]
     whole, on = read_on(tmp_path, before, [*after, answer(4, "2025-11-23T04:53:45Z")])
     assert whole.title == "[Request interrupted by user]" and not on.titled
+
+
+def test_sub_agent_metadata_that_is_no_regular_file_is_passed_over(tmp_path: Path) -> None:
+    write(tmp_path / PROJECT / f"{SID}.jsonl", parent_with_task("b1c2d3e4"))
+    subagents = tmp_path / PROJECT / SID / "subagents"
+    write(subagents / "agent-b1c2d3e4.jsonl", agent_lines("b1c2d3e4", 20))
+    os.mkfifo(subagents / "agent-b1c2d3e4.meta.json")  # opening it would wait for a writer
+    found: list[Any] = []
+    reading = threading.Thread(target=lambda: found.extend(read(tmp_path / PROJECT)), daemon=True)
+    reading.start()
+    reading.join(10)
+    assert [s.key for s in found] == [f"{PROJECT}/{SID}", f"{PROJECT}/{SID}/agent-b1c2d3e4"]
+
+
+def test_a_reading_the_file_system_stops_is_told_as_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "-a" / f"{SID}.jsonl", plain_session())
+    write(tmp_path / "-b" / f"{SID}.jsonl", plain_session())
+    reading_order = claude_code.reading_order
+
+    def refused(files: list[Path]) -> list[tuple[Path, Path | None]]:
+        if files and files[0].parent.name == "-b":
+            raise PermissionError(13, "Permission denied")
+        return reading_order(files)
+
+    monkeypatch.setattr(claude_code, "reading_order", refused)
+    problems: list[str] = []
+    assert [s.key for s in read(tmp_path, problems)] == [f"-a/{SID}"]
+    assert [type(problem) for problem in problems] == [Unread]
+    assert problems[0].endswith("reading stopped (Permission denied)")

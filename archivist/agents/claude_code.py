@@ -50,7 +50,7 @@ from archivist.agents.claude_code_agents import (
     leading_summaries,
     reading_order,
 )
-from archivist.agents.claude_code_lines import read_lines_into, read_prefix
+from archivist.agents.claude_code_lines import Prefix, read_lines_into, read_prefix
 from archivist.agents.claude_code_session import KIND as KIND
 from archivist.agents.claude_code_session import Builder, Seen, Sidechains
 
@@ -273,9 +273,11 @@ def read_from(
     request was found: a title taken from the text read on alone is not the session's).
 
     None when they cannot simply follow what was read before: the file is shorter than
-    ``offset``, a sub-agent's sidechain lines appeared in it, or it continues another
-    session's file (whose messages its copies of them give way to). (``models``: each line
-    names its own, so those used before are not needed.)
+    ``offset``, a sub-agent's sidechain lines appeared in it, it continues another session's
+    file (whose messages its copies of them give way to), a line read on continues a
+    response begun before ``offset``, or a Task/Agent call read on names a sub-agent (which
+    only a whole reading links it to). (``models``: each line names its own, so those used
+    before are not needed.)
     """
     path = Path(path)
     try:
@@ -284,12 +286,14 @@ def read_from(
     except OSError:
         return None
     builder = Builder(key, path, fallback_project=project)
-    session_ids = read_prefix(path, offset, builder) if offset > 0 else set()
-    if session_ids is None or any(
-        other != path.stem and (path.parent / f"{other}.jsonl").is_file() for other in session_ids
+    prefix = read_prefix(path, offset, builder) if offset > 0 else Prefix()
+    if prefix is None or any(
+        other != path.stem and (path.parent / f"{other}.jsonl").is_file() for other in prefix.session_ids
     ):
         return None
     if read_lines_into(path, builder, None, offset):
+        return None
+    if builder.task_calls or not prefix.ids.isdisjoint(builder.responses):
         return None
     siblings = [] if builder.titles.custom or builder.titles.ai else _session_files(path.parent)
     session = builder.session(leading_summaries(siblings))

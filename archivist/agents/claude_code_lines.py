@@ -25,6 +25,7 @@ from archivist.agents.claude_code_session import KNOWN_TYPES, Builder, Seen, Sid
 
 UUID_RE = re.compile(rb'"uuid"\s*:\s*"([^"\\]{1,200})"')  # a line's uuid, found without parsing it
 SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+ID_RE = re.compile(rb'"id"\s*:\s*"([^"\\]{1,200})"')  # in an assistant line: its message.id (and its blocks' ids)
 TITLE_MARKS = (b'"summary"', b'"custom-title"', b'"ai-title"')  # in every line that can be a title line
 
 
@@ -133,14 +134,23 @@ def read_lines_into(path: Path, main: Builder, sidechains: Sidechains | None, st
     return sidechain
 
 
-def read_prefix(path: Path, end: int, builder: Builder) -> set[str] | None:
+@dataclass
+class Prefix:
+    """What a file's lines before the point its reading resumes at name: the session ids, and
+    the ids in its assistant lines (each response's ``message.id`` among them)."""
+
+    session_ids: set[str] = field(default_factory=set)
+    ids: set[str] = field(default_factory=set)
+
+
+def read_prefix(path: Path, end: int, builder: Builder) -> Prefix | None:
     """Look again at a file's lines before byte ``end`` (where its reading resumes) for what
     they decide of ``builder``: the uuids it holds, its title lines, its first request; the
-    session ids they name. None when the file cannot be read; nothing is told (these lines
-    were read, and told, before)."""
+    ids they name. None when the file cannot be read; nothing is told (these lines were
+    read, and told, before)."""
     scout = Builder(builder.key, path, seen=Seen())  # reads whole lines, for the first request
     scout.titles, scout.uuids = builder.titles, builder.uuids
-    session_ids: set[str] = set()
+    prefix = Prefix()
     position = 0
     try:
         with path.open("rb") as handle:
@@ -150,7 +160,9 @@ def read_prefix(path: Path, end: int, builder: Builder) -> set[str] | None:
                 position += length
                 if raw is None:
                     continue
-                session_ids.update(found.decode("utf-8", "replace") for found in SESSION_ID_RE.findall(raw))
+                prefix.session_ids.update(found.decode("utf-8", "replace") for found in SESSION_ID_RE.findall(raw))
+                if b'"assistant"' in raw:
+                    prefix.ids.update(found.decode("utf-8", "replace") for found in ID_RE.findall(raw))
                 if scout.titles.settled and not any(mark in raw for mark in TITLE_MARKS):
                     for found in UUID_RE.findall(raw):
                         builder.uuids.setdefault(found.decode("utf-8", "replace"), len(builder.uuids))
@@ -161,4 +173,4 @@ def read_prefix(path: Path, end: int, builder: Builder) -> set[str] | None:
                     scout.take(record, kind)
     except OSError:
         return None
-    return session_ids
+    return prefix
