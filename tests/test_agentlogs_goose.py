@@ -499,5 +499,127 @@ def test_a_source_that_is_not_goose_s_says_what_was_expected(tmp_path: Path) -> 
     assert "does not exist" in (goose.check(tmp_path / "missing") or "")
 
 
+# --- hostile shapes: types, sizes, views, pipes, tables without an index ---------------------------
+
+
+def test_a_part_whose_type_is_no_text_is_counted_not_raised(data: Path) -> None:
+    odd = [{"type": ["text"]}, {"type": {"a": 1}}, text("Still here.")]
+    add_messages(data / "sessions.db", [("assistant", json.dumps(odd), 1762593290, None)])
+    jsonl = data / f"{OLDER}.jsonl"
+    jsonl.write_text(
+        jsonl.read_text() + json.dumps({"role": "assistant", "created": 1759415410, "content": odd}) + "\n"
+    )
+    (new, old), problems = read(data)
+    assert problems == []
+    for found in (new, old):
+        assert found.problems == ["2 parts skipped: 2 of no known type"] and found.messages[-1].text == "Still here."
+
+
+def test_a_sessions_db_that_cannot_be_read_is_told_as_unread(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    database = data / "sessions.db"
+    database.write_bytes(b"not a database at all" * 100)
+    found, problems = read(data)
+    assert [s.key for s in found] == [OLDER]
+    assert problems == ["sessions.db is not a SQLite database"] and isinstance(problems[0], Unread)
+    assert "sessions.db is not a SQLite database" in (goose.check(data) or "")
+    assert "is not a SQLite database" in (goose.check(database) or "")
+    assert read(database) == ([], ["sessions.db is not a SQLite database"])
+    opened = Path.open
+
+    def refused(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self.name == "sessions.db":
+            raise PermissionError(13, "Permission denied")
+        return opened(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refused)  # (the tests may run as root, who reads a file of mode 000)
+    found, problems = read(data)
+    assert [s.key for s in found] == [OLDER] and problems == ["sessions.db cannot be read (Permission denied)"]
+    assert isinstance(problems[0], Unread) and "cannot be read (Permission denied)" in (goose.check(data) or "")
+    monkeypatch.undo()
+    database.write_bytes(b"")  # an empty file holds no session: nothing to tell
+    assert ([s.key for s in read(data)[0]], read(data)[1]) == ([OLDER], [])
+
+
+def test_a_message_too_large_to_hold_is_skipped_and_counted(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    add_messages(data / "sessions.db", [("assistant", json.dumps([text("x" * 5000)]), 1762593290, "{}")])
+    add_messages(data / "sessions.db", [("assistant", json.dumps([text("y" * 5000)]).encode(), 1762593291, None)])
+    monkeypatch.setattr(goose, "MAX_VALUE_BYTES", 4096)
+    (new, _), problems = read(data)
+    assert problems == [] and new.problems == ["2 messages skipped: 2 over 64 MB"]
+    assert [m.role for m in new.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+
+
+def test_a_view_named_as_a_table_is_not_read(tmp_path: Path) -> None:
+    database = tmp_path / "sessions.db"
+    with closing_connection(database) as connection:
+        connection.executescript(
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content_json TEXT);"
+            f"INSERT INTO messages VALUES (1, 'v', 'user', '{json.dumps([text('from a view')])}');"
+            "CREATE VIEW sessions AS SELECT 'v' AS id, NULL AS created_at;"  # (one could be a query that never ends)
+        )
+    assert "has no sessions.id" in (goose.check(database) or "")
+    found, problems = read(tmp_path)
+    assert found == [] and len(problems) == 1 and isinstance(problems[0], Unread) and "no sessions.id" in problems[0]
+
+
+def test_a_pipe_is_never_opened(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    for name in ("s.jsonl", "sessions.db"):
+        pipe = tmp_path / name
+        os.mkfifo(pipe)
+        assert "is neither a regular file nor a folder" in (goose.check(pipe) or "")
+        results: list[Any] = []
+        reader = threading.Thread(target=lambda pipe=pipe, results=results: results.append(read(pipe)), daemon=True)
+        reader.start()
+        reader.join(5)
+        if reader.is_alive():  # let the blocked reader go before failing
+            os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        assert results == [([], [f"{name} is not a regular file: not read"])]
+        assert isinstance(results[0][1][0], Unread)
+        pipe.unlink()
+
+
+def test_messages_are_read_in_one_pass_where_the_table_has_no_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archivist.agents import databases
+
+    database = tmp_path / "sessions.db"
+    with closing_connection(database) as connection:
+        connection.executescript(SCHEMA.replace("CREATE INDEX idx_messages_session ON messages(session_id);", ""))
+        keys = [f"2025110{day}_1" for day in range(1, 8)]
+        for day, key in enumerate(keys, 1):
+            connection.execute(
+                "INSERT INTO sessions (id, working_dir, created_at) VALUES (?, '/p', ?)", [key, f"2025-11-0{day}"]
+            )
+        rows = [(keys[n % 7], "user", json.dumps([text(f"{keys[n % 7]} #{n}")]), n) for n in range(1400)]
+        connection.executemany(
+            "INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES (?, ?, ?, ?)", rows
+        )
+        connection.commit()
+    statements: list[str] = []
+    connect = databases.connect
+
+    def traced(path: Path) -> sqlite3.Connection:
+        connection = connect(path)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(databases, "connect", traced)
+    found, problems = read(tmp_path)
+    assert problems == [] and [s.key for s in found] == keys
+    for key, session in zip(keys, found, strict=True):
+        assert [m.text for m in session.messages] == [f"{key} #{n}" for n in range(1400) if keys[n % 7] == key]
+    with closing_connection(database) as connection:
+        plans = [
+            " ".join(str(step[-1]) for step in connection.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall())
+            for sql in statements
+            if sql.lstrip().upper().startswith("SELECT") and "messages" in sql
+        ]
+    assert sum("SCAN messages" in plan for plan in plans) == 1  # not one scan for each session
+
+
 if __name__ == "__main__":  # python tests/test_agentlogs_goose.py: write the sample
     build_sample(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE)

@@ -44,10 +44,14 @@ state) is not read.
 
 Not read: the recipes, the extensions' state, the schedules, and the ``threads`` tables of
 later versions. A database another program holds locked past a brief wait is
-``Unavailable``; a damaged one, or one of a schema without these columns, is ``Unread``
-(the older files beside it are still read, its sessions among them where they are there);
-a message that is not JSON, or of no known shape, is skipped and counted in its session's
-problems. Nothing is ever written, not even a ``-wal`` or ``-shm`` file.
+``Unavailable``; one that cannot be read, is no SQLite database, is damaged, or whose
+``sessions`` or ``messages`` is missing (a view of that name is not read: a view may be a
+query that never ends) or lacks these columns, is ``Unread`` (the older files beside it are
+still read, its sessions among them where they are there); an empty ``sessions.db`` holds
+nothing. A message that is not JSON, larger than 64 MB, or of no known shape is skipped and
+counted in its session's problems. The messages are read in one pass over ``messages`` and
+then by rowid, as nothing says the table has an index on ``session_id``. Nothing is ever
+written, not even a ``-wal`` or ``-shm`` file.
 """
 
 from __future__ import annotations
@@ -59,21 +63,19 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    LONG_LINE,
+    MAX_LINE_BYTES,
     NotJSON,
     Root,
     Session,
     Unread,
     databases,
-    head_lines,
     is_dir,
     is_file,
     json_value,
-    lines,
-    replaced_problems,
+    size_text,
     text_or_none,
 )
-from archivist.agents.goose_messages import Info, Record, session, tokens
+from archivist.agents.goose_messages import Info, Record, from_file, looks_like_session, session, tokens
 
 KIND = "goose"
 EXPECTED = (
@@ -96,7 +98,11 @@ SESSION_COLUMNS = (
     "accumulated_output_tokens",
 )
 ORDER = f"{SESSION_COLUMNS.index('created_at') + 1}, 1"  # by the columns selected: when they began, then id
-MESSAGE_COLUMNS = ("session_id", "role", "content_json", "created_timestamp", "metadata_json")
+MESSAGE_COLUMNS = ("role", "content_json", "created_timestamp", "metadata_json")
+MAX_VALUE_BYTES = MAX_LINE_BYTES  # the largest value read whole (a message's content)
+MAX_ID_BYTES = 4096  # a session id longer than this is none of Goose's: its session is not read
+ROWIDS_AT_ONCE = 500  # the messages asked for by one query
+TOO_LARGE = f"over {size_text(MAX_VALUE_BYTES)}"  # the reason a message too large to hold is skipped
 
 
 def check(path: str | Path) -> str | None:
@@ -104,17 +110,19 @@ def check(path: str | Path) -> str | None:
     path = Path(path).expanduser()
     if not path.exists():
         return f"{path} does not exist: expected {EXPECTED}."
+    if not path.is_dir() and not is_file(path):
+        return f"{path} is neither a regular file nor a folder: expected {EXPECTED}."
     if path.is_file():
-        if databases.is_sqlite(path):
+        if databases.is_sqlite(path) or path.suffix == ".db":
             return _check_database(path)
-        return None if _looks_like_session(path) else f"{path} is not a Goose session file: expected {EXPECTED}."
+        return None if looks_like_session(path) else f"{path} is not a Goose session file: expected {EXPECTED}."
     root = Root(path)
     folder = _folder(root)
     database = _database(folder, root)
     if database is not None:
         return _check_database(database)
     for file in root.files(folder, ".jsonl"):
-        return None if _looks_like_session(file) else f"{file} is not a Goose session file: expected {EXPECTED}."
+        return None if looks_like_session(file) else f"{file} is not a Goose session file: expected {EXPECTED}."
     return f"{path} holds neither {DATABASE} nor session .jsonl files: expected {EXPECTED}."
 
 
@@ -123,10 +131,12 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
     problems = problems if problems is not None else []
     root = Root(Path(path).expanduser(), problems)
     if root.named is not None:
-        if databases.is_sqlite(root.path):
+        if not is_file(root.path):  # (a pipe would never end)
+            root.problems.append(Unread(f"{root.path.name} is not a regular file: not read"))
+        elif databases.is_sqlite(root.path) or root.path.suffix == ".db":
             yield from _from_database(root.path, root)
         else:
-            found = _from_file(root.path, root)
+            found = from_file(root.path, root)
             if found is not None:
                 yield found
         return
@@ -139,7 +149,7 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
             yield found
     for file in root.files(folder, ".jsonl"):
         if file.stem not in seen:
-            found = _from_file(file, root)
+            found = from_file(file, root)
             if found is not None:
                 yield found
 
@@ -150,16 +160,28 @@ def _folder(root: Root) -> Path:
 
 
 def _database(folder: Path, root: Root) -> Path | None:
+    """The folder's sessions.db, unless an empty file (which holds no session); one that cannot be
+    read, or is not a database, is told when it is read."""
     file = folder / DATABASE
-    if is_file(file) and root.allows(file) and databases.is_sqlite(file):
+    if is_file(file) and root.allows(file) and _size(file) != 0:
         return file
     return None
+
+
+def _size(file: Path) -> int | None:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return None
 
 
 # --- the database -------------------------------------------------------------------------------
 
 
 def _check_database(database: Path) -> str | None:
+    reason = _not_a_database(database)
+    if reason:
+        return f"{database} {reason}: expected {EXPECTED}."
     try:
         with closing(databases.connect(database)) as connection:
             missing = _missing(connection)
@@ -172,17 +194,29 @@ def _check_database(database: Path) -> str | None:
     return f"{database} {missing}: expected {EXPECTED}." if missing else None
 
 
+def _not_a_database(database: Path) -> str | None:
+    """Why ``database`` cannot be opened as a SQLite database (a phrase), or None."""
+    try:
+        with database.open("rb") as handle:
+            header = handle.read(len(databases.SQLITE_HEADER))
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    return None if header == databases.SQLITE_HEADER else "is not a SQLite database"
+
+
 def _missing(connection: sqlite3.Connection) -> str | None:
-    """What the database lacks of the tables and columns read here, said with its schema version; None if nothing."""
+    """What the database lacks of the tables and columns read here, said with its schema version; None if
+    nothing. A view of the same name is no table (a view may be a query that never ends)."""
+    tables = databases.tables(connection)
     lacking = [
         f"{table}.{column}"
         for table, columns in NEEDED.items()
         for column in columns
-        if column not in _columns(connection, table)
+        if table not in tables or column not in _columns(connection, table)
     ]
     if not lacking:
         return None
-    version = _schema(connection)
+    version = _schema(connection, tables)
     if version is None:
         return f"has no {', '.join(lacking)}: not Goose's session database"
     newer = f", newer than the {KNOWN_SCHEMA} read here," if version > KNOWN_SCHEMA else ""
@@ -193,20 +227,33 @@ def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
     return {str(row[1]) for row in connection.execute(f"PRAGMA table_info({table})").fetchall()}
 
 
-def _schema(connection: sqlite3.Connection) -> int | None:
-    if "version" not in _columns(connection, "schema_version"):
+def _schema(connection: sqlite3.Connection, tables: set[str]) -> int | None:
+    if "schema_version" not in tables or "version" not in _columns(connection, "schema_version"):
         return None
     (version,) = connection.execute("SELECT MAX(version) FROM schema_version").fetchone()
     return version if isinstance(version, int) else None
 
 
 def _select(connection: sqlite3.Connection, table: str, wanted: tuple[str, ...]) -> str:
-    """The columns to select from ``table``: those it has, NULL for the others."""
+    """The columns to select from ``table``: those it has (NULL where a value is too large to
+    hold), NULL for the others."""
     present = _columns(connection, table)
-    return ", ".join(f'"{column}"' if column in present else f"NULL AS {column}" for column in wanted)
+    return ", ".join(_bounded(column) if column in present else f"NULL AS {column}" for column in wanted)
+
+
+def _bounded(column: str, limit: int | None = None) -> str:
+    """A column's value where it has at most ``limit`` bytes (``MAX_VALUE_BYTES``), else NULL (a
+    blob's size is known without reading it; text is measured once, and never held twice)."""
+    limit = MAX_VALUE_BYTES if limit is None else limit
+    size = f'CASE typeof("{column}") WHEN \'blob\' THEN length("{column}") ELSE length(CAST("{column}" AS BLOB)) END'
+    return f'CASE WHEN {size} <= {limit} THEN "{column}" END'
 
 
 def _from_database(database: Path, root: Root) -> Iterator[Session]:
+    reason = _not_a_database(database)
+    if reason:
+        root.problems.append(Unread(f"{database.name} {reason}"))
+        return
     try:
         with closing(databases.connect(database)) as connection:
             missing = _missing(connection)
@@ -216,18 +263,22 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
             rows = connection.execute(
                 f"SELECT {_select(connection, 'sessions', SESSION_COLUMNS)} FROM sessions ORDER BY {ORDER}"
             ).fetchall()
-            query = (
-                f"SELECT {_select(connection, 'messages', MESSAGE_COLUMNS)} FROM messages "
-                "WHERE session_id = ? ORDER BY rowid"
-            )
+            groups = _groups(connection)
+            columns = f'{_select(connection, "messages", MESSAGE_COLUMNS)}, typeof("content_json")'
+            unnamed = 0
             for row in rows:
                 values = dict(zip(SESSION_COLUMNS, row, strict=True))
-                messages = connection.execute(query, [values["id"]]).fetchall()
-                found = session(
-                    _info(values), [_record(*message[1:]) for message in messages], [database], root.problems
-                )
+                if values["id"] is None or len(str(values["id"])) > MAX_ID_BYTES:
+                    unnamed += 1
+                    continue
+                messages = _rows(connection, columns, groups.pop(values["id"], []))
+                found = session(_info(values), [_record(*message) for message in messages], [database], root.problems)
                 if found is not None:
                     yield found
+            if unnamed:
+                root.problems.append(
+                    f"{database.name}: {unnamed} session(s) skipped: no id, or one over {MAX_ID_BYTES} bytes"
+                )
     except sqlite3.Error as error:
         if databases.locked(error):
             raise databases.unavailable(database, error) from None
@@ -255,8 +306,33 @@ def _info(values: dict[str, Any]) -> Info:
     )
 
 
-def _record(role: Any, content: Any, created: Any, metadata: Any) -> Record | str:
-    """A row of ``messages`` as a record; a string saying why, where its content is no JSON."""
+def _groups(connection: sqlite3.Connection) -> dict[Any, list[int]]:
+    """The rowids of each session's messages, in the order they were written, read in one pass:
+    nothing says ``messages`` has an index on ``session_id`` (a query for each session would then
+    read the whole table each time)."""
+    groups: dict[Any, list[int]] = {}
+    query = f"SELECT {_bounded('session_id', MAX_ID_BYTES)}, rowid FROM messages ORDER BY rowid"
+    for session_id, rowid in connection.execute(query):
+        if session_id is not None:
+            groups.setdefault(session_id, []).append(rowid)
+    return groups
+
+
+def _rows(connection: sqlite3.Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
+    """The ``columns`` of the messages of these rowids, in their order."""
+    found: dict[Any, tuple[Any, ...]] = {}
+    for start in range(0, len(rowids), ROWIDS_AT_ONCE):
+        chunk = rowids[start : start + ROWIDS_AT_ONCE]
+        query = f"SELECT rowid, {columns} FROM messages WHERE rowid IN ({', '.join('?' * len(chunk))})"
+        found.update((row[0], row[1:]) for row in connection.execute(query, chunk).fetchall())
+    return [found[rowid] for rowid in rowids if rowid in found]
+
+
+def _record(role: Any, content: Any, created: Any, metadata: Any, stored: Any = "text") -> Record | str:
+    """A row of ``messages`` as a record; a string saying why, where its content is too large to
+    hold (``stored``: the type SQLite keeps it as) or no JSON."""
+    if content is None and stored != "null":
+        return TOO_LARGE
     try:
         parts = _json(content, strict=True)
     except NotJSON as error:
@@ -275,73 +351,3 @@ def _json(value: Any, strict: bool = False) -> Any:
         if strict:
             raise
         return None
-
-
-# --- the older session files ----------------------------------------------------------------------
-
-
-def _looks_like_session(file: Path) -> bool:
-    try:
-        with file.open("rb") as handle:
-            first = next(head_lines(handle), b"")
-        value = json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
-    except (OSError, NotJSON):
-        return False
-    return isinstance(value, dict) and ("message_count" in value or ("role" in value and "content" in value))
-
-
-def _from_file(file: Path, root: Root) -> Session | None:
-    """A session file: its first line's metadata, then its messages."""
-    records: list[Record | str] = []
-    metadata: dict[str, Any] = {}
-    replaced = 0
-    notes: list[str] = []
-    try:
-        with file.open("rb") as handle:
-            for number, (raw, _) in enumerate(lines(handle)):
-                if raw is None:
-                    records.append(LONG_LINE)
-                    continue
-                text, bad = _decode(raw)
-                if not text.strip():
-                    continue
-                try:
-                    value = json_value(text.lstrip("\ufeff"))
-                except NotJSON as error:
-                    records.append(str(error))
-                    continue
-                replaced += bad
-                if number == 0 and isinstance(value, dict) and "role" not in value and "content" not in value:
-                    metadata = value
-                elif isinstance(value, dict):
-                    records.append(
-                        Record(value.get("role"), value.get("created"), value.get("content"), value.get("metadata"))
-                    )
-                else:
-                    records.append("not a JSON object")
-    except OSError as error:
-        notes.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
-    info = Info(
-        key=file.stem,
-        title=text_or_none(metadata.get("description")),
-        project=text_or_none(metadata.get("working_dir")),
-        tokens=tokens(
-            metadata.get("accumulated_input_tokens"),
-            metadata.get("accumulated_output_tokens"),
-            metadata.get("input_tokens"),
-            metadata.get("output_tokens"),
-        ),
-    )
-    found = session(info, records, [file], root.problems)
-    if found is None:
-        root.problems.extend(notes)
-        return None
-    found.problems.extend([*replaced_problems(replaced), *notes])
-    return found
-
-
-def _decode(data: bytes) -> tuple[str, int]:
-    try:
-        return data.decode("utf-8"), 0
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "replace"), 1

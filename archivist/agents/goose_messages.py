@@ -22,24 +22,37 @@ or assistant), ``created`` (Unix seconds), ``content`` (a list of parts, each ta
 
 Confirmation requests, elicitations, system notifications and the compaction markers are
 Goose's own, and left out; a message Goose keeps from the user (``userVisible`` false: a
-compaction summary and its prompts) too. A part of another type is skipped and counted.
+compaction summary and its prompts) too. A part of another type (or a ``type`` that is no text)
+is skipped and counted.
+
+The older session files (``<session id>.jsonl``: a first line of metadata, then one message a
+line) are read here too (``from_file``), a line at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
+    LONG_LINE,
     Attachment,
     Message,
+    NotJSON,
+    Root,
     Session,
     ToolCall,
+    Unread,
     Usage,
     attachment,
+    head_lines,
     iso_utc,
+    json_value,
+    lines,
     named_files,
+    replaced_problems,
     short_title,
     skipped_problems,
     text_or_none,
@@ -182,7 +195,7 @@ def _messages(record: Record, model: str | None, counts: _Counts) -> list[Messag
                 thinking.append(text.strip())
         elif kind == "redactedThinking":
             thinking.append(REDACTED)
-        elif kind not in LEFT_OUT:
+        elif not (isinstance(kind, str) and kind in LEFT_OUT):  # (a list or an object is no type)
             counts.add(counts.parts, "of no known type")
     made: list[Message] = []
     if texts or calls or thinking:
@@ -267,3 +280,74 @@ def _resource(resource: dict[str, Any], shown: list[Attachment]) -> str:
     )
     shown.append(found)
     return found.placeholder()
+
+
+# --- the older session files ----------------------------------------------------------------------
+
+
+def looks_like_session(file: Path) -> bool:
+    """Whether a file starts as an older session file does (its metadata, or a message)."""
+    try:
+        with file.open("rb") as handle:
+            first = next(head_lines(handle), b"")
+        value = json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
+    except (OSError, NotJSON):
+        return False
+    return isinstance(value, dict) and ("message_count" in value or ("role" in value and "content" in value))
+
+
+def from_file(file: Path, root: Root) -> Session | None:
+    """A session file: its first line's metadata, then its messages."""
+    records: list[Record | str] = []
+    metadata: dict[str, Any] = {}
+    replaced = 0
+    notes: list[str] = []
+    try:
+        with file.open("rb") as handle:
+            for number, (raw, _) in enumerate(lines(handle)):
+                if raw is None:
+                    records.append(LONG_LINE)
+                    continue
+                text, bad = _decode(raw)
+                if not text.strip():
+                    continue
+                try:
+                    value = json_value(text.lstrip("\ufeff"))
+                except NotJSON as error:
+                    records.append(str(error))
+                    continue
+                replaced += bad
+                if number == 0 and isinstance(value, dict) and "role" not in value and "content" not in value:
+                    metadata = value
+                elif isinstance(value, dict):
+                    records.append(
+                        Record(value.get("role"), value.get("created"), value.get("content"), value.get("metadata"))
+                    )
+                else:
+                    records.append("not a JSON object")
+    except OSError as error:
+        notes.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
+    info = Info(
+        key=file.stem,
+        title=text_or_none(metadata.get("description")),
+        project=text_or_none(metadata.get("working_dir")),
+        tokens=tokens(
+            metadata.get("accumulated_input_tokens"),
+            metadata.get("accumulated_output_tokens"),
+            metadata.get("input_tokens"),
+            metadata.get("output_tokens"),
+        ),
+    )
+    found = session(info, records, [file], root.problems)
+    if found is None:
+        root.problems.extend(notes)
+        return None
+    found.problems.extend([*replaced_problems(replaced), *notes])
+    return found
+
+
+def _decode(data: bytes) -> tuple[str, int]:
+    try:
+        return data.decode("utf-8"), 0
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), 1
