@@ -17,6 +17,7 @@ LOCALE_RE = re.compile(
 NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})(?:-(\d{2}))?(Z|[+-]\d{4})?(?:-(.+))?\.md$")
 MAX_OFFSET = dt.timedelta(hours=14)  # the widest UTC offset of any time zone
 QUARTER = dt.timedelta(minutes=15)
+MIN_YEAR, MAX_YEAR = 1970, 2200  # a time outside these years is none a session has
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,14 @@ class Written:
     local: dt.datetime  # naive: as written
     offset: dt.timedelta | None = None  # None: no zone written
 
-    def utc(self) -> str:
-        """As ISO 8601 UTC; a time without a zone is kept as written, marked as UTC."""
-        moment = self.local - self.offset if self.offset is not None else self.local
-        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    def utc(self) -> str | None:
+        """As ISO 8601 UTC; a time without a zone is kept as written, marked as UTC. None for a
+        moment outside the years 1970..2200 (or past the calendar's edge once in UTC)."""
+        try:
+            moment = self.local - self.offset if self.offset is not None else self.local
+        except OverflowError:
+            return None
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if MIN_YEAR <= moment.year <= MAX_YEAR else None
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,10 @@ def session_start(heading: Written | None, comment: Written | None, name: Writte
     if local is None or name is None:
         time = local or name
         return time.utc() if time is not None else None
-    moment = name.local - (name.offset or dt.timedelta(0))
+    try:
+        moment = name.local - (name.offset or dt.timedelta(0))
+    except OverflowError:  # a moment at the calendar's edge: no offset to tell from it
+        return local.utc()
     offset = local.local.replace(second=0) - moment.replace(second=0)
     if abs(offset) <= MAX_OFFSET and offset % QUARTER == dt.timedelta(0):
         return Written(local.local, offset).utc()
