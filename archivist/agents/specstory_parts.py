@@ -13,8 +13,11 @@ INLINE_CODE_LINE_RE = re.compile(r"^\s*`([^`\n]+)`\s*$")
 INLINE_CODE_RE = re.compile(r"`([^`\n]+)`")
 # The file is the rest of the line, stripped where it is used.
 FILE_LINE_RE = re.compile(r"\b(?:Read|Edit|Edited|Write|Wrote|Create|Created|Delete|Deleted) file:\s*(.+)$", re.M)
-SHELL_FENCE_RE = re.compile(r"^\s*```(?:bash|sh|shell|zsh|powershell|console)\s*\n(.*?)\n\s*```", re.S | re.M)
-OPENING_RE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+-]*)\s*$")
+# Each pattern here takes a run of white space once: none is tried again from every place in it.
+# A shell block's opening line, and the line that closes it (any line opening with ```, as before).
+SHELL_FENCE_RE = re.compile(r"^[^\S\n]*```(?:bash|sh|shell|zsh|powershell|console)[^\S\n]*\n", re.M)
+CLOSING_FENCE_RE = re.compile(r"\n[^\S\n]*```")
+OPENING_RE = re.compile(r"\s*+(`{3,}+|~{3,}+)\s*+([\w+-]*+)\s*+\Z")  # a code block's opening line, matched whole
 
 SHELL_TYPES = {"shell"}
 FILE_TYPES = {"read", "write"}
@@ -47,7 +50,7 @@ LEGACY_SUMMARIES = (
 )
 LEGACY_READ = "Read file:"
 SHELL_LANGUAGES = {"bash", "sh", "shell", "zsh", "powershell", "pwsh", "cmd", "console"}
-COUNTED_RE = re.compile(r"\s*•\s*\*\*\d+\*\*.*$", re.S)  # " • **5** results" after a summary's subject
+COUNTED_RE = re.compile(r"•\s*+\*\*\d++\*\*")  # " • **5** results" after a summary's subject
 NO_FILE = {"", "undefined"}
 
 DATA_URL_RE = re.compile(r"data:([\w.+-]+/[\w.+-]+)?((?:;[\w.+=-]+)*);base64,")
@@ -94,10 +97,16 @@ def legacy_summary(summary: str) -> ToolCall | None:
         if summary.startswith(start):
             call = ToolCall(name)
             if start == "Listed directory":
-                folder = COUNTED_RE.sub("", summary[len(start) :]).strip()
+                folder = _uncounted(summary[len(start) :]).strip()
                 call.files += [] if folder in NO_FILE else [folder]
             return call
     return None
+
+
+def _uncounted(subject: str) -> str:
+    """A summary's subject without the count after it (`` • **5** results`` and what follows)."""
+    counted = COUNTED_RE.search(subject)
+    return subject[: counted.start()] if counted else subject
 
 
 def legacy_part(text: str) -> tuple[ToolCall, str] | None:
@@ -183,10 +192,17 @@ def _command(detail: str, body: str) -> str | None:
         single = INLINE_CODE_LINE_RE.match(line)
         if single:
             return single.group(1).strip()
-    block = SHELL_FENCE_RE.search(body)
-    if block and block.group(1).strip():
-        return block.group(1).strip()
-    return None
+    return _shell_block(body)
+
+
+def _shell_block(body: str) -> str | None:
+    """The code of the first shell block in ``body`` (from its opening line to the next line opening
+    with a fence), stripped; None where there is none, or it holds nothing. Were the first opening
+    never closed, no later one could be: nothing after it is looked at again."""
+    opening = SHELL_FENCE_RE.search(body)
+    closing = CLOSING_FENCE_RE.search(body, opening.end()) if opening else None
+    code = body[opening.end() : closing.start()].strip() if opening and closing else ""
+    return code or None
 
 
 def _file(detail: str, body: str) -> str | None:
