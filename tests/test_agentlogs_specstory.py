@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archivist.agents import Session, ToolCall, specstory
+from archivist.agents import Session, ToolCall, Unread, specstory
 
 FENCE = "```"
 
@@ -725,3 +725,26 @@ def test_a_shell_block_and_a_counted_summary_give_their_command_and_folder(tmp_p
     session = history_of(tmp_path, {"2025-05-24_16-36-x.md": text})["2025-05-24_16-36-x.md"]
     assert session.messages[1].tool_calls[0].commands == ["make test"]
     assert session.messages[3].tool_calls == [ToolCall("list_dir", files=["src/app"])]
+
+
+def test_a_folder_that_cannot_be_entered_is_told_as_unread(project: Path, monkeypatch: pytest.MonkeyPatch):
+    is_dir, is_file = Path.is_dir, Path.is_file
+
+    def denied_folder(path: Path) -> bool:
+        if path.name == "history":
+            raise PermissionError(13, "Permission denied")
+        return is_dir(path)
+
+    def denied_file(path: Path) -> bool:
+        if path.name.endswith("rename-the-helper.md"):
+            raise PermissionError(13, "Permission denied")
+        return is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", denied_file)
+    found = sessions(project)
+    assert len(found) == len(FILES) - 1 and "2025-12-02_08-15Z-rename-the-helper.md" not in found
+    monkeypatch.setattr(Path, "is_dir", denied_folder)
+    problems: list[str] = []
+    assert list(specstory.read(project, problems)) == []
+    assert problems == [".specstory/history: not read (Permission denied)"] and isinstance(problems[0], Unread)
+    assert "has no .specstory/history folder" in (specstory.check(project) or "")

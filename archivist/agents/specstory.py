@@ -69,7 +69,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from archivist.agents import Message, Root, Session, short_title, too_large
+from archivist.agents import Message, Root, Session, is_dir, is_file, short_title, too_large
 from archivist.agents.specstory_message import Draft, follow_fence
 from archivist.agents.specstory_times import TIME_RE, Named, Written, named, session_start, written
 
@@ -128,9 +128,9 @@ def _looks_like_specstory(head: str) -> bool:
 
 def _history(folder: Path, root: Root) -> Path | None:
     """The folder of transcripts a folder source stands for, or None (never through a link leading out)."""
-    if (folder / FOLDER / HISTORY).is_dir() and root.allows(folder / FOLDER) and root.allows(folder / FOLDER / HISTORY):
+    if is_dir(folder / FOLDER) and root.allows(folder / FOLDER) and _entered(folder / FOLDER / HISTORY, root):
         return folder / FOLDER / HISTORY
-    if folder.name == FOLDER and (folder / HISTORY).is_dir() and root.allows(folder / HISTORY):
+    if folder.name == FOLDER and _entered(folder / HISTORY, root):
         return folder / HISTORY
     if folder.name == HISTORY and folder.parent.name == FOLDER:
         return folder
@@ -145,8 +145,19 @@ def _history(folder: Path, root: Root) -> Path | None:
     return None
 
 
+def _entered(folder: Path, root: Root) -> bool:
+    """Whether ``folder`` is a folder of the source to read (never through a link leading out); one
+    that cannot be told (a folder above it not to be entered) is told as Unread."""
+    try:
+        found = folder.is_dir()
+    except OSError as error:
+        root.left_out(f"{folder.parent.name}/{folder.name}: not read ({error.strerror or error})")
+        return False
+    return found and root.allows(folder)
+
+
 def _markdown_files(folder: Path, root: Root) -> list[Path]:
-    return [file for file in root.entries(folder) if file.suffix.lower() == ".md" and file.is_file()]
+    return [file for file in root.entries(folder) if file.suffix.lower() == ".md" and is_file(file)]
 
 
 def _project(history: Path) -> str | None:
