@@ -56,6 +56,7 @@ TOOLS = (
     "get_embedding_status",
     "list_conversations",
     "get_conversation",
+    "usage",
 )
 EMBEDDING_TOOLS = ("embed_document", "embed_workspace")
 ROW_TOOLS = (
@@ -66,6 +67,7 @@ ROW_TOOLS = (
     "search_semantic",
     "get_similar",
     "list_conversations",
+    "usage",
 )
 
 # Text that only an SQL error, SQLite itself or a Python traceback puts in an answer.
@@ -590,6 +592,13 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
             "limit": limit,
             "offset": int_parameter(0, 30, big_edges),
         },
+        "usage": {
+            "group_by": text_parameter(st.sampled_from(("day", "month", "block", "model", "agent", "project", ""))),
+            "start_date": dates,
+            "end_date": dates,
+            "agents": agents,
+            "projects": projects,
+        },
         "get_conversation": {
             "document": conversation,
             "offset": int_parameter(0, 12, big_edges),
@@ -755,6 +764,7 @@ BASE_CALLS: dict[str, dict[str, Any]] = {  # a call that answers (the embedding 
     "embed_workspace": {"workspace_path": "/nonexistent-archivist-fuzz/workspace"},
     "get_embedding_status": {},
     "list_conversations": {"agents": "claude-code,workspace", "start_date": "2025-10", "limit": 10},
+    "usage": {"group_by": "model", "start_date": "2025-10"},
     "get_conversation": {  # the sample's Claude Code session: thinking, tool calls and their output
         "document": CLAUDE_CODE_SESSION,
         "offset": 2,
@@ -853,6 +863,7 @@ CANNED = {  # canned query: its parameters, the one it needs first
     "search": SEARCH_KEYS,
     "list_conversations": ("agents", "projects", "start_date", "end_date", "limit", "offset"),
     "get_conversation": ("document", "offset", "limit", "include"),
+    "usage": ("group_by", "start_date", "end_date", "agents", "projects"),
 }
 SPECIAL_KEYS = ("_shape", "_size", "_json", "_nl", "_trace", "_timelimit", "_sort", "_facet", "_next", "_sql")
 
@@ -998,8 +1009,8 @@ def success_shape(tool: str, body: Any) -> str | None:
             return "results is not a list of objects"
         if body.get("num_results") != len(results) or len(results) > 100:
             return f"num_results {body.get('num_results')!r} for {len(results)} results"
-        if tool == "list_conversations" and not all(isinstance(row.get("models"), list) for row in results):
-            return "a conversation whose models is not a list"
+        if tool in ("list_conversations", "usage") and not all(isinstance(row.get("models"), list) for row in results):
+            return "a row whose models is not a list"
     elif tool == "get_conversation":
         messages = body.get("messages")
         if not isinstance(messages, list) or not all(isinstance(message, dict) for message in messages):

@@ -188,6 +188,7 @@ TOOL_QUERIES = {
     "get_similar": "similar",
     "list_conversations": "list_conversations",
     "get_conversation": "get_conversation",
+    "usage": "usage",
     "get_embedding_status": "embedding_status",
     "embed_document": None,
     "embed_workspace": None,

@@ -27,6 +27,7 @@ from archivist.agents import (
     url_attachment,
     usage,
 )
+from archivist.archive import prices
 from archivist.archive.indexer import index_workspace
 from archivist.mcp.outputs import conversation_payload
 from archivist.queries.runner import Archive
@@ -300,3 +301,122 @@ def test_continue_keeps_an_answers_usage_as_openai_counts_it(tmp_path):
         Usage(input=1000, output=120, cache_write=300, cache_read=4000),
         None,
     ]
+
+
+# -- the usage query ---------------------------------------------------------------------------
+
+GROUPS = ("day", "month", "block", "model", "agent", "project")
+TOKENS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+
+
+def usage_rows(workspace, **params):
+    with Archive.for_workspace(workspace) as archive:
+        return archive.run("usage", {key: str(value) for key, value in params.items()})
+
+
+def test_every_grouping_counts_every_response_once(usage_archive):
+    db = sqlite_utils.Database(archive_path(usage_archive))
+    (stored,) = db.query(
+        "select count(*) as responses, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens, "
+        "sum(cache_write_tokens) as cache_write_tokens, sum(cache_read_tokens) as cache_read_tokens, "
+        "round(sum(price), 6) as cost from messages where input_tokens is not null"
+    )
+    for group in GROUPS:
+        rows = usage_rows(usage_archive, group_by=group)
+        assert sum(row["responses"] for row in rows) == stored["responses"], group  # aider's: by its session's start
+        for column in TOKENS:
+            assert sum(row[column] for row in rows) == stored[column], (group, column)
+        assert sum(row["cost"] or 0 for row in rows) == pytest.approx(stored["cost"]), group
+        assert all(row["price_data"] == prices.data_version() for row in rows)
+    days = [row["key"] for row in usage_rows(usage_archive)]
+    assert days == sorted(days) and all(re.fullmatch(r"\d{4}-\d\d-\d\d", day) for day in days)
+    models = usage_rows(usage_archive, group_by="model")
+    assert [row["total_tokens"] for row in models] == sorted((row["total_tokens"] for row in models), reverse=True)
+
+
+def test_a_response_is_priced_from_the_price_data_and_an_unknown_model_never(usage_archive):
+    import genai_prices
+
+    db = sqlite_utils.Database(archive_path(usage_archive))
+    for row in db.query(
+        "select model, timestamp, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, price from messages where input_tokens is not null and model = 'gpt-5-codex'"
+    ):
+        counts = genai_prices.Usage(
+            input_tokens=row["input_tokens"] + row["cache_read_tokens"] + row["cache_write_tokens"],
+            output_tokens=row["output_tokens"],
+            cache_read_tokens=row["cache_read_tokens"],
+            cache_write_tokens=row["cache_write_tokens"],
+        )
+        assert row["price"] == pytest.approx(float(genai_prices.calc_price(counts, "gpt-5-codex").total_price))
+    assert prices.price("no-such-model-anywhere", Usage(input=10), "2025-11-20T00:00:00Z") is None
+    assert prices.price(None, Usage(input=10), None) is None
+
+
+def test_a_date_range_agents_and_projects_narrow_what_is_counted(usage_archive):
+    everything = {row["key"]: row for row in usage_rows(usage_archive, group_by="agent")}
+    only_codex = usage_rows(usage_archive, group_by="agent", agents="codex")
+    assert [row["key"] for row in only_codex] == ["codex"] and only_codex[0] == everything["codex"]
+    by_name = usage_rows(usage_archive, group_by="project", projects="report-service")
+    assert [row["key"] for row in by_name] == ["/home/dev/src/report-service"]
+    day = usage_rows(usage_archive, start_date="2025-11-20", end_date="2025-11-20")
+    assert [row["key"] for row in day] == ["2025-11-20"]
+    assert usage_rows(usage_archive, start_date="2030-01-01") == []
+
+
+def test_a_block_is_five_hours_from_the_first_response_no_block_holds(tmp_path):
+    from test_agentlogs_codex import meta as codex_meta
+
+    def response(at: str, total: int) -> str:
+        return turn(f"question at {at}", "an answer", 0).replace("2025-10-29T01:00:00.000Z", at) + token_count(
+            at, (total, 0, 10), (100, 0, 10)
+        )
+
+    times = [
+        "2025-11-01T08:10:00.000Z",
+        "2025-11-01T12:59:00.000Z",
+        "2025-11-01T13:05:00.000Z",
+        "2025-11-02T01:00:00.000Z",
+    ]
+    text = codex_meta() + "".join(response(at, 100 * (n + 1)) for n, at in enumerate(times))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "rollout-2025-11-01T08-10-00-x.jsonl").write_text(text, encoding="utf-8")
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+    index_workspace(workspace, log_sources=[("codex", logs)])
+    blocks = [(row["key"], row["responses"]) for row in usage_rows(workspace, group_by="block")]
+    # 08:10 opens 08:00-13:00; 12:59 is in it; 13:05 opens the next; 01:00 the next day another
+    assert blocks == [("2025-11-01T08:00:00Z", 2), ("2025-11-01T13:00:00Z", 1), ("2025-11-02T01:00:00Z", 1)]
+
+
+def test_new_price_data_prices_every_response_again(usage_archive, tmp_path):
+    import shutil
+
+    copy = tmp_path / "archive.db"
+    shutil.copy(archive_path(usage_archive), copy)
+    from archivist.archive.database import Database
+
+    db = Database(copy)
+    before = dict(db.execute("select id, price from messages where input_tokens is not null").fetchall())
+    db.execute("update messages set price = null")
+    db.execute("update archive_meta set value = 'genai-prices 0.0.1' where key = 'price_data'")
+    assert prices.price_again(db) == len(before)
+    assert dict(db.execute("select id, price from messages where input_tokens is not null").fetchall()) == before
+    assert prices.price_again(db) == 0  # the same data: nothing to do
+    assert db.execute("select version from price_data").fetchone()[0] == prices.data_version()
+
+
+@pytest.mark.parametrize(
+    ("params", "code"),
+    [
+        ({"group_by": "weekday"}, "INVALID_PARAMETER"),
+        ({"start_date": "the day after never"}, "INVALID_DATE"),
+        ({"start_date": "2025-12-01", "end_date": "2025-11-01"}, "INVALID_DATE"),
+        ({"agents": "no-such-agent"}, "INVALID_PARAMETER"),
+    ],
+)
+def test_a_bad_usage_parameter_is_a_clear_error(usage_archive, params, code):
+    from archivist.errors import ArchivistError
+
+    with pytest.raises(ArchivistError) as error:
+        usage_rows(usage_archive, **params)
+    assert error.value.code == code

@@ -412,6 +412,24 @@ def m015_message_usage(db: sqlite_utils.Database) -> None:
     db.executescript(MESSAGE_USAGE_SQL)
 
 
+# What a response cost at the price data's prices (archive.prices; NULL where the data does
+# not know its model), and an index that holds all a usage report reads of the messages that
+# carry usage, so that a year of them by day is one scan of it.
+MESSAGE_PRICE_SQL = """
+ALTER TABLE messages ADD COLUMN price REAL;
+CREATE INDEX messages_usage ON messages (
+    timestamp, model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, price, cost, document_id
+) WHERE input_tokens IS NOT NULL;
+CREATE VIEW price_data AS
+    SELECT value AS version FROM archive_meta WHERE key = 'price_data';
+"""
+
+
+@migrations()
+def m016_message_price(db: sqlite_utils.Database) -> None:
+    db.executescript(MESSAGE_PRICE_SQL)
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

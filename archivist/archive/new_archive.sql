@@ -172,7 +172,7 @@ CREATE TABLE messages (
     thinking TEXT NOT NULL DEFAULT '',
     tool_output TEXT NOT NULL DEFAULT '',
     tool_calls TEXT NOT NULL DEFAULT '[]'
-, secrets INTEGER NOT NULL DEFAULT 0, input_tokens INTEGER, output_tokens INTEGER, cache_write_tokens INTEGER, cache_read_tokens INTEGER, cost REAL, attachments TEXT NOT NULL DEFAULT '[]');
+, secrets INTEGER NOT NULL DEFAULT 0, input_tokens INTEGER, output_tokens INTEGER, cache_write_tokens INTEGER, cache_read_tokens INTEGER, cost REAL, attachments TEXT NOT NULL DEFAULT '[]', price REAL);
 CREATE UNIQUE INDEX messages_document ON messages (document_id, seq);
 CREATE VIRTUAL TABLE message_index USING fts5(
     text, filter_tokens, content='', contentless_delete=1, tokenize='porter unicode61'
@@ -224,24 +224,30 @@ WHEN NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.rowid) BEGIN
     INSERT INTO documents_fts (rowid, title, body, filter_tokens)
         VALUES (new.rowid, new.title, new.body, new.filter_tokens);
 END;
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 13:20:11.220291+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 13:20:11.221191+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 13:20:11.222132+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 13:20:11.223253+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 13:20:11.225239+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 13:20:11.227205+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 13:20:11.229229+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 13:20:11.231333+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 13:20:11.231637+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 13:20:11.231819+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 13:20:11.249044+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 13:20:11.249402+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 13:20:11.251298+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 13:20:11.251470+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 13:20:11.251955+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 13:20:11.252104+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 13:20:11.254693+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 13:20:11.257668+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 13:20:11.259432+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 13:20:11.261890+00:00');
+CREATE INDEX messages_usage ON messages (
+    timestamp, model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, price, cost, document_id
+) WHERE input_tokens IS NOT NULL;
+CREATE VIEW price_data AS
+    SELECT value AS version FROM archive_meta WHERE key = 'price_data';
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 14:09:04.164401+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 14:09:04.165200+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 14:09:04.166055+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 14:09:04.166864+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 14:09:04.168748+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 14:09:04.170698+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 14:09:04.172583+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 14:09:04.174564+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 14:09:04.174852+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 14:09:04.175020+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 14:09:04.190455+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 14:09:04.190763+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 14:09:04.192462+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 14:09:04.192582+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 14:09:04.193022+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 14:09:04.193155+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 14:09:04.194683+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 14:09:04.196810+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 14:09:04.198228+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 14:09:04.199845+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-11-26 14:09:04.200386+00:00');
 COMMIT;

@@ -41,7 +41,7 @@ from archivist.agents import (
     iso_utc,
     registry,
 )
-from archivist.archive import schema, sources
+from archivist.archive import prices, schema, sources
 from archivist.archive.database import Database
 
 # The sources' own functions, named here too for the callers that know them here (the command line).
@@ -87,10 +87,10 @@ EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewri
 INSERT_MESSAGE_SQL = """
 INSERT INTO messages (
     id, document_id, seq, role, timestamp, model, text, thinking, tool_output, tool_calls, secrets,
-    input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, attachments
+    input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, attachments, price
 ) VALUES (
     :id, :document_id, :seq, :role, :timestamp, :model, :text, :thinking, :tool_output, :tool_calls, :secrets,
-    :input_tokens, :output_tokens, :cache_write_tokens, :cache_read_tokens, :cost, :attachments
+    :input_tokens, :output_tokens, :cache_write_tokens, :cache_read_tokens, :cost, :attachments, :price
 )
 """
 # the usage of a session's messages before seq (those kept when it is read on)
@@ -205,6 +205,8 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[docum
         )
         problems.extend(found)
         read += 1
+    if read:
+        prices.price_again(db)  # (the messages priced by an earlier version of the price data)
     return read, unchanged, problems
 
 
@@ -622,6 +624,7 @@ def _message_rows(session: Session, found: _Found, first: int) -> list[dict[str,
     """A session's messages as ``messages`` rows numbered from ``first``: as many as the archive has ids for."""
     room = schema.MESSAGE_IDS - first
     rows: list[dict[str, Any]] = []
+    last_model = session.models[-1] if session.models else None  # (of a response that names none)
     for seq, message, secrets in zip(
         range(first, schema.MESSAGE_IDS), session.messages[: max(0, room)], found.messages
     ):
@@ -642,6 +645,7 @@ def _message_rows(session: Session, found: _Found, first: int) -> list[dict[str,
                 **{column: getattr(used, name) if used else None for name, column in USAGE_COLUMNS.items()},
                 "cost": used.cost if used else None,
                 "attachments": json.dumps(attached, ensure_ascii=False),
+                "price": prices.price(message.model or last_model, used, message.timestamp),
             }
         )
     return rows

@@ -113,8 +113,8 @@ CONVERSATION_LIMIT = 50  # get_conversation's default page, as its SQL has it
 PAGING = ("document_id", "total", "has_more", "next_offset")
 
 
-def conversations_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """list_conversations' rows, each one's models as a list."""
+def models_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rows of a query that lists models (list_conversations', usage's), each one's models as a list."""
     return rows_payload([{**row, "models": json.loads(row["models"] or "[]")} for row in rows])
 
 

@@ -177,17 +177,28 @@ TOOLS = (
         "with offset and limit; read one with get_conversation.",
         "list_conversations",
         outputs.Rows,
-        lambda call: outputs.conversations_payload(call.rows()),
+        lambda call: outputs.models_payload(call.rows()),
     ),
     Tool(
         "get_conversation",
-        "One conversation's messages in order, a page at a time: seq, role, timestamp, model, text and tool_calls "
-        "(name, files, commands). Read a long session in pages: start at offset 0, then call again with "
+        "One conversation's messages in order, a page at a time: seq, role, timestamp, model, text, tool_calls "
+        "(name, files, commands), and usage (tokens, cost) and attachments where a message has them. Read a long "
+        "session in pages: start at offset 0, then call again with "
         "offset=next_offset while has_more is true (total says how many messages there are). A conversation "
         "written in the workspace is one message of role 'document'.",
         "get_conversation",
         outputs.Conversation,
         _conversation,
+    ),
+    Tool(
+        "usage",
+        "Tokens (input, output, cache write, cache read) and cost of the agents' model responses, one row per "
+        "day, month, 5-hour block, model, agent or project (group_by), within a date range and for some agents "
+        "or projects: what did it cost, and where did the tokens go. Cost is at maintained prices (price_data); "
+        "a model they do not know is counted in unpriced, never guessed.",
+        "usage",
+        outputs.Rows,
+        lambda call: outputs.models_payload(call.rows()),
     ),
     Tool(
         "search_semantic",

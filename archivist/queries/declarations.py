@@ -308,6 +308,39 @@ QUERIES: dict[str, Query] = {
         ),
         checks=(rules.conversation_page,),
     ),
+    "usage": Query(
+        title="Tokens and cost, by day, month, 5-hour block, model, agent or project",
+        description="The tokens that the agent logs' model responses used (input not read from the cache, "
+        "output, cache write, cache read, and total_tokens) and what they cost, one row per group: key (the "
+        "day, month or block start in UTC, or the model, agent or project), cost (US dollars at the prices of "
+        "the price data named in price_data; null where no response of the group could be priced), "
+        "stated_cost (what the logs themselves say, where they do), responses, unpriced (responses of a model "
+        "the price data does not know: their cost is never guessed), sessions, models (JSON), first and last. "
+        "Each response is counted once, as its log records it.",
+        params=(
+            Param(
+                "group_by",
+                rules.one_of("group_by", rules.USAGE_GROUPS),
+                f"One row per: {', '.join(rules.USAGE_GROUPS)} (block: five hours from the first response "
+                "that no earlier block holds, as ccusage reports them). Default day.",
+                default="day",
+            ),
+            *params.dates("all in UTC; a response counts when its time lies inside"),
+            Param(
+                "agents",
+                rules.agent_list,
+                f"Only these agents: {', '.join(rules.LOG_KINDS)}; empty: every agent.",
+                many=True,
+            ),
+            Param(
+                "projects",
+                rules.text_list,
+                "Only these projects: a project's full path or its last folder name; empty: every project.",
+                many=True,
+            ),
+        ),
+        checks=(rules.dates_in_order,),
+    ),
 }
 
 # --- the MCP tools' parameters that are no canned query's --------------------------------------

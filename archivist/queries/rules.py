@@ -420,6 +420,7 @@ def embeds_search(params: dict[str, str]) -> bool:
 WORKSPACE_AGENT = "workspace"
 AGENTS = (*LOG_KINDS, WORKSPACE_AGENT)
 INCLUDABLE = ("thinking", "tool_output")
+USAGE_GROUPS = ("day", "month", "block", "model", "agent", "project")
 MAX_OFFSET = 10_000_000
 
 
