@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Session, kiro
+import pytest
+
+from archivist.agents import Session, Unread, kiro
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-agent-logs" / "kiro"
 WORKSPACE = "L3Nydi9hcHA_"  # /srv/app in URL-safe base64, its padding written as "_"
@@ -267,3 +269,23 @@ def test_a_source_that_is_not_kiro_s_says_what_was_expected(tmp_path: Path) -> N
     assert "holds no Kiro session" in (kiro.check(tmp_path / "empty") or "")
     assert "is not a Kiro session file" in (kiro.check(dump(tmp_path / "other.json", {"a": 1})) or "")
     assert "does not exist" in (kiro.check(tmp_path / "nowhere") or "")
+
+
+def test_a_session_folder_that_cannot_be_entered_is_told_as_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = tmp_path / ".kiro" / "sessions" / "0123456789abcdef"
+    dump(sessions / "s1" / "messages.jsonl", events({"type": "user", "content": "list the chapters"}))
+    (sessions / "s0").mkdir()
+    is_file = Path.is_file
+
+    def denied(path: Path) -> bool:  # what a folder another user keeps to themselves answers
+        if path.parent.name == "s0":
+            raise PermissionError(13, "Permission denied")
+        return is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", denied)
+    (session,), problems = read(tmp_path / ".kiro")
+    assert session.key == "s1"
+    assert problems == ["sessions/0123456789abcdef/s0: not read (Permission denied)"]
+    assert isinstance(problems[0], Unread) and kiro.check(tmp_path / ".kiro") is None

@@ -35,11 +35,13 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
+    is_file,
     iso_utc,
     json_file,
     json_value,
     lines,
     named_files,
+    relative_path,
     replaced_problems,
     short_title,
     skipped_problems,
@@ -53,17 +55,23 @@ SAID = ("Say", "Summary")
 MAX_ARGUMENT_CHARS = 1_000_000
 
 
-def is_session_folder(folder: Path) -> bool:
-    """Whether ``folder`` holds a 1.0 session (``session.json`` or ``messages.jsonl``)."""
-    return (folder / META).is_file() or (folder / EVENTS).is_file()
+def is_session_folder(folder: Path, root: Root | None = None) -> bool:
+    """Whether ``folder`` holds a 1.0 session (``session.json`` or ``messages.jsonl``); one that
+    cannot be entered (another user's) is told to ``root`` as Unread, and is not read."""
+    try:
+        return (folder / META).is_file() or (folder / EVENTS).is_file()
+    except OSError as error:
+        if root is not None:
+            root.left_out(f"{relative_path(folder, root.path)}: not read ({error.strerror or error})")
+        return False
 
 
 def session_folders(base: Path, root: Root) -> list[Path]:
     """The session folders of ``~/.kiro/sessions`` (``base``), of one workspace's folder in it,
     or ``base`` itself."""
-    if is_session_folder(base):
+    if is_session_folder(base, root):
         return [base]
-    found = [folder for folder in root.folders(base) if is_session_folder(folder)]
+    found = [folder for folder in root.folders(base) if is_session_folder(folder, root)]
     if found:
         return found
     return [
@@ -71,7 +79,7 @@ def session_folders(base: Path, root: Root) -> list[Path]:
         for workspace in root.folders(base)
         if workspace.name != CLI
         for folder in root.folders(workspace)
-        if is_session_folder(folder)
+        if is_session_folder(folder, root)
     ]
 
 
@@ -83,7 +91,7 @@ def session(folder: Path, key: str, kind: str, root: Root) -> tuple[Session | No
     skipped: dict[str, int] = {}
     replaced = 0
     messages: list[Message] = []
-    if events.is_file() and root.allows(events):
+    if is_file(events) and root.allows(events):
         try:
             with events.open("rb") as handle:
                 for raw, _ in lines(handle):
@@ -117,7 +125,7 @@ def session(folder: Path, key: str, kind: str, root: Root) -> tuple[Session | No
             models=[model] if model else [],
             started=times[0] if times else iso_utc(meta.get("createdAt")),
             last=times[-1] if times else iso_utc(meta.get("lastModifiedAt")),
-            files=[file for file in (folder / META, events) if file.is_file()],
+            files=[file for file in (folder / META, events) if is_file(file)],
             problems=problems,
         ),
         problems,
