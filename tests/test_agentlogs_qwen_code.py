@@ -8,7 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Session, qwen_code
+import pytest
+
+from archivist.agents import Session, Unread, qwen_code
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-agent-logs" / "qwen-code"
 SID = "9d1c0b2a-1111-4222-8333-444455556666"
@@ -305,3 +307,22 @@ def test_a_source_that_is_not_qwen_code_s_says_what_was_expected(tmp_path: Path)
     assert "holds no Qwen Code chat yet" in (qwen_code.check(tmp_path / ".qwen") or "")
     empty = write(tmp_path / "started", [])
     assert qwen_code.check(empty) is None and read(empty.parent)[1] == [f"{empty.name}: no message to read"]
+
+
+def test_a_project_folder_that_cannot_be_entered_is_told_as_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, [user("u1", None, "hello", 1)])
+    (tmp_path / "projects" / "-srv-other").mkdir()
+    is_dir = Path.is_dir
+
+    def denied(path: Path) -> bool:  # what a folder another user keeps to themselves answers
+        if path.parent.name == "-srv-other":
+            raise PermissionError(13, "Permission denied")
+        return is_dir(path)
+
+    monkeypatch.setattr(Path, "is_dir", denied)
+    (session,), problems = read(tmp_path)
+    assert session.messages[0].text == "hello"
+    assert problems == ["projects/-srv-other: not read (Permission denied)"] and isinstance(problems[0], Unread)
+    assert qwen_code.check(tmp_path) is None

@@ -154,7 +154,16 @@ def _holds(root: Root, folder: Path) -> bool:
 
 
 def _folder(root: Root, folder: Path) -> bool:
-    return folder.is_dir() and root.allows(folder)
+    """Whether ``folder`` is a folder of the source to read; where that cannot be told (the folder
+    holding it is not to be entered: another user's), that folder is told once as Unread."""
+    try:
+        found = folder.is_dir()
+    except OSError as error:
+        problem = f"{relative_path(folder.parent, root.path)}: not read ({error.strerror or error})"
+        if problem not in root.problems:
+            root.left_out(problem)
+        return False
+    return found and root.allows(folder)
 
 
 def _chat_files(root: Root, chats: Path) -> list[Path]:
