@@ -3,8 +3,9 @@
 The prices are pydantic's ``genai-prices`` (its data snapshot, shipped with the package and
 never fetched at run time): a response is priced by its model and its time (prices change),
 its input, output, cache write and cache read tokens each at the provider's own price for
-them, long prompts at their tier. A model the data does not know, or a response without a
-model, has no price (NULL): never a guess. Each message's price is stored with it
+them, long prompts at their tier. A model named with its provider (``anthropic/claude-…``)
+is looked for at that provider. A model the data does not know (at a provider it does not
+know: ``copilot/…``), or a response without a model, has no price (NULL): never a guess. Each message's price is stored with it
 (``messages.price``), and the version of the data that priced it in ``archive_meta``
 (``price_data``): when that version changes, every priced message is priced again.
 
@@ -72,7 +73,13 @@ def _price(model: str, input: int, output: int, cache_write: int, cache_read: in
     try:
         found = library.calc_price(counts, model, genai_request_timestamp=when)
     except (LookupError, ValueError):
-        return None
+        provider, _, name = model.partition("/")  # "anthropic/claude-…", as aider and OpenRouter name them
+        if not name:
+            return None
+        try:
+            found = library.calc_price(counts, name, provider_id=provider, genai_request_timestamp=when)
+        except (LookupError, ValueError):
+            return None
     return float(found.total_price)
 
 

@@ -3,7 +3,7 @@
 The ``cli`` group, its ``-v`` option and the list of its commands are here;
 each command lives in the module named for what it does: ``indexing`` (index, embed,
 status, watch), ``serving`` (serve), ``mcp_server`` (mcp), ``searching`` and
-``search_output`` (search), ``log_sources`` (sources). What they share: ``arguments``
+``search_output`` (search), ``log_sources`` (sources), ``usage`` (usage). What they share: ``arguments``
 (options), ``workspaces`` (the workspace and its archive) and ``output`` (what is told on
 stderr, and logging's one set-up, which the group makes for every command). Every module
 imports at its top only what starting the command line needs: the commands import the
@@ -23,11 +23,12 @@ from archivist.cli.output import VERBOSE, interactive, log_to_stderr, set_up_log
 from archivist.cli.search_output import SNIPPET_WIDTH, snippet_line
 from archivist.cli.searching import search
 from archivist.cli.serving import serve
+from archivist.cli.usage import usage
 
 __all__ = ["SNIPPET_WIDTH", "cli", "log_to_stderr", "snippet_line"]
 
 
-@click.group(commands=[index, embed, serve, mcp, search, sources, status, watch])
+@click.group(commands=[index, embed, serve, mcp, search, sources, status, usage, watch])
 @click.option(
     "-v",
     "--verbose",

@@ -1,0 +1,111 @@
+"""``archivist usage``: the tokens and cost of a workspace's agent logs, by day, month, 5-hour block,
+model, agent or project (the ``usage`` canned query, as every other surface runs it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from archivist.cli.arguments import db_option, workspace_argument
+from archivist.queries.declarations import QUERIES
+from archivist.queries.rules import USAGE_GROUPS
+
+QUERY = QUERIES["usage"]
+TOKEN_COLUMNS = (
+    ("input_tokens", "input"),
+    ("output_tokens", "output"),
+    ("cache_write_tokens", "cache write"),
+    ("cache_read_tokens", "cache read"),
+    ("total_tokens", "total"),
+)
+
+
+@click.command()
+@workspace_argument
+@db_option
+@click.option("--since", metavar="DATE", help=QUERY.param("start_date").description)
+@click.option("--until", metavar="DATE", help=QUERY.param("end_date").description)
+@click.option("--by", "group_by", type=click.Choice(USAGE_GROUPS), default="day", show_default=True)
+@click.option("--agent", "agents", multiple=True, metavar="KIND", help=QUERY.param("agents").description)
+@click.option("--project", "projects", multiple=True, metavar="PROJECT", help=QUERY.param("projects").description)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows and their totals as JSON.")
+def usage(
+    workspace: Path | None,
+    db_path: Path | None,
+    since: str | None,
+    until: str | None,
+    group_by: str,
+    agents: tuple[str, ...],
+    projects: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Tokens (input, output, cache write, cache read) and cost of WORKSPACE's agent logs, one row per
+    day, month, 5-hour block, model, agent or project.
+
+    Cost is at the prices of maintained price data (genai-prices, named on the last line); a model
+    the data does not know is counted as unpriced, never guessed. What a log itself says a response
+    cost is its stated cost.
+    """
+    from archivist.cli.searching import answer
+    from archivist.cli.workspaces import archive_to_read, workspace_folder
+
+    path = archive_to_read(workspace_folder(workspace, "usage"), db_path)
+    params = {
+        "group_by": group_by,
+        "start_date": since or "",
+        "end_date": until or "",
+        "agents": ",".join(agents),
+        "projects": json.dumps(list(projects)) if projects else "",
+    }
+    rows = answer(path, lambda archive: archive.run("usage", params))
+    rows = [{**row, "models": json.loads(row["models"] or "[]")} for row in rows]
+    totals = _totals(rows)
+    if as_json:
+        click.echo(json.dumps({"group_by": group_by, "rows": rows, "totals": totals}, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("No usage recorded in this range: no agent log of these kinds records its tokens.")
+        return
+    click.echo(_table(group_by, rows, totals))
+    data = next((row["price_data"] for row in rows if row["price_data"]), None)
+    unpriced = totals["unpriced"]
+    note = f"Cost at {data} prices" if data else "No price data"
+    if unpriced:
+        note += f"; {unpriced} response{'s' if unpriced != 1 else ''} of models it does not know: unpriced"
+    click.echo(note + ".")
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    totals: dict[str, Any] = {column: sum(row[column] for row in rows) for column, _ in TOKEN_COLUMNS}
+    priced = [row["cost"] for row in rows if row["cost"] is not None]
+    stated = [row["stated_cost"] for row in rows if row["stated_cost"] is not None]
+    totals["cost"] = round(sum(priced), 6) if priced else None
+    totals["stated_cost"] = round(sum(stated), 6) if stated else None
+    totals["responses"] = sum(row["responses"] for row in rows)
+    totals["unpriced"] = sum(row["unpriced"] for row in rows)
+    return totals
+
+
+def _table(group_by: str, rows: list[dict[str, Any]], totals: dict[str, Any]) -> str:
+    header = [group_by, *(name for _, name in TOKEN_COLUMNS), "cost", "responses"]
+    lines = [
+        [str(row["key"] if row["key"] is not None else "(none)"), *_figures(row), str(row["responses"])] for row in rows
+    ]
+    lines.append(["total", *_figures(totals), str(totals["responses"])])
+    widths = [max(len(line[index]) for line in [header, *lines]) for index in range(len(header))]
+
+    def shown(cells: list[str]) -> str:
+        return "  ".join(
+            cell.ljust(width) if index == 0 else cell.rjust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    return "\n".join([shown(header), *(shown(line) for line in lines)])
+
+
+def _figures(row: dict[str, Any]) -> list[str]:
+    cost = row["cost"]
+    return [f"{row[column]:,}" for column, _ in TOKEN_COLUMNS] + ["—" if cost is None else f"${cost:,.4f}"]
