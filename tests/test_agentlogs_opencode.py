@@ -6,6 +6,7 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,113 @@ def test_a_source_that_is_not_opencode_s_says_what_was_expected(tmp_path: Path) 
     assert "holds neither opencode.db nor storage/session/" in (opencode.check(tmp_path / "empty") or "")
     assert "has no session, message and part tables" in (opencode.check(other) or "")
     assert "is not a SQLite database" in (opencode.check(tmp_path / "text.db") or "")
+
+
+# --- hostile shapes: repeated sessions, names that lead out, sizes, unreadable files, no index ----
+
+
+def test_a_session_two_databases_hold_is_read_once_from_opencode_db(data: Path) -> None:
+    shutil.copyfile(data / "opencode.db", data / "opencode-dev.db")  # both took it from the same storage
+    with sqlite3.connect(data / "opencode-dev.db") as connection:
+        connection.execute("UPDATE session SET title = 'the other channel''s copy'")
+    found, problems = read(data)
+    assert problems == [] and len({session.key for session in found}) == len(found) == 3
+    assert found[0].title == "Rate limit the shorten endpoint"
+
+
+def test_a_storage_name_that_leads_out_of_the_source_is_never_followed(tmp_path: Path) -> None:
+    (tmp_path / "secret.json").write_text(json.dumps({"role": "assistant", "modelID": "outside", "time": {}}))
+    source = tmp_path / "opencode"
+    storage = source / "storage"
+    (storage / "session" / "p").mkdir(parents=True)
+    (storage / "session" / "p" / "...json").write_text(json.dumps({"id": "ses_1", "title": "t"}))
+    (storage / "message").symlink_to(source)  # a link that stays inside: storage/message/.. is outside
+    (storage / "part" / "secret").mkdir(parents=True)
+    (storage / "part" / "secret" / "prt_1.json").write_text(json.dumps({"type": "text", "text": "hello"}))
+    found, problems = read(source)
+    assert found == [] and problems == ["...json: not read: its name is no session id"]
+    # a message file so named: its parts are not looked for in storage/part/..
+    (storage / "message").unlink()
+    (storage / "session" / "p" / "...json").rename(storage / "session" / "p" / "ses_1.json")
+    (storage / "message" / "ses_1").mkdir(parents=True)
+    (storage / "message" / "ses_1" / "...json").write_text(json.dumps({"role": "user", "time": {"created": 1}}))
+    (storage / "message" / "ses_1" / "msg_1.json").write_text(json.dumps({"role": "user", "time": {"created": 2}}))
+    (storage / "part" / "msg_1").mkdir()
+    (storage / "part" / "msg_1" / "prt_2.json").write_text(json.dumps({"type": "text", "text": "inside"}))
+    (storage / "text.json").write_text(json.dumps({"type": "text", "text": "from storage/part/.."}))
+    (session,), problems = read(source)
+    assert problems == [] and [m.text for m in session.messages] == ["", "inside"]
+
+
+def test_a_database_that_cannot_be_read_is_told_as_unread(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (data / "opencode-beta.db").write_bytes(b"no database here" * 100)
+    found, problems = read(data)
+    assert len(found) == 3
+    assert problems == ["opencode-beta.db cannot be read (file is not a database)"]
+    assert isinstance(problems[0], Unread)
+    (data / "opencode.db").unlink()
+    shutil.rmtree(data / "storage")
+    assert "opencode-beta.db is not a SQLite database" in (opencode.check(data) or "")
+    opened = Path.open
+
+    def refused(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self.suffix == ".db":
+            raise PermissionError(13, "Permission denied")
+        return opened(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refused)  # (the tests may run as root, who reads a file of mode 000)
+    found, problems = read(data)
+    assert found == [] and problems == ["opencode-beta.db cannot be read (Permission denied)"]
+    assert isinstance(problems[0], Unread)
+    monkeypatch.undo()
+    (data / "opencode-beta.db").write_bytes(b"")  # an empty file holds nothing: nothing to tell
+    assert read(data) == ([], [])
+
+
+def test_a_record_too_large_to_hold_is_skipped_and_told(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with sqlite3.connect(data / "opencode.db") as connection:
+        large = json.dumps({"type": "text", "text": "x" * 5000})
+        connection.execute("UPDATE part SET data = ? WHERE id = 'prt_a4_1'", [large])
+        connection.execute("UPDATE message SET data = CAST(? AS BLOB) WHERE id = 'msg_b1'", [large])
+    monkeypatch.setattr(opencode, "MAX_VALUE_BYTES", 4096)
+    main, agent, _ = read(data)[0]
+    assert main.problems == ["a record not read: over 64 MB"] and main.messages[-1].text == ""
+    assert agent.problems == ["a record not read: over 64 MB", "1 message(s) of no known shape skipped"]
+
+
+def test_each_table_is_read_in_one_pass_where_it_has_no_index(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from archivist.agents import databases
+
+    with sqlite3.connect(data / "opencode.db") as connection:
+        for number in range(30):  # more sessions, each with a message and a part
+            key = f"ses_extra{number:02}"
+            connection.execute(
+                "INSERT INTO session VALUES (?, 'p', NULL, NULL, '/p', 'Extra', '1', 0, 0, 0, ?, ?)",
+                [key, 1764200000000 + number, 1764200000000 + number],
+            )
+            message = json.dumps({"role": "user", "time": {"created": 1764200000000 + number}})
+            connection.execute("INSERT INTO message VALUES (?, ?, 0, 0, ?)", [f"msg_x{number}", key, message])
+            part = json.dumps({"type": "text", "text": f"extra {number}"})
+            connection.execute(
+                "INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)", [f"prt_x{number}", f"msg_x{number}", key, part]
+            )
+    statements: list[str] = []
+    connect = databases.connect
+
+    def traced(path: Path) -> sqlite3.Connection:
+        connection = connect(path)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(databases, "connect", traced)
+    found, problems = read(data / "opencode.db")
+    assert problems == [] and [s.messages[0].text for s in found if s.title == "Extra"] == [
+        f"extra {n}" for n in range(30)
+    ]
+    with sqlite3.connect(data / "opencode.db") as connection:
+        plans = [
+            " ".join(str(step[-1]) for step in connection.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall())
+            for sql in statements
+            if sql.lstrip().upper().startswith("SELECT")
+        ]
+    assert sum("SCAN message" in plan for plan in plans) == 1 and sum("SCAN part" in plan for plan in plans) == 1

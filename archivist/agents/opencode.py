@@ -22,13 +22,19 @@ message's ``tokens`` and ``cost`` are its usage. Times are the messages' (Unix m
 else the session's. The title is the session's, unless it is OpenCode's default ("New
 session - …"): then the first request. A sub-agent's session names its parent.
 
-A database locked past a brief wait is ``Unavailable``, a damaged one ``Unread``; a JSON
-file that is not JSON is told in its session's problems, one over 1 GB is not read.
-Nothing is ever written.
+A database locked past a brief wait is ``Unavailable``; one that cannot be read, is no SQLite
+database or is damaged is ``Unread`` (an empty file holds nothing). A session two databases hold
+(both took it from the same storage) is read from the first, ``opencode.db``. The messages and
+parts are read in one pass over each table, then by rowid: nothing says the tables have an index
+on ``session_id``. A record over 64 MB, or a JSON file that is not JSON, is told in its
+session's problems; a file over 1 GB is not read; a storage file whose name is no plain id (a
+``..`` would lead out of the storage) is not read. Nothing is ever written.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing
@@ -36,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
+    MAX_LINE_BYTES,
     Attachment,
     Message,
     NotJSON,
@@ -52,15 +59,23 @@ from archivist.agents import (
     json_value,
     named_files,
     short_title,
+    size_text,
     text_or_none,
     usage,
     whole_count,
+    within,
 )
 
 KIND = "opencode"
 EXPECTED = "OpenCode's data folder (~/.local/share/opencode), its storage folder, or its opencode.db"
 TABLES = frozenset({"session", "message", "part"})
 DEFAULT_TITLES = ("New session - ", "Child session - ")
+DATABASE = "opencode.db"
+MAX_VALUE_BYTES = MAX_LINE_BYTES  # the largest record read whole
+MAX_ID_BYTES = 4096  # an id longer than this is none of OpenCode's
+ROWIDS_AT_ONCE = 500  # the rows asked for by one query
+TOO_LARGE = f"a record not read: over {size_text(MAX_VALUE_BYTES)}"
+PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a folder of the storage, never ".."
 
 
 def check(path: str | Path) -> str | None:
@@ -76,34 +91,56 @@ def check(path: str | Path) -> str | None:
             return f"{path} has no session, message and part tables: expected {EXPECTED}."
         return None
     root = Root(path)
-    if _databases(root) or _session_files(_storage(root), root):
+    if _session_files(_storage(root), root):
         return None
+    reasons = []
+    for database in _databases(root):
+        found = databases.tables_of(database)
+        if isinstance(found, set) and found >= TABLES:
+            return None
+        reasons.append(found if isinstance(found, str) else f"{database} has no session, message and part tables")
+    if reasons:
+        return f"{reasons[0]}: expected {EXPECTED}."
     return f"{path} holds neither opencode.db nor storage/session/: expected {EXPECTED}."
 
 
 def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every session: the database's, in the order they began, then those only the JSON storage holds."""
+    """Every session, each once: the databases' (``opencode.db``'s first, then the other channels'),
+    in the order they began, then those only the JSON storage holds. A session two databases hold
+    (both took it from the same storage) is read from the first."""
     problems = problems if problems is not None else []
     root = Root(Path(path).expanduser(), problems)
     seen: set[str] = set()
     for database in [root.path] if root.path.is_file() else _databases(root):
         for session in _from_database(database, root):
-            seen.add(session.key)
-            yield session
+            if session.key not in seen:
+                seen.add(session.key)
+                yield session
     if root.path.is_dir():
         storage = _storage(root)
         for file in _session_files(storage, root):
             stored = _from_storage(file, storage, root) if file.stem not in seen else None
-            if stored is not None:
+            if stored is not None and stored.key not in seen:
+                seen.add(stored.key)
                 yield stored
 
 
 def _databases(root: Root) -> list[Path]:
-    return [
+    """The databases of a data folder: ``opencode.db``, then ``opencode-<channel>.db`` (an empty file
+    holds nothing; one that cannot be read, or is not a database, is told when it is read)."""
+    found = [
         file
         for file in root.files(root.path, ".db")
-        if (file.name == "opencode.db" or file.name.startswith("opencode-")) and databases.is_sqlite(file)
+        if (file.name == DATABASE or file.name.startswith("opencode-")) and _size(file) != 0
     ]
+    return sorted(found, key=lambda file: file.name != DATABASE)
+
+
+def _size(file: Path) -> int | None:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return None
 
 
 def _storage(root: Root) -> Path:
@@ -122,27 +159,24 @@ def _session_files(storage: Path, root: Root) -> list[Path]:
 
 
 def _from_database(database: Path, root: Root) -> Iterator[Session]:
+    """A database's sessions; one that cannot be read, is not a database or is damaged is Unread."""
     try:
         with closing(databases.connect(database)) as connection:
             if not databases.tables(connection) >= TABLES:
                 root.problems.append(f"{database.name}: no session, message and part tables: not read")
                 return
             rows = connection.execute(
-                "SELECT id, parent_id, directory, title, time_created, time_updated FROM session "
+                f"SELECT {_bounded('id', MAX_ID_BYTES)}, {_bounded('parent_id', MAX_ID_BYTES)}, "
+                f"{_bounded('directory')}, {_bounded('title')}, time_created, time_updated FROM session "
                 "ORDER BY time_created, id"
             ).fetchall()
+            messages = _groups(connection, "message", "time_created, id")
+            parts = _groups(connection, "part", "id")
             for key, parent, directory, title, created, updated in rows:
-                messages = connection.execute(
-                    "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", [key]
-                ).fetchall()
-                parts = connection.execute(
-                    "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY id", [key]
-                ).fetchall()
+                if key is None:
+                    continue  # (no id, or one that is none of OpenCode's: nothing is linked to it)
                 problems: list[str] = []
-                by_message: dict[str, list[Any]] = {}
-                for message_id, data in parts:
-                    by_message.setdefault(message_id, []).append(_json(data, problems))
-                records = [(_json(data, problems), by_message.get(message_id, [])) for message_id, data in messages]
+                records = _records(connection, messages.pop(key, []), parts.pop(key, []), problems)
                 info = {"id": key, "parentID": parent, "directory": directory, "title": title}
                 info["time"] = {"created": created, "updated": updated}
                 session = _session(info, records, [database], problems)
@@ -156,7 +190,55 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
         root.problems.append(Unread(f"{database.name} cannot be read ({error.strerror or error})"))
 
 
-def _json(data: Any, problems: list[str]) -> Any:
+def _bounded(column: str, limit: int | None = None) -> str:
+    """A column's value where it has at most ``limit`` bytes (``MAX_VALUE_BYTES``), else NULL (a
+    blob's size is known without reading it; text is measured once, and never held twice)."""
+    limit = MAX_VALUE_BYTES if limit is None else limit
+    size = f'CASE typeof("{column}") WHEN \'blob\' THEN length("{column}") ELSE length(CAST("{column}" AS BLOB)) END'
+    return f'CASE WHEN {size} <= {limit} THEN "{column}" END'
+
+
+def _groups(connection: sqlite3.Connection, table: str, order: str) -> dict[Any, list[int]]:
+    """The rowids of each session's rows of ``table``, in ``order``, read in one pass: nothing says
+    the table has an index on ``session_id`` (a query for each session would then read it whole
+    each time)."""
+    groups: dict[Any, list[int]] = {}
+    query = f"SELECT {_bounded('session_id', MAX_ID_BYTES)}, rowid FROM {table} ORDER BY {order}"
+    for session_id, rowid in connection.execute(query):
+        if session_id is not None:
+            groups.setdefault(session_id, []).append(rowid)
+    return groups
+
+
+def _records(
+    connection: sqlite3.Connection, message_rowids: list[int], part_rowids: list[int], problems: list[str]
+) -> list[tuple[Any, list[Any]]]:
+    """A session's messages (their rowids), each with its parts, in order."""
+    by_message: dict[Any, list[Any]] = {}
+    for message_id, data, stored in _rows(connection, "part", "message_id", part_rowids):
+        by_message.setdefault(message_id, []).append(_json(data, stored, problems))
+    return [
+        (_json(data, stored, problems), by_message.get(message_id, []))
+        for message_id, data, stored in _rows(connection, "message", "id", message_rowids)
+    ]
+
+
+def _rows(connection: sqlite3.Connection, table: str, key: str, rowids: list[int]) -> list[tuple[Any, ...]]:
+    """The ``key``, ``data`` and data's type of the rows of ``table`` of these rowids, in their order."""
+    columns = f'{_bounded(key, MAX_ID_BYTES)}, {_bounded("data")}, typeof("data")'
+    found: dict[Any, tuple[Any, ...]] = {}
+    for start in range(0, len(rowids), ROWIDS_AT_ONCE):
+        chunk = rowids[start : start + ROWIDS_AT_ONCE]
+        query = f"SELECT rowid, {columns} FROM {table} WHERE rowid IN ({', '.join('?' * len(chunk))})"
+        found.update((row[0], tuple(row[1:])) for row in connection.execute(query, chunk).fetchall())
+    return [found[rowid] for rowid in rowids if rowid in found]
+
+
+def _json(data: Any, stored: Any, problems: list[str]) -> Any:
+    """A record's JSON value (None: not read, told in ``problems``); ``stored``: the type SQLite keeps it as."""
+    if data is None and stored != "null":
+        problems.append(TOO_LARGE)
+        return None
     try:
         return json_value(data)
     except NotJSON as error:
@@ -169,6 +251,9 @@ def _json(data: Any, problems: list[str]) -> Any:
 
 def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
     problems: list[str] = []
+    if PLAIN_ID.fullmatch(file.stem) is None:
+        root.problems.append(f"{file.name}: not read: its name is no session id")
+        return None
     info = json_file(file, root)
     if not isinstance(info, dict):
         root.problems.append(f"{file.name}: not a session ({'; '.join(problems) or 'not a JSON object'})")
@@ -179,7 +264,8 @@ def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
     for message_file in message_files:
         message = json_file(message_file, root)
         part_folder = storage / "part" / message_file.stem
-        part_files = root.files(part_folder, ".json") if _allowed(root, storage / "part", part_folder) else []
+        allowed = PLAIN_ID.fullmatch(message_file.stem) and _allowed(root, storage / "part", part_folder)
+        part_files = root.files(part_folder, ".json") if allowed else []
         records.append((message, [json_file(part, root) for part in part_files]))
     records.sort(key=lambda record: _created(record[0]))
     return _session({**info, "id": info.get("id") or file.stem}, records, [file, *message_files], problems)
@@ -189,9 +275,12 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _allowed(root: Root, *folders: Path) -> bool:
-    """Whether each of these folders is there and may be entered (no link among them leads out)."""
-    return all(is_dir(folder) and root.allows(folder) for folder in folders)
+def _allowed(root: Root, holder: Path, folder: Path) -> bool:
+    """Whether the folder a record's id names is there in its ``holder`` and may be entered: no link
+    leads out, and it resolves inside the source."""
+    return all(is_dir(path) and root.allows(path) for path in (holder, folder)) and within(
+        os.path.realpath(folder), root.real
+    )
 
 
 def _created(message: Any) -> float:
