@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -326,3 +327,19 @@ def test_a_project_folder_that_cannot_be_entered_is_told_as_unread(
     assert session.messages[0].text == "hello"
     assert problems == ["projects/-srv-other: not read (Permission denied)"] and isinstance(problems[0], Unread)
     assert qwen_code.check(tmp_path) is None
+
+
+def test_a_record_written_again_as_it_was_is_read_once(tmp_path: Path) -> None:
+    asked = user("u1", None, "fix the bug", 1)
+    write(tmp_path, [asked, asked, model("a1", "u1", "Done ", 2), model("a1", "u1", "now.", 3)])
+    (session,), _ = read(tmp_path)
+    assert [m.text for m in session.messages] == ["fix the bug", "Done now."]
+
+
+def test_many_records_of_one_uuid_are_merged_in_linear_time(tmp_path: Path) -> None:
+    count = 100_000
+    write(tmp_path, [{"uuid": "a1", "type": "assistant", "message": {"parts": [f"{i} "]}} for i in range(count)])
+    began = time.perf_counter()
+    (session,), _ = read(tmp_path)
+    assert time.perf_counter() - began < 3  # each record's parts copied onto all those before took many seconds
+    assert session.messages[0].text.split() == [str(i) for i in range(count)]

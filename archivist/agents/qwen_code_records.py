@@ -145,6 +145,8 @@ class Records:
     def __init__(self, file: Path) -> None:
         self.file = file
         self.by_uuid: dict[str, dict[str, Any]] = {}
+        self.last: dict[str, dict[str, Any]] = {}  # the record of each uuid written last, as written
+        self.parts: dict[str, list[Any]] = {}  # the parts of a uuid written in several records, merged
         self.skipped: dict[str, int] = {}
         self.replaced = 0
         self.notes: list[str] = []
@@ -191,11 +193,24 @@ class Records:
         uuid = record["uuid"]
         known = self.by_uuid.get(uuid)
         if known is None:
-            self.by_uuid[uuid] = record
+            self.by_uuid[uuid] = self.last[uuid] = record
+            self.parts.pop(uuid, None)
             return
-        parts = _parts_of(known) + _parts_of(record)  # one message written in several records
-        if parts:
-            known["message"] = {**(known["message"] if isinstance(known.get("message"), dict) else {}), "parts": parts}
+        if record == self.last[uuid]:
+            return  # the same record written again
+        self.last[uuid] = record
+        if uuid not in self.parts:  # the first record stays as written, to be told from a copy of it
+            message = known.get("message")
+            self.parts[uuid] = list(_parts_of(known))
+            known = self.by_uuid[uuid] = {**known}
+            if self.parts[uuid]:
+                known["message"] = {**message, "parts": self.parts[uuid]}
+        added = _parts_of(record)  # one message written in several records: its parts in order
+        if added:
+            if not self.parts[uuid]:
+                message = known.get("message")
+                known["message"] = {**(message if isinstance(message, dict) else {}), "parts": self.parts[uuid]}
+            self.parts[uuid].extend(added)
         for key in ("usageMetadata", "systemPayload"):
             if record.get(key) is not None:
                 known[key] = record[key]
