@@ -343,3 +343,15 @@ def test_many_records_of_one_uuid_are_merged_in_linear_time(tmp_path: Path) -> N
     (session,), _ = read(tmp_path)
     assert time.perf_counter() - began < 3  # each record's parts copied onto all those before took many seconds
     assert session.messages[0].text.split() == [str(i) for i in range(count)]
+
+
+def test_an_image_in_a_function_response_is_an_attachment_and_its_data_never_kept(tmp_path: Path) -> None:
+    data = "iVBORw0KGgo" + "A" * 2000
+    image = {"inlineData": {"mimeType": "image/png", "data": data}}
+    response = {"functionResponse": {"name": "read_file", "response": {"output": image, "path": "shot.png"}}}
+    write(tmp_path, [user("u1", None, "look", 1), record("t1", "u1", "tool_result", 2, message={"parts": [response]})])
+    (session,), _ = read(tmp_path)
+    tool = session.messages[1]
+    assert data[:40] not in tool.tool_output
+    assert json.loads(tool.tool_output) == {"output": "[image]", "path": "shot.png"}
+    assert [(a.type, a.size) for a in tool.attachments] == [("image/png", 1508)]

@@ -55,6 +55,7 @@ from archivist.agents import (
     Session,
     ToolCall,
     attachment,
+    attachments_of,
     iso_utc,
     json_value,
     lines,
@@ -117,12 +118,32 @@ def _response(response: dict[str, Any], found: Parts) -> str:
     body = response.get("response")
     if isinstance(body, dict):
         value = body.get("output", body.get("error"))
-        text = value if isinstance(value, str) else json.dumps(body, ensure_ascii=False)[:MAX_OUTPUT_CHARS]
+        text = value if isinstance(value, str) else _dumped(body, found.attachments)
     else:
         text = body if isinstance(body, str) else ""
     inner = read_parts(response.get("parts")) if isinstance(response.get("parts"), list) else Parts()
     found.attachments.extend(inner.attachments)
     return "\n".join(piece for piece in [text, *inner.text] if piece)
+
+
+def _dumped(value: Any, attachments: list[Attachment]) -> str:
+    """A response that is no text as JSON, each image or file it inlines (a Gemini ``inlineData``
+    part) an attachment, named by its placeholder where it was: its data is never kept."""
+    return json.dumps(_without_data(value, attachments), ensure_ascii=False)[:MAX_OUTPUT_CHARS]
+
+
+def _without_data(value: Any, attachments: list[Attachment]) -> Any:
+    """``value`` with the images and files it inlines replaced by their placeholders (added to
+    ``attachments``). (A value read is never nested too deep to walk.)"""
+    if isinstance(value, list):
+        return [_without_data(item, attachments) for item in value]
+    if not isinstance(value, dict):
+        return value
+    inlined = attachments_of(value)
+    if inlined:
+        attachments.extend(inlined)
+        return " ".join(item.placeholder() for item in inlined)
+    return {key: _without_data(item, attachments) for key, item in value.items()}
 
 
 def usage_of(metadata: Any) -> Any:
