@@ -289,3 +289,24 @@ def test_a_session_folder_that_cannot_be_entered_is_told_as_unread(
     assert session.key == "s1"
     assert problems == ["sessions/0123456789abcdef/s0: not read (Permission denied)"]
     assert isinstance(problems[0], Unread) and kiro.check(tmp_path / ".kiro") is None
+
+
+def test_an_image_a_tool_returns_is_an_attachment_and_its_data_never_kept(tmp_path: Path) -> None:
+    data = "iVBORw0KGgo" + "A" * 2000
+    folder = tmp_path / ".kiro" / "sessions" / "0123456789abcdef" / "s1"
+    returned = [{"image": {"format": "png", "source": {"bytes": data}}}, {"json": {"path": "shot.png"}}]
+    dump(
+        folder / "messages.jsonl",
+        events(
+            {"type": "user", "content": "look at the screenshot"},
+            {"type": "tool_call", "toolName": "readFile", "args": {"path": "shot.png"}},
+            {"type": "tool_result", "content": returned},
+            {"type": "tool_result", "content": [{"type": "text", "text": "and"}, {"image": returned[0]["image"]}]},
+        ),
+    )
+    (session,), _ = read(tmp_path / ".kiro")
+    first, second = session.messages[2:]
+    assert data[:40] not in first.tool_output + second.tool_output
+    assert json.loads(first.tool_output) == ["[image]", {"json": {"path": "shot.png"}}]
+    assert second.tool_output == "and\n[image]"
+    assert [(a.type, a.size) for m in (first, second) for a in m.attachments] == [("image/png", 1508)] * 2

@@ -30,11 +30,14 @@ from typing import Any
 
 from archivist.agents import (
     LONG_LINE,
+    Attachment,
     Message,
     NotJSON,
     Root,
     Session,
     ToolCall,
+    attachment,
+    attachments_of,
     is_file,
     iso_utc,
     json_file,
@@ -166,7 +169,8 @@ def _event(text: str, complete: bool, messages: list[Message]) -> str | None:
     elif kind == "tool_call":
         _call(payload, when, messages)
     elif kind == "tool_result":
-        messages.append(Message("tool", "", when, tool_output=_output(payload.get("content"))))
+        output, attachments = _output(payload.get("content"))
+        messages.append(Message("tool", "", when, tool_output=output, attachments=attachments))
     elif kind != "turn_end":
         return "an event of unknown type"
     return None
@@ -185,8 +189,37 @@ def _call(payload: dict[str, Any], when: str | None, messages: list[Message]) ->
         messages.append(Message("assistant", "", when, tool_calls=[call]))
 
 
-def _output(content: Any) -> str:
-    text = content_text(content)
-    if text or content is None or isinstance(content, str):
-        return text
-    return json.dumps(content, ensure_ascii=False)[:MAX_ARGUMENT_CHARS]
+def _output(content: Any) -> tuple[str, list[Attachment]]:
+    """What a tool returned: its text, else its content as JSON; the images and files it inlines
+    are attachments, named by their placeholders where they were (their data is never kept)."""
+    found: list[Attachment] = []
+    bare = _without_data(content, found)
+    if content_text(content) or content is None or isinstance(content, str):
+        return content_text(bare), found
+    return json.dumps(bare, ensure_ascii=False)[:MAX_ARGUMENT_CHARS], found
+
+
+def _without_data(value: Any, found: list[Attachment]) -> Any:
+    """``value`` with each image or file it inlines replaced by its placeholder (added to ``found``):
+    the model APIs' content parts, and the Bedrock ``{"image": {"format", "source": {"bytes"}}}``
+    (or ``document``) blocks Kiro's tools return. (A value read is never nested too deep to walk.)"""
+    if isinstance(value, list):
+        return [_without_data(item, found) for item in value]
+    if not isinstance(value, dict):
+        return value
+    inlined = attachments_of(value) or _bedrock(value)
+    if inlined:
+        found.extend(inlined)
+        return " ".join(item.placeholder() for item in inlined)
+    return {key: _without_data(item, found) for key, item in value.items()}
+
+
+def _bedrock(block: dict[str, Any]) -> list[Attachment]:
+    for kind in ("image", "document"):
+        inner = block.get(kind)
+        source = inner.get("source") if isinstance(inner, dict) else None
+        if isinstance(inner, dict) and isinstance(source, dict) and isinstance(source.get("bytes"), str):
+            media = text_or_none(inner.get("format"))
+            named = f"{kind}/{media}" if media and kind == "image" else media or kind
+            return [attachment(named, inner.get("name"), data=source["bytes"])]
+    return []
