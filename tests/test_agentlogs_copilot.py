@@ -411,3 +411,54 @@ def test_a_last_message_date_before_the_session_s_other_times_is_not_taken(tmp_p
 
 if __name__ == "__main__":  # python tests/test_agentlogs_copilot.py: write the sample's state.vscdb
     build_sample(Path(sys.argv[1]) if len(sys.argv) > 1 else LOGS / "workspaceStorage" / WORKSPACE)
+
+
+# --- keys repeated, a database read alone, a reading that stops ----------------------------------------
+
+
+def test_a_session_id_two_places_hold_is_keyed_apart(tmp_path: Path) -> None:
+    shared = tmp_path / "User" / "globalStorage"
+    for folder in ("emptyWindowChatSessions", "transferredChatSessions"):
+        (shared / folder).mkdir(parents=True)
+        (shared / folder / "abc.json").write_text(json.dumps({"requests": [REQUEST], "customTitle": folder}))
+    found, problems = read(tmp_path / "User")
+    assert problems == [] and [(session.key, session.title) for session in found] == [
+        ("abc", "emptyWindowChatSessions"),
+        ("abc@globalStorage/transferredChatSessions/abc.json", "transferredChatSessions"),
+    ]
+    twice = state_database(tmp_path / "w" / "state.vscdb", [older_session(), older_session(), older_session()])
+    for source in (twice, twice.parent):
+        found, problems = read(source)
+        assert problems == [] and [session.key for session in found] == [f"w/{OLDER}", f"w/{OLDER}#1", f"w/{OLDER}#2"]
+
+
+def test_a_state_database_read_alone_has_the_project_of_the_workspace_json_beside_it(tmp_path: Path) -> None:
+    database = state_database(tmp_path / "workspaceStorage" / "w1" / "state.vscdb", [older_session()])
+    (database.parent / "workspace.json").write_text(json.dumps({"folder": "file:///src/weather"}))
+    for source in (database.parent, database):
+        assert [(session.key, session.project) for session in read(source)[0]] == [(f"w1/{OLDER}", "/src/weather")]
+
+
+def test_a_log_whose_reading_stops_is_unread_and_not_read_in_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archivist.agents import copilot_cli, copilot_log
+
+    chat(tmp_path, "s.jsonl", json.dumps({"kind": 0, "v": {"requests": [REQUEST]}}) + "\n")
+    events = tmp_path / "session-state" / "s1" / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    line = {"type": "user.message", "timestamp": "2025-11-28T04:00:00Z", "data": {"content": "list it"}}
+    events.write_text(json.dumps(line) + "\n")
+
+    def stopping(handle: Any, *args: Any) -> Any:
+        yield handle.readline().rstrip(b"\n"), 0
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(copilot_log, "lines", stopping)
+    monkeypatch.setattr(copilot_cli, "lines", stopping)
+    found, problems = read(tmp_path)
+    assert found == [] and problems == [
+        "s.jsonl: reading stopped (Input/output error)",
+        "s1/events.jsonl: reading stopped (Input/output error)",
+    ]
+    assert all(isinstance(problem, Unread) for problem in problems)

@@ -46,16 +46,21 @@ The source is VS Code's ``User`` folder, its ``workspaceStorage``, one workspace
 ``chatSessions`` folder, ``~/.copilot`` or its ``session-state``, one session file or one
 ``state.vscdb``. Other parts (references, progress messages, confirmations) are skipped. A file
 that is not JSON, a log line of no known change, a line over 64 MB are told in the session's
-problems; a file over 1 GB read whole is not read. A ``state.vscdb`` another program holds locked
-is Unavailable (read again on the next run), a damaged one Unread. Nothing is ever written.
+problems; a file over 1 GB read whole is not read; a file whose reading stops (an error of the disk)
+is Unread and its session not read (one read in part never replaces the one the archive holds). A
+``state.vscdb`` another program holds locked is Unavailable (read again on the next run), a damaged
+one Unread. Each key is one session's: a session id two files hold (VS Code keeps some in both
+``emptyWindowChatSessions`` and ``transferredChatSessions``) is keyed by the second one's path too
+(``abc@globalStorage/transferredChatSessions/abc.json``), one that ``interactive.sessions`` holds twice
+by its place in the list (``#1``). Nothing is ever written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from archivist.agents import Root, Session, is_dir, is_file, json_file, too_large
+from archivist.agents import Root, Session, Unread, file_key, is_dir, is_file, json_file, relative_path, too_large
 from archivist.agents.copilot_cli import cli_session
 from archivist.agents.copilot_log import replay
 from archivist.agents.copilot_requests import KIND as KIND
@@ -116,16 +121,21 @@ def session_files(root: Root) -> list[Path]:
 
 
 def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every session under ``path``: VS Code's files by workspace, then the older sessions its state
-    databases keep (but those a file holds), then the CLI's.
+    """Every session under ``path``, each key once: VS Code's files by workspace, then the older
+    sessions its state databases keep (but those a file holds), then the CLI's.
 
     Raises Unavailable while another program holds a ``state.vscdb`` locked.
     """
     problems = problems if problems is not None else []
     root = Root(Path(path).expanduser(), problems)
+    keys: set[str] = set()
     if root.path.is_file() and root.path.name == STATE:
-        yield from state_sessions(root.path, root, set())
+        yield from _once(state_sessions(root.path, root, set()), keys, root)
         return
+    yield from _once(_sessions(root), keys, root)
+
+
+def _sessions(root: Root) -> Iterator[Session]:
     files = [file for file in session_files(root) if root.allows(file)]
     seen: set[str] = set()
     for file in files:
@@ -143,8 +153,22 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
         for database in state_databases(root):
             yield from state_sessions(database, root, seen)
     for file in files:
-        if file.name == CLI_EVENTS and (session := cli_session(file)) is not None:
+        if file.name == CLI_EVENTS and (session := cli_session(file, root.problems)) is not None:
             yield session
+
+
+def _once(sessions: Iterable[Session], keys: set[str], root: Root) -> Iterator[Session]:
+    """Each session with a key of its own: one whose key another already has (a session VS Code
+    keeps in two folders, as ``emptyWindowChatSessions`` and ``transferredChatSessions``) is keyed
+    by its id and its file's path in the source."""
+    for session in sessions:
+        if session.key in keys and session.files:
+            session.key = file_key(session.key, relative_path(Path(session.files[0]), root.path), keys)
+        if session.key in keys:
+            root.problems.append(f"{session.key}: a second session of this key: skipped")
+            continue
+        keys.add(session.key)
+        yield session
 
 
 def _editor_session(file: Path, root: Root) -> Session | None:
@@ -152,6 +176,10 @@ def _editor_session(file: Path, root: Root) -> Session | None:
     data = replay(file, problems) if file.suffix == ".jsonl" else json_file(file, root)
     if data is None and file.suffix == ".json":
         return None  # (json_file told why)
+    unread = [problem for problem in problems if isinstance(problem, Unread)]
+    if unread:  # a session read in part never replaces the one the archive holds
+        root.problems.extend(unread)
+        return None
     if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
         root.problems.append(f"{file.name}: not a chat session ({'; '.join(problems) or 'no requests'})")
         return None

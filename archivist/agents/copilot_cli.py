@@ -15,6 +15,7 @@ from archivist.agents import (
     NotJSON,
     Session,
     ToolCall,
+    Unread,
     iso_utc,
     json_value,
     lines,
@@ -26,7 +27,9 @@ from archivist.agents import (
 KIND = "copilot"
 
 
-def cli_session(file: Path) -> Session | None:
+def cli_session(file: Path, unread: list[str]) -> Session | None:
+    """The session of an ``events.jsonl``; None where it holds no message, or where its reading
+    stopped (told in ``unread`` as Unread: a session read in part never replaces the one stored)."""
     problems: list[str] = []
     skipped: dict[str, int] = {}
     messages: list[Message] = []
@@ -70,7 +73,8 @@ def cli_session(file: Path) -> Session | None:
                         Message("tool", "", when, tool_output=content.strip() if isinstance(content, str) else "")
                     )
     except OSError as error:
-        problems.append(f"{file.name}: not read ({error.strerror or error})")
+        unread.append(Unread(f"{file.parent.name}/{file.name}: reading stopped ({error.strerror or error})"))
+        return None
     problems += [f"{count} line(s) skipped: {reason}" for reason, count in skipped.items()]
     if not any(message.text for message in messages):
         return None

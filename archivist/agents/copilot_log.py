@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import LONG_LINE, NotJSON, json_value, lines
+from archivist.agents import LONG_LINE, NotJSON, Unread, json_value, lines
 
 
 def replay(file: Path, problems: list[str]) -> Any:
-    """A session's log replayed: its first state, then each change in order."""
+    """A session's log replayed: its first state, then each change in order. A log whose reading
+    stopped is told in ``problems`` as Unread (what was read of it is no whole session)."""
     state: Any = None
     skipped: dict[str, int] = {}
     try:
@@ -23,7 +24,7 @@ def replay(file: Path, problems: list[str]) -> Any:
                 elif reason:
                     skipped[reason] = skipped.get(reason, 0) + 1
     except OSError as error:
-        problems.append(f"{file.name}: not read ({error.strerror or error})")
+        problems.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
     problems += [f"{count} line(s) skipped: {reason}" for reason, count in skipped.items()]
     return state
 

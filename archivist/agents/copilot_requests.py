@@ -169,8 +169,12 @@ def _reference(part: dict[str, Any]) -> str:
 
 def workspace_folder(folder: Path, root: Root) -> str | None:
     """The folder a workspace's storage folder is for (the ``folder`` of its ``workspace.json``), where
-    that storage folder is the source or in it: a source never leaves its folder."""
-    if not (root.path.is_dir() and (folder == root.path or root.path in folder.parents)):
+    that storage folder is the source, is in it, or holds the one file that is the source (its
+    ``state.vscdb``): a source never leaves its folder."""
+    if root.named is not None:
+        if folder != root.path.parent:
+            return None
+    elif not (folder == root.path or root.path in folder.parents):
         return None
     file = folder / "workspace.json"
     if not is_file(file) or not root.allows(file) or too_large(file, 1024 * 1024):

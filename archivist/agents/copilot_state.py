@@ -95,6 +95,7 @@ def state_sessions(database: Path, root: Root, seen: set[str]) -> Iterator[Sessi
     workspace = database.parent
     project = workspace_folder(workspace, root)
     skipped = 0
+    keys: set[str] = set()
     for index, item in enumerate(data):
         if not isinstance(item, dict) or not isinstance(item.get("requests"), list):
             skipped += 1
@@ -104,6 +105,8 @@ def state_sessions(database: Path, root: Root, seen: set[str]) -> Iterator[Sessi
             continue
         name = session_id or f"{KEY}#{index}"
         key = name if workspace.name == GLOBAL else f"{workspace.name}/{name}"
+        key = f"{key}#{index}" if key in keys else key  # a session id the list holds twice
+        keys.add(key)
         session = chat_session(item, key, project, [database], [])
         if session is not None:
             yield session
