@@ -160,3 +160,12 @@ def test_a_link_that_leads_out_is_never_opened_and_nothing_is_written(tmp_path: 
     assert len(problems) == 1 and "leads out of the source" in problems[0]
     after = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in source.rglob("*") if not p.is_symlink()}
     assert before == after and sorted(p.name for p in (source / "threads").iterdir()) == ["T-1.json", "T-2.json"]
+
+
+def test_one_thread_id_in_two_files_gets_two_keys(tmp_path: Path) -> None:
+    write(tmp_path, "T-1.json", thread({"role": "user", "content": "hello"}))
+    write(tmp_path, "T-1 copy.json", thread({"role": "user", "content": "other words"}))
+    sessions, _ = read(tmp_path)
+    assert sorted((s.key, s.title) for s in sessions) == [("T-1", "other words"), ("T-1@threads/T-1.json", "hello")]
+    (alone,), _ = read(tmp_path / "threads" / "T-1.json")
+    assert alone.key == "T-1"

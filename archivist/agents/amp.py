@@ -54,10 +54,12 @@ from archivist.agents import (
     Session,
     ToolCall,
     attachment,
+    file_key,
     is_dir,
     iso_utc,
     json_file,
     named_files,
+    relative_path,
     short_title,
     text_or_none,
     uri_path,
@@ -99,9 +101,12 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
     problems = problems if problems is not None else []
     root = Root(Path(path).expanduser(), problems)
     files = [root.path] if root.path.is_file() else _thread_files(root)
+    used: set[str] = set()  # the keys given: a thread's id in two files (a copy) keys the second by its path
     for file in files:
-        session = _session(file, root, problems)
+        relative = file.name if root.named else relative_path(file, root.path)
+        session = _session(file, root, problems, relative, used)
         if session is not None:
+            used.add(session.key)
             yield session
 
 
@@ -121,7 +126,7 @@ def _is_thread(value: Any) -> bool:
 # -- one thread ----------------------------------------------------------------------------------
 
 
-def _session(file: Path, root: Root, problems: list[str]) -> Session | None:
+def _session(file: Path, root: Root, problems: list[str], relative: str, used: set[str]) -> Session | None:
     before = len(root.problems)
     value = json_file(file, root)
     if not _is_thread(value):
@@ -146,7 +151,7 @@ def _session(file: Path, root: Root, problems: list[str]) -> Session | None:
     first = next((m.text for m in messages if m.role == "user" and m.text), "")
     title = text_or_none(value.get("title"))
     return Session(
-        key=text_or_none(value.get("id")) or file.stem,
+        key=file_key(text_or_none(value.get("id")) or file.stem, relative, used),
         agent=KIND,
         title=short_title(title, 300) if title else (short_title(first) if first else "Untitled thread"),
         messages=messages,
