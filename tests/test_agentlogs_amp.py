@@ -169,3 +169,30 @@ def test_one_thread_id_in_two_files_gets_two_keys(tmp_path: Path) -> None:
     assert sorted((s.key, s.title) for s in sessions) == [("T-1", "other words"), ("T-1@threads/T-1.json", "hello")]
     (alone,), _ = read(tmp_path / "threads" / "T-1.json")
     assert alone.key == "T-1"
+
+
+def test_an_image_a_tool_returns_is_an_attachment_and_its_data_never_kept(tmp_path: Path) -> None:
+    data = "iVBORw0KGgo" + "A" * 2000
+    image = {"type": "image", "source": {"type": "base64", "mediaType": "image/png", "data": data}}
+    write(
+        tmp_path,
+        "T-1.json",
+        thread(
+            {"role": "user", "content": "look at the screenshot"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "a"}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "toolUseID": "t1", "run": {"status": "done", "result": [image]}},
+                    {"type": "tool_result", "toolUseID": "t2", "run": {"status": "done", "result": {"shot": image}}},
+                ],
+            },
+        ),
+    )
+    (session,), _ = read(tmp_path)
+    first, second = session.messages[2:]
+    assert (first.tool_output, json.loads(second.tool_output)) == ("[image]", {"shot": "[image]"})
+    assert [(a.type, a.size) for m in (first, second) for a in m.attachments] == [("image/png", 1508)] * 2

@@ -54,6 +54,7 @@ from archivist.agents import (
     Session,
     ToolCall,
     attachment,
+    attachments_of,
     file_key,
     is_dir,
     iso_utc,
@@ -234,7 +235,8 @@ def _user(blocks: list[Any], timestamp: str | None) -> list[Message]:
             attachments.append(_image(block))
             texts.append(attachments[-1].placeholder())
         elif kind == "tool_result":
-            results.append(Message("tool", "", timestamp, tool_output=_output(block.get("run"))))
+            output, images = _output(block.get("run"))
+            results.append(Message("tool", "", timestamp, tool_output=output, attachments=images))
     text = "\n\n".join(piece.strip() for piece in texts if piece.strip())
     person = [Message("user", text, timestamp, attachments=attachments)] if text else []
     return person + results
@@ -262,18 +264,34 @@ def _call(block: dict[str, Any]) -> ToolCall:
     )
 
 
-def _output(run: Any) -> str:
-    """What a tool's run gave: its result, else its progress, else its error or status."""
+def _output(run: Any) -> tuple[str, list[Attachment]]:
+    """What a tool's run gave: its result, else its progress, else its error or status; the
+    images it returned are attachments, named by their placeholders (their data never kept)."""
     if not isinstance(run, dict):
-        return ""
+        return "", []
     for value in (run.get("result"), run.get("progress")):
-        text = _text(value)
+        images: list[Attachment] = []
+        text = _text(_without_data(value, images))
         if text:
-            return text
+            return text, images
     error = run.get("error")
     message = text_or_none(error.get("message")) if isinstance(error, dict) else text_or_none(error)
     status = text_or_none(run.get("status"))
-    return message or (f"[{status}]" if status and status != "done" else "")
+    return message or (f"[{status}]" if status and status != "done" else ""), []
+
+
+def _without_data(value: Any, images: list[Attachment]) -> Any:
+    """``value`` with each image or file it inlines (an ``image`` block with a base64 ``source``)
+    replaced by its placeholder, added to ``images``. (A value read is never nested too deep to walk.)"""
+    if isinstance(value, list):
+        return [_without_data(item, images) for item in value]
+    if not isinstance(value, dict):
+        return value
+    inlined = [_image(value)] if value.get("type") == "image" else attachments_of(value)
+    if inlined:
+        images.extend(inlined)
+        return " ".join(item.placeholder() for item in inlined)
+    return {key: _without_data(item, images) for key, item in value.items()}
 
 
 def _text(value: Any) -> str:
