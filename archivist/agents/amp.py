@@ -7,7 +7,8 @@ below is the one public readers of those files agree on (wesm/agentsview
 ``internal/parser/amp.go``; block/thread-manager-for-amp ``server/lib/threadTypes.ts``;
 ccusage ``rust/adapters/amp/src/parser.rs``; getagentseal/codeburn ``src/providers/amp.ts``):
 
-- the thread: ``id`` (``T-<uuid>``, the key), ``title``, ``created`` (Unix ms),
+- the thread: ``id`` (``T-<uuid>``, the key; a second file of the same id is keyed
+  ``<id>@<its path>``), ``title``, ``created`` (Unix ms),
   ``env.initial.trees[]`` (the workspace: a ``file://`` ``uri`` and a ``displayName``),
   ``messages``;
 - a message: ``role`` (``user``, ``assistant``, ``info``), ``content`` (a string or
@@ -23,8 +24,9 @@ assistant's text, its thinking apart, its tool calls with the files (``path``, `
 ``file_path``, ``paths``) and commands (``cmd``, ``command``) of their input, its model and
 token usage (each assistant message is one model response); each tool result is a tool
 message whose output is the run's result (its text, else its ``output`` or ``content``,
-else the result as JSON), else its progress or error. A session starts and ends at its
-messages' own times, else at the thread's ``created``.
+else the result as JSON; an image in it is an attachment, named by its placeholder), else
+its progress or error. A session starts and ends at its messages' own times, else at the
+thread's ``created``.
 
 Skipped: ``info`` messages (Amp's notes in the thread: summaries, hand-offs), redacted
 thinking, the thread's ``usageLedger`` (the billing events: the assistant messages' usage

@@ -13,7 +13,8 @@ that describe ``session.json`` and ``messages.jsonl`` as Kiro 1.0's):
   reasoning (``Reasoning``: thinking, kept apart);
 - ``tool_call``: a tool call (``toolName``, ``args``: the files ``path``, ``filePath``,
   ``file``… name and the ``command`` it runs), on the agent's message of the moment;
-- ``tool_result``: what the tool returned (``content``), a tool message;
+- ``tool_result``: what the tool returned (``content``), a tool message (an image or
+  document it inlines is an attachment, never its data);
 - ``turn_end``: the end of a turn, bookkeeping.
 
 The ``cli`` folder beside the workspaces is the older Kiro CLI's (a different shape) and

@@ -10,12 +10,12 @@ Each line is one record of Qwen Code's ``ChatRecordingService`` (QwenLM/qwen-cod
 ``usageMetadata``; a tool result's ``toolCallResult`` keeps what the terminal displayed.
 
 The records are read in the order they were written. Several records of one ``uuid`` are
-one message (their parts in order, at the place of the first). A rewind (a ``system``
-record of subtype ``rewind``) is written with the record it goes back to as its
-``parentUuid`` (``rewindRecording``): the records after that one are dropped, as Qwen Code
-drops them when it rebuilds the conversation from the ``parentUuid`` chain
-(``sessionService.ts``, ``reconstructHistory``), and a rewind to before the first turn
-(a null parent) drops them all. The order of the lines is followed rather than the chain
+one message (their parts in order, at the place of the first); a record written again as it
+was is read once. A rewind (a ``system`` record of subtype ``rewind``) is written with the
+record it goes back to as its ``parentUuid`` (``rewindRecording``): the records after that
+one are dropped, as Qwen Code drops them when it rebuilds the conversation from the
+``parentUuid`` chain (``sessionService.ts``, ``reconstructHistory``), and a rewind to
+before the first turn (a null parent) drops them all. The order of the lines is followed rather than the chain
 itself so that a damaged line, or a record whose parent no line holds, loses nothing
 written before it.
 
@@ -29,7 +29,8 @@ written before it.
   ``promptTokenCount`` less ``cachedContentTokenCount`` is the input, the cached count is
   read from the cache, ``candidatesTokenCount`` is the output (it holds the reasoning tokens
   already for the OpenAI-compatible providers, so ``thoughtsTokenCount`` is not added).
-- ``tool_result``: a tool message whose output is the function responses, else the display.
+- ``tool_result``: a tool message whose output is the function responses, else the display
+  (an image a response inlines is an attachment, named by its placeholder).
 - ``system``: ``custom_title`` names the session (the last one wins); the others (slash
   commands, compression checkpoints, telemetry, @-command replays, rewinds) are bookkeeping.
 
