@@ -222,11 +222,10 @@ class Records:
             return  # the same record written again
         self.last[uuid] = record
         if uuid not in self.parts:  # the first record stays as written, to be told from a copy of it
-            message = known.get("message")
             self.parts[uuid] = list(_parts_of(known))
             known = self.by_uuid[uuid] = {**known}
-            if self.parts[uuid]:
-                known["message"] = {**message, "parts": self.parts[uuid]}
+            if self.parts[uuid]:  # (its message is an object: it has parts)
+                known["message"] = {**known["message"], "parts": self.parts[uuid]}
         added = _parts_of(record)  # one message written in several records: its parts in order
         if added:
             if not self.parts[uuid]:
