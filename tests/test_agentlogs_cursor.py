@@ -570,6 +570,63 @@ def test_a_source_that_is_not_cursor_s_says_what_was_expected(tmp_path: Path) ->
         assert reason and reason.endswith(f"expected {cursor.EXPECTED}.")
 
 
+# --- a pipe, a value too large, and what is held at once -----------------------------------------------
+
+
+def test_a_source_that_is_a_pipe_is_never_opened(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    pipe = tmp_path / "state.vscdb"
+    os.mkfifo(pipe)
+    assert "is neither a regular file nor a folder" in (cursor.check(pipe) or "")
+    results: list[Any] = []
+    reader = threading.Thread(target=lambda: results.append(read(pipe)), daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # let the blocked reader go before failing
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+    assert results == [([], ["state.vscdb is not a regular file: not read"])] and isinstance(results[0][1][0], Unread)
+
+
+def test_a_blob_too_large_is_skipped_without_being_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    small = {"composerId": "small", "conversation": [{"type": 1, "text": "hi"}]}
+    file = database(tmp_path / "state.vscdb", keys={"composerData:small": small})
+    with sqlite3.connect(file) as connection:
+        connection.execute("INSERT INTO cursorDiskKV VALUES ('composerData:big', ?)", [b"x" * 200_000])
+    pages = bytearray(file.read_bytes())
+    middle = (len(pages) // 1024 - 50) * 1024  # a page of the large value's chain, its link to the next broken
+    pages[middle : middle + 1024] = bytes(1024)
+    file.write_bytes(bytes(pages))
+    monkeypatch.setattr(cursor, "MAX_VALUE_BYTES", 4096)
+    found, problems = read(file)
+    assert [s.key for s in found] == ["small"]
+    assert problems == ["1 conversation skipped: 1 value over 0.1 MB"]
+
+
+def test_each_workspace_s_older_tabs_are_read_when_their_sessions_are_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archivist.agents import databases
+
+    for name in ("w1", "w2", "w3"):
+        tabs = {"tabs": [{"tabId": f"tab-{name}", "bubbles": [{"type": "user", "text": f"in {name}"}]}]}
+        database(tmp_path / "User" / "workspaceStorage" / name / "state.vscdb", {cursor.CHAT_DATA: tabs})
+    statements: list[str] = []
+    connect = databases.connect
+
+    def traced(path: Path) -> sqlite3.Connection:
+        connection = connect(path)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(databases, "connect", traced)
+    sessions = cursor.read(tmp_path / "User", [])
+    assert next(sessions).key == "chat:tab-w1"
+    assert sum(cursor.CHAT_DATA in sql for sql in statements) == 1  # not every workspace's tabs at once
+    assert [s.key for s in sessions] == ["chat:tab-w2", "chat:tab-w3"]
+
+
 if __name__ == "__main__":  # write the sample again
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE
     if target.exists():

@@ -46,7 +46,8 @@ not JSON (a bubble: told in its session's problems; a composer: told as Unread);
 table of hex-encoded JSON and a content-addressed ``blobs`` table of binary records with no
 public schema, as yashas-salankimatt/sidecar ``docs/plans/cursor-cli-adapter.md`` describes
 them) are not read: ``check`` says so. A database locked past a brief wait is
-``Unavailable``; a damaged one is ``Unread``. Nothing is ever written.
+``Unavailable``; a damaged one, or a source that is no regular file (a pipe is never
+opened), is ``Unread``. Nothing is ever written.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ HEADS = "composer.composerData"
 CHAT_DATA = "workbench.panel.aichat.view.aichat.chatdata"
 DEFAULT_TITLES = ("New Chat", "New Agent", "New Composer")
 MAX_VALUE_BYTES = MAX_LINE_BYTES  # one JSON value read whole (a bubble with a file's contents in it)
+SIZE = "CASE typeof(value) WHEN 'blob' THEN length(value) ELSE length(CAST(value AS BLOB)) END"  # in bytes
 
 
 def check(path: str | Path) -> str | None:
@@ -96,6 +98,8 @@ def check(path: str | Path) -> str | None:
     path = Path(path).expanduser()
     if not path.exists():
         return f"{path} does not exist: expected {EXPECTED}."
+    if not path.is_dir() and not is_file(path):
+        return f"{path} is neither a regular file nor a folder: expected {EXPECTED}."
     store = cli_store(path)
     if store is not None:
         return (
@@ -131,29 +135,27 @@ def log_files(path: Path) -> list[Path]:
 
 
 def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
-    """Every conversation: the composers, by id, then the older chat tabs, by workspace."""
+    """Every conversation: the composers, by id, then those kept whole in a workspace's list, then
+    the older chat tabs, by workspace. A database's list and tabs are read again when their sessions
+    are made, rather than held all at once."""
     problems = problems if problems is not None else []
     root = Root(Path(path).expanduser(), problems)
+    if root.named is not None and not is_file(root.path):  # (a pipe would never end)
+        root.problems.append(Unread(f"{root.path.name} is not a regular file: not read"))
+        return
     windows = workspaces(root)
     state = _State(root)
-    shared = global_databases(root, windows)
-    for database in shared:
-        _read_items(database, None, state)
-    for window in windows:
-        if window.database:
-            _read_items(window.database, window, state)
-    for database in shared:
-        yield from _composers(database, None, state)
-    for window in windows:
-        if window.database:
-            yield from _composers(window.database, window, state)
-    for composer_id, (head, holder, database) in state.heads.items():
-        if composer_id not in state.seen and isinstance(head.get("conversation"), list):
-            state.seen.add(composer_id)
-            session = _session(composer_id, head, head["conversation"], state.project(composer_id, holder), database)
-            if session is not None:
-                yield session
-    yield from state.tabs
+    places: list[tuple[Path, Workspace | None]] = [(database, None) for database in global_databases(root, windows)]
+    places += [(window.database, window) for window in windows if window.database]
+    for database, window in places:
+        _read_heads(database, window, state)
+    for database, window in places:
+        yield from _composers(database, window, state)
+    for database, window in places:
+        if database in state.kept_whole.values():
+            yield from _kept_whole(database, window, state)
+    for database, window in places:
+        yield from _tabs(database, window, state)
     state.tell()
 
 
@@ -166,8 +168,8 @@ class _State:
 
     root: Root
     projects: dict[str, str] = field(default_factory=dict)  # composer id: its workspace's project
-    heads: dict[str, tuple[dict[str, Any], Workspace | None, Path]] = field(default_factory=dict)
-    tabs: list[Session] = field(default_factory=list)
+    listed: set[str] = field(default_factory=set)  # the composers a workspace's list names
+    kept_whole: dict[str, Path] = field(default_factory=dict)  # composer id: the database listing it whole
     seen: set[str] = field(default_factory=set)
     unread: dict[str, int] = field(default_factory=dict)  # composers not read, by reason
     broken: set[Path] = field(default_factory=set)
@@ -196,16 +198,16 @@ class _State:
 
 
 def _value(connection: sqlite3.Connection, table: str, key: str) -> Any:
-    """The JSON value of a key; ``Skipped`` (why) where there is none, or it is too large or no JSON."""
+    """The JSON value of a key; ``Skipped`` (why) where there is none, or it is too large or no JSON.
+    A blob's size is known without reading it, and a value too large is never read twice."""
     row = connection.execute(
-        f"SELECT CASE WHEN length(CAST(value AS BLOB)) <= ? THEN value END, length(CAST(value AS BLOB)) "
-        f"FROM {table} WHERE key = ?",
+        f"SELECT CASE WHEN {SIZE} <= ? THEN value END, typeof(value) FROM {table} WHERE key = ?",
         [MAX_VALUE_BYTES, key],
     ).fetchone()
     if row is None:
         return Skipped("not found")
-    value, size = row
-    if size is None:
+    value, stored = row
+    if stored == "null":
         return None
     if value is None:
         return Skipped(f"value over {size_text(MAX_VALUE_BYTES)}")
@@ -217,33 +219,66 @@ def _value(connection: sqlite3.Connection, table: str, key: str) -> Any:
         return Skipped(str(error))
 
 
-def _read_items(database: Path, workspace: Workspace | None, state: _State) -> None:
-    """A database's ItemTable: the workspace's composers (their project), and its older chat tabs."""
+def _item(database: Path, key: str, what: str, state: _State, tell: bool = True) -> Any:
+    """The value of a key of a database's ItemTable; None where it has none, or it is not read
+    (told, unless ``tell`` is false: a value read again)."""
     if database in state.broken:
-        return
+        return None
     try:
         with closing(databases.connect(database)) as connection:
-            if ITEMS not in databases.tables(connection):
-                return
-            heads = _value(connection, ITEMS, HEADS)
-            listed = heads.get("allComposers") if isinstance(heads, dict) else heads
-            for head in listed if isinstance(listed, list) else []:
-                composer_id = text_or_none(head.get("composerId")) if isinstance(head, dict) else None
-                if composer_id:
-                    if workspace is not None and workspace.project:
-                        state.projects.setdefault(composer_id, workspace.project)
-                    state.heads.setdefault(composer_id, (head, workspace, database))
-            chats = _value(connection, ITEMS, CHAT_DATA)
-            tabs = chats.get("tabs") if isinstance(chats, dict) else None
-            for index, tab in enumerate(tabs if isinstance(tabs, list) else []):
-                session = _tab_session(tab, index, database, workspace, state)
-                if session is not None:
-                    state.tabs.append(session)
-            for value, what in ((heads, "its list of composers"), (chats, "its older chats")):
-                if isinstance(value, Skipped) and value.reason != "not found":
-                    state.root.problems.append(Unread(f"{state.shown(database)}: {what} not read ({value.reason})"))
+            value = _value(connection, ITEMS, key) if ITEMS in databases.tables(connection) else None
     except (sqlite3.Error, OSError) as error:
         state.failed(database, error)
+        return None
+    if isinstance(value, Skipped):
+        if tell and value.reason != "not found":
+            state.root.problems.append(Unread(f"{state.shown(database)}: {what} not read ({value.reason})"))
+        return None
+    return value
+
+
+def _heads(value: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The composers a workspace's list names: (id, head)."""
+    listed = value.get("allComposers") if isinstance(value, dict) else value
+    for head in listed if isinstance(listed, list) else []:
+        composer_id = text_or_none(head.get("composerId")) if isinstance(head, dict) else None
+        if composer_id:
+            yield composer_id, head
+
+
+def _read_heads(database: Path, workspace: Workspace | None, state: _State) -> None:
+    """A database's list of composers: their project, and which of them it keeps whole."""
+    for composer_id, head in _heads(_item(database, HEADS, "its list of composers", state)):
+        if workspace is not None and workspace.project:
+            state.projects.setdefault(composer_id, workspace.project)
+        if composer_id not in state.listed:
+            state.listed.add(composer_id)
+            if isinstance(head.get("conversation"), list):
+                state.kept_whole[composer_id] = database
+
+
+def _kept_whole(database: Path, workspace: Workspace | None, state: _State) -> Iterator[Session]:
+    """The composers a database's list keeps whole (older versions) and cursorDiskKV does not hold."""
+    for composer_id, head in _heads(_item(database, HEADS, "its list of composers", state, tell=False)):
+        if state.kept_whole.get(composer_id) == database and composer_id not in state.seen:
+            state.seen.add(composer_id)
+            conversation = head.get("conversation")
+            project = state.project(composer_id, workspace)
+            session = _session(
+                composer_id, head, conversation if isinstance(conversation, list) else [], project, database
+            )
+            if session is not None:
+                yield session
+
+
+def _tabs(database: Path, workspace: Workspace | None, state: _State) -> Iterator[Session]:
+    """A database's older chat tabs."""
+    chats = _item(database, CHAT_DATA, "its older chats", state)
+    tabs = chats.get("tabs") if isinstance(chats, dict) else None
+    for index, tab in enumerate(tabs if isinstance(tabs, list) else []):
+        session = _tab_session(tab, index, database, workspace, state)
+        if session is not None:
+            yield session
 
 
 def _composers(database: Path, workspace: Workspace | None, state: _State) -> Iterator[Session]:

@@ -67,8 +67,8 @@ def global_databases(root: Root, windows: list[Workspace]) -> list[Path]:
     """The shared database of a source (``globalStorage/state.vscdb``); a source that is one
     database, unless a workspace's."""
     path = root.path
-    if root.named is not None:
-        return [] if windows else [path]
+    if root.named is not None:  # (a regular file: a pipe is never opened)
+        return [] if windows or not is_file(path) else [path]
     folder = path if path.name == "globalStorage" else path / "globalStorage"
     database = folder / DATABASE
     if folder != path and not (is_dir(folder) and root.allows(folder)):
