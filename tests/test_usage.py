@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -455,3 +456,55 @@ def test_archivist_usage_says_what_is_wrong_with_a_bad_option(usage_archive):
     assert bad_group.exit_code == 2 and "'weekday' is not one of" in bad_group.output
     nothing = cli_run("usage", usage_archive, "--since", "2030-01-01")
     assert nothing.exit_code == 0 and nothing.output.startswith("No usage recorded in this range")
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+
+async def test_the_usage_page_shows_the_groups_as_bars_and_a_table_with_totals(usage_archive):
+    from test_conversation_page import page_of
+
+    datasette = await started_datasette(archive_path(usage_archive))
+    page = await page_of(datasette, "/usage")
+    days = usage_rows(usage_archive)
+    assert re.findall(r'<tr data-key="([^"]+)">', page)[: len(days)] == [row["key"] for row in days]
+    assert len(re.findall(r'class="bar"', page)) == len(days)
+    total = sum(row["total_tokens"] for row in days)
+    assert "<th>Total</th>" in page and f"<td>{total:,}</td>" in page
+    assert "By model</h2>" in page and "By agent</h2>" in page and f"Cost at {prices.data_version()} prices" in page
+    by_model = await page_of(datasette, "/usage?group_by=model&agents=codex")
+    assert re.findall(r'<tr data-key="([^"]+)">', by_model)[0] == "gpt-5-codex"
+    assert 'class="bar"' not in by_model  # bars are for days, months and blocks
+
+
+async def test_a_bad_usage_parameter_is_a_400_with_the_querys_message(usage_archive):
+    from test_conversation_page import page_of
+
+    datasette = await started_datasette(archive_path(usage_archive))
+    page = await page_of(datasette, "/usage?group_by=weekday", status=400)
+    assert 'data-code="INVALID_PARAMETER"' in page and "weekday" in page
+    page = await page_of(datasette, "/usage?start_date=%3Cscript%3Ealert(1)%3C/script%3E", status=400)
+    assert "<script>alert(1)" not in page and "&lt;script&gt;" in page
+
+
+async def test_a_project_named_with_html_and_slashes_is_text_and_links_to_itself(tmp_path):
+    from test_conversation_page import page_of
+
+    from archivist.agents import codex as codex_kind
+
+    hostile = '/home/ana/<img src=x onerror=alert(1)>/a&b "c"'
+    rollout = next(sample_source("codex").rglob("*.jsonl")).read_text(encoding="utf-8")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "rollout-2025-11-20T10-14-05-x.jsonl").write_text(
+        rollout.replace('"/home/dev/src/report-service"', json.dumps(hostile)), encoding="utf-8"
+    )
+    assert next(iter(codex_kind.read(logs))).project == hostile
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+    index_workspace(workspace, log_sources=[("codex", logs)])
+    datasette = await started_datasette(archive_path(workspace))
+    page = await page_of(datasette, "/usage?group_by=project")
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    link = re.search(r'<a href="([^"]+)">/home/ana/&lt;img', page)[1]
+    narrowed = await page_of(datasette, html.unescape(link))
+    assert re.findall(r'<tr data-key="([^"]+)">', narrowed)  # the link finds the project's responses

@@ -35,6 +35,7 @@ EXAMPLES = {
     "check_search_syntax": "query=proxy+NEAR(timeout)",
     "list_conversations": "agents=workspace&start_date=2025-11",
     "get_conversation": "document=conversations/2025-11-10/002-debug-auth",
+    "usage": "group_by=model&start_date=2025-10",
 }
 
 
@@ -69,7 +70,8 @@ async def test_each_canned_query_is_a_page_and_json(embedded_datasette, name):
     assert canned_queries()[name]["title"] in page.text
     data = await embedded_datasette.client.get(f"/archive/{name}.json?{query_string}&_shape=array")
     assert data.status_code == 200
-    assert len(data.json()) >= 1
+    # the sample workspace holds no agent log that records usage (tests/test_usage.py reads some)
+    assert len(data.json()) >= (0 if name == "usage" else 1) and isinstance(data.json(), list)
 
 
 async def test_an_empty_form_is_shown_without_an_error(sample_datasette):

@@ -18,15 +18,16 @@ def clamp_limit(value: Any, default: int, maximum: int) -> int:
 def items(value: Any) -> list[str]:
     """A list parameter: comma-separated text (as in a URL) or a JSON array; blanks dropped."""
     text = str(value or "").strip()
-    values: list[Any] = []
     if text.startswith("["):
         try:
             parsed = json.loads(text)
-            values = parsed if isinstance(parsed, list) else [text]
         except json.JSONDecodeError:
-            values = text.strip("[]").split(",")
-    elif text:
-        values = text.split(",")
+            parsed = None
+        if isinstance(parsed, list):  # (a JSON string is as it is: a name may end in a quote)
+            return [item for item in dict.fromkeys(str(value).strip() for value in parsed) if item]
+        values: list[Any] = text.strip("[]").split(",") if parsed is None else [text]
+    else:
+        values = text.split(",") if text else []
     return [item for item in dict.fromkeys(str(value).strip().strip('"').strip() for value in values) if item]
 
 

@@ -58,6 +58,7 @@ def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
         "embedding_status": {},
         "document_counts": {},
         "activity": {"by": "month"},
+        "usage": {"group_by": "model"},
         "check_search_syntax": {"query": f"{topic}*"} if topic else None,
     }
 

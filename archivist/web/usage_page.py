@@ -1,0 +1,96 @@
+"""GET /usage: tokens and cost of the agent logs' model responses, per day, month, 5-hour block,
+model, agent or project, from the ``usage`` canned query: bars of the groups' tokens, and a
+table of each group's tokens, cost and responses; the same range by model and by agent beside.
+
+Its URL is the query's parameters (``?group_by=month&start_date=2025-11``), so a view can be
+shared; a bad one is the query's error, with the form to mend it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from datasette.utils.asgi import Response
+
+from archivist.queries.declarations import QUERIES
+from archivist.queries.rules import USAGE_GROUPS
+from archivist.web.page_queries import QueryFailed, canned
+from archivist.web.rendering import needs_archive, render_page
+from archivist.workspace import DATABASE_NAME
+
+if TYPE_CHECKING:
+    from datasette.app import Datasette
+
+PARAMS = tuple(param.name for param in QUERIES["usage"].params)
+PERIODS = ("day", "month", "block")
+TOKENS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "total_tokens")
+BESIDE = ("model", "agent")  # the same range, grouped these ways too
+
+
+@needs_archive
+async def usage_page(datasette: Datasette, request: Any) -> Response:
+    """GET /usage: the groups asked for, as bars and a table; a bad parameter is a 400 with its message."""
+    given = {name: request.args.get(name, "") for name in PARAMS if request.args.get(name)}
+    group_by = given.get("group_by") or "day"
+    context: dict[str, Any] = {
+        "given": given,
+        "group_by": group_by,
+        "groups": [{"name": name, "href": _url(datasette, {**given, "group_by": name})} for name in USAGE_GROUPS],
+        "action": datasette.urls.path("/usage"),
+        "json_url": datasette.urls.path(f"/{DATABASE_NAME}/usage.json") + "?" + urlencode({**given, "_shape": "array"}),
+    }
+    try:
+        rows = await canned(datasette, "usage", given)
+    except QueryFailed as failure:
+        return await render_page(datasette, request, "archivist_usage.html", {**context, "failure": failure}, 400)
+    beside = {}
+    for name in BESIDE:
+        if name != group_by:
+            beside[name] = [
+                _row(datasette, given, name, row)
+                for row in await canned(datasette, "usage", {**given, "group_by": name})
+            ]
+    shown = [_row(datasette, given, group_by, row) for row in rows]
+    highest = max((row["total_tokens"] for row in shown), default=0)
+    for row in shown:
+        row["height"] = max(2, round(100 * row["total_tokens"] / highest)) if highest else 0
+    context.update(
+        rows=shown,
+        bars=shown if group_by in PERIODS else [],
+        totals=_totals(shown),
+        beside=beside,
+        price_data=next((row["price_data"] for row in rows if row["price_data"]), None),
+    )
+    return await render_page(datasette, request, "archivist_usage.html", context)
+
+
+def _row(datasette: Datasette, given: dict[str, str], group_by: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A group as the page shows it: its figures, and a link that narrows the view to it."""
+    key = row["key"]
+    narrowed: dict[str, str] | None = None
+    if key is not None and group_by in ("day", "month"):
+        narrowed = {**given, "start_date": key, "end_date": key, "group_by": "day" if group_by == "month" else "block"}
+    elif key is not None and group_by in ("agent", "project"):
+        narrowed = {**given, f"{group_by}s": json.dumps([key])}
+    return {
+        **row,
+        "label": "(none)" if key is None else str(key),
+        "models": json.loads(row["models"] or "[]"),
+        "href": _url(datasette, narrowed) if narrowed is not None else None,
+    }
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    priced = [row["cost"] for row in rows if row["cost"] is not None]
+    return {
+        **{column: sum(row[column] for row in rows) for column in TOKENS},
+        "cost": sum(priced) if priced else None,
+        "responses": sum(row["responses"] for row in rows),
+        "unpriced": sum(row["unpriced"] for row in rows),
+    }
+
+
+def _url(datasette: Datasette, params: dict[str, str]) -> str:
+    return datasette.urls.path("/usage") + ("?" + urlencode(params) if params else "")
