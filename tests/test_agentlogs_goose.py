@@ -621,5 +621,21 @@ def test_messages_are_read_in_one_pass_where_the_table_has_no_index(
     assert sum("SCAN messages" in plan for plan in plans) == 1  # not one scan for each session
 
 
+def test_a_session_file_whose_reading_stops_is_unread_and_not_read_in_part(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from archivist.agents import goose_messages
+
+    def stopping(handle: Any, *args: Any) -> Any:
+        yield handle.readline().rstrip(b"\n"), 0
+        yield handle.readline().rstrip(b"\n"), 0
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(goose_messages, "lines", stopping)
+    found, problems = read(data)
+    assert [s.key for s in found] == [SESSION] and problems == [f"{OLDER}.jsonl: reading stopped (Input/output error)"]
+    assert isinstance(problems[0], Unread)
+
+
 if __name__ == "__main__":  # python tests/test_agentlogs_goose.py: write the sample
     build_sample(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE)

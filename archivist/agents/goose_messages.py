@@ -297,11 +297,11 @@ def looks_like_session(file: Path) -> bool:
 
 
 def from_file(file: Path, root: Root) -> Session | None:
-    """A session file: its first line's metadata, then its messages."""
+    """A session file: its first line's metadata, then its messages; None (told as Unread) where its
+    reading stops."""
     records: list[Record | str] = []
     metadata: dict[str, Any] = {}
     replaced = 0
-    notes: list[str] = []
     try:
         with file.open("rb") as handle:
             for number, (raw, _) in enumerate(lines(handle)):
@@ -325,8 +325,9 @@ def from_file(file: Path, root: Root) -> Session | None:
                     )
                 else:
                     records.append("not a JSON object")
-    except OSError as error:
-        notes.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
+    except OSError as error:  # a session read in part never replaces the one the archive holds
+        root.problems.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
+        return None
     info = Info(
         key=file.stem,
         title=text_or_none(metadata.get("description")),
@@ -339,10 +340,8 @@ def from_file(file: Path, root: Root) -> Session | None:
         ),
     )
     found = session(info, records, [file], root.problems)
-    if found is None:
-        root.problems.extend(notes)
-        return None
-    found.problems.extend([*replaced_problems(replaced), *notes])
+    if found is not None:
+        found.problems.extend(replaced_problems(replaced))
     return found
 
 
