@@ -60,7 +60,6 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    MAX_LINE_BYTES,
     NotJSON,
     Root,
     Session,
@@ -89,8 +88,7 @@ COMPOSER = "composerData:"
 HEADS = "composer.composerData"
 CHAT_DATA = "workbench.panel.aichat.view.aichat.chatdata"
 DEFAULT_TITLES = ("New Chat", "New Agent", "New Composer")
-MAX_VALUE_BYTES = MAX_LINE_BYTES  # one JSON value read whole (a bubble with a file's contents in it)
-SIZE = "CASE typeof(value) WHEN 'blob' THEN length(value) ELSE length(CAST(value AS BLOB)) END"  # in bytes
+MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # one JSON value read whole (a bubble with a file's contents in it)
 
 
 def check(path: str | Path) -> str | None:
@@ -201,7 +199,7 @@ def _value(connection: sqlite3.Connection, table: str, key: str) -> Any:
     """The JSON value of a key; ``Skipped`` (why) where there is none, or it is too large or no JSON.
     A blob's size is known without reading it, and a value too large is never read twice."""
     row = connection.execute(
-        f"SELECT CASE WHEN {SIZE} <= ? THEN value END, typeof(value) FROM {table} WHERE key = ?",
+        f"SELECT CASE WHEN {databases.byte_size('value')} <= ? THEN value END, typeof(value) FROM {table} WHERE key = ?",
         [MAX_VALUE_BYTES, key],
     ).fetchone()
     if row is None:

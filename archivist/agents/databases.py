@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Unavailable
+from archivist.agents import MAX_LINE_BYTES, Unavailable
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_VERSION = 2  # header bytes 18 and 19 of a database in WAL mode
@@ -40,6 +40,8 @@ LOCK_TIMEOUT = 2.0  # seconds to wait for a writer's lock before the database is
 QUERY_SECONDS = 300.0  # the longest one query may run (a view over a recursive query never ends)
 COPY_TRIES = 3  # copies of a database and its -wal taken while they change, before it is told as busy
 BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+MAX_VALUE_BYTES = MAX_LINE_BYTES  # the largest value a reader takes whole (a message's JSON, say)
+MAX_ID_BYTES = 4096  # an id longer than this is none an agent wrote
 
 
 def is_sqlite(path: Path) -> bool:
@@ -130,6 +132,31 @@ def connect(database: Path) -> sqlite3.Connection:
     # otherwise fail the whole query it is in.
     connection.text_factory = _text
     return connection
+
+
+def byte_size(column: str) -> str:
+    """SQL for a column's size in bytes: a blob's is known without reading it, a text's is
+    measured once (SQLite before 3.43 has no ``octet_length``)."""
+    return f'CASE typeof("{column}") WHEN \'blob\' THEN length("{column}") ELSE length(CAST("{column}" AS BLOB)) END'
+
+
+def bounded(column: str, limit: int = MAX_VALUE_BYTES) -> str:
+    """SQL for a column's value where it has at most ``limit`` bytes, else NULL: a value too large
+    to hold is never handed over (a reader tells it as skipped)."""
+    return f'CASE WHEN {byte_size(column)} <= {limit} THEN "{column}" END'
+
+
+def rowids_by(connection: sqlite3.Connection, table: str, key: str, order: str) -> dict[Any, list[int]]:
+    """The rowids of ``table`` grouped by ``key`` (a session's id, within ``MAX_ID_BYTES``), in
+    ``order``, read in one pass: nothing says the table has an index on ``key``, and a query for
+    each value would then read the whole table each time."""
+    groups: dict[Any, list[int]] = {}
+    for value, rowid in connection.execute(
+        f'SELECT {bounded(key, MAX_ID_BYTES)}, rowid FROM "{table}" ORDER BY {order}'
+    ):
+        if value is not None:
+            groups.setdefault(value, []).append(rowid)
+    return groups
 
 
 def tables(connection: sqlite3.Connection) -> set[str]:

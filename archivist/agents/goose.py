@@ -63,7 +63,6 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    MAX_LINE_BYTES,
     NotJSON,
     Root,
     Session,
@@ -99,8 +98,8 @@ SESSION_COLUMNS = (
 )
 ORDER = f"{SESSION_COLUMNS.index('created_at') + 1}, 1"  # by the columns selected: when they began, then id
 MESSAGE_COLUMNS = ("role", "content_json", "created_timestamp", "metadata_json")
-MAX_VALUE_BYTES = MAX_LINE_BYTES  # the largest value read whole (a message's content)
-MAX_ID_BYTES = 4096  # a session id longer than this is none of Goose's: its session is not read
+MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # the largest value read whole (a message's content)
+MAX_ID_BYTES = databases.MAX_ID_BYTES  # a session id longer than this is none of Goose's: its session is not read
 ROWIDS_AT_ONCE = 500  # the messages asked for by one query
 TOO_LARGE = f"over {size_text(MAX_VALUE_BYTES)}"  # the reason a message too large to hold is skipped
 
@@ -238,15 +237,9 @@ def _select(connection: sqlite3.Connection, table: str, wanted: tuple[str, ...])
     """The columns to select from ``table``: those it has (NULL where a value is too large to
     hold), NULL for the others."""
     present = _columns(connection, table)
-    return ", ".join(_bounded(column) if column in present else f"NULL AS {column}" for column in wanted)
-
-
-def _bounded(column: str, limit: int | None = None) -> str:
-    """A column's value where it has at most ``limit`` bytes (``MAX_VALUE_BYTES``), else NULL (a
-    blob's size is known without reading it; text is measured once, and never held twice)."""
-    limit = MAX_VALUE_BYTES if limit is None else limit
-    size = f'CASE typeof("{column}") WHEN \'blob\' THEN length("{column}") ELSE length(CAST("{column}" AS BLOB)) END'
-    return f'CASE WHEN {size} <= {limit} THEN "{column}" END'
+    return ", ".join(
+        databases.bounded(column, MAX_VALUE_BYTES) if column in present else f"NULL AS {column}" for column in wanted
+    )
 
 
 def _from_database(database: Path, root: Root) -> Iterator[Session]:
@@ -263,7 +256,7 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
             rows = connection.execute(
                 f"SELECT {_select(connection, 'sessions', SESSION_COLUMNS)} FROM sessions ORDER BY {ORDER}"
             ).fetchall()
-            groups = _groups(connection)
+            groups = databases.rowids_by(connection, "messages", "session_id", "rowid")
             columns = f'{_select(connection, "messages", MESSAGE_COLUMNS)}, typeof("content_json")'
             unnamed = 0
             for row in rows:
@@ -304,18 +297,6 @@ def _info(values: dict[str, Any]) -> Info:
             values["output_tokens"],
         ),
     )
-
-
-def _groups(connection: sqlite3.Connection) -> dict[Any, list[int]]:
-    """The rowids of each session's messages, in the order they were written, read in one pass:
-    nothing says ``messages`` has an index on ``session_id`` (a query for each session would then
-    read the whole table each time)."""
-    groups: dict[Any, list[int]] = {}
-    query = f"SELECT {_bounded('session_id', MAX_ID_BYTES)}, rowid FROM messages ORDER BY rowid"
-    for session_id, rowid in connection.execute(query):
-        if session_id is not None:
-            groups.setdefault(session_id, []).append(rowid)
-    return groups
 
 
 def _rows(connection: sqlite3.Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:

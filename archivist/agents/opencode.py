@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    MAX_LINE_BYTES,
     Attachment,
     Message,
     NotJSON,
@@ -71,8 +70,8 @@ EXPECTED = "OpenCode's data folder (~/.local/share/opencode), its storage folder
 TABLES = frozenset({"session", "message", "part"})
 DEFAULT_TITLES = ("New session - ", "Child session - ")
 DATABASE = "opencode.db"
-MAX_VALUE_BYTES = MAX_LINE_BYTES  # the largest record read whole
-MAX_ID_BYTES = 4096  # an id longer than this is none of OpenCode's
+MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # the largest record read whole
+MAX_ID_BYTES = databases.MAX_ID_BYTES  # an id longer than this is none of OpenCode's
 ROWIDS_AT_ONCE = 500  # the rows asked for by one query
 TOO_LARGE = f"a record not read: over {size_text(MAX_VALUE_BYTES)}"
 PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a folder of the storage, never ".."
@@ -166,12 +165,12 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
                 root.problems.append(f"{database.name}: no session, message and part tables: not read")
                 return
             rows = connection.execute(
-                f"SELECT {_bounded('id', MAX_ID_BYTES)}, {_bounded('parent_id', MAX_ID_BYTES)}, "
-                f"{_bounded('directory')}, {_bounded('title')}, time_created, time_updated FROM session "
+                f"SELECT {databases.bounded('id', MAX_ID_BYTES)}, {databases.bounded('parent_id', MAX_ID_BYTES)}, "
+                f"{databases.bounded('directory', MAX_VALUE_BYTES)}, {databases.bounded('title', MAX_VALUE_BYTES)}, time_created, time_updated FROM session "
                 "ORDER BY time_created, id"
             ).fetchall()
-            messages = _groups(connection, "message", "time_created, id")
-            parts = _groups(connection, "part", "id")
+            messages = databases.rowids_by(connection, "message", "session_id", "time_created, id")
+            parts = databases.rowids_by(connection, "part", "session_id", "id")
             for key, parent, directory, title, created, updated in rows:
                 if key is None:
                     continue  # (no id, or one that is none of OpenCode's: nothing is linked to it)
@@ -190,26 +189,6 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
         root.problems.append(Unread(f"{database.name} cannot be read ({error.strerror or error})"))
 
 
-def _bounded(column: str, limit: int | None = None) -> str:
-    """A column's value where it has at most ``limit`` bytes (``MAX_VALUE_BYTES``), else NULL (a
-    blob's size is known without reading it; text is measured once, and never held twice)."""
-    limit = MAX_VALUE_BYTES if limit is None else limit
-    size = f'CASE typeof("{column}") WHEN \'blob\' THEN length("{column}") ELSE length(CAST("{column}" AS BLOB)) END'
-    return f'CASE WHEN {size} <= {limit} THEN "{column}" END'
-
-
-def _groups(connection: sqlite3.Connection, table: str, order: str) -> dict[Any, list[int]]:
-    """The rowids of each session's rows of ``table``, in ``order``, read in one pass: nothing says
-    the table has an index on ``session_id`` (a query for each session would then read it whole
-    each time)."""
-    groups: dict[Any, list[int]] = {}
-    query = f"SELECT {_bounded('session_id', MAX_ID_BYTES)}, rowid FROM {table} ORDER BY {order}"
-    for session_id, rowid in connection.execute(query):
-        if session_id is not None:
-            groups.setdefault(session_id, []).append(rowid)
-    return groups
-
-
 def _records(
     connection: sqlite3.Connection, message_rowids: list[int], part_rowids: list[int], problems: list[str]
 ) -> list[tuple[Any, list[Any]]]:
@@ -225,7 +204,7 @@ def _records(
 
 def _rows(connection: sqlite3.Connection, table: str, key: str, rowids: list[int]) -> list[tuple[Any, ...]]:
     """The ``key``, ``data`` and data's type of the rows of ``table`` of these rowids, in their order."""
-    columns = f'{_bounded(key, MAX_ID_BYTES)}, {_bounded("data")}, typeof("data")'
+    columns = f'{databases.bounded(key, MAX_ID_BYTES)}, {databases.bounded("data", MAX_VALUE_BYTES)}, typeof("data")'
     found: dict[Any, tuple[Any, ...]] = {}
     for start in range(0, len(rowids), ROWIDS_AT_ONCE):
         chunk = rowids[start : start + ROWIDS_AT_ONCE]
