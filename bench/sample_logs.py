@@ -3,8 +3,8 @@
 Indexes the bundled sample workspace with every registered kind's sample as a source
 (``python -m archivist.agents.registry`` lists them), --runs times into fresh archives,
 and prints the median time, then per kind: sessions, messages, responses with usage,
-the usage totals (input, output, cache write, cache read, and the cost the logs state)
-and the attachments recorded.
+the usage totals (input, output, cache write, cache read), their price at the price data's
+prices and the cost the logs themselves state, and the attachments recorded.
 
     .venv/bin/python bench/sample_logs.py
 """
@@ -33,7 +33,7 @@ PER_KIND_SQL = """
 SELECT d.type AS kind, count(DISTINCT d.id) AS sessions, count(m.id) AS messages,
        count(m.input_tokens) AS responses, coalesce(sum(m.input_tokens), 0) AS input,
        coalesce(sum(m.output_tokens), 0) AS output, coalesce(sum(m.cache_write_tokens), 0) AS cache_write,
-       coalesce(sum(m.cache_read_tokens), 0) AS cache_read, sum(m.cost) AS cost,
+       coalesce(sum(m.cache_read_tokens), 0) AS cache_read, sum(m.price) AS price, sum(m.cost) AS stated,
        coalesce(sum(json_array_length(m.attachments)), 0) AS attachments
 FROM documents d LEFT JOIN messages m ON m.document_id = d.id
 WHERE d.source LIKE 'log:%'
@@ -78,13 +78,14 @@ def main() -> None:
         "output",
         "cache_write",
         "cache_read",
-        "cost",
+        "price",
+        "stated",
         "attachments",
     )
     print("  " + " ".join(f"{name:>12}" for name in header))
     for row in rows:
-        cost = "" if row["cost"] is None else f"${row['cost']:.4f}"
-        values = [row[name] for name in header[:-2]] + [cost, row["attachments"]]
+        money = ["" if row[name] is None else f"${row[name]:.4f}" for name in ("price", "stated")]
+        values = [row[name] for name in header[:-3]] + [*money, row["attachments"]]
         print("  " + " ".join(f"{value:>12}" for value in values))
     totals = {name: sum(row[name] for row in rows) for name in header[1:8]}
     print("  total " + json.dumps(totals))
