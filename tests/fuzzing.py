@@ -57,6 +57,7 @@ TOOLS = (
     "list_conversations",
     "get_conversation",
     "usage",
+    "file_history",
 )
 EMBEDDING_TOOLS = ("embed_document", "embed_workspace")
 ROW_TOOLS = (
@@ -592,6 +593,11 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
             "limit": limit,
             "offset": int_parameter(0, 30, big_edges),
         },
+        "file_history": {
+            "path": text_parameter(st.sampled_from(("keepalive.py", "src/app.py", "/etc/passwd", "..", "*"))),
+            "limit": limit,
+            "offset": int_parameter(0, 30, big_edges),
+        },
         "usage": {
             "group_by": text_parameter(st.sampled_from(("day", "month", "block", "model", "agent", "project", ""))),
             "start_date": dates,
@@ -765,6 +771,7 @@ BASE_CALLS: dict[str, dict[str, Any]] = {  # a call that answers (the embedding 
     "get_embedding_status": {},
     "list_conversations": {"agents": "claude-code,workspace", "start_date": "2025-10", "limit": 10},
     "usage": {"group_by": "model", "start_date": "2025-10"},
+    "file_history": {"path": "keepalive.py"},
     "get_conversation": {  # the sample's Claude Code session: thinking, tool calls and their output
         "document": CLAUDE_CODE_SESSION,
         "offset": 2,
@@ -864,6 +871,7 @@ CANNED = {  # canned query: its parameters, the one it needs first
     "list_conversations": ("agents", "projects", "start_date", "end_date", "limit", "offset"),
     "get_conversation": ("document", "offset", "limit", "include"),
     "usage": ("group_by", "start_date", "end_date", "agents", "projects"),
+    "file_history": ("path", "limit", "offset"),
 }
 SPECIAL_KEYS = ("_shape", "_size", "_json", "_nl", "_trace", "_timelimit", "_sort", "_facet", "_next", "_sql")
 

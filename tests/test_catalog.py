@@ -189,6 +189,7 @@ TOOL_QUERIES = {
     "list_conversations": "list_conversations",
     "get_conversation": "get_conversation",
     "usage": "usage",
+    "file_history": "file_history",
     "get_embedding_status": "embedding_status",
     "embed_document": None,
     "embed_workspace": None,

@@ -83,6 +83,7 @@ CALLS = {
         "DOCUMENT_NOT_FOUND",
     ),
     "usage": ({"group_by": "month"}, {"group_by": "month", "end_date": "someday"}, "INVALID_DATE"),
+    "file_history": ({"path": "app.py"}, {"path": ""}, "INVALID_PARAMETER"),
     "embed_document": ({"path": "notes"}, {"path": "/etc"}, "PATH_NOT_FOUND"),
     "embed_workspace": ({}, {"workspace_path": "/no/such/workspace"}, "DIRECTORY_NOT_FOUND"),
     "get_embedding_status": ({}, {"workspace_path": "/no/such/workspace"}, "DIRECTORY_NOT_FOUND"),

@@ -3,7 +3,7 @@
 The ``cli`` group, its ``-v`` option and the list of its commands are here;
 each command lives in the module named for what it does: ``indexing`` (index, embed,
 status, watch), ``serving`` (serve), ``mcp_server`` (mcp), ``searching`` and
-``search_output`` (search), ``log_sources`` (sources), ``usage`` (usage). What they share: ``arguments``
+``search_output`` (search), ``log_sources`` (sources), ``usage`` (usage), ``history`` (history). What they share: ``arguments``
 (options), ``workspaces`` (the workspace and its archive) and ``output`` (what is told on
 stderr, and logging's one set-up, which the group makes for every command). Every module
 imports at its top only what starting the command line needs: the commands import the
@@ -16,6 +16,7 @@ import os
 
 import click
 
+from archivist.cli.history import history
 from archivist.cli.indexing import embed, index, status, watch
 from archivist.cli.log_sources import sources
 from archivist.cli.mcp_server import mcp
@@ -28,7 +29,7 @@ from archivist.cli.usage import usage
 __all__ = ["SNIPPET_WIDTH", "cli", "log_to_stderr", "snippet_line"]
 
 
-@click.group(commands=[index, embed, serve, mcp, search, sources, status, usage, watch])
+@click.group(commands=[index, embed, serve, mcp, search, sources, status, usage, history, watch])
 @click.option(
     "-v",
     "--verbose",

@@ -118,6 +118,25 @@ def models_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return rows_payload([{**row, "models": json.loads(row["models"] or "[]")} for row in rows])
 
 
+def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """file_history's rows: the paging once, then each call (with its session's document_id) and
+    its commands as a list."""
+    first = rows[0] if rows else {"total": 0, "has_more": 0, "next_offset": None}
+    calls = [
+        {
+            **{key: value for key, value in row.items() if key not in PAGING[1:]},
+            "commands": json.loads(row["commands"] or "[]"),
+        }
+        for row in rows
+    ]
+    return {
+        **rows_payload(calls),
+        "total": first["total"],
+        "has_more": bool(first["has_more"]),
+        "next_offset": first["next_offset"],
+    }
+
+
 def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: int | None) -> dict[str, Any]:
     """get_conversation's rows as one page: the paging once, then the messages.
 

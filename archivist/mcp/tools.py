@@ -191,6 +191,16 @@ TOOLS = (
         _conversation,
     ),
     Tool(
+        "file_history",
+        "Every tool call of the agents' sessions that read or changed a file, newest first: the session (id, "
+        "title, agent, project), the message (seq: get_conversation's offset), the call's tool, the path as it "
+        "named it and its commands. Give a full path, or a file name alone for every path ending in it. Page "
+        "with offset=next_offset while has_more.",
+        "file_history",
+        outputs.Rows,
+        lambda call: outputs.file_history_payload(call.rows()),
+    ),
+    Tool(
         "usage",
         "Tokens (input, output, cache write, cache read) and cost of the agents' model responses, one row per "
         "day, month, 5-hour block, model, agent or project (group_by), within a date range and for some agents "

@@ -308,6 +308,26 @@ QUERIES: dict[str, Query] = {
         ),
         checks=(rules.conversation_page,),
     ),
+    "file_history": Query(
+        title="File history: the sessions and tool calls that read or changed a file",
+        description="Every tool call of the agent logs that read or changed a file, newest first: the file by its "
+        "full path as the log recorded it, or by its name alone (every path that ends in it). Each row: "
+        "document_id, title, agent and project of the session; seq, timestamp and role of the message "
+        "(get_conversation's offset); tool (the call's name: an edit, a write, a read, a command), file (the "
+        "path as the call named it) and commands (JSON); and on every row the paging: total, has_more and "
+        "next_offset.",
+        params=(
+            Param(
+                "path",
+                rules.file_path("path", "src/app.py"),
+                "The file: its full path as the logs recorded it (/home/ana/api/src/app.py), or its name alone "
+                "(app.py: every path that ends in it).",
+                required=True,
+            ),
+            params.limit(50, "tool calls"),
+            params.offset("How many tool calls to skip (default 0). Next page: the answer's next_offset."),
+        ),
+    ),
     "usage": Query(
         title="Tokens and cost, by day, month, 5-hour block, model, agent or project",
         description="The tokens that the agent logs' model responses used (input not read from the cache, "

@@ -28,6 +28,7 @@ Check = Callable[[dict[str, str], Execute], None]
 MAX_QUERY_WORDS = 64
 MAX_QUERY_CHARS = 2000
 MAX_VALUE_CHARS = 4096
+MAX_PATH_CHARS = 4096  # a file's path (PATH_MAX on Linux)
 MAX_ID = 2**63 - 1
 
 _DATE_RANGE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
@@ -198,6 +199,27 @@ def required_text(name: str, example: str) -> Callable[[str], str]:
                 "INVALID_PARAMETER", f"{name} is required", f"Give the {name} to look up.", f"Try {name}={example}"
             )
         return value
+
+    return check
+
+
+def file_path(name: str, example: str) -> Callable[[str], str]:
+    """A file's path or name, as an agent log records it: required, no NUL, at most a path's length."""
+
+    def check(value: str) -> str:
+        text = value.strip()
+        if not text:
+            raise ArchivistError(
+                "INVALID_PARAMETER", f"{name} is required", "Give the file's path, or its name.", f"Try {name}={example}"
+            )
+        if "\x00" in text or len(text) > MAX_PATH_CHARS:
+            raise ArchivistError(
+                "INVALID_PARAMETER",
+                f"{name} is not a file's path",
+                f"A path has no NUL character and at most {MAX_PATH_CHARS} characters.",
+                f"Try {name}={example}",
+            )
+        return text
 
     return check
 

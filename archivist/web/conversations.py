@@ -170,6 +170,14 @@ def tool_call_view(call: Any) -> dict[str, Any] | None:
     }
 
 
+def link_files(datasette: Datasette, messages: list[dict[str, Any]]) -> None:
+    """Each file a page's tool calls name, with the link to its history (``/file``)."""
+    from archivist.web.file_page import file_url
+
+    for call in (call for message in messages for call in message["tool_calls"]):
+        call["file_links"] = {path: file_url(datasette, path) for path in call["files"]}
+
+
 def message_view(datasette: Datasette, document_id: int, row: dict[str, Any], previous_day: str) -> dict[str, Any]:
     """One message as the page shows it: role, time, model, text, and its folds."""
     seq = int(row["seq"])
@@ -233,6 +241,7 @@ async def conversation(
         view["selected"] = view["seq"] == selected
         messages.append(view)
     await _link_agents(datasette, session["agent"], messages)
+    link_files(datasette, messages)
     links = page_links(page, pages_count, lambda number: session_page_url(datasette, document["id"], number))
     # A link by fragment alone (/document/<id>#m300, as search hits give) reaches page 1:
     # each later message gets an anchor here that, when it is the target, links to its page.

@@ -59,6 +59,7 @@ def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
         "document_counts": {},
         "activity": {"by": "month"},
         "usage": {"group_by": "model"},
+        "file_history": {"path": "app.py"},
         "check_search_syntax": {"query": f"{topic}*"} if topic else None,
     }
 
