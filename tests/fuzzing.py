@@ -58,6 +58,7 @@ TOOLS = (
     "get_conversation",
     "usage",
     "file_history",
+    "activity",
 )
 EMBEDDING_TOOLS = ("embed_document", "embed_workspace")
 ROW_TOOLS = (
@@ -69,6 +70,8 @@ ROW_TOOLS = (
     "get_similar",
     "list_conversations",
     "usage",
+    "file_history",
+    "activity",
 )
 
 # Text that only an SQL error, SQLite itself or a Python traceback puts in an answer.
@@ -593,6 +596,7 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
             "limit": limit,
             "offset": int_parameter(0, 30, big_edges),
         },
+        "activity": {"start_date": dates, "end_date": dates, "agents": agents, "projects": projects},
         "file_history": {
             "path": text_parameter(st.sampled_from(("keepalive.py", "src/app.py", "/etc/passwd", "..", "*"))),
             "limit": limit,
@@ -772,6 +776,7 @@ BASE_CALLS: dict[str, dict[str, Any]] = {  # a call that answers (the embedding 
     "list_conversations": {"agents": "claude-code,workspace", "start_date": "2025-10", "limit": 10},
     "usage": {"group_by": "model", "start_date": "2025-10"},
     "file_history": {"path": "keepalive.py"},
+    "activity": {"start_date": "2025-01-01"},
     "get_conversation": {  # the sample's Claude Code session: thinking, tool calls and their output
         "document": CLAUDE_CODE_SESSION,
         "offset": 2,
@@ -872,6 +877,7 @@ CANNED = {  # canned query: its parameters, the one it needs first
     "get_conversation": ("document", "offset", "limit", "include"),
     "usage": ("group_by", "start_date", "end_date", "agents", "projects"),
     "file_history": ("path", "limit", "offset"),
+    "project_activity": ("start_date", "end_date", "agents", "projects"),
 }
 SPECIAL_KEYS = ("_shape", "_size", "_json", "_nl", "_trace", "_timelimit", "_sort", "_facet", "_next", "_sql")
 

@@ -190,6 +190,7 @@ TOOL_QUERIES = {
     "get_conversation": "get_conversation",
     "usage": "usage",
     "file_history": "file_history",
+    "activity": "project_activity",
     "get_embedding_status": "embedding_status",
     "embed_document": None,
     "embed_workspace": None,

@@ -37,6 +37,7 @@ EXAMPLES = {
     "get_conversation": "document=conversations/2025-11-10/002-debug-auth",
     "usage": "group_by=model&start_date=2025-10",
     "file_history": "path=keepalive.py",
+    "project_activity": "start_date=2025-01-01",
 }
 
 
@@ -63,7 +64,7 @@ async def test_the_documents_page_renders_with_facets(sample_datasette):
     assert 'class="facet-info' in response.text
 
 
-AGENT_LOG_QUERIES = ("usage", "file_history")  # what agent logs alone answer
+AGENT_LOG_QUERIES = ("usage", "file_history", "project_activity")  # what agent logs alone answer
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -118,6 +118,14 @@ def models_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return rows_payload([{**row, "models": json.loads(row["models"] or "[]")} for row in rows])
 
 
+ACTIVITY_JSON = ("agents", "models", "newest", "files_touched", "top_commands")
+
+
+def activity_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """project_activity's rows, each one's lists as lists."""
+    return rows_payload([{**row, **{key: json.loads(row[key] or "[]") for key in ACTIVITY_JSON}} for row in rows])
+
+
 def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """file_history's rows: the paging once, then each call (with its session's document_id) and
     its commands as a list."""

@@ -191,6 +191,16 @@ TOOLS = (
         _conversation,
     ),
     Tool(
+        "activity",
+        "What the agents did, project by project, in a date range (by default the last 30 days): each "
+        "project's sessions (the newest with titles and ids for get_conversation), the files their tool calls "
+        "touched, the commands they ran, tokens and cost. Answers 'what did we do last week' in one call; narrow "
+        "with agents or projects.",
+        "project_activity",
+        outputs.Rows,
+        lambda call: outputs.activity_payload(call.rows()),
+    ),
+    Tool(
         "file_history",
         "Every tool call of the agents' sessions that read or changed a file, newest first: the session (id, "
         "title, agent, project), the message (seq: get_conversation's offset), the call's tool, the path as it "

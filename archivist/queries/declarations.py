@@ -328,6 +328,34 @@ QUERIES: dict[str, Query] = {
             params.offset("How many tool calls to skip (default 0). Next page: the answer's next_offset."),
         ),
     ),
+    "project_activity": Query(
+        title="What the agents did, project by project",
+        description="What the agents did in a time range (by default the last 30 days), one row per project, "
+        "the most recently active first: project, agents and models (JSON), sessions (how many) and newest "
+        "(JSON: the newest 20, each with id, title, agent, started, last and messages), messages, files_touched "
+        "(JSON: the files their tool calls read or changed, the most touched first, each with how many sessions "
+        "touched it), commands (how many were run) and top_commands (JSON), tokens and cost (their responses' "
+        "in the range, at the price data's prices), first and last. A session counts when it ran at some time "
+        "inside the range.",
+        params=(
+            *params.dates(
+                "all in UTC; by default from 30 days ago until today; a session counts when it ran at some time inside"
+            ),
+            Param(
+                "agents",
+                rules.agent_list,
+                f"Only these agents: {', '.join(rules.LOG_KINDS)}; empty: every agent.",
+                many=True,
+            ),
+            Param(
+                "projects",
+                rules.text_list,
+                "Only these projects: a project's full path or its last folder name; empty: every project.",
+                many=True,
+            ),
+        ),
+        checks=(rules.dates_in_order,),
+    ),
     "usage": Query(
         title="Tokens and cost, by day, month, 5-hour block, model, agent or project",
         description="The tokens that the agent logs' model responses used (input not read from the cache, "

@@ -97,6 +97,7 @@ def _nav(datasette: Datasette) -> list[dict[str, str]]:
     return [
         {"label": "Home", "href": path("/")},
         {"label": "Search", "href": path("/search")},
+        {"label": "Activity", "href": path("/activity")},
         {"label": "Usage", "href": path("/usage")},
         {"label": "Documents", "href": path(f"/{DATABASE_NAME}/documents")},
         {"label": "Saved queries", "href": path("/") + "#saved-queries"},
