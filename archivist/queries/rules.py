@@ -210,7 +210,10 @@ def file_path(name: str, example: str) -> Callable[[str], str]:
         text = value.strip()
         if not text:
             raise ArchivistError(
-                "INVALID_PARAMETER", f"{name} is required", "Give the file's path, or its name.", f"Try {name}={example}"
+                "INVALID_PARAMETER",
+                f"{name} is required",
+                "Give the file's path, or its name.",
+                f"Try {name}={example}",
             )
         if "\x00" in text or len(text) > MAX_PATH_CHARS:
             raise ArchivistError(
