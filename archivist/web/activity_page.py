@@ -12,10 +12,9 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from archivist.queries.declarations import QUERIES
-from archivist.web.file_page import file_url
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
-from archivist.web.urls import document_url
+from archivist.web.urls import document_url, file_url
 
 if TYPE_CHECKING:
     from datasette.app import Datasette

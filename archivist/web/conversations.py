@@ -12,7 +12,7 @@ from archivist.errors import ArchivistError
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import render_markdown, shorten
 from archivist.web.search_navigation import page_links, project_name
-from archivist.web.urls import document_url
+from archivist.web.urls import document_url, file_url
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -172,8 +172,6 @@ def tool_call_view(call: Any) -> dict[str, Any] | None:
 
 def link_files(datasette: Datasette, messages: list[dict[str, Any]]) -> None:
     """Each file a page's tool calls name, with the link to its history (``/file``)."""
-    from archivist.web.file_page import file_url
-
     for call in (call for message in messages for call in message["tool_calls"]):
         call["file_links"] = {path: file_url(datasette, path) for path in call["files"]}
 

@@ -6,24 +6,18 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
 from archivist.web.conversations import message_url
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
+from archivist.web.urls import file_url
 
 if TYPE_CHECKING:
     from datasette.app import Datasette
 
 PAGE_SIZE = 50
-
-
-def file_url(datasette: Datasette, path: str, offset: int = 0) -> str:
-    """The history page of a file (a path or a name)."""
-    params = {"path": path, **({"offset": str(offset)} if offset else {})}
-    return datasette.urls.path("/file") + "?" + urlencode(params)
 
 
 @needs_archive

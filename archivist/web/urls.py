@@ -74,5 +74,11 @@ class SearchState:
         return self.url(**{key: value}), False
 
 
+def file_url(datasette: Datasette, path: str, offset: int = 0) -> str:
+    """The history page of a file (a path or a name): ``/file?path=…``."""
+    params = {"path": path, **({"offset": str(offset)} if offset else {})}
+    return datasette.urls.path("/file") + "?" + urlencode(params)
+
+
 def document_url(datasette: Datasette, document_id: Any) -> str:
     return datasette.urls.path(f"/document/{document_id}")
