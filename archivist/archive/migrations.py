@@ -430,6 +430,74 @@ def m016_message_price(db: sqlite_utils.Database) -> None:
     db.executescript(MESSAGE_PRICE_SQL)
 
 
+# What the usage and file-history queries read, kept beside the messages so that a year of a
+# heavy user's history is a scan of a few thousand rows, not of every message:
+# - usage_hours: each session's responses that carry usage, summed by the hour (UTC) and the
+#   model (the session's agent and project with them); rewritten with the session's messages
+#   (archive.sessions), every price again when the price data changes (archive.prices);
+# - file_calls: each file a tool call names, by its path and by its name (the path's last
+#   part), pointing at the message and the call; a message's go with it.
+ROLLUPS_SQL = """
+CREATE TABLE usage_hours (
+    document_id INTEGER NOT NULL,
+    hour TEXT,  -- 2025-11-20T09: the hour of the responses' time (else the session's start)
+    model TEXT,
+    agent TEXT,
+    project TEXT,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    price REAL,
+    priced INTEGER NOT NULL,  -- the responses with a price
+    cost REAL,
+    responses INTEGER NOT NULL,
+    first TEXT,
+    last TEXT
+);
+CREATE INDEX usage_hours_hour ON usage_hours (
+    hour, document_id, model, agent, project, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens,
+    price, priced, cost, responses, first, last
+);  -- (all a usage report reads: a range of hours is one scan of the index)
+CREATE INDEX usage_hours_document ON usage_hours (document_id);
+CREATE TABLE file_calls (
+    message_id INTEGER NOT NULL,
+    call INTEGER NOT NULL,  -- the call's place in its message's tool_calls
+    file TEXT NOT NULL,  -- as the call named it, with / for \\
+    name TEXT NOT NULL  -- its last part
+);
+CREATE INDEX file_calls_file ON file_calls (file, message_id);
+CREATE INDEX file_calls_name ON file_calls (name, message_id);
+CREATE INDEX file_calls_message ON file_calls (message_id);
+CREATE TRIGGER messages_ad_files AFTER DELETE ON messages BEGIN
+    DELETE FROM file_calls WHERE message_id = old.id;
+END;
+CREATE TRIGGER documents_ad_usage AFTER DELETE ON documents BEGIN
+    DELETE FROM usage_hours WHERE document_id = old.id;
+END;
+"""
+
+# The rollups of what an archive holds already (sessions stored before them).
+FILL_ROLLUPS_SQL = """
+INSERT INTO file_calls (message_id, call, file, name)
+SELECT id, call, file, substr(file, length(rtrim(file, replace(file, '/', ''))) + 1)
+FROM (
+    SELECT m.id AS id, c.key AS call, replace(f.value, '\\', '/') AS file
+    FROM messages m, json_each(m.tool_calls) c, json_each(c.value, '$.files') f
+    WHERE m.tool_calls != '[]' AND f.type = 'text'
+);
+"""
+
+
+@migrations()
+def m017_rollups(db: sqlite_utils.Database) -> None:
+    db.executescript(ROLLUPS_SQL)
+    db.executescript(FILL_ROLLUPS_SQL)
+    from archivist.archive.rollups import USAGE_HOURS_SQL
+
+    db.execute(f"INSERT INTO usage_hours {USAGE_HOURS_SQL.format(documents='SELECT id FROM documents')}")
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

@@ -229,25 +229,63 @@ CREATE INDEX messages_usage ON messages (
 ) WHERE input_tokens IS NOT NULL;
 CREATE VIEW price_data AS
     SELECT value AS version FROM archive_meta WHERE key = 'price_data';
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 14:09:04.164401+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 14:09:04.165200+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 14:09:04.166055+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 14:09:04.166864+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 14:09:04.168748+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 14:09:04.170698+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 14:09:04.172583+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 14:09:04.174564+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 14:09:04.174852+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 14:09:04.175020+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 14:09:04.190455+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 14:09:04.190763+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 14:09:04.192462+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 14:09:04.192582+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 14:09:04.193022+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 14:09:04.193155+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 14:09:04.194683+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 14:09:04.196810+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 14:09:04.198228+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 14:09:04.199845+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-11-26 14:09:04.200386+00:00');
+CREATE TABLE usage_hours (
+    document_id INTEGER NOT NULL,
+    hour TEXT,  -- 2025-11-20T09: the hour of the responses' time (else the session's start)
+    model TEXT,
+    agent TEXT,
+    project TEXT,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    price REAL,
+    priced INTEGER NOT NULL,  -- the responses with a price
+    cost REAL,
+    responses INTEGER NOT NULL,
+    first TEXT,
+    last TEXT
+);
+CREATE INDEX usage_hours_hour ON usage_hours (
+    hour, document_id, model, agent, project, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens,
+    price, priced, cost, responses, first, last
+);
+CREATE INDEX usage_hours_document ON usage_hours (document_id);
+CREATE TABLE file_calls (
+    message_id INTEGER NOT NULL,
+    call INTEGER NOT NULL,  -- the call's place in its message's tool_calls
+    file TEXT NOT NULL,  -- as the call named it, with / for \
+    name TEXT NOT NULL  -- its last part
+);
+CREATE INDEX file_calls_file ON file_calls (file, message_id);
+CREATE INDEX file_calls_name ON file_calls (name, message_id);
+CREATE INDEX file_calls_message ON file_calls (message_id);
+CREATE TRIGGER messages_ad_files AFTER DELETE ON messages BEGIN
+    DELETE FROM file_calls WHERE message_id = old.id;
+END;
+CREATE TRIGGER documents_ad_usage AFTER DELETE ON documents BEGIN
+    DELETE FROM usage_hours WHERE document_id = old.id;
+END;
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 14:52:46.854579+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 14:52:46.855674+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 14:52:46.856765+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 14:52:46.857846+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 14:52:46.860134+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 14:52:46.862353+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 14:52:46.864595+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 14:52:46.866952+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 14:52:46.867303+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 14:52:46.867500+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 14:52:46.886053+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 14:52:46.886368+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 14:52:46.888712+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 14:52:46.888898+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 14:52:46.889336+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 14:52:46.889459+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 14:52:46.890895+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 14:52:46.892941+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 14:52:46.894294+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 14:52:46.895700+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-11-26 14:52:46.896180+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-11-26 14:52:46.898605+00:00');
 COMMIT;

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from archivist.agents import Usage
+from archivist.archive import rollups
 
 if TYPE_CHECKING:
     from archivist.archive.database import Database
@@ -95,6 +96,7 @@ def price_again(db: Database) -> int:
         db.conn.executemany("UPDATE messages SET price = ? WHERE id = ?", batch)
         priced += len(batch)
     db.execute("INSERT OR REPLACE INTO archive_meta (key, value) VALUES (?, ?)", [META_KEY, version])
+    rollups.write_all_usage(db)
     return priced
 
 

@@ -41,7 +41,7 @@ from archivist.agents import (
     iso_utc,
     registry,
 )
-from archivist.archive import prices, schema, sources
+from archivist.archive import prices, rollups, schema, sources
 from archivist.archive.database import Database
 
 # The sources' own functions, named here too for the callers that know them here (the command line).
@@ -533,6 +533,8 @@ def _insert_messages(
         indexed.append((message["id"], message["text"], tokens))
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
+    rollups.write_files(db, messages)
+    rollups.write_usage(db, document_id)  # (of all its messages: those read on replace the last ones)
 
 
 def session_hash(session: Session) -> str:

@@ -2,8 +2,7 @@
 -- page at a time (offset, limit).
 --
 -- The file is a full path, as the log recorded it, or a file name alone (every path whose last
--- part it is). The sessions that touched it are found by their file words (the search's files
--- filter, one lookup of the full-text index), then their messages' tool calls are read for it.
+-- part it is): an index lookup of the files the tool calls name (file_calls), by path or name.
 -- Each row: document_id, title, agent and project of the session; seq, timestamp and role of the
 -- message; tool (the call's name), file (the path as the call named it) and commands (JSON); and
 -- on every row the paging: total, has_more and next_offset.
@@ -14,38 +13,36 @@ with inputs as materialized (
     archivist_limit(:limit, 50, 100) as size,
     max(0, cast(coalesce(nullif(trim(:offset), ''), '0') as integer)) as skip
 ),
-words as materialized (
-  select archivist_search_words(json_object('files', json_array(path), 'match_mode', 'all')) ->> 'session_files'
-    as expression
-  from inputs
-),
-sessions as materialized (
-  select rowid as id from documents_fts where documents_fts match (select coalesce(expression, '""') from words)
+named as materialized (
+  -- the calls that name it (file_calls: each file a tool call names, by its path and its name)
+  select f.message_id, f.call, f.file from file_calls f indexed by file_calls_file, inputs i where f.file = i.path
+  union
+  select f.message_id, f.call, f.file from file_calls f indexed by file_calls_name, inputs i
+  where i.name_only and f.name = i.path
 ),
 calls as materialized (
-  select m.document_id, m.seq, m.timestamp, m.role, c.value ->> '$.name' as tool, f.value as file,
-    c.value -> '$.commands' as commands
-  from sessions s
-  join messages m on m.document_id = s.id
-  join json_each(m.tool_calls) c
-  join json_each(c.value, '$.files') f
-  cross join inputs i
-  where m.tool_calls != '[]'
-    and (
-      replace(f.value, '\', '/') = i.path
-      or (i.name_only and substr(replace(f.value, '\', '/'), -length(i.path) - 1) = '/' || i.path)
-    )
+  -- newest first by the message's time, else its session's start (documents.timestamp: no JSON read)
+  select m.document_id, m.seq, m.role, n.call, n.file, m.tool_calls,
+    coalesce(m.timestamp, strftime('%Y-%m-%dT%H:%M:%SZ', d.timestamp, 'unixepoch')) as at
+  from named n
+  cross join messages m on m.id = n.message_id  -- (cross join: in this order, from the calls that name it)
+  cross join documents d on d.id = m.document_id
 ),
-total as materialized (select count(*) as n from calls)
+total as materialized (select count(*) as n from calls),
+page as materialized (
+  select c.* from calls c order by c.at desc, c.document_id desc, c.seq desc
+  limit (select size from inputs) offset (select skip from inputs)
+)
 select
-  c.document_id, d.title, coalesce(d.extra ->> '$.agent', d.type) as agent, d.extra ->> '$.project' as project,
-  c.seq, coalesce(c.timestamp, d.extra ->> '$.started') as timestamp, c.role, c.tool, c.file, c.commands,
+  p.document_id, d.title, coalesce(d.extra ->> '$.agent', d.type) as agent, d.extra ->> '$.project' as project,
+  p.seq, coalesce(p.at, d.extra ->> '$.started') as timestamp, p.role,
+  p.tool_calls ->> ('$[' || p.call || '].name') as tool, p.file,
+  p.tool_calls -> ('$[' || p.call || '].commands') as commands,
   t.n as total,
   i.skip + i.size < t.n as has_more,
   case when i.skip + i.size < t.n then i.skip + i.size end as next_offset
-from calls c
-join documents d on d.id = c.document_id
+from page p
+join documents d on d.id = p.document_id
 cross join inputs i
 cross join total t
-order by coalesce(c.timestamp, d.extra ->> '$.started') desc, c.document_id desc, c.seq desc
-limit (select size from inputs) offset (select skip from inputs)
+order by p.at desc, p.document_id desc, p.seq desc

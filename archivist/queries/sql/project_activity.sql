@@ -16,43 +16,54 @@ with inputs as materialized (
     archivist_list(:projects) as projects
 ),
 spans as materialized (
-  select d.id, d.title, d.extra ->> '$.project' as project, coalesce(d.extra ->> '$.agent', d.type) as agent,
-    d.extra ->> '$.started' as started, coalesce(d.extra ->> '$.last', d.extra ->> '$.started') as last,
-    coalesce(d.extra ->> '$.messages', 0) as messages, d.extra -> '$.touched_files' as files,
-    coalesce(d.extra ->> '$.commands', 0) as commands, d.extra -> '$.models' as models,
-    d.timestamp as first_at,
-    coalesce((julianday(d.extra ->> '$.last') - 2440587.5) * 86400.0, d.timestamp) as last_at
-  from documents d
-  where d.kind = 'conversation' and d.source like 'log:%'
+  -- each session's span in Unix seconds: its first message (the document's time) to its last
+  -- (its last message's time, read by the messages' index; else the last its extra names)
+  select d.id, d.timestamp as first_at, coalesce(
+      (julianday((select m.timestamp from messages m where m.document_id = d.id order by m.seq desc limit 1))
+        - 2440587.5) * 86400.0,
+      (julianday(d.extra ->> '$.last') - 2440587.5) * 86400.0,
+      d.timestamp
+    ) as last_at
+  from documents d indexed by documents_timestamp, inputs i
+  where d.timestamp <= i.end_at and d.kind = 'conversation' and d.source like 'log:%'
 ),
 chosen as materialized (
-  select s.*,
+  select s.id, d.title, d.extra ->> '$.project' as project, coalesce(d.extra ->> '$.agent', d.type) as agent,
+    d.extra ->> '$.started' as started, coalesce(d.extra ->> '$.last', d.extra ->> '$.started') as last,
+    coalesce(d.extra ->> '$.messages', 0) as messages, d.extra -> '$.touched_files' as files,
+    coalesce(d.extra ->> '$.commands', 0) as commands, d.extra -> '$.models' as models, s.last_at
+  from spans s
+  join documents d on d.id = s.id
+  cross join inputs i
+  where s.last_at >= i.start_at
+    and (i.agents = '[]' or coalesce(d.extra ->> '$.agent', d.type) in (select value from json_each(i.agents)))
+),
+named as materialized (
+  select c.*,
     -- a project's last folder name: what follows its last '/' (or '\')
     substr(
-      rtrim(replace(s.project, '\', '/'), '/'),
-      length(rtrim(rtrim(replace(s.project, '\', '/'), '/'), replace(rtrim(replace(s.project, '\', '/'), '/'), '/', '')))
+      rtrim(replace(c.project, '\', '/'), '/'),
+      length(rtrim(rtrim(replace(c.project, '\', '/'), '/'), replace(rtrim(replace(c.project, '\', '/'), '/'), '/', '')))
         + 1
     ) as project_name
-  from spans s, inputs i
-  where s.first_at <= i.end_at and s.last_at >= i.start_at
-    and (i.agents = '[]' or s.agent in (select value from json_each(i.agents)))
+  from chosen c
 ),
 wanted as materialized (
-  select c.* from chosen c, inputs i
+  select c.* from named c, inputs i
   where i.projects = '[]' or exists (
     select 1 from json_each(i.projects) p
     where p.value = c.project_name or rtrim(p.value, '/') = rtrim(c.project, '/')
   )
 ),
 used as materialized (
-  select w.project, sum(m.input_tokens + m.output_tokens + m.cache_write_tokens + m.cache_read_tokens) as tokens,
-    round(sum(m.price), 6) as cost
+  -- their responses' usage in the range, by the hour (usage_hours)
+  select w.project, sum(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens) as tokens,
+    round(sum(u.price), 6) as cost
   from wanted w
-  join messages m on m.document_id = w.id and m.input_tokens is not null
+  cross join usage_hours u indexed by usage_hours_document on u.document_id = w.id
   cross join inputs i
-  where m.timestamp is null
-    or m.timestamp between strftime('%Y-%m-%dT%H:%M:%SZ', i.start_at, 'unixepoch')
-      and strftime('%Y-%m-%dT%H:%M:%SZ', i.end_at, 'unixepoch')
+  where u.hour is null
+    or u.hour between strftime('%Y-%m-%dT%H', i.start_at, 'unixepoch') and strftime('%Y-%m-%dT%H', i.end_at, 'unixepoch')
   group by w.project
 ),
 touched as materialized (
@@ -63,7 +74,7 @@ touched as materialized (
 run as materialized (
   select w.project, cmd.value as command, count(*) as times
   from wanted w
-  join messages m on m.document_id = w.id and m.tool_calls != '[]'
+  cross join messages m on m.document_id = w.id and m.tool_calls != '[]'  -- (in this order: the sessions' own)
   join json_each(m.tool_calls) c
   join json_each(c.value, '$.commands') cmd
   group by w.project, cmd.value

@@ -8,8 +8,9 @@
 -- responses whose model the price data does not know), sessions, models, first and last (the
 -- group's first and last response), and price_data (the data that priced them). A response's
 -- time is its message's (UTC), else its session's start; one with neither falls outside every
--- time range, and in no day, month or block. A block is ccusage's: five hours from the hour a response falls in,
--- when no block is open then.
+-- time range, and in no day, month or block. The range is read by the hour (usage_hours holds
+-- each session's usage by the hour): a bound inside an hour takes that hour whole. A block is
+-- ccusage's: five hours from the hour a response falls in, when no block is open then.
 with inputs as materialized (
   select
     coalesce(nullif(lower(trim(:group_by)), ''), 'day') as group_by,
@@ -18,54 +19,38 @@ with inputs as materialized (
     strftime('%Y-%m-%dT%H:%M:%SZ', archivist_time(:start_date, 0), 'unixepoch') as start_at,
     strftime('%Y-%m-%dT%H:%M:%SZ', archivist_time(:end_date, 1), 'unixepoch') as end_at
 ),
-used as materialized (
-  -- a response's time is its message's, else (a log that times only its sessions, as aider's)
-  -- its session's start: the two halves keep the index's order on the times it holds
-  select m.timestamp, coalesce(m.model, d.extra ->> '$.models[#-1]') as model,
-    m.input_tokens, m.output_tokens, m.cache_write_tokens, m.cache_read_tokens, m.price, m.cost,
-    m.document_id as session, coalesce(d.extra ->> '$.agent', d.type) as agent, d.extra ->> '$.project' as project
-  from messages m indexed by messages_usage
-  join documents d on d.id = m.document_id
-  cross join inputs i
-  where m.input_tokens is not null and m.timestamp is not null
-    and (i.start_at is null or m.timestamp >= i.start_at)
-    and (i.end_at is null or m.timestamp <= i.end_at)
-    and (i.agents = '[]' or coalesce(d.extra ->> '$.agent', d.type) in (select value from json_each(i.agents)))
-  union all
-  select d.extra ->> '$.started', coalesce(m.model, d.extra ->> '$.models[#-1]'),
-    m.input_tokens, m.output_tokens, m.cache_write_tokens, m.cache_read_tokens, m.price, m.cost,
-    m.document_id, coalesce(d.extra ->> '$.agent', d.type), d.extra ->> '$.project'
-  from messages m indexed by messages_usage
-  join documents d on d.id = m.document_id
-  cross join inputs i
-  where m.input_tokens is not null and m.timestamp is null
-    and (i.start_at is null or d.extra ->> '$.started' >= i.start_at)
-    and (i.end_at is null or d.extra ->> '$.started' <= i.end_at)
-    and (i.agents = '[]' or coalesce(d.extra ->> '$.agent', d.type) in (select value from json_each(i.agents)))
-),
 wanted as materialized (
-  -- a project by its path (a trailing '/' or not) or by its last folder name, as list_conversations
-  select u.*
-  from used u, inputs i
-  where i.projects = '[]' or exists (
-    select 1 from json_each(i.projects) p
-    where rtrim(p.value, '/') = rtrim(u.project, '/')
-      or p.value = substr(
-        rtrim(replace(u.project, '\', '/'), '/'),
-        length(rtrim(
-          rtrim(replace(u.project, '\', '/'), '/'),
-          replace(rtrim(replace(u.project, '\', '/'), '/'), '/', '')
-        )) + 1
+  -- the sessions' usage by the hour (usage_hours: a response's time is its message's, else its
+  -- session's start), within the range by the hour, of the agents and projects asked for; a
+  -- project by its path (a trailing '/' or not) or by its last folder name, as list_conversations
+  select u.document_id, u.hour, u.model, u.agent, u.project, u.input_tokens, u.output_tokens,
+    u.cache_write_tokens, u.cache_read_tokens, u.price, u.priced, u.cost, u.responses, u.first, u.last
+  from usage_hours u indexed by usage_hours_hour
+  cross join inputs i
+  where (i.start_at is null or u.hour >= substr(i.start_at, 1, 13))
+    and (i.end_at is null or u.hour <= substr(i.end_at, 1, 13))
+    and (i.agents = '[]' or u.agent in (select value from json_each(i.agents)))
+    and (
+      i.projects = '[]' or exists (
+        select 1 from json_each(i.projects) p
+        where rtrim(p.value, '/') = rtrim(u.project, '/')
+          or p.value = substr(
+            rtrim(replace(u.project, '\', '/'), '/'),
+            length(rtrim(
+              rtrim(replace(u.project, '\', '/'), '/'),
+              replace(rtrim(replace(u.project, '\', '/'), '/'), '/', '')
+            )) + 1
+          )
       )
-  )
+    )
 ),
 hours as materialized (
   -- the hours in which a response came, in order (only for blocks)
   select hour, row_number() over (order by hour) as n
   from (
-    select distinct substr(u.timestamp, 1, 13) as hour
+    select distinct u.hour
     from wanted u, inputs i
-    where i.group_by = 'block' and u.timestamp is not null
+    where i.group_by = 'block' and u.hour is not null
   )
 ),
 blocks(n, hour, opened) as (
@@ -78,15 +63,16 @@ blocks(n, hour, opened) as (
 keyed as (
   select u.*,
     case i.group_by
-      when 'day' then substr(u.timestamp, 1, 10)
-      when 'month' then substr(u.timestamp, 1, 7)
-      when 'block' then (select b.opened || ':00:00Z' from blocks b where b.hour = substr(u.timestamp, 1, 13))
+      when 'day' then substr(u.hour, 1, 10)
+      when 'month' then substr(u.hour, 1, 7)
+      when 'block' then (select b.opened || ':00:00Z' from blocks b where b.hour = u.hour)
       when 'model' then u.model
       when 'agent' then u.agent
       when 'project' then u.project
     end as key
   from wanted u, inputs i
-)
+),
+meta as materialized (select version from price_data)
 select
   k.key,
   sum(k.input_tokens) as input_tokens,
@@ -96,13 +82,13 @@ select
   sum(k.input_tokens + k.output_tokens + k.cache_write_tokens + k.cache_read_tokens) as total_tokens,
   round(sum(k.price), 6) as cost,
   round(sum(k.cost), 6) as stated_cost,
-  count(*) as responses,
-  count(*) - count(k.price) as unpriced,
-  count(distinct k.session) as sessions,
+  sum(k.responses) as responses,
+  sum(k.responses) - sum(k.priced) as unpriced,
+  count(distinct k.document_id) as sessions,
   json_group_array(distinct k.model) filter (where k.model is not null) as models,
-  min(k.timestamp) as first,
-  max(k.timestamp) as last,
-  (select version from price_data) as price_data
+  min(k.first) as first,
+  max(k.last) as last,
+  (select version from meta) as price_data
 from keyed k, inputs i
 where i.group_by not in ('day', 'month', 'block') or k.key is not null
 group by k.key
