@@ -87,3 +87,20 @@ async def test_the_activity_page_links_sessions_and_files(logs_archive):
     assert "No agent session ran in this range" in empty
     bad = await page_of(datasette, "/activity?start_date=%3Cb%3Esomeday", status=400)
     assert 'data-code="INVALID_DATE"' in bad and "<b>someday" not in bad
+
+
+async def test_a_project_page_has_its_sessions_files_commands_and_tokens_by_day(logs_archive):
+    datasette = await started_datasette(archive_path(logs_archive))
+    activity = await page_of(datasette, "/activity?start_date=2025-01-01&end_date=2025-12-31")
+    link = re.search(r'<h2><a href="(/project/[^"]+)"><code class="archivist-path">/home/ana/projects/hooks<', activity)
+    assert link and link[1] == "/project/home/ana/projects/hooks"
+    page = await page_of(datasette, link[1])
+    assert '<h1>Project <code class="archivist-path">/home/ana/projects/hooks</code></h1>' in page
+    assert re.search(r'<a href="/document/\d+">Retry webhook deliveries on 429</a>', page)
+    assert 'href="/file?path=src%2Fhooks%2Fsender.py"' in page and "pytest tests/test_sender.py -q" in page
+    days = run(logs_archive, "usage", group_by="day", projects="/home/ana/projects/hooks")
+    assert len(re.findall(r'<span class="bar" ', page)) == len(days) >= 1
+    by_name = await page_of(datasette, "/project/hooks")  # its last folder's name finds it too
+    assert "Retry webhook deliveries on 429" in by_name
+    missing = await page_of(datasette, "/project/%3Cscript%3Ealert(1)%3C%2Fscript%3E", status=404)
+    assert 'data-code="PROJECT_NOT_FOUND"' in missing and "<script>alert(1)" not in missing

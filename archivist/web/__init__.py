@@ -126,7 +126,16 @@ def handle_exception(datasette, request, exception):
 @hookimpl
 def register_routes():
     """The exploration pages, and GET /api/search: the unified search as plain JSON (docs/contract.md: surfaces)."""
-    from archivist.web import activity_page, app, document_page, file_page, home_page, search_page, usage_page
+    from archivist.web import (
+        activity_page,
+        app,
+        document_page,
+        file_page,
+        home_page,
+        project_page,
+        search_page,
+        usage_page,
+    )
 
     return [
         (r"^/$", home_page.home_page),
@@ -134,6 +143,7 @@ def register_routes():
         (r"^/usage$", usage_page.usage_page),
         (r"^/activity$", activity_page.activity_page),
         (r"^/file$", file_page.file_page),
+        (r"^/project/(?P<name>.+)$", project_page.project_page),
         (r"^/document/(?P<id>[^/]+)$", document_page.document_page),
         (r"^/document/(?P<id>[^/]+)/source$", document_page.document_source),
         (r"^/api/search$", app.api_search),

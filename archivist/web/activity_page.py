@@ -14,7 +14,7 @@ from datasette.utils.asgi import Response
 from archivist.queries.declarations import QUERIES
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
-from archivist.web.urls import document_url, file_url
+from archivist.web.urls import document_url, file_url, project_url
 
 if TYPE_CHECKING:
     from datasette.app import Datasette
@@ -44,6 +44,7 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
         for touched in project["files_touched"]:
             touched["href"] = file_url(datasette, touched["file"])
         project["label"] = row["project"] or "(no project)"
+        project["href"] = project_url(datasette, row["project"]) if row["project"] else None
         projects.append(project)
     context.update(
         projects=projects,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from archivist.queries.declarations import QUERIES
 from archivist.queries.lists import items
@@ -72,6 +72,12 @@ class SearchState:
         if value in current:
             return self.url(**{key: ",".join(item for item in current if item != value)}), True
         return self.url(**{key: value}), False
+
+
+def project_url(datasette: Datasette, project: str) -> str:
+    """A project's page: ``/project/home/ana/api`` (a path's leading ``/`` left out: a server folds
+    the slashes a path begins with), or ``/project/api`` by its last folder's name."""
+    return datasette.urls.path("/project/" + quote(project.lstrip("/"), safe="/"))
 
 
 def file_url(datasette: Datasette, path: str, offset: int = 0) -> str:

@@ -1,0 +1,60 @@
+"""GET /project/<name>: one project's history (its path, without its leading ``/``, or its last
+folder's name: ``/project/home/ana/api``, ``/project/api``), from the
+``project_activity`` and ``usage`` canned queries over all its time (or the range asked for): its
+sessions, the files most touched (linked to their history), the commands most run, its agents and
+models, and its tokens and cost by day."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlencode
+
+from datasette.utils.asgi import Response
+
+from archivist.web.activity_page import LISTS
+from archivist.web.page_queries import QueryFailed, canned
+from archivist.web.rendering import needs_archive, render_page
+from archivist.web.urls import document_url, file_url
+
+if TYPE_CHECKING:
+    from datasette.app import Datasette
+
+ALL_TIME = "1970-01-01"  # a project's page covers all its time unless a range is asked for
+
+
+@needs_archive
+async def project_page(datasette: Datasette, request: Any) -> Response:
+    """GET /project/<name>: the project's sessions, files, commands and usage; none is a 404."""
+    project = unquote(request.url_vars["name"])
+    # a path is named without its leading "/" (project_url): either is the project
+    names = [project] if project.startswith("/") or "/" not in project else [project, "/" + project]
+    given = {
+        "projects": json.dumps(names),
+        "start_date": request.args.get("start_date") or ALL_TIME,
+        **({"end_date": request.args["end_date"]} if request.args.get("end_date") else {}),
+    }
+    context: dict[str, Any] = {"project": project, "given": given}
+    try:
+        rows = await canned(datasette, "project_activity", given)
+        days = await canned(datasette, "usage", {**given, "group_by": "day"})
+    except QueryFailed as failure:
+        return await render_page(datasette, request, "archivist_project.html", {**context, "failure": failure}, 400)
+    if not rows:
+        missing = QueryFailed(404, "PROJECT_NOT_FOUND", f"No agent session of the project {project} in this range.")
+        return await render_page(datasette, request, "archivist_project.html", {**context, "failure": missing}, 404)
+    found = [{**row, **{key: json.loads(row[key] or "[]") for key in LISTS}} for row in rows]
+    for row in found:
+        for session in row["newest"]:
+            session["href"] = document_url(datasette, session["id"])
+        for touched in row["files_touched"]:
+            touched["href"] = file_url(datasette, touched["file"])
+    highest = max((day["total_tokens"] for day in days), default=0)
+    bars = [
+        {**day, "label": day["key"], "height": max(2, round(100 * day["total_tokens"] / highest)) if highest else 0}
+        for day in days
+    ]
+    usage_url = datasette.urls.path("/usage") + "?" + urlencode({**given, "group_by": "model"})
+    shown = found[0]["project"] if len(found) == 1 and found[0]["project"] else project  # its path as recorded
+    context.update(project=shown, projects=found, bars=bars, usage_url=usage_url)
+    return await render_page(datasette, request, "archivist_project.html", context)
