@@ -30,6 +30,15 @@ EXPECTED = {
         ],
         "plots": 2,  # activity per month, conversation similarity
     },
+    "usage.ipynb": {
+        "text": [
+            "sources of agent logs indexed",
+            "at genai-prices ",
+            "sessions of agent logs",
+            "src/proxy/resolver.py: 2 sessions, 4 calls",
+        ],
+        "plots": 2,  # tokens and cost per day by model, sessions by hour and weekday
+    },
 }
 
 
