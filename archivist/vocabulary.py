@@ -158,7 +158,7 @@ DOCUMENT_ROLE = "document"  # the role of the workspace's own documents
 SESSION_TEXT_ROLES = ("user", "assistant")
 # The keys a search filters on by itself, in the order of their words and of a search's groups.
 # A conversation's agent (an agent-log kind, or "workspace" for the workspace's own), project
-# (its path, or its last folder's name), models and the files it touched.
+# (its path, or its last folder's name), models, the files it touched and the tools it used.
 KEYS = (
     Key("product_id", "p", r"-?\d+", _integer, _text, _text, fact="product_id", filter="product_ids"),
     text_key("tag", "g", "tags", "tags", many=True, every=True),
@@ -186,6 +186,8 @@ KEYS = (
     ),
     text_key("model", "o", "models", "models", many=True, kinds=CONVERSATIONS, messages="own"),
     text_key("file", "f", "files", "files", names=_and_last_name, many=True, kinds=CONVERSATIONS, messages="session"),
+    # the tools a session's calls used (Bash, Edit, read_file: as its log names them, any case)
+    text_key("tool", "u", "tools", "tools", normalise=_lower, many=True, kinds=CONVERSATIONS, messages="session"),
     # the role of what a hit is: a message's own (user, assistant, ...), or one of the
     # workspace's documents (document); a session holds the roles of its messages, and its own
     # text is a hit only where all of them may be (``Expressions.whole``)

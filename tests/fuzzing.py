@@ -313,6 +313,7 @@ INCLUDE_VALUES = ("thinking", "tool_output", "THINKING", " tool_output ", "", "t
 PROJECT_VALUES = ("api", "/home/ana/api", "/home/dev/src/", "src", "/", "")
 MODEL_VALUES = ("claude", "gpt", "GPT-5", "")
 ROLE_VALUES = ("user", "assistant", "tool", "system", "document", "Assistant", " user ", "bot", "")
+TOOL_VALUES = ("Bash", "read_file", "edit", "apply_patch", "BASH", "no_such_tool")  # as the logs name them
 FILE_VALUES = (  # files the sample sessions touched, by path and by name, and some they did not
     "/home/dev/src/captions-gateway/tests/test_keepalive.py",
     "test_keepalive.py",
@@ -565,6 +566,7 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
             "projects": projects,
             "models": listing_parameter(place.models + MODEL_VALUES),
             "files": listing_parameter(FILE_VALUES),
+            "tools": listing_parameter(TOOL_VALUES),
             "roles": listing_parameter(ROLE_VALUES),
             "match_mode": text_parameter(st.sampled_from(("simple", "raw", "", "RAW", "regex"))),
             "min_similarity": float_parameter(),
@@ -847,6 +849,7 @@ SEARCH_KEYS = (
     "projects",
     "models",
     "files",
+    "tools",
     "roles",
     "match_mode",
     "min_similarity",
@@ -914,6 +917,7 @@ def http_valid(key: str, place: Place, query: str = "") -> SearchStrategy[str]:
         "projects": st.sampled_from(place.projects + PROJECT_VALUES),
         "models": st.sampled_from(place.models + MODEL_VALUES),
         "files": st.sampled_from(FILE_VALUES),
+        "tools": st.sampled_from(TOOL_VALUES),
         "roles": st.sampled_from(ROLE_VALUES + ("user,document", "assistant,tool")),
         "include": st.sampled_from(INCLUDE_VALUES + ("thinking,tool_output",)),
         "offset": st.integers(0, 12).map(str),

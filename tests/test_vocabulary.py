@@ -64,9 +64,13 @@ def portable(words: str) -> str:
 ROLE = next(key for key in KEYS if key.name == "role")
 
 
+TOOL = next(key for key in KEYS if key.name == "tool")
+ADDED = (ROLE.prefix, TOOL.prefix)  # the keys added since the words were frozen: roles, then tools
+
+
 def without_roles(words: str) -> str:
-    """The words of a filter_tokens text but its role words (the last key added: roles)."""
-    return " ".join(word for word in words.split() if not word.startswith(ROLE.prefix))
+    """The words of a filter_tokens text but those of the keys added since (roles, tools)."""
+    return " ".join(word for word in words.split() if not word.startswith(ADDED))
 
 
 def roles_of(words: str) -> list[str]:
@@ -270,6 +274,7 @@ VALUES = {
     "project": PATHS,
     "model": TEXTS,
     "file": PATHS,
+    "tool": st.one_of(st.sampled_from(["Bash", "Edit", "read_file", "developer__shell"]), TEXTS),
     "role": st.one_of(st.sampled_from(["user", "assistant", "tool", "system", "document"]), TEXTS),
 }
 

@@ -79,8 +79,8 @@ def __getattr__(name: str) -> tuple[str, ...]:
 # How sessions are stored; a change reads every source again (with the parser's version).
 # 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
 # by date; 4: role words (a message's role; a session's, those of its messages); 5: token usage
-# and attachments of each message, a session's usage totalled
-LAYOUT = 5
+# and attachments of each message, a session's usage totalled; 6: the tools a session used, as words
+LAYOUT = 6
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 HEAD_BYTES = 65536  # a log file's first bytes, and
 EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewrite is told from an append
@@ -471,6 +471,7 @@ def _read_on(
         touched=extra.get("touched_files", []),
         roles=extra.get("roles", []),
         head=body,
+        tools=extra.get("tools", []),
     )
     *counts, cost, responses = db.execute(USAGE_BEFORE_SQL, {"id": document_id, "seq": resume_seq}).fetchone()
     before.usage, before.responses = (
@@ -579,6 +580,7 @@ class _Before:
     head: str = ""
     usage: Usage = field(default_factory=Usage)
     responses: int = 0  # the messages with usage among them
+    tools: list[str] = field(default_factory=list)  # the tools its calls used
 
 
 def _document(
@@ -599,6 +601,8 @@ def _document(
     roles = sorted({*before.roles, *(str(m["role"]) for m in messages if str(m["text"]).strip())})
     document = documents.storable(_document_row(session, source, messages, found, before, touched))
     document["extra"]["roles"] = roles
+    tools = sorted({*before.tools, *(call.name for m in session.messages for call in m.tool_calls)})
+    document["extra"]["tools"] = tools
     for row in messages:  # flat rows of text and numbers: only their text needs it
         for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls", "attachments"):
             row[name] = documents.storable(row[name])
@@ -611,6 +615,7 @@ def _document(
             "project": session.project,
             "models": session.models,
             "files": touched,
+            "tools": tools,
             "roles": roles,
             "more_days": _more_days(session.started, session.last),
         }

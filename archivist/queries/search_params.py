@@ -111,6 +111,13 @@ SEARCH_PARAMS = (
         "FILE",
     ),
     _listed(
+        "tools",
+        "Only conversations whose tool calls used these tools, by the name their logs give them (Bash, Edit, "
+        "read_file; any case).",
+        ("--tool", "--tools"),
+        "TOOL",
+    ),
+    _listed(
         "roles",
         f"Only hits in these roles: {', '.join(rules.MESSAGE_ROLES)} (an agent log's hit must be a message of one of "
         f"them: a session's title, opening prompt and meaning count only with both user and assistant, and a tool's "

@@ -50,6 +50,7 @@ with inputs as materialized (
     archivist_list(:projects) as projects,
     archivist_list(:models) as models,
     archivist_list(:files) as files,
+    archivist_list(:tools, 'lower') as tools,
     archivist_list(:roles, 'lower') as roles,
     archivist_time(:start_date, 0) as start_at,
     archivist_time(:end_date, 1) as end_at,
@@ -80,7 +81,7 @@ search_words as materialized (
     'query', query, 'match_mode', match_mode, 'ranking', ranking,
     'entities', json(entities), 'types', json(types), 'tags', json(tags), 'match_all', match_all,
     'product_ids', json(product_ids), 'agents', json(agents), 'projects', json(projects),
-    'models', json(models), 'files', json(files), 'roles', json(roles),
+    'models', json(models), 'files', json(files), 'tools', json(tools), 'roles', json(roles),
     'start_at', start_at, 'end_at', end_at,
     'first', (select min(timestamp) from documents), 'last', (select max(timestamp) from documents)
   )) as spec
@@ -530,6 +531,7 @@ select case plan.output
       'projects', json(plan.projects),
       'models', json(plan.models),
       'files', json(plan.files),
+      'tools', json(plan.tools),
       'roles', json(plan.roles),
       'match_mode', case plan.match_mode when 'raw' then 'raw' else 'simple' end,
       'min_similarity', plan.min_similarity,
