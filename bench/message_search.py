@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search_speed import percentile
 
 from archivist.agents import Message, Session, short_title
-from archivist.archive import schema, sessions
+from archivist.archive import schema, session_rows, sessions
 from archivist.queries.catalog import sql_for
 from archivist.queries.runner import Archive
 from archivist.queries.validation import QUERIES
@@ -147,7 +147,9 @@ def build(workspace: Path, count: int, messages: int, seed: int) -> dict[int, tu
         with db.conn:
             for number in range(first, min(count, first + batch)):
                 read, found = sessions._masked(session(rng, number, messages), masker)
-                document, rows = sessions._document(read, sources[read.agent], now, sessions.session_hash(read), found)
+                document, rows = session_rows.document_rows(
+                    read, sources[read.agent], now, sessions.session_hash(read), found
+                )
                 document["id"] = document_id = db.insert("documents", [document])
                 sessions._insert_messages(db, document_id, read, rows, document)
                 written[document_id] = (read.agent, read.project or "", (read.started or "")[:7])

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from archivist.agents import Message, Session, ToolCall, Usage, short_title
-from archivist.archive import prices, schema, sessions
+from archivist.archive import prices, schema, session_rows, sessions
 from archivist.queries.runner import Archive
 from archivist.secrets import Masker
 from archivist.workspace import archive_path
@@ -115,7 +115,9 @@ def build(workspace: Path, count: int, messages: int, hot_sessions: int, seed: i
         with db.conn:
             for number in range(first, min(count, first + batch)):
                 read, found = sessions._masked(session(rng, number, messages, number in hot), masker)
-                document, rows = sessions._document(read, sources[read.agent], now, sessions.session_hash(read), found)
+                document, rows = session_rows.document_rows(
+                    read, sources[read.agent], now, sessions.session_hash(read), found
+                )
                 document["id"] = document_id = db.insert("documents", [document])
                 sessions._insert_messages(db, document_id, read, rows, document)
         done = min(count, first + batch)
