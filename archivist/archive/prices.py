@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 META_KEY = "price_data"
 BATCH = 5000  # messages priced again per statement
 USAGE_ROWS_SQL = """
-SELECT m.id, m.model, m.timestamp, m.input_tokens, m.output_tokens, m.cache_write_tokens, m.cache_read_tokens,
+SELECT m.id, m.model, coalesce(m.timestamp, d.extra ->> '$.started'), m.input_tokens, m.output_tokens, m.cache_write_tokens, m.cache_read_tokens,
        json_extract(d.extra, '$.models[#-1]') AS session_model
 FROM messages m JOIN documents d ON d.id = m.document_id
 WHERE m.input_tokens IS NOT NULL AND m.id > :after

@@ -114,7 +114,7 @@ def _message_rows(session: Session, found: Found, first: int) -> list[dict[str, 
                 **{column: getattr(used, name) if used else None for name, column in USAGE_COLUMNS.items()},
                 "cost": used.cost if used else None,
                 "attachments": json.dumps(attached, ensure_ascii=False),
-                "price": prices.price(message.model or last_model, used, message.timestamp),
+                "price": prices.price(message.model or last_model, used, message.timestamp or session.started),
             }
         )
     return rows

@@ -314,7 +314,7 @@ QUERIES: dict[str, Query] = {
         "full path as the log recorded it, or by its name alone (every path that ends in it). Each row: "
         "document_id, title, agent and project of the session; seq, timestamp and role of the message "
         "(get_conversation's offset); tool (the call's name: an edit, a write, a read, a command), file (the "
-        "path as the call named it) and commands (JSON); and on every row the paging: total, has_more and "
+        "path as the call named it, with / for a backslash) and commands (JSON); and on every row the paging: total, has_more and "
         "next_offset.",
         params=(
             Param(
@@ -373,7 +373,10 @@ QUERIES: dict[str, Query] = {
                 "that no earlier block holds, as ccusage reports them). Default day.",
                 default="day",
             ),
-            *params.dates("all in UTC; a response counts when its time lies inside"),
+            *params.dates(
+                "all in UTC; a response counts when its hour lies inside (a bound within an hour takes that hour "
+                "whole: usage is kept by the hour)"
+            ),
             Param(
                 "agents",
                 rules.agent_list,

@@ -28,7 +28,7 @@ async def project_page(datasette: Datasette, request: Any) -> Response:
     """GET /project/<name>: the project's sessions, files, commands and usage; none is a 404."""
     project = unquote(request.url_vars["name"])
     # a path is named without its leading "/" (project_url): either is the project
-    names = [project] if project.startswith("/") or "/" not in project else [project, "/" + project]
+    names = [project, "/" + project] if "/" in project else [project]
     given = {
         "projects": json.dumps(names),
         "start_date": request.args.get("start_date") or ALL_TIME,

@@ -77,7 +77,7 @@ class SearchState:
 def project_url(datasette: Datasette, project: str) -> str:
     """A project's page: ``/project/home/ana/api`` (a path's leading ``/`` left out: a server folds
     the slashes a path begins with), or ``/project/api`` by its last folder's name."""
-    return datasette.urls.path("/project/" + quote(project.lstrip("/"), safe="/"))
+    return datasette.urls.path("/project/" + quote(project[1:] if project.startswith("/") else project, safe="/"))
 
 
 def file_url(datasette: Datasette, path: str, offset: int = 0) -> str:

@@ -4,7 +4,8 @@
 -- The file is a full path, as the log recorded it, or a file name alone (every path whose last
 -- part it is): an index lookup of the files the tool calls name (file_calls), by path or name.
 -- Each row: document_id, title, agent and project of the session; seq, timestamp and role of the
--- message; tool (the call's name), file (the path as the call named it) and commands (JSON); and
+-- message; tool (the call's name), file (the path as the call named it, / for \) and commands
+-- (JSON); and
 -- on every row the paging: total, has_more and next_offset.
 with inputs as materialized (
   select

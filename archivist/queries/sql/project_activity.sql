@@ -62,8 +62,7 @@ used as materialized (
   from wanted w
   cross join usage_hours u indexed by usage_hours_document on u.document_id = w.id
   cross join inputs i
-  where u.hour is null
-    or u.hour between strftime('%Y-%m-%dT%H', i.start_at, 'unixepoch') and strftime('%Y-%m-%dT%H', i.end_at, 'unixepoch')
+  where u.hour between strftime('%Y-%m-%dT%H', i.start_at, 'unixepoch') and strftime('%Y-%m-%dT%H', i.end_at, 'unixepoch')
   group by w.project
 ),
 touched as materialized (
