@@ -83,7 +83,15 @@ async def test_the_activity_page_links_sessions_and_files(logs_archive):
     assert len(sections) == len(run(logs_archive, "project_activity", **SINCE))
     assert re.search(r'<a href="/document/\d+">Retry webhook deliveries on 429</a>', page)
     assert 'href="/file?path=src%2Fhooks%2Fsender.py"' in page
+    days = run(logs_archive, "usage", group_by="day", **SINCE)
+    assert len(re.findall(r'<span class="bar" ', page)) == len(days) >= 1
+    agents = run(logs_archive, "usage", group_by="agent", **SINCE)
+    assert "<h2>By agent</h2>" in page and all(f"<td>{row['key']}</td>" in page for row in agents)
+    busiest = re.search(r'<section class="archivist-busiest-files">(.*?)</section>', page, re.S)
+    assert busiest and "src/proxy/resolver.py" in busiest[1]  # aider's two sessions both touched it
+    assert 'href="/usage?start_date=2025-01-01&amp;end_date=2025-12-31"' in page
     empty = await page_of(datasette, "/activity")
+    assert 'href="/usage?start_date=30+days+ago&amp;end_date=today"' in empty
     assert "No agent session ran in this range" in empty
     bad = await page_of(datasette, "/activity?start_date=%3Cb%3Esomeday", status=400)
     assert 'data-code="INVALID_DATE"' in bad and "<b>someday" not in bad

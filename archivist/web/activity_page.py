@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from datasette.app import Datasette
 
 PARAMS = tuple(param.name for param in QUERIES["project_activity"].params)
+DEFAULT_START, DEFAULT_END = "30 days ago", "today"  # project_activity's own range, when none is given
+BUSIEST = 10  # files listed across the projects
 LISTS = ("agents", "models", "newest", "files_touched", "top_commands")
 
 
@@ -27,13 +29,18 @@ LISTS = ("agents", "models", "newest", "files_touched", "top_commands")
 async def activity_page(datasette: Datasette, request: Any) -> Response:
     """GET /activity: a section per project; a bad parameter is a 400 with its message."""
     given = {name: request.args.get(name, "") for name in PARAMS if request.args.get(name)}
+    # the range the project_activity query defaults to, for the usage queries beside it
+    ranged = {"start_date": DEFAULT_START, "end_date": DEFAULT_END, **given}
     context: dict[str, Any] = {
         "given": given,
         "action": datasette.urls.path("/activity"),
-        "usage_url": datasette.urls.path("/usage") + ("?" + urlencode(given) if given else ""),
+        "usage_url": datasette.urls.path("/usage") + "?" + urlencode(ranged),
     }
     try:
         rows = await canned(datasette, "project_activity", given)
+        days = await canned(datasette, "usage", {**ranged, "group_by": "day"})
+        agents = await canned(datasette, "usage", {**ranged, "group_by": "agent"})
+        models = await canned(datasette, "usage", {**ranged, "group_by": "model"})
     except QueryFailed as failure:
         return await render_page(datasette, request, "archivist_activity.html", {**context, "failure": failure}, 400)
     projects = []
@@ -46,9 +53,21 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
         project["label"] = row["project"] or "(no project)"
         project["href"] = project_url(datasette, row["project"]) if row["project"] else None
         projects.append(project)
+    busiest: dict[str, int] = {}
+    for project in projects:
+        for touched in project["files_touched"]:
+            busiest[touched["file"]] = busiest.get(touched["file"], 0) + touched["sessions"]
+    highest = max((day["total_tokens"] for day in days), default=0)
     context.update(
         projects=projects,
         sessions=sum(project["sessions"] for project in projects),
         tokens=sum(project["tokens"] or 0 for project in projects),
+        bars=[{**day, "height": max(2, round(100 * day["total_tokens"] / highest)) if highest else 0} for day in days],
+        by_agent=agents,
+        by_model=models,
+        busiest=[
+            {"file": file, "sessions": count, "href": file_url(datasette, file)}
+            for file, count in sorted(busiest.items(), key=lambda item: (-item[1], item[0]))[:BUSIEST]
+        ],
     )
     return await render_page(datasette, request, "archivist_activity.html", context)
