@@ -313,7 +313,7 @@ def test_the_older_chat_tabs_and_a_composer_kept_whole_in_its_workspace(tmp_path
         "aiService.prompts": [{"text": "a request alone", "commandType": 4}],
     }
     database(folder / "state.vscdb", items)
-    (folder / "workspace.json").write_text(json.dumps({"folder": "file:///c%3A/work/cron"}))
+    (folder / "workspace.json").write_text(json.dumps({"folder": "file:///c%3A/src/cron"}))
     found, problems = read(tmp_path / "User")
     assert problems == []
     assert [(s.key, s.title) for s in found] == [
@@ -323,7 +323,7 @@ def test_the_older_chat_tabs_and_a_composer_kept_whole_in_its_workspace(tmp_path
         ("chat:w1/2", "in a rich text"),  # a tab without an id: keyed by its place
     ]
     old, tab, unanswered, _ = found
-    assert old.project == tab.project == "c:/work/cron" and old.started == "2024-05-01T08:00:00Z"
+    assert old.project == tab.project == "c:/src/cron" and old.started == "2024-05-01T08:00:00Z"
     assert [m.text for m in old.messages] == ["Explain the lock", "It is held while the queue drains."]
     assert [(m.role, m.text, m.model) for m in tab.messages] == [
         ("user", "Cron for 9am on weekdays?\n\n[image: cron.png]", None),
