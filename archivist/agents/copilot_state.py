@@ -116,7 +116,7 @@ def state_sessions(database: Path, root: Root, seen: set[str]) -> Iterator[Sessi
 
 def _value(database: Path, shown: str, root: Root) -> Any:
     """The value of ``interactive.sessions`` (None: not there, or not read: told)."""
-    try:
+    with databases.reading(database, root.problems, shown):
         with closing(databases.connect(database)) as connection:
             if TABLE not in databases.tables(connection):
                 root.problems.append(f"{shown}: no {TABLE}: not a VS Code state database")
@@ -129,12 +129,6 @@ def _value(database: Path, shown: str, root: Root) -> Any:
                 return None
             found = connection.execute(f"SELECT value FROM {TABLE} WHERE key = ?", [KEY]).fetchone()
             return found[0] if found else None
-    except sqlite3.Error as error:
-        if databases.locked(error):
-            raise databases.unavailable(database, error) from None
-        root.problems.append(Unread(f"{shown} cannot be read ({error})"))
-    except OSError as error:
-        root.problems.append(Unread(f"{shown} cannot be read ({error.strerror or error})"))
     return None
 
 

@@ -28,10 +28,12 @@ import sqlite3
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import MAX_LINE_BYTES, Unavailable
+from archivist.agents import MAX_LINE_BYTES, Unavailable, Unread
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_VERSION = 2  # header bytes 18 and 19 of a database in WAL mode
@@ -132,6 +134,22 @@ def connect(database: Path) -> sqlite3.Connection:
     # otherwise fail the whole query it is in.
     connection.text_factory = _text
     return connection
+
+
+@contextmanager
+def reading(database: Path, problems: list[str], shown: str | None = None) -> Iterator[None]:
+    """The reading of ``database``: a lock held by another program is Unavailable; a damaged
+    database or a file that cannot be read is told in ``problems`` as Unread (what the archive
+    holds of it stays), as ``shown`` (its name) names it."""
+    name = shown or database.name
+    try:
+        yield
+    except sqlite3.Error as error:
+        if locked(error):
+            raise unavailable(database, error) from None
+        problems.append(Unread(f"{name} cannot be read ({error})"))
+    except OSError as error:
+        problems.append(Unread(f"{name} cannot be read ({error.strerror or error})"))
 
 
 def byte_size(column: str) -> str:

@@ -247,7 +247,7 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
     if reason:
         root.problems.append(Unread(f"{database.name} {reason}"))
         return
-    try:
+    with databases.reading(database, root.problems):
         with closing(databases.connect(database)) as connection:
             missing = _missing(connection)
             if missing:
@@ -272,12 +272,6 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
                 root.problems.append(
                     f"{database.name}: {unnamed} session(s) skipped: no id, or one over {MAX_ID_BYTES} bytes"
                 )
-    except sqlite3.Error as error:
-        if databases.locked(error):
-            raise databases.unavailable(database, error) from None
-        root.problems.append(Unread(f"{database.name} cannot be read ({error})"))
-    except OSError as error:
-        root.problems.append(Unread(f"{database.name} cannot be read ({error.strerror or error})"))
 
 
 def _info(values: dict[str, Any]) -> Info:

@@ -48,7 +48,6 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
-    Unread,
     Usage,
     attachment,
     databases,
@@ -159,7 +158,7 @@ def _session_files(storage: Path, root: Root) -> list[Path]:
 
 def _from_database(database: Path, root: Root) -> Iterator[Session]:
     """A database's sessions; one that cannot be read, is not a database or is damaged is Unread."""
-    try:
+    with databases.reading(database, root.problems):
         with closing(databases.connect(database)) as connection:
             if not databases.tables(connection) >= TABLES:
                 root.problems.append(f"{database.name}: no session, message and part tables: not read")
@@ -181,12 +180,6 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
                 session = _session(info, records, [database], problems)
                 if session is not None:
                     yield session
-    except sqlite3.Error as error:
-        if databases.locked(error):
-            raise databases.unavailable(database, error) from None
-        root.problems.append(Unread(f"{database.name} cannot be read ({error})"))
-    except OSError as error:
-        root.problems.append(Unread(f"{database.name} cannot be read ({error.strerror or error})"))
 
 
 def _records(
