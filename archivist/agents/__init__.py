@@ -606,6 +606,16 @@ def check_path(
     return f"{root} {none_found(root)}: {expected}."
 
 
+def no_source(path: Path, expected: str) -> str | None:
+    """Why ``path`` cannot be a source at all (it does not exist, or is neither a regular file nor a
+    folder: a pipe is never opened), a sentence ending with what was ``expected``; None otherwise."""
+    if not path.exists():
+        return f"{path} does not exist: expected {expected}."
+    if not is_dir(path) and not is_file(path):
+        return f"{path} is neither a regular file nor a folder: expected {expected}."
+    return None
+
+
 def source_files(
     path: str | os.PathLike[str], problems: list[str] | None, find: Callable[[Root], list[Path]]
 ) -> tuple[Path, list[Path]]:

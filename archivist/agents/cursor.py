@@ -68,6 +68,7 @@ from archivist.agents import (
     is_file,
     iso_utc,
     json_value,
+    no_source,
     relative_path,
     short_title,
     size_text,
@@ -94,10 +95,8 @@ MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # one JSON value read whole (a bubb
 def check(path: str | Path) -> str | None:
     """Why ``path`` is not a source of Cursor's conversations (a sentence), or None."""
     path = Path(path).expanduser()
-    if not path.exists():
-        return f"{path} does not exist: expected {EXPECTED}."
-    if not path.is_dir() and not is_file(path):
-        return f"{path} is neither a regular file nor a folder: expected {EXPECTED}."
+    if (reason := no_source(path, EXPECTED)) is not None:
+        return reason
     store = cli_store(path)
     if store is not None:
         return (

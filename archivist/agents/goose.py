@@ -71,6 +71,7 @@ from archivist.agents import (
     is_dir,
     is_file,
     json_value,
+    no_source,
     size_text,
     text_or_none,
 )
@@ -107,10 +108,8 @@ TOO_LARGE = f"over {size_text(MAX_VALUE_BYTES)}"  # the reason a message too lar
 def check(path: str | Path) -> str | None:
     """Why ``path`` is not a source of Goose's sessions (a sentence), or None."""
     path = Path(path).expanduser()
-    if not path.exists():
-        return f"{path} does not exist: expected {EXPECTED}."
-    if not path.is_dir() and not is_file(path):
-        return f"{path} is neither a regular file nor a folder: expected {EXPECTED}."
+    if (reason := no_source(path, EXPECTED)) is not None:
+        return reason
     if path.is_file():
         if databases.is_sqlite(path) or path.suffix == ".db":
             return _check_database(path)
