@@ -341,18 +341,7 @@ QUERIES: dict[str, Query] = {
             *params.dates(
                 "all in UTC; by default from 30 days ago until today; a session counts when it ran at some time inside"
             ),
-            Param(
-                "agents",
-                rules.agent_list,
-                f"Only these agents: {', '.join(rules.LOG_KINDS)}; empty: every agent.",
-                many=True,
-            ),
-            Param(
-                "projects",
-                rules.text_list,
-                "Only these projects: a project's full path or its last folder name; empty: every project.",
-                many=True,
-            ),
+            *params.log_filters(),
         ),
         checks=(rules.dates_in_order,),
     ),
@@ -377,18 +366,7 @@ QUERIES: dict[str, Query] = {
                 "all in UTC; a response counts when its hour lies inside (a bound within an hour takes that hour "
                 "whole: usage is kept by the hour)"
             ),
-            Param(
-                "agents",
-                rules.agent_list,
-                f"Only these agents: {', '.join(rules.LOG_KINDS)}; empty: every agent.",
-                many=True,
-            ),
-            Param(
-                "projects",
-                rules.text_list,
-                "Only these projects: a project's full path or its last folder name; empty: every project.",
-                many=True,
-            ),
+            *params.log_filters(),
         ),
         checks=(rules.dates_in_order,),
     ),

@@ -167,6 +167,24 @@ def fields(params: tuple[Param, ...], aliases: tuple[Alias, ...] = ()) -> tuple[
 # --- parameters that several queries take, each query with its own wording ---------------------
 
 
+def log_filters() -> tuple[Param, Param]:
+    """The agents and projects of the agent logs a query reads (usage, project_activity)."""
+    return (
+        Param(
+            "agents",
+            rules.agent_list,
+            f"Only these agents: {', '.join(rules.LOG_KINDS)}; empty: every agent.",
+            many=True,
+        ),
+        Param(
+            "projects",
+            rules.text_list,
+            "Only these projects: a project's full path or its last folder name; empty: every project.",
+            many=True,
+        ),
+    )
+
+
 def query(name: str, example: str, description: str, flags: tuple[str, ...] = ()) -> Param:
     """The words a query ``name`` searches for: required, within the query limits."""
     rule = rules.query_text(name, example)
