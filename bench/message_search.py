@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,6 +43,7 @@ from search_speed import percentile
 
 from archivist.agents import Message, Session, short_title
 from archivist.archive import schema, session_rows, sessions
+from archivist.archive.database import Database
 from archivist.queries.catalog import sql_for
 from archivist.queries.runner import Archive
 from archivist.queries.validation import QUERIES
@@ -130,34 +132,44 @@ def session(rng: random.Random, number: int, messages: int) -> Session:
     )
 
 
-def build(workspace: Path, count: int, messages: int, seed: int) -> dict[int, tuple[str, str, str]]:
-    """The archive, written as the store writes a source; each document's (agent, project, first month)."""
-    rng = random.Random(seed)
+def write_sessions(
+    workspace: Path, agents: Iterable[str], make: Callable[[int], Session], count: int, messages: int
+) -> tuple[Database, dict[int, Session]]:
+    """An archive of ``count`` sessions that ``make`` makes (of ``messages`` messages each), written as
+    the store writes a source's, a tenth at a time in a transaction each: the archive (open), and each
+    document's session as stored."""
     db = schema.open_archive(archive_path(workspace))
     sources = {}
-    for agent in AGENTS:
+    for agent in agents:
         sessions.add(db, agent, workspace.parent / "logs" / agent)
         sources[agent] = "log:{}".format(db.execute("SELECT id FROM log_sources WHERE kind = ?", [agent]).fetchone()[0])
     now = sessions._now()
     masker = Masker(b"bench key" * 4)
-    written: dict[int, tuple[str, str, str]] = {}
+    written: dict[int, Session] = {}
     batch = max(1, count // 10)
     started = time.perf_counter()
     for first in range(0, count, batch):
         with db.conn:
             for number in range(first, min(count, first + batch)):
-                read, found = sessions._masked(session(rng, number, messages), masker)
+                read, found = sessions._masked(make(number), masker)
                 document, rows = session_rows.document_rows(
                     read, sources[read.agent], now, sessions.session_hash(read), found
                 )
                 document["id"] = document_id = db.insert("documents", [document])
                 sessions._insert_messages(db, document_id, read, rows, document)
-                written[document_id] = (read.agent, read.project or "", (read.started or "")[:7])
+                written[document_id] = read
         done = min(count, first + batch)
         print(f"  {done} sessions, {done * messages} messages ({time.perf_counter() - started:.0f}s)", flush=True)
+    return db, written
+
+
+def build(workspace: Path, count: int, messages: int, seed: int) -> dict[int, tuple[str, str, str]]:
+    """The archive, written as the store writes a source; each document's (agent, project, first month)."""
+    rng = random.Random(seed)
+    db, written = write_sessions(workspace, AGENTS, lambda number: session(rng, number, messages), count, messages)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
-    return written
+    return {id_: (read.agent, read.project or "", (read.started or "")[:7]) for id_, read in written.items()}
 
 
 def month_bounds(month: str) -> tuple[str, str]:

@@ -29,10 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from message_search import write_sessions
+
 from archivist.agents import Message, Session, ToolCall, Usage, short_title
-from archivist.archive import prices, schema, session_rows, sessions
+from archivist.archive import prices, schema
 from archivist.queries.runner import Archive
-from archivist.secrets import Masker
 from archivist.workspace import archive_path
 
 AGENTS = {
@@ -102,26 +103,9 @@ def session(rng: random.Random, number: int, messages: int, hot: bool) -> Sessio
 def build(workspace: Path, count: int, messages: int, hot_sessions: int, seed: int) -> None:
     rng = random.Random(seed)
     hot = set(random.Random(seed + 1).sample(range(count), min(count, hot_sessions)))
-    db = schema.open_archive(archive_path(workspace))
-    sources = {}
-    for agent in AGENTS:
-        sessions.add(db, agent, workspace.parent / "logs" / agent)
-        sources[agent] = "log:{}".format(db.execute("SELECT id FROM log_sources WHERE kind = ?", [agent]).fetchone()[0])
-    now = sessions._now()
-    masker = Masker(b"bench key" * 4)
-    batch = max(1, count // 10)
-    started = time.perf_counter()
-    for first in range(0, count, batch):
-        with db.conn:
-            for number in range(first, min(count, first + batch)):
-                read, found = sessions._masked(session(rng, number, messages, number in hot), masker)
-                document, rows = session_rows.document_rows(
-                    read, sources[read.agent], now, sessions.session_hash(read), found
-                )
-                document["id"] = document_id = db.insert("documents", [document])
-                sessions._insert_messages(db, document_id, read, rows, document)
-        done = min(count, first + batch)
-        print(f"  {done} sessions, {done * messages} messages ({time.perf_counter() - started:.0f}s)", flush=True)
+    db, _ = write_sessions(
+        workspace, AGENTS, lambda number: session(rng, number, messages, number in hot), count, messages
+    )
     with db.conn:
         prices.price_again(db)  # (records the price data, as an index run does)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
