@@ -112,3 +112,24 @@ async def test_a_project_page_has_its_sessions_files_commands_and_tokens_by_day(
     assert "Retry webhook deliveries on 429" in by_name
     missing = await page_of(datasette, "/project/%3Cscript%3Ealert(1)%3C%2Fscript%3E", status=404)
     assert 'data-code="PROJECT_NOT_FOUND"' in missing and "<script>alert(1)" not in missing
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("/project/%FF%FE", 404),  # not UTF-8
+        ("/project/%00", 404),
+        ("/project/" + "a" * 10_000, 400),
+        ("/usage?group_by=%00", 400),
+        ("/usage?projects=" + "x" * 10_000, 400),
+        ("/usage?start_date=%FF", 400),
+        ("/activity?agents=%3Cscript%3Ealert(1)%3C/script%3E", 400),
+        ("/file?path=a&offset=-1", 400),
+        ("/file?path=a&offset=99999999999", 400),
+        ("/project/x?start_date=nope", 400),
+    ],
+)
+async def test_a_hostile_view_url_is_a_clean_error(logs_archive, url, status):
+    datasette = await started_datasette(archive_path(logs_archive))
+    page = await page_of(datasette, url, status=status)
+    assert "Traceback" not in page and "INTERNAL_ERROR" not in page and "<script>alert(1)" not in page
