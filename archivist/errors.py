@@ -16,6 +16,7 @@ CODES = frozenset(
         "PATH_NOT_FOUND",
         "DOCUMENT_NOT_FOUND",
         "DIRECTORY_NOT_FOUND",
+        "PROJECT_NOT_FOUND",  # the project page: no agent session of that project in the range
         "INVALID_SOURCE",  # docs/contract.md: sources: an agent-log source that is missing or not of its kind
         # beyond the first contract: the HTTP token, a foreign Host or Origin, and a failure that is not the caller's
         "UNAUTHORIZED",
