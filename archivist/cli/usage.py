@@ -12,15 +12,11 @@ import click
 from archivist.cli.arguments import db_option, workspace_argument
 from archivist.queries.declarations import QUERIES
 from archivist.queries.rules import USAGE_GROUPS
+from archivist.queries.totals import USAGE_TOKENS, usage_totals
 
 QUERY = QUERIES["usage"]
-TOKEN_COLUMNS = (
-    ("input_tokens", "input"),
-    ("output_tokens", "output"),
-    ("cache_write_tokens", "cache write"),
-    ("cache_read_tokens", "cache read"),
-    ("total_tokens", "total"),
-)
+# each token column of a usage row, and its heading
+TOKEN_COLUMNS = tuple(zip(USAGE_TOKENS, ("input", "output", "cache write", "cache read", "total"), strict=True))
 
 
 @click.command()
@@ -62,7 +58,7 @@ def usage(
     }
     rows = answer(path, lambda archive: archive.run("usage", params))
     rows = [{**row, "models": json.loads(row["models"] or "[]")} for row in rows]
-    totals = _totals(rows)
+    totals = usage_totals(rows)
     if as_json:
         click.echo(json.dumps({"group_by": group_by, "rows": rows, "totals": totals}, indent=2, ensure_ascii=False))
         return
@@ -76,17 +72,6 @@ def usage(
     if unpriced:
         note += f"; {unpriced} response{'s' if unpriced != 1 else ''} of models it does not know: unpriced"
     click.echo(note + ".")
-
-
-def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    totals: dict[str, Any] = {column: sum(row[column] for row in rows) for column, _ in TOKEN_COLUMNS}
-    priced = [row["cost"] for row in rows if row["cost"] is not None]
-    stated = [row["stated_cost"] for row in rows if row["stated_cost"] is not None]
-    totals["cost"] = round(sum(priced), 6) if priced else None
-    totals["stated_cost"] = round(sum(stated), 6) if stated else None
-    totals["responses"] = sum(row["responses"] for row in rows)
-    totals["unpriced"] = sum(row["unpriced"] for row in rows)
-    return totals
 
 
 def _table(group_by: str, rows: list[dict[str, Any]], totals: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from datasette.utils.asgi import Response
 
 from archivist.queries.declarations import QUERIES
 from archivist.queries.rules import USAGE_GROUPS
+from archivist.queries.totals import usage_totals
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.workspace import DATABASE_NAME
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 PARAMS = tuple(param.name for param in QUERIES["usage"].params)
 PERIODS = ("day", "month", "block")
-TOKENS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "total_tokens")
 BESIDE = ("model", "agent")  # the same range, grouped these ways too
 
 
@@ -59,7 +59,7 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
     context.update(
         rows=shown,
         bars=shown if group_by in PERIODS else [],
-        totals=_totals(shown),
+        totals=usage_totals(shown),
         beside=beside,
         price_data=next((row["price_data"] for row in rows if row["price_data"]), None),
     )
@@ -79,16 +79,6 @@ def _row(datasette: Datasette, given: dict[str, str], group_by: str, row: dict[s
         "label": "(none)" if key is None else str(key),
         "models": json.loads(row["models"] or "[]"),
         "href": _url(datasette, narrowed) if narrowed is not None else None,
-    }
-
-
-def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    priced = [row["cost"] for row in rows if row["cost"] is not None]
-    return {
-        **{column: sum(row[column] for row in rows) for column in TOKENS},
-        "cost": sum(priced) if priced else None,
-        "responses": sum(row["responses"] for row in rows),
-        "unpriced": sum(row["unpriced"] for row in rows),
     }
 
 

@@ -1,0 +1,20 @@
+"""The ``usage`` query's rows summed: the totals line the CLI prints and the page shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# the token columns of a usage row, as the query names them
+USAGE_TOKENS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "total_tokens")
+
+
+def usage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tokens, the cost (null when no row was priced), the stated cost, the responses and
+    the unpriced responses of ``rows``, summed."""
+    totals: dict[str, Any] = {column: sum(row[column] for row in rows) for column in USAGE_TOKENS}
+    for column in ("cost", "stated_cost"):
+        known = [row[column] for row in rows if row[column] is not None]
+        totals[column] = round(sum(known), 6) if known else None
+    totals["responses"] = sum(row["responses"] for row in rows)
+    totals["unpriced"] = sum(row["unpriced"] for row in rows)
+    return totals
