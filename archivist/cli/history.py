@@ -11,9 +11,7 @@ from typing import Any
 import click
 
 from archivist.cli.arguments import db_option
-from archivist.queries.declarations import QUERIES
 
-QUERY = QUERIES["file_history"]
 PAGE = 100  # calls asked for at a time, every page printed
 
 
