@@ -11,8 +11,7 @@ from typing import Any
 import click
 
 from archivist.cli.arguments import db_option
-
-PAGE = 100  # calls asked for at a time, every page printed
+from archivist.queries.params import MAX_LIMIT as PAGE  # calls asked for at a time, every page printed
 
 
 @click.command()

@@ -191,12 +191,15 @@ def query(name: str, example: str, description: str, flags: tuple[str, ...] = ()
     return Param("query", rule, f"{description} {QUERY_LIMITS}", required=True, flags=flags)
 
 
+MAX_LIMIT = 100  # the most rows a list query answers at once
+
+
 def limit(default: int, what: str = "results", flags: tuple[str, ...] = (), name: str = "limit") -> Param:
-    """How many rows at most, 1 to 100."""
+    """How many rows at most, 1 to ``MAX_LIMIT``."""
     return Param(
         name,
-        rules.bounded_int(name, 1, 100),
-        f"Most {what} to return, 1 to 100 (default {default}).",
+        rules.bounded_int(name, 1, MAX_LIMIT),
+        f"Most {what} to return, 1 to {MAX_LIMIT} (default {default}).",
         type="integer",
         flags=flags,
         metavar="N",
