@@ -10,6 +10,7 @@ import click
 
 from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.cli.output import plural
+from archivist.queries.totals import MATCHED_WORDS, matched_counts
 
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
 
@@ -71,6 +72,7 @@ def print_search(response: dict[str, Any]) -> None:
         return
     for row in results:
         facts = [row["kind"], row.get("entity_type"), _agent(row), row.get("date"), _score(row.get("score"))]
+        facts += [MATCHED_WORDS.get(row.get("matched") or "")]
         title = " ".join(str(row.get("title") or row.get("path") or "").split())
         title = title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1] + "…"
         click.echo(
@@ -84,7 +86,7 @@ def print_search(response: dict[str, Any]) -> None:
         where = f"   {row['path']} · id {row['id']}"
         click.echo(where + (f" · message #{message['index']}" if message.get("index") is not None else ""))
     page, pages, total = response["page"], response["total_pages"], response["total"]
-    line = f"Page {page} of {pages} · {plural(total, 'result')}"
+    line = f"Page {page} of {pages} · {plural(total, 'result')}" + matched_counts(response.get("matched"))
     if response["has_more"]:
         line += f" · next: --page {page + 1}"
     elif not results:

@@ -51,6 +51,8 @@ class SearchResponse(Outcome, total=False):
     query: str
     mode: str
     total: int
+    matched: dict[str, int | None] | None
+    sort: str
     page: int
     page_size: int
     total_pages: int

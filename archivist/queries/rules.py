@@ -246,6 +246,7 @@ def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
 MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "faceted")
 # brief: what a list of results shows; full: every field, the facets and the filters (the SQL's default)
 OUTPUTS = ("brief", "full")
+SORTS = ("relevance", "newest", "oldest", "tokens", "cost")  # the orders a search lists its matches in
 API_OUTPUT = "brief"  # what GET /api/search and the MCP search tool answer unless output=full is asked for
 MODES_NEEDING_QUERY = ("hybrid", "keyword", "semantic")
 KINDS = ("conversation", "report", "memory", "record", "note")

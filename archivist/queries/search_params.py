@@ -50,13 +50,24 @@ SEARCH_PARAMS = (
         "mode",
         rules.MODES,
         "hybrid (default: keyword and semantic rankings fused), keyword (BM25; every word first, and when fewer "
-        "than 100 documents hold every word, documents holding some of them fill the list up to 100), semantic "
+        "than 100 documents hold every word, all the documents holding only some of them after those), semantic "
         "(the 100 nearest documents), similar (the 100 documents nearest to document, an id or path), tag (tags "
         "required, newest first), recent (newest first), scan (like hybrid, or newest first without a query; with "
         "output=full, short excerpts), faceted (every filter; hybrid ranking with a query, newest first without).",
         default="hybrid",
         metavar="MODE",
         form="radio",
+    ),
+    _choice(
+        "sort",
+        rules.SORTS,
+        "The order of the matches: relevance (default: the mode's ranking), newest or oldest first, or the "
+        "sessions that used the most tokens or cost the most first (usage at the price data's prices). Results "
+        "with no date, tokens or cost come last. A sort other than the ranking's own orders every match, not "
+        "only the best: with a common word it costs time as the matches grow.",
+        default="relevance",
+        metavar="SORT",
+        form="hidden",
     ),
     _listed(
         "entities",
@@ -158,13 +169,16 @@ SEARCH_PARAMS = (
     _choice(
         "output",
         rules.OUTPUTS,
-        "brief (the default of /api/search, of MCP and of archivist search --json: query, mode, total, page, "
+        "brief (the default of /api/search, of MCP and of archivist search --json: query, mode, total, matched "
+        "(the total split by how results matched: all the words, some, or only by meaning), sort, page, "
         "page_size, total_pages, has_more, and per result id, kind, type, entity_type and entity_id (records), "
-        "tags (memories), agent (conversations), title, date, score, rank, message (the index of an agent log's "
-        "matching message: get_conversation's offset) and a snippet of at most 200 characters, left out where the "
-        "title says it all) or full (the default of the canned query: every field (path, tags, product_id, ...), "
-        "message as an object (index, role, timestamp, snippet, link), longer highlighted excerpts, facet counts per "
-        "kind, type, month, day, tag, product, agent, project and model, and the filters as understood).",
+        "tags (memories), agent (conversations), title, date, score, rank, matched (some or meaning: the words were only partly found, or not; left "
+        "out where every word was), "
+        "message (the index of an agent log's matching message: get_conversation's offset) and a snippet of at "
+        "most 200 characters, left out where the title says it all) or full (the default of the canned query: "
+        "every field (path, tags, product_id, ...), message as an object (index, role, timestamp, snippet, link), "
+        "longer highlighted excerpts, facet counts per kind, type, month, day, tag, product, agent, project and "
+        "model over the first 200 results, and the filters as understood).",
         default=rules.API_OUTPUT,
         metavar="brief|full",
     ),

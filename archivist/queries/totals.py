@@ -1,4 +1,5 @@
-"""The ``usage`` query's rows summed: the totals line the CLI prints and the page shows."""
+"""Totals as the surfaces say them: the ``usage`` query's rows summed (the totals line the CLI
+prints and the page shows), and a search's total split by how its results matched."""
 
 from __future__ import annotations
 
@@ -18,3 +19,17 @@ def usage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     totals["responses"] = sum(row["responses"] for row in rows)
     totals["unpriced"] = sum(row["unpriced"] for row in rows)
     return totals
+
+
+# how a result matched, as a list says it ("all" needs no word: it is what a search means)
+MATCHED_WORDS = {"some": "some words", "meaning": "by meaning"}
+_MATCHED_COUNTS = {"all": "with every word", "some": "with some", "meaning": "by meaning only"}
+
+
+def matched_counts(matched: dict[str, int | None] | None) -> str:
+    """A search's total split by how its results matched, where two kinds are counted:
+    " (5 with every word, 8 with some)"; else ""."""
+    counts = {key: count for key, count in (matched or {}).items() if count}
+    if len(counts) < 2:
+        return ""
+    return " (" + ", ".join(f"{count:,} {_MATCHED_COUNTS[key]}" for key, count in counts.items()) + ")"

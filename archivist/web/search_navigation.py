@@ -92,20 +92,34 @@ def project_name(path: str) -> str:
     return re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
 
 
+# the list filters, as their chips name them
+CHIP_KEYS = (
+    ("entities", "kind"),
+    ("types", "type"),
+    ("tags", "tag"),
+    ("product_ids", "product"),
+    ("agents", "agent"),
+    ("projects", "project"),
+    ("models", "model"),
+    ("files", "file"),
+    ("tools", "tool"),
+    ("roles", "role"),
+)
+
+
+def cleared(state: SearchState, modes: tuple[str, ...]) -> str:
+    """The search without any filter: its words, its mode where the page offers it, its sort."""
+    mode = state.params.get("mode")
+    wide = dict.fromkeys((key for key, _label in CHIP_KEYS), None)
+    return state.url(
+        **wide, match_all=None, start_date=None, end_date=None, document=None, mode=mode if mode in modes else None
+    )
+
+
 def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[str, str]]:
     """Each filter in force, with the URL that removes it."""
     chips = []
-    chip_keys = (
-        ("entities", "kind"),
-        ("types", "type"),
-        ("tags", "tag"),
-        ("product_ids", "product"),
-        ("agents", "agent"),
-        ("projects", "project"),
-        ("models", "model"),
-        ("files", "file"),
-    )
-    for key, label in chip_keys:
+    for key, label in CHIP_KEYS:
         values = items(state.params.get(key))
         for value in values:
             rest = ",".join(v for v in values if v != value)

@@ -7,11 +7,13 @@ from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
+from archivist.queries.rules import SORTS
+from archivist.queries.totals import matched_counts
 from archivist.web.app import highlighted, unknown_search_parameters
 from archivist.web.page_queries import QueryFailed, search
 from archivist.web.rendering import needs_archive, render_page
-from archivist.web.search_navigation import active_filters, facet_groups, pages, timeline
-from archivist.web.urls import DEFAULT_MODE, FORM, KEPT, SearchState, document_url, search_params
+from archivist.web.search_navigation import active_filters, cleared, facet_groups, pages, timeline
+from archivist.web.urls import DEFAULT_MODE, DEFAULT_SORT, FORM, KEPT, SearchState, document_url, search_params
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -75,12 +77,16 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         response=response,
         facet_groups=facet_groups(state, response["facets"], products),
         filters=active_filters(state, products),
+        clear_url=cleared(state, PAGE_MODES),
         timeline=timeline(state, response["facets"]),
         pages=pages(state, response["page"], response["total_pages"]) if response["total_pages"] > 1 else [],
         previous_url=state.page_url(response["page"] - 1) if response["page"] > 1 else None,
         next_url=state.page_url(response["page"] + 1) if response["has_more"] else None,
         partial_facets=response["total"] > FACET_WINDOW,
         mode_urls={mode: state.url(mode=None if mode == DEFAULT_MODE else mode, document=None) for mode in PAGE_MODES},
+        sort=response["sort"],
+        sort_urls={sort: state.url(sort=None if sort == DEFAULT_SORT else sort) for sort in SORTS},
+        matched_counts=matched_counts(response["matched"]),
         api_url=datasette.urls.path("/api/search")
         + SearchState(datasette, wanted).query_string(page=params.get("page"), output="full"),
         canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search")

@@ -26,6 +26,7 @@ SEARCH_PARAMS = tuple(param.name for param in QUERIES["search"].params)  # in th
 FORM: dict[str, Param] = {param.name: param for param in QUERIES["search"].params if param.form}
 KEPT = tuple(name for name, param in FORM.items() if param.form == "hidden")
 DEFAULT_MODE = str(QUERIES["search"].param("mode").default)
+DEFAULT_SORT = str(QUERIES["search"].param("sort").default)
 
 
 def search_params(args: Any) -> dict[str, str]:

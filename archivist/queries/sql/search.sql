@@ -1,12 +1,14 @@
 -- search: the unified faceted search (docs/contract.md: canned queries). It answers one row, `response`: the whole
 -- answer as JSON, as /api/search and MCP return it: output=full (the default here) gives query,
--- mode, total, page, results, facets and filters; output=brief (theirs) the query, the mode, the
--- page and, per result, what a list shows (id, kind, type, a record's entity_type and entity_id, a
--- memory's tags, agent, title, date, score, rank, message, a snippet), each seed's fields included.
+-- mode, total (and matched, its split), sort, page, results, facets and filters; output=brief
+-- (theirs) the query, the mode, the total and its split, the page and, per result, what a list
+-- shows (id, kind, type, a record's entity_type and entity_id, a memory's tags, agent, title,
+-- date, score, rank, how it matched, message, a snippet), each seed's fields included.
 --
 -- The steps, each a group of CTEs below, in order:
 --   1. inputs, plan         the parameters parsed; the ranking the mode asks for (keyword,
 --                           semantic, hybrid, similar or newest first) and how deep it ranks
+--                           (every match, where a sort needs them all)
 --   2. the words            kind, type, date, tags, products, agents, projects, models,
 --                           files and roles as words of the FTS column filter_tokens
 --                           (archivist/vocabulary.py), so that the FTS engine applies the
@@ -14,16 +16,20 @@
 --                           expression per use (search_words, fts_expressions)
 --   3. cut_by_time          documents on a day that a bound with a time of day cuts
 --   4. keyword ranking      BM25: every word first, then some words (every_word_* ..
---                           keyword_ranking, with its total); a conversation read from an
---                           agent log matches by its title and opening prompt, or by a
---                           message (message_index), and ranks by its best
+--                           keyword_ranking, with its total and how many of each); a
+--                           conversation read from an agent log matches by its title and
+--                           opening prompt, or by a message (message_index), and ranks by
+--                           its best
 --   5. semantic ranking     the query's vector, nearest chunks within the filters
 --   6. similar ranking      the documents nearest to one document (mode=similar)
 --   7. scored               the keyword and semantic rankings side by side, and their
 --                           reciprocal-rank fusion (hybrid)
 --   8. newest first         matches or filters, newest first; no filter: the whole archive
---   9. ranked               the chosen ranking's documents in order, and how many match
---  10. listed               the page's results (brief or full) and the facets' counts
+--   9. ranked, ordered      the chosen ranking's documents in order, how many match and how
+--                           each matched (all the words, some, by meaning); then in the
+--                           order asked for (sort: relevance, newest, oldest, tokens, cost)
+--  10. listed               the page's results (brief or full) and the facets' counts, and
+--                           the total split by how the results matched (summed)
 --  11. the response         one JSON object
 --
 -- SQLite prepares a CTE again at every place that names it, with the CTEs it names: the
@@ -38,6 +44,7 @@ with inputs as materialized (
   select
     trim(:query) as query,
     coalesce(nullif(lower(trim(:mode)), ''), 'hybrid') as mode,
+    coalesce(nullif(lower(trim(:sort)), ''), 'relevance') as sort,
     -- brief: what a list of results shows; full (the default): every field, facets and filters
     case when lower(trim(:output)) = 'brief' then 'brief' else 'full' end as output,
     case when lower(trim(:match_mode)) = 'raw' then 'raw' else 'all' end as match_mode,
@@ -58,16 +65,24 @@ with inputs as materialized (
     max(1, cast(coalesce(nullif(trim(:page), ''), '1') as integer)) as page,
     archivist_limit(coalesce(nullif(trim(:page_size), ''), nullif(trim(:limit), ''), ''), 10, 100) as page_size
 ),
-plan as materialized (
-  -- how results are ordered: keyword, semantic, hybrid, similar, or newest first
+ranking as materialized (
+  -- how results are found and ranked: keyword, semantic, hybrid, similar, or newest first
   select *,
     case
       when mode in ('scan', 'faceted') then case when query != '' then 'hybrid' else 'newest' end
       when mode in ('recent', 'tag') then 'newest'
       else mode
-    end as ranking,
-    max(200, page * page_size) as depth  -- rows ranked: the page, and the facets' 200
+    end as ranking
   from inputs
+),
+plan as materialized (
+  -- sorted: a sort other than the ranking's own order, which must see every match, so the
+  -- rankings then go all the way down; else they rank the page, and the facets' 200
+  select *,
+    case when sorted then 4294967296 else max(200, page * page_size) end as depth
+  from (
+    select *, sort != 'relevance' and not (sort = 'newest' and ranking = 'newest') as sorted from ranking
+  )
 ),
 
 -- 2. the words ---------------------------------------------------------------------------------
@@ -173,34 +188,36 @@ some_word_hits as materialized (
     from fts_expressions
   )
 ),
-some_words_top as materialized (
+some_word_matches as materialized (
+  -- the documents with some of the words, each ranked once (those with every word among them)
   select id, min(rank) as rank, message_id
   from some_word_hits
   where id not in (select id from cut_by_time)
     and ((select session_files from fts_expressions) is null or id in (select id from session_file_matches))
   group by id
-  order by rank
-  limit 100
 ),
 keyword_ranking as materialized (
-  -- every word first; under 100 such documents, documents with some words fill up to 100.
-  -- total: how many match (every word), or how many are listed when that is under 100
-  select id, rank, message_id, position, case when n >= 100 then n else count(*) over () end as total
+  -- every word first (tier 0), then only some words (tier 1), as deep as the ranking goes; how
+  -- many hold every word (all_words), how many only some (some_words: counted, and listed, when
+  -- fewer than 100 hold every word, as every_word_top then holds them all; else null), and
+  -- total, both
+  select id, rank, message_id, tier, position, all_words, some_words, all_words + coalesce(some_words, 0) as total
   from (
-    select id, rank, message_id, coalesce(max(n) over (), 0) as n,
-      row_number() over (order by tier, rank, id) as position
+    select id, rank, message_id, tier, row_number() over (order by tier, rank, id) as position,
+      coalesce(max(n) over (), 0) as all_words,
+      case when coalesce(max(n) over (), 0) < 100 then count(*) filter (where tier = 1) over () end as some_words
     from (
       -- a document with every word is listed once, in the first tier (the row of the min())
       select id, min(tier) as tier, rank, message_id, n
       from (
         select id, rank, message_id, 0 as tier, n from every_word_top
         union all
-        select id, rank, message_id, 1, null from some_words_top
+        select id, rank, message_id, 1, null from some_word_matches
       )
       group by id
     )
   )
-  where position <= max(100, n)
+  where position <= (select depth from plan)
 ),
 
 -- 5. semantic ranking --------------------------------------------------------------------------
@@ -271,17 +288,19 @@ scored as materialized (
   -- (k = 10 beat 20 and 60 on SciFact's train split: bench/retrieval_quality.py)
   select id,
     min(keyword_position) as keyword_position, min(keyword_rank) as keyword_rank,
-    min(message_id) as message_id, min(keyword_total) as keyword_total,
+    min(message_id) as message_id, min(keyword_total) as keyword_total, min(keyword_tier) as keyword_tier,
+    min(all_words) as all_words, min(some_words) as some_words,
     min(semantic_position) as semantic_position, min(similarity) as similarity,
     min(start) as start, min("end") as "end",
     sum(1.0 / (10 + coalesce(keyword_position, semantic_position))) as rrf
   from (
     select id, position as keyword_position, rank as keyword_rank, message_id, total as keyword_total,
-      null as semantic_position, null as similarity, null as start, null as "end"
+      tier as keyword_tier, all_words, some_words, null as semantic_position, null as similarity, null as start,
+      null as "end"
     from keyword_ranking
     where (select ranking from plan) != 'keyword'  -- (ranked reads a keyword ranking as it is)
     union all
-    select id, null, null, null, null, position, similarity, start, "end"
+    select id, null, null, null, null, null, null, null, position, similarity, start, "end"
     from semantic_ranking
   )
   group by id
@@ -329,10 +348,12 @@ newest_of_all as materialized (
 ranked as materialized (
   -- the chosen ranking's documents in order: (id, score, position), the message its words
   -- were found in, whether they were found by their words (their excerpt is then a
-  -- highlighted snippet), the passage found by meaning, and how many documents match
-  -- beyond those ranked (total, the same on every row). Each ranking is read once here;
+  -- highlighted snippet), the passage found by meaning, how many documents match beyond
+  -- those ranked (total, the same on every row), and how each matched: 'all' the words,
+  -- 'some' of them, or only by 'meaning' (null: no words). Each ranking is read once here;
   -- the keyword ranking as it is, the others (scored: not even read for keyword) side by side.
-  select id, -rank as score, position, message_id, 1 as by_words, null as start, null as "end", total
+  select id, -rank as score, position, message_id, 1 as by_words, null as start, null as "end", total,
+    case tier when 0 then 'all' else 'some' end as matched, all_words, some_words
   from keyword_ranking
   where (select ranking from plan) = 'keyword'
   union all
@@ -343,15 +364,23 @@ ranked as materialized (
     case plan.ranking
       when 'semantic' then count(semantic_position) over ()
       -- hybrid: the keyword total, and the documents found only by meaning
-      else coalesce(max(keyword_total) over (), 0) + sum(
-        case when plan.ranking = 'hybrid' and keyword_position is null
-          then id not in (select id from every_word_matches) else 0 end
-      ) over ()
-    end
-  from scored, plan
+      else coalesce(max(keyword_total) over (), 0) + count(*) filter (where tier is null) over ()
+    end,
+    case when plan.ranking = 'semantic' or tier is null then 'meaning' when tier = 0 then 'all' else 'some' end,
+    all_words, some_words
+  from (
+    -- hybrid: a document found by meaning may hold the words below the keyword ranking's depth
+    select *, case
+      when keyword_tier is not null then keyword_tier
+      when (select ranking from plan) != 'hybrid' then null
+      when id in (select id from every_word_matches) then 0
+      when id in (select id from some_word_matches) then 1
+    end as tier
+    from scored
+  ), plan
   where plan.ranking = 'hybrid' or plan.ranking = 'semantic' and semantic_position is not null
   union all
-  select id, similarity, position, null, 0, null, null, count(*) over ()
+  select id, similarity, position, null, 0, null, null, count(*) over (), null, null, null
   from similar_ranking
   where (select ranking from plan) = 'similar'
   union all
@@ -362,7 +391,8 @@ ranked as materialized (
     -- fewer matches than were listed: the list is all of them
     case when count(*) over () < (select depth from plan) then count(*) over () else (
       select count(*) from newest_candidates where id not in (select id from cut_by_time)
-    ) end
+    ) end,
+    case when (select query from plan) != '' then 'all' end, null, null
   from newest_matches
   union all
   select id, null, row_number() over (order by time_key desc), null, 0, null, null,
@@ -370,18 +400,44 @@ ranked as materialized (
       select count(*) from filters_by_time
       where filters_by_time match (select newest_by_time from fts_expressions)
         and rowid % 67108864 not in (select id from cut_by_time)
-    ) end
+    ) end,
+    null, null, null
   from newest_by_time
   union all
   select id, null, row_number() over (order by timestamp desc, id desc), null, 0, null, null,
-    (select count(*) from documents)
+    (select count(*) from documents), null, null, null
   from newest_of_all
+),
+ordered as materialized (
+  -- the ranked documents in the order asked for (sort): the ranking's own (relevance), newest
+  -- or oldest first, or the sessions that used the most tokens or cost the most first (their
+  -- usage_hours summed); what has no date, tokens or cost last, ties in the ranking's order
+  select id, score, message_id, by_words, start, "end", total, matched, all_words, some_words,
+    case when sorted then row_number() over (order by key is null, key, position) else position end as position
+  from (
+    select r.*, plan.sorted, case plan.sort
+      when 'newest' then -d.timestamp
+      when 'oldest' then d.timestamp
+      when 'tokens' then -(
+        select sum(input_tokens + output_tokens + cache_write_tokens + cache_read_tokens)
+        from usage_hours where document_id = r.id
+      )
+      when 'cost' then -(select sum(price) from usage_hours where document_id = r.id)
+    end as key
+    from ranked r
+    cross join plan
+    left join documents d on plan.sort in ('newest', 'oldest') and d.id = r.id
+  )
 ),
 
 -- 10. listed: the page and the facets' documents, read once ------------------------------------
 listed as (
   select
     coalesce(max(r.total), 0) as total,
+    -- how the results matched: every word, some, or only by meaning (null: no words)
+    count(*) filter (where r.matched = 'meaning') as meaning,
+    coalesce(max(r.all_words), 0) as all_words,
+    case when coalesce(max(r.all_words), 0) < 100 then coalesce(max(r.some_words), 0) end as some_words,
     -- the page's results, in order: brief (what a list shows, a short snippet and the id that
     -- fetches the rest) or full (every field, a longer excerpt, the matching message)
     '[' || coalesce(group_concat(
@@ -402,9 +458,12 @@ listed as (
         'date', d.date,
         'score', round(r.score, 3),
         'rank', r.position,
+        -- only some of the words, or only the meaning (every word, what a hit means, is left out)
+        'matched', nullif(r.matched, 'all'),
         -- the message its words were found in (get_conversation's offset), and its snippet
         'message', m.seq,
-        -- a line of text (200 characters at most): around the words of the query in the
+        -- a line of text (200 characters at most; about 50 from the text, a width that keeps ten
+        -- results within 2.5 KB with the fields above): around the words of the query in the
         -- message or the document (FTS5's snippet where the words are there only as the
         -- stemmer finds them), else the passage found by meaning, else the start; left out
         -- where the title already says it all (a memory's title is its text's first line, a
@@ -413,15 +472,15 @@ listed as (
           select case when instr(lower(coalesce(d.title, d.path)), lower(trim(line, '.# '))) = 0 then line end
           from (select archivist_preview(coalesce(
             case when m.id is not null then
-              coalesce(archivist_around(cast(m.text as blob), plan.query, 56), archivist_excerpt(m.text, '', 56)) end,
-            case when r.by_words then coalesce(archivist_around(cast(d.body as blob), plan.query, 56), (
+              coalesce(archivist_around(cast(m.text as blob), plan.query, 50), archivist_excerpt(m.text, '', 50)) end,
+            case when r.by_words then coalesce(archivist_around(cast(d.body as blob), plan.query, 50), (
               select snippet(documents_fts, 1, '', '', '...', 10)
               from documents_fts
               where documents_fts match (select highlight from fts_expressions) and rowid = d.id
             )) end,
             case when r.start is not null then
-              archivist_excerpt(substr(d.body, r.start + 1, r."end" - r.start), '', 56) end,
-            archivist_excerpt(d.body, '', 56)
+              archivist_excerpt(substr(d.body, r.start + 1, r."end" - r.start), '', 50) end,
+            archivist_excerpt(d.body, '', 50)
           ), 200) as line)
         )
       ))
@@ -433,6 +492,7 @@ listed as (
         'title', d.title,
         'score', round(r.score, 6),
         'rank', r.position,
+        'matched', r.matched,
         'date', d.date,
         'created_at', d.created_at,
         'tags', json(d.tags),
@@ -470,7 +530,7 @@ listed as (
       coalesce(case when d.source like 'log:%' then d.extra ->> '$.models' end, '[]')
     ) filter (where plan.output = 'full' and r.position <= 200) as facets
   from plan
-  cross join ranked r
+  cross join ordered r
   -- the documents of the page (and of the facets), by id
   left join documents d on d.id = r.id and (
     r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size
@@ -491,24 +551,46 @@ listed as (
       limit 1
     ))
   end
+),
+summed as (
+  -- listed, and its total split by how the results matched: keyword and hybrid rankings count every word
+  -- and some words (null: not counted, as not listed, where 100 or more hold every word), and
+  -- hybrid the documents found only by meaning; newest first with words lists only documents
+  -- with every word, semantic only by meaning; no words, or a similar list: null
+  select listed.*, case
+    when plan.query = '' or plan.ranking = 'similar' then null
+    when plan.ranking = 'semantic' then json_object('meaning', listed.total)
+    when plan.ranking = 'newest' then json_object('all', listed.total)
+    when plan.ranking = 'keyword' then json_object('all', listed.all_words, 'some', listed.some_words)
+    else json_object('all', listed.all_words, 'some', listed.some_words, 'meaning', listed.meaning)
+  end as matched
+  from plan, listed
 )
 
 -- 11. the response -----------------------------------------------------------------------------
 select case plan.output
-  when 'brief' then json_object(
+  -- (brief: what is null left out, and so are the counts that are nought and the default sort: a
+  -- brief answer spends no bytes on what is not there)
+  when 'brief' then json_patch('{}', json_object(
     'query', plan.query,
     'mode', plan.mode,
     'total', listed.total,
+    'matched', case when listed.matched is not null then json((
+      select json_group_object(key, value) from json_each(listed.matched) where value > 0
+    )) end,
+    'sort', nullif(plan.sort, 'relevance'),
     'page', plan.page,
     'page_size', plan.page_size,
     'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
     'has_more', json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end),
     'results', json(listed.items)
-  )
+  ))
   else json_object(
     'query', plan.query,
     'mode', plan.mode,
     'total', listed.total,
+    'matched', json(listed.matched),
+    'sort', plan.sort,
     'page', plan.page,
     'page_size', plan.page_size,
     'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
@@ -539,4 +621,4 @@ select case plan.output
     )
   )
 end as response
-from plan, listed
+from plan, summed listed  -- (listed is read once, through summed)
