@@ -14,6 +14,8 @@ surface runs them (the canned queries, parameter checks included), --repeat time
     (a) usage by day for the year (group_by=day)                  target: p50 <= 50 ms
     (b) project_activity for 30 days                               target: p50 <= 50 ms
     (c) file_history of the file --hot-sessions sessions touched   target: p50 <= 20 ms
+    (d) activity_periods per day for 30 days (the activity page's    target: p50 <= 50 ms
+        charts of sessions, messages, tokens and cost)
 
 printing p50 / p95 and the rows each gave, and checks them against counts read directly.
 """
@@ -154,6 +156,12 @@ def main() -> None:
             50,
         ),
         ("(b) activity, 30 days", "project_activity", {"start_date": f"{YEAR}-06-01", "end_date": f"{YEAR}-06-30"}, 50),
+        (
+            "(d) activity per day, 30 days",
+            "activity_periods",
+            {"group_by": "day", "start_date": f"{YEAR}-06-01", "end_date": f"{YEAR}-06-30"},
+            50,
+        ),
         ("(c) file history, hot file", "file_history", {"path": HOT, "limit": "50"}, 20),
     ]
     with Archive(archive_path(workspace)) as archive:
@@ -167,6 +175,8 @@ def main() -> None:
                 print(f"    {responses:,} responses counted (of {total // 2:,} written)")
             elif name == "file_history":
                 print(f"    {rows[0]['total'] if rows else 0} calls of {args.hot_sessions} sessions")
+            elif name == "activity_periods":
+                print(f"    {sum(row['messages'] for row in rows):,} messages in {len(rows)} days")
             else:
                 print(f"    {sum(row['sessions'] for row in rows)} sessions in {len(rows)} projects")
     if args.keep or args.workspace:

@@ -1,11 +1,15 @@
-"""What the agents did, project by project: the project_activity query, the MCP activity tool and /activity."""
+"""What the agents did, per day or week and project by project: the activity_periods and
+project_activity queries, the MCP activity tool and /activity."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
+from collections import Counter, defaultdict
 
 import pytest
+import sqlite_utils
 from conftest import sample_source, started_datasette, write_files
 from mcp import Client
 from test_conversation_page import page_of
@@ -83,10 +87,26 @@ async def test_the_activity_page_links_sessions_and_files(logs_archive):
     assert len(sections) == len(run(logs_archive, "project_activity", **SINCE))
     assert re.search(r'<a href="/document/\d+">Retry webhook deliveries on 429</a>', page)
     assert 'href="/file?path=src%2Fhooks%2Fsender.py"' in page
-    days = run(logs_archive, "usage", group_by="day", **SINCE)
-    assert len(re.findall(r'<span class="bar" ', page)) == len(days) >= 1
+    days = run(logs_archive, "activity_periods", group_by="day", **SINCE)
+    for name in ("sessions", "messages", "total_tokens"):  # a chart of each per day
+        chart = re.search(rf'data-chart="{name}">(.*?)</figure>', page, re.S)
+        assert chart and re.findall(r'data-key="([^"]+)"', chart[1]) == [day["key"] for day in days], name
+    table = re.search(r'<table class="rows-and-columns archivist-activity-periods-table">(.*?)</table>', page, re.S)
+    assert table and re.findall(r'<tr data-key="([^"]+)">', table[1]) == [day["key"] for day in days]
+    summary = re.search(r'archivist-activity-summary">([^<]*)<', page)
+    assert summary and f"{sum(day['messages'] for day in days):,} messages" in summary[1]
     agents = run(logs_archive, "usage", group_by="agent", **SINCE)
     assert "<h2>By agent</h2>" in page and all(f"<td>{row['key']}</td>" in page for row in agents)
+    assert "<h2>By model</h2>" in page and "<h2>Busiest projects</h2>" in page
+    projects = re.search(r'<section class="archivist-busiest-projects"(.*?)</section>', page, re.S)
+    assert projects and '<a href="/project/home/ana/projects/hooks">' in projects[1]
+    weekly = await page_of(datasette, "/activity?start_date=2025-01-01&end_date=2025-12-31&group_by=week")
+    weeks = run(logs_archive, "activity_periods", group_by="week", **SINCE)
+    assert re.findall(r'<tr data-key="([^"]+)">', weekly) == [week["key"] for week in weeks]
+    assert '<strong aria-current="page">week</strong>' in weekly and "Sessions per week" in weekly
+    first = weeks[0]["key"]
+    sunday = (dt.date.fromisoformat(first) + dt.timedelta(days=6)).isoformat()
+    assert f'href="/activity?start_date={first}&amp;end_date={sunday}&amp;group_by=day"' in weekly
     busiest = re.search(r'<section class="archivist-busiest-files">(.*?)</section>', page, re.S)
     assert busiest and "src/proxy/resolver.py" in busiest[1]  # aider's two sessions both touched it
     assert 'href="/usage?start_date=2025-01-01&amp;end_date=2025-12-31"' in page
@@ -124,6 +144,11 @@ async def test_a_project_page_has_its_sessions_files_commands_and_tokens_by_day(
         ("/usage?projects=" + "x" * 10_000, 400),
         ("/usage?start_date=%FF", 400),
         ("/activity?agents=%3Cscript%3Ealert(1)%3C/script%3E", 400),
+        ("/activity?group_by=%3Cscript%3Ealert(1)%3C/script%3E", 400),
+        ("/activity?group_by=%00", 400),
+        ("/activity?group_by=week&projects=" + "x" * 10_000, 400),
+        ("/search?query=a&sort=%3Cscript%3Ealert(1)%3C/script%3E", 400),
+        ("/search?query=a&sort=%FF", 400),
         ("/file?path=a&offset=-1", 400),
         ("/file?path=a&offset=99999999999", 400),
         ("/project/x?start_date=nope", 400),
@@ -133,3 +158,56 @@ async def test_a_hostile_view_url_is_a_clean_error(logs_archive, url, status):
     datasette = await started_datasette(archive_path(logs_archive))
     page = await page_of(datasette, url, status=status)
     assert "Traceback" not in page and "INTERNAL_ERROR" not in page and "<script>alert(1)" not in page
+
+
+def test_sessions_and_messages_per_day_and_week_are_what_the_messages_say(logs_archive):
+    db = sqlite_utils.Database(archive_path(logs_archive))
+    messages: Counter[str] = Counter()
+    sessions: defaultdict[str, set[int]] = defaultdict(set)
+    for row in db.query(
+        "select m.document_id, substr(coalesce(m.timestamp, d.extra ->> '$.started'), 1, 10) as day"
+        " from messages m join documents d on d.id = m.document_id"
+    ):
+        if row["day"] and "2025-01-01" <= row["day"] <= "2025-12-31":
+            messages[row["day"]] += 1
+            sessions[row["day"]].add(row["document_id"])
+    days = run(logs_archive, "activity_periods", group_by="day", **SINCE)
+    assert {day["key"]: day["messages"] for day in days} == dict(messages) and len(days) >= 4
+    assert {day["key"]: day["sessions"] for day in days} == {day: len(ids) for day, ids in sessions.items()}
+    usage = {row["key"]: row["total_tokens"] for row in run(logs_archive, "usage", group_by="day", **SINCE)}
+    assert {day["key"]: day["total_tokens"] for day in days if day["total_tokens"]} == usage
+    weeks = run(logs_archive, "activity_periods", group_by="week", **SINCE)
+    monday = {
+        day: (dt.date.fromisoformat(day) - dt.timedelta(days=dt.date.fromisoformat(day).weekday())).isoformat()
+        for day in messages
+    }
+    assert all(dt.date.fromisoformat(week["key"]).weekday() == 0 for week in weeks)
+    by_week: Counter[str] = Counter()
+    for day, count in messages.items():
+        by_week[monday[day]] += count
+    assert {week["key"]: week["messages"] for week in weeks} == dict(by_week)
+    only = run(logs_archive, "activity_periods", agents="codex", **SINCE)
+    assert only and sum(day["messages"] for day in only) < sum(messages.values())
+    named = run(logs_archive, "activity_periods", projects="hooks", **SINCE)
+    assert named == run(logs_archive, "activity_periods", projects="/home/ana/projects/hooks/", **SINCE) != []
+    for params, code in (
+        ({"group_by": "month"}, "INVALID_PARAMETER"),
+        ({"start_date": "someday"}, "INVALID_DATE"),
+        ({"start_date": "2025-12-01", "end_date": "2025-01-01"}, "INVALID_DATE"),
+    ):
+        with pytest.raises(ArchivistError) as error:
+            run(logs_archive, "activity_periods", **params)
+        assert error.value.code == code, params
+    # by default, the last 30 days: the sample logs are older
+    assert run(logs_archive, "activity_periods") == []
+
+
+def test_a_project_is_named_by_its_path_or_its_last_folder():
+    from archivist.queries.lists import in_projects, list_json
+
+    wanted = list_json("/home/ana/api/, books")
+    assert in_projects(wanted, "/home/ana/api") and in_projects(wanted, "/home/ana/api/")
+    assert in_projects(wanted, "/srv/books") and in_projects(wanted, "C:\\Users\\ana\\books\\")
+    assert not in_projects(wanted, "/home/ana/api2") and not in_projects(wanted, "/home/ana/api/sub")
+    assert not in_projects(wanted, None) and not in_projects(wanted, "")
+    assert in_projects("[]", None) and in_projects("", "/anything")

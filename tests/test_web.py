@@ -38,6 +38,7 @@ EXAMPLES = {
     "usage": "group_by=model&start_date=2025-10",
     "file_history": "path=keepalive.py",
     "project_activity": "start_date=2025-01-01",
+    "activity_periods": "group_by=week&start_date=2025-01-01",
 }
 
 
@@ -64,7 +65,7 @@ async def test_the_documents_page_renders_with_facets(sample_datasette):
     assert 'class="facet-info' in response.text
 
 
-AGENT_LOG_QUERIES = ("usage", "file_history", "project_activity")  # what agent logs alone answer
+AGENT_LOG_QUERIES = ("usage", "file_history", "project_activity", "activity_periods")  # what agent logs alone answer
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

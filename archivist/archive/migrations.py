@@ -498,6 +498,51 @@ def m017_rollups(db: sqlite_utils.Database) -> None:
     db.execute(f"INSERT INTO usage_hours {USAGE_HOURS_SQL.format(documents='SELECT id FROM documents')}")
 
 
+# What the activity queries read:
+# - message_hours: each session's messages (every role) counted by the hour (UTC: of the
+#   message's time, else the session's start), with the session's agent and project, so that
+#   sessions and messages per day or week over a range are a scan of its index; rewritten with
+#   the session's messages, as usage_hours is (archive.rollups);
+# - command_calls: each command a tool call ran, pointing at the message and the call (as
+#   file_calls does a file), so that a project's commands are a range of its index; a message's
+#   go with it. Filled here from the messages an archive holds.
+ACTIVITY_ROLLUPS_SQL = """
+CREATE TABLE message_hours (
+    document_id INTEGER NOT NULL,
+    hour TEXT,  -- 2025-11-20T09: the hour of the messages' time (else the session's start)
+    agent TEXT,
+    project TEXT,
+    messages INTEGER NOT NULL
+);
+CREATE INDEX message_hours_hour ON message_hours (hour, agent, project, document_id, messages);
+CREATE INDEX message_hours_document ON message_hours (document_id);
+CREATE TRIGGER documents_ad_message_hours AFTER DELETE ON documents BEGIN
+    DELETE FROM message_hours WHERE document_id = old.id;
+END;
+CREATE TABLE command_calls (
+    message_id INTEGER NOT NULL,
+    call INTEGER NOT NULL,  -- the call's place in its message's tool_calls
+    command TEXT NOT NULL  -- as the call ran it
+);
+CREATE INDEX command_calls_message ON command_calls (message_id, command);
+CREATE TRIGGER messages_ad_commands AFTER DELETE ON messages BEGIN
+    DELETE FROM command_calls WHERE message_id = old.id;
+END;
+INSERT INTO command_calls (message_id, call, command)
+SELECT m.id, c.key, cmd.value
+FROM messages m, json_each(m.tool_calls) c, json_each(c.value, '$.commands') cmd
+WHERE m.tool_calls != '[]' AND cmd.type = 'text';
+"""
+
+
+@migrations()
+def m018_activity_rollups(db: sqlite_utils.Database) -> None:
+    db.executescript(ACTIVITY_ROLLUPS_SQL)
+    from archivist.archive.rollups import MESSAGE_HOURS_ROWS_SQL
+
+    db.execute(f"INSERT INTO message_hours {MESSAGE_HOURS_ROWS_SQL.format(documents='SELECT id FROM documents')}")
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

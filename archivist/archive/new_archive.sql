@@ -266,26 +266,48 @@ END;
 CREATE TRIGGER documents_ad_usage AFTER DELETE ON documents BEGIN
     DELETE FROM usage_hours WHERE document_id = old.id;
 END;
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 14:52:46.854579+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 14:52:46.855674+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 14:52:46.856765+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 14:52:46.857846+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 14:52:46.860134+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 14:52:46.862353+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 14:52:46.864595+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 14:52:46.866952+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 14:52:46.867303+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 14:52:46.867500+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 14:52:46.886053+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 14:52:46.886368+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 14:52:46.888712+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 14:52:46.888898+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 14:52:46.889336+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 14:52:46.889459+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 14:52:46.890895+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 14:52:46.892941+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 14:52:46.894294+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 14:52:46.895700+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-11-26 14:52:46.896180+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-11-26 14:52:46.898605+00:00');
+CREATE TABLE message_hours (
+    document_id INTEGER NOT NULL,
+    hour TEXT,  -- 2025-11-20T09: the hour of the messages' time (else the session's start)
+    agent TEXT,
+    project TEXT,
+    messages INTEGER NOT NULL
+);
+CREATE INDEX message_hours_hour ON message_hours (hour, agent, project, document_id, messages);
+CREATE INDEX message_hours_document ON message_hours (document_id);
+CREATE TRIGGER documents_ad_message_hours AFTER DELETE ON documents BEGIN
+    DELETE FROM message_hours WHERE document_id = old.id;
+END;
+CREATE TABLE command_calls (
+    message_id INTEGER NOT NULL,
+    call INTEGER NOT NULL,  -- the call's place in its message's tool_calls
+    command TEXT NOT NULL  -- as the call ran it
+);
+CREATE INDEX command_calls_message ON command_calls (message_id, command);
+CREATE TRIGGER messages_ad_commands AFTER DELETE ON messages BEGIN
+    DELETE FROM command_calls WHERE message_id = old.id;
+END;
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 16:13:17.548489+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 16:13:17.549460+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 16:13:17.550414+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 16:13:17.551357+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 16:13:17.553283+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 16:13:17.555243+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 16:13:17.557266+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 16:13:17.559276+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 16:13:17.559566+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 16:13:17.559800+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 16:13:17.576266+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 16:13:17.576609+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 16:13:17.578392+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 16:13:17.578530+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 16:13:17.578969+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 16:13:17.579099+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 16:13:17.580627+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 16:13:17.582989+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 16:13:17.584453+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 16:13:17.586065+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-11-26 16:13:17.586731+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-11-26 16:13:17.589553+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups','2026-11-26 16:13:17.590647+00:00');
 COMMIT;

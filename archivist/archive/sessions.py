@@ -518,8 +518,8 @@ def _insert_messages(
         indexed.append((message["id"], message["text"], tokens))
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
-    rollups.write_files(db, messages)
-    rollups.write_usage(db, document_id)  # (of all its messages: those read on replace the last ones)
+    rollups.write_calls(db, messages)
+    rollups.write_hours(db, document_id)  # (of all its messages: those read on replace the last ones)
 
 
 def session_hash(session: Session) -> str:

@@ -345,6 +345,28 @@ QUERIES: dict[str, Query] = {
         ),
         checks=(rules.dates_in_order,),
     ),
+    "activity_periods": Query(
+        title="Sessions, messages, tokens and cost per day or week",
+        description="What the agents did per day or week in a time range (by default the last 30 days), one row "
+        "per period with a message, in order: key (the day, or the Monday that starts the week, in UTC), "
+        "sessions (how many had a message in it), messages (every role), responses (with usage), input_tokens, "
+        "output_tokens, cache_write_tokens, cache_read_tokens, total_tokens and cost (at the price data's "
+        "prices; null where none could be priced).",
+        params=(
+            Param(
+                "group_by",
+                rules.one_of("group_by", rules.ACTIVITY_PERIODS),
+                f"One row per: {' or '.join(rules.ACTIVITY_PERIODS)} (a week from Monday). Default day.",
+                default="day",
+            ),
+            *params.dates(
+                "all in UTC; by default from 30 days ago until today; messages are counted by the hour, so a "
+                "bound within an hour takes that hour whole"
+            ),
+            *params.log_filters(),
+        ),
+        checks=(rules.dates_in_order,),
+    ),
     "usage": Query(
         title="Tokens and cost, by day, month, 5-hour block, model, agent or project",
         description="The tokens that the agent logs' model responses used (input not read from the cache, "

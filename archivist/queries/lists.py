@@ -1,8 +1,11 @@
-"""A canned query's list and limit parameters as its SQL reads them (``archivist_list``, ``archivist_limit``)."""
+"""A canned query's list and limit parameters as its SQL reads them (``archivist_list``, ``archivist_limit``),
+and the projects filter of the agent-log views (``archivist_in_projects``)."""
 
 from __future__ import annotations
 
 import json
+import re
+from functools import lru_cache
 from typing import Any
 
 
@@ -41,3 +44,23 @@ def list_json(value: Any, style: str | None = "") -> str:
     elif style == "lower":
         found = list(dict.fromkeys(item.lower() for item in found))
     return json.dumps(found)
+
+
+@lru_cache(maxsize=64)
+def _projects(projects: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A projects filter (a JSON array, as archivist_list writes it): its paths without a trailing
+    separator, and its values as last folder names."""
+    wanted = [str(value) for value in json.loads(projects or "[]")]
+    return frozenset(value.rstrip("/\\") for value in wanted), frozenset(wanted)
+
+
+def in_projects(projects: str, project: str | None) -> bool:
+    """Whether an agent-log session's ``project`` is one the filter names, by its full path (a
+    trailing separator or not) or by its last folder's name; an empty filter names every one."""
+    if projects in ("", "[]"):
+        return True
+    if project is None:
+        return False
+    paths, names = _projects(projects)
+    path = project.rstrip("/\\")
+    return path in paths or re.split(r"[/\\]", path)[-1] in names

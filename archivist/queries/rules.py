@@ -447,6 +447,7 @@ WORKSPACE_AGENT = "workspace"
 AGENTS = (*LOG_KINDS, WORKSPACE_AGENT)
 INCLUDABLE = ("thinking", "tool_output")
 USAGE_GROUPS = ("day", "month", "block", "model", "agent", "project")
+ACTIVITY_PERIODS = ("day", "week")  # the periods activity_periods counts by
 MAX_OFFSET = 10_000_000
 
 

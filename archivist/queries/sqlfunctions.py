@@ -15,7 +15,7 @@ from archivist.queries.excerpts import around, count_matches, excerpt, preview, 
 from archivist.queries.expressions import search_words
 from archivist.queries.facet_counts import FACETS, FacetCounts
 from archivist.queries.links import make_report_link
-from archivist.queries.lists import clamp_limit, list_json
+from archivist.queries.lists import clamp_limit, in_projects, list_json
 from archivist.queries.periods import date_words, time_bound
 from archivist.queries.terms import fts_query, phrase
 from archivist.queries.vector_search import (
@@ -47,6 +47,7 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_limit", 3): clamp_limit,
         ("archivist_list", 1): list_json,
         ("archivist_list", 2): list_json,
+        ("archivist_in_projects", 2): in_projects,
         ("archivist_time", 2): time_bound,
         ("archivist_date_words", 4): date_words,
         ("archivist_search_words", 1): search_words,

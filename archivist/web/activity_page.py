@@ -1,17 +1,23 @@
-"""GET /activity: what the agents did, project by project, in a time range (by default the last 30
-days), from the ``project_activity`` canned query: each project's newest sessions (linked), the
-files they touched (linked to their history), the commands they ran, tokens and cost. Its URL is
-the query's parameters, so a view can be shared; a bad one is the query's error."""
+"""GET /activity: what the agents did in a time range (by default the last 30 days), per day or
+week (``group_by``) and project by project: sessions, messages, tokens and cost per period as
+charts and a table (``activity_periods``); by agent, model and project as charts and tables
+(``usage``); the busiest projects and files; then each project's newest sessions (linked), the
+files they touched (linked to their history), the commands they ran, tokens and cost
+(``project_activity``). Its URL is the queries' parameters, so a view can be shared; a bad one
+is the query's error."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
 from archivist.queries.declarations import QUERIES
+from archivist.queries.rules import ACTIVITY_PERIODS
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url, file_url, project_url
@@ -23,26 +29,68 @@ PARAMS = tuple(param.name for param in QUERIES["project_activity"].params)
 DEFAULT_START, DEFAULT_END = "30 days ago", "today"  # project_activity's own range, when none is given
 BUSIEST = 10  # files listed across the projects
 LISTS = ("agents", "models", "newest", "files_touched", "top_commands")
+PERIOD_CHARTS = (  # (what, its caption) of each chart per period
+    ("sessions", "Sessions"),
+    ("messages", "Messages"),
+    ("total_tokens", "Tokens"),
+    ("cost", "Cost (US$)"),
+)
+
+
+def chart(rows: list[dict[str, Any]], value: str, label: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
+    """Bars of ``rows``' ``value`` (none: nought), each as high as its share of the highest."""
+    highest = max((row[value] or 0 for row in rows), default=0)
+    return [
+        {
+            **row,
+            "label": label(row),
+            "value": row[value] or 0,
+            "height": max(2, round(100 * (row[value] or 0) / highest)) if highest and row[value] else 0,
+        }
+        for row in rows
+    ]
+
+
+def period_end(key: str, group_by: str) -> str:
+    """The last day of the period a key starts: itself, or the Sunday after a week's Monday."""
+    return (dt.date.fromisoformat(key) + dt.timedelta(days=6)).isoformat() if group_by == "week" else key
 
 
 @needs_archive
 async def activity_page(datasette: Datasette, request: Any) -> Response:
     """GET /activity: a section per project; a bad parameter is a 400 with its message."""
     given = {name: request.args.get(name, "") for name in PARAMS if request.args.get(name)}
+    group_by = request.args.get("group_by") or "day"
     # the range the project_activity query defaults to, for the usage queries beside it
     ranged = {"start_date": DEFAULT_START, "end_date": DEFAULT_END, **given}
+    action = datasette.urls.path("/activity")
     context: dict[str, Any] = {
         "given": given,
-        "action": datasette.urls.path("/activity"),
+        "group_by": group_by,
+        "action": action,
         "usage_url": datasette.urls.path("/usage") + "?" + urlencode(ranged),
+        "period_links": {name: action + "?" + urlencode({**given, "group_by": name}) for name in ACTIVITY_PERIODS},
     }
     try:
+        periods = await canned(datasette, "activity_periods", {**given, "group_by": group_by})
         rows = await canned(datasette, "project_activity", given)
-        days = await canned(datasette, "usage", {**ranged, "group_by": "day"})
         agents = await canned(datasette, "usage", {**ranged, "group_by": "agent"})
         models = await canned(datasette, "usage", {**ranged, "group_by": "model"})
     except QueryFailed as failure:
         return await render_page(datasette, request, "archivist_activity.html", {**context, "failure": failure}, 400)
+    for period in periods:  # each period's bar narrows the view to it
+        period["href"] = (
+            action
+            + "?"
+            + urlencode(
+                {
+                    **given,
+                    "start_date": period["key"],
+                    "end_date": period_end(period["key"], group_by),
+                    "group_by": "day",
+                }
+            )
+        )
     projects = []
     for row in rows:
         project = {**row, **{key: json.loads(row[key] or "[]") for key in LISTS}}
@@ -57,14 +105,33 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
     for project in projects:
         for touched in project["files_touched"]:
             busiest[touched["file"]] = busiest.get(touched["file"], 0) + touched["sessions"]
-    highest = max((day["total_tokens"] for day in days), default=0)
+    short = (lambda row: row["key"][5:]) if group_by == "day" else (lambda row: "w/c " + row["key"][5:])
     context.update(
         projects=projects,
+        periods=periods,
         sessions=sum(project["sessions"] for project in projects),
+        messages=sum(project["messages"] or 0 for project in projects),
         tokens=sum(project["tokens"] or 0 for project in projects),
-        bars=[{**day, "height": max(2, round(100 * day["total_tokens"] / highest)) if highest else 0} for day in days],
-        by_agent=agents,
-        by_model=models,
+        cost=sum(project["cost"] or 0 for project in projects),
+        charts=[
+            {"caption": f"{caption} per {group_by}", "name": name, "bars": chart(periods, name, short)}
+            for name, caption in PERIOD_CHARTS
+            if any(period[name] for period in periods)
+        ],
+        groups=[
+            {
+                "heading": heading,
+                "rows": found,
+                "bars": chart(found, "total_tokens", lambda row: row["key"] or "(none)"),
+            }
+            for heading, found in (("Agent", agents), ("Model", models))
+            if found
+        ],
+        busiest_projects=chart(
+            sorted(projects, key=lambda project: (-project["sessions"], -(project["messages"] or 0))),
+            "sessions",
+            lambda project: project["label"],
+        )[:BUSIEST],
         busiest=[
             {"file": file, "sessions": count, "href": file_url(datasette, file)}
             for file, count in sorted(busiest.items(), key=lambda item: (-item[1], item[0]))[:BUSIEST]

@@ -61,6 +61,7 @@ def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
         "usage": {"group_by": "model"},
         "file_history": {"path": "app.py"},
         "project_activity": {"start_date": "2025-01-01"},
+        "activity_periods": {"group_by": "week", "start_date": "2025-01-01"},
         "check_search_syntax": {"query": f"{topic}*"} if topic else None,
     }
 

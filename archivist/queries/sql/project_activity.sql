@@ -15,7 +15,7 @@ with inputs as materialized (
     archivist_list(:agents, 'lower') as agents,
     archivist_list(:projects) as projects
 ),
-spans as materialized (
+spans as (
   -- each session's span in Unix seconds: its first message (the document's time) to its last
   -- (its last message's time, read by the messages' index; else the last its extra names)
   select d.id, d.timestamp as first_at, coalesce(
@@ -38,22 +38,9 @@ chosen as materialized (
   where s.last_at >= i.start_at
     and (i.agents = '[]' or coalesce(d.extra ->> '$.agent', d.type) in (select value from json_each(i.agents)))
 ),
-named as materialized (
-  select c.*,
-    -- a project's last folder name: what follows its last '/' (or '\')
-    substr(
-      rtrim(replace(c.project, '\', '/'), '/'),
-      length(rtrim(rtrim(replace(c.project, '\', '/'), '/'), replace(rtrim(replace(c.project, '\', '/'), '/'), '/', '')))
-        + 1
-    ) as project_name
-  from chosen c
-),
 wanted as materialized (
-  select c.* from named c, inputs i
-  where i.projects = '[]' or exists (
-    select 1 from json_each(i.projects) p
-    where p.value = c.project_name or rtrim(p.value, '/') = rtrim(c.project, '/')
-  )
+  -- a project by its path (a trailing '/' or not) or by its last folder name
+  select c.* from chosen c, inputs i where i.projects = '[]' or archivist_in_projects(i.projects, c.project)
 ),
 used as materialized (
   -- their responses' usage in the range, by the hour (usage_hours)
@@ -71,12 +58,11 @@ touched as materialized (
   group by w.project, f.value
 ),
 run as materialized (
-  select w.project, cmd.value as command, count(*) as times
+  -- the commands their tool calls ran (command_calls: a session's messages are one range of ids)
+  select w.project, c.command, count(*) as times
   from wanted w
-  cross join messages m on m.document_id = w.id and m.tool_calls != '[]'  -- (in this order: the sessions' own)
-  join json_each(m.tool_calls) c
-  join json_each(c.value, '$.commands') cmd
-  group by w.project, cmd.value
+  cross join command_calls c on c.message_id between w.id * 1048576 and w.id * 1048576 + 1048575
+  group by w.project, c.command
 )
 select
   w.project,

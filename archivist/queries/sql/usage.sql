@@ -19,7 +19,7 @@ with inputs as materialized (
     strftime('%Y-%m-%dT%H:%M:%SZ', archivist_time(:start_date, 0), 'unixepoch') as start_at,
     strftime('%Y-%m-%dT%H:%M:%SZ', archivist_time(:end_date, 1), 'unixepoch') as end_at
 ),
-wanted as materialized (
+wanted as (
   -- the sessions' usage by the hour (usage_hours: a response's time is its message's, else its
   -- session's start), within the range by the hour, of the agents and projects asked for; a
   -- project by its path (a trailing '/' or not) or by its last folder name, as list_conversations
