@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search_speed import percentile
 
 from archivist.agents import Message, Session, short_title
-from archivist.archive import schema, session_rows, sessions
+from archivist.archive import prepared, schema, session_rows, sessions
 from archivist.archive.database import Database
 from archivist.queries.catalog import sql_for
 from archivist.queries.runner import Archive
@@ -151,9 +151,9 @@ def write_sessions(
     for first in range(0, count, batch):
         with db.conn:
             for number in range(first, min(count, first + batch)):
-                read, found = sessions._masked(make(number), masker)
+                read, found = prepared.mask_session(make(number), masker)
                 document, rows = session_rows.document_rows(
-                    read, sources[read.agent], now, sessions.session_hash(read), found
+                    read, sources[read.agent], now, prepared.session_hash(read), found
                 )
                 document["id"] = document_id = db.insert("documents", [document])
                 sessions._insert_messages(db, document_id, read, rows, document)

@@ -469,14 +469,20 @@ def test_a_failed_run_leaves_nothing_pending(make_workspace, monkeypatch):
     workspace = make_workspace(BASE)
     index_workspace(workspace)
     (workspace / "notes/new.md").write_text("# Brand new\n", encoding="utf-8")
+    runs = sqlite_utils.Database(archive_path(workspace)).execute("SELECT count(*) FROM index_runs").fetchone()[0]
     monkeypatch.setattr(indexer, "_store_problems", lambda *args: (_ for _ in ()).throw(RuntimeError("disk gone")))
     with pytest.raises(RuntimeError):
         index_workspace(workspace)
     db = sqlite_utils.Database(archive_path(workspace))
     assert db.execute("SELECT count(*) FROM fts_pending").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM fts_deferred").fetchone()[0] == 0
-    assert "notes/new.md" not in [path for path, _ in rows(workspace)]
+    # the workspace's documents were committed whole before the agent logs were read; the run
+    # that failed after them is not recorded, and the next one finds nothing left to do
+    assert "notes/new.md" in [path for path, _ in rows(workspace)]
+    assert db.execute("SELECT count(*) FROM index_runs").fetchone()[0] == runs
     assert fts_intact(archive_path(workspace)) == sorted(title for _, title in rows(workspace))
+    monkeypatch.undo()
+    assert index_workspace(workspace).indexed == 0
 
 
 # --- many sources: parsed by a worker process ------------------------------------------------

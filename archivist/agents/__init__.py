@@ -21,6 +21,14 @@ A kind whose logs are appended to (JSONL) may also have
   a session keyed ``key`` whose project and models so far were those; None when those
   lines cannot simply follow what was read before (the whole source is read again then).
 
+A kind that keeps one session per file may have
+
+- ``newest(path, count, problems=None) -> Iterator[Session]``: its ``count`` newest sessions
+  (by their files' modification time, newest first), each read alone and keyed as ``read``
+  keys it, so that a first index of a large source can store them before the rest. What
+  ``read`` takes from other files (another file's summary as a title, a message a resumed
+  session shares) may be missing; ``read`` stores them again, whole, after.
+
 and a kind whose source is a folder around its logs (a repository, a project) may have
 
 - ``log_files(path) -> list[Path]``: the files and folders of the source that hold its

@@ -160,6 +160,33 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
         root.problems.append(Unread(f"{path}: reading stopped ({error.strerror or error})"))
 
 
+def newest(path: Path | str, count: int, problems: list[str] | None = None) -> Iterator[Session]:
+    """The ``count`` newest sessions under ``path`` (by their files' modification time), newest
+    first, each read alone with its sub-agents (``archivist.agents``: ``newest``): a title that
+    another file's summary gives is left for the whole read."""
+    path = Path(path)
+    root = Root(path, problems)
+    try:
+        if path.is_dir() and root.files(path, ".jsonl"):
+            folders = [path]
+        elif path.is_dir():
+            folders = root.folders(path)
+        else:
+            return
+        files = [file for folder in folders for file in root.files(folder, ".jsonl")]
+        dated = []
+        for file in files:
+            if not file.name.startswith(AGENT_PREFIX):
+                try:
+                    dated.append((file.stat().st_mtime_ns, file))
+                except OSError:
+                    continue
+        for _, file in sorted(dated, key=lambda item: (-item[0], str(item[1])))[:count]:
+            yield from _read_session_file(file, file.parent.name, {}, root, Seen(), lambda parent: [])
+    except OSError as error:
+        root.problems.append(Unread(f"{path}: reading stopped ({error.strerror or error})"))
+
+
 def _read_project(folder: Path, root: Root) -> Iterator[Session]:
     """One project's folder: each session, then its sub-agents; agent files with no session last.
 

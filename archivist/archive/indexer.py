@@ -18,6 +18,7 @@ from typing import Any
 from archivist import documents
 from archivist.archive import schema, sessions
 from archivist.archive.database import Database, sqlite3
+from archivist.archive.pace import Progress
 from archivist.documents import Problem
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_files, archive_path, secret_key
@@ -91,11 +92,17 @@ def index_workspace(
     reports_dir: str | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log_sources: Iterable[tuple[str, Path]] = (),
+    log_progress: Progress | None = None,
 ) -> Summary:
-    """Bring the archive up to date with the workspace and its agent-log sources, in one transaction.
+    """Bring the archive up to date with the workspace and its agent-log sources.
 
+    The workspace's documents are written in one transaction; then the agent logs, whose
+    sessions are committed as they are read (a large source read for the first time, its
+    newest first): a search finds them meanwhile, and a run that stops keeps what it stored.
     ``reports_dir`` defaults to the one the archive was last indexed with, else ``reports``.
     ``log_sources`` (kind, absolute path; checked by the caller) are remembered first.
+    ``progress`` wraps the workspace's sources as they are read; ``log_progress`` hears the
+    bytes of each agent-log source read whole (``archive.pace.Progress``).
     """
     workspace = Path(workspace)
     if not workspace.is_dir():
@@ -114,10 +121,18 @@ def index_workspace(
         files, walk_problems = documents.walk(workspace, exclude=archive_files(db_path))
         sources, type_problems = documents.group_sources(files, reports_dir)
         key = secret_key(db_path)
-        with db.atomic():
+        problems = walk_problems + type_problems
+        with db.atomic():  # the workspace's own documents: all of them, or none
             for kind, path in log_sources:
                 sessions.add(db, kind, path)
-            summary = _apply(db, workspace, sources, walk_problems + type_problems, progress, key)
+            summary = _apply(db, workspace, sources, problems, progress, key)
+        with db.atomic():  # the agent logs: committed as they are read (archive.pace)
+            read, unchanged, log_problems = sessions.index_sources(db, key, log_progress)
+            summary.indexed += read
+            summary.unchanged += unchanged
+            problems.extend(log_problems)
+            _store_problems(db, problems, summary)
+            summary.documents = db.count("documents")
             summary.seconds = time.perf_counter() - started
             _record_run(db, workspace, reports_dir, summary, started_at)
     finally:
@@ -176,12 +191,6 @@ def _apply(
     finally:
         parsed_in_order.close()  # (a worker process stops)
     _store_sources(db, read_now)
-    read, unchanged, log_problems = sessions.index_sources(db, key)
-    summary.indexed += read
-    summary.unchanged += unchanged
-    problems.extend(log_problems)
-    _store_problems(db, problems, summary)
-    summary.documents = db.count("documents")
     return summary
 
 

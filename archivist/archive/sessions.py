@@ -22,26 +22,26 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivist import documents
 from archivist.agents import (
-    Message,
     Root,
     Session,
     Tail,
-    ToolCall,
     Unavailable,
     Unread,
     archives,
     iso_utc,
     registry,
 )
-from archivist.archive import prices, rollups, schema, sources
+from archivist.archive import prices, rollups, schema, session_worker, sources
 from archivist.archive.database import Database
-from archivist.archive.session_rows import USAGE_COLUMNS, Before, Found, document_rows, stored_usage
+from archivist.archive.pace import NEWEST_FIRST, Pace, Progress
+from archivist.archive.prepared import LAYOUT as LAYOUT
+from archivist.archive.prepared import Prepared, mask_session, new_masker, prepare, session_hash
+from archivist.archive.session_rows import USAGE_COLUMNS, Before, document_rows, stored_usage
 
 # The sources' own functions, named here too for the callers that know them here (the command line).
 from archivist.archive.sources import add as add
@@ -75,11 +75,6 @@ def __getattr__(name: str) -> tuple[str, ...]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# How sessions are stored; a change reads every source again (with the parser's version).
-# 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
-# by date; 4: role words (a message's role; a session's, those of its messages); 5: token usage
-# and attachments of each message, a session's usage totalled; 6: the tools a session used, as words
-LAYOUT = 6
 HEAD_BYTES = 65536  # a log file's first bytes, and
 EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewrite is told from an append
 INSERT_MESSAGE_SQL = """
@@ -153,13 +148,17 @@ def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
         return
 
 
-def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[documents.Problem]]:
+def index_sources(
+    db: Database, key: bytes | None, progress: Progress | None = None
+) -> tuple[int, int, list[documents.Problem]]:
     """Read every remembered source that changed: (sources read, sources unchanged, problems).
 
     A source whose only changes are lines appended to session files is read on from
-    where each stopped; any other change reads it whole. Each source's problems are
-    kept with it, and told again while it is unchanged. ``key``: the archive's, that tags
-    the secrets masked (``workspace.secret_key``).
+    where each stopped; any other change reads it whole, committing what it stored as it
+    goes (``pace``), a large one read for the first time its newest sessions first. Each
+    source's problems are kept with it, and told again while it is unchanged. ``key``: the
+    archive's, that tags the secrets masked (``workspace.secret_key``); ``progress`` hears
+    the bytes of each source read whole as they are read.
     """
     read = unchanged = 0
     problems: list[documents.Problem] = []
@@ -176,11 +175,13 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[docum
             unchanged += 1
             problems.extend(kept)
             continue
-        masker = masker or _masker(key)
+        masker = masker or new_masker(key)
         try:
             appended = _read_appends(db, source_id, kind, Path(path), masker)
             # read on: what was read before is not read again, and its problems stand
-            found = _read_source(db, source_id, kind, Path(path), masker) if appended is None else kept + appended
+            found = (
+                _read_source(db, source_id, kind, Path(path), masker, progress) if appended is None else kept + appended
+            )
         except Unavailable as error:  # nothing of it changes; read again next time
             problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", masker.name(str(error)))])
             read += 1
@@ -202,15 +203,13 @@ def index_sources(db: Database, key: bytes | None) -> tuple[int, int, list[docum
     return read, unchanged, problems
 
 
-def _masker(key: bytes | None) -> Masker:
-    from archivist.secrets import Masker  # (its patterns take a while to compile: only where logs are read)
-
-    return Masker(key)
-
-
-def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Masker) -> list[documents.Problem]:
+def _read_source(
+    db: Database, source_id: int, kind: str, path: Path, masker: Masker, progress: Progress | None = None
+) -> list[documents.Problem]:
     """Read a whole source: sessions new or changed are written, those gone are deleted (but
-    where the reading was incomplete: a session not read may be in the part not read)."""
+    where the reading was incomplete: a session not read may be in the part not read).
+    What is stored is committed as it goes; a large source of which nothing is stored yet
+    stores its newest sessions first, where its kind can read them alone (``newest``)."""
     source = f"log:{source_id}"
     problems: list[documents.Problem] = []
     db.execute("DELETE FROM log_files WHERE source_id = ?", [source_id])
@@ -218,16 +217,36 @@ def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Ma
         problems.append(documents.Problem(f"{kind}:{path}", "skipped", "the source is no longer there"))
         return problems
     files = list(_source_files(kind, path))  # as they were before reading: a later change reads again
+    pace = Pace(db, f"{kind}: {masker.name(str(path))}", files, progress)
     known = {key: (id_, content_hash) for key, id_, content_hash in db.execute(SOURCE_HASHES_SQL, {"source": source})}
+    now = _now()
+    # a large source of which nothing is stored: its newest sessions first, read alone (a kind
+    # that can: ``newest``), committed before the rest
+    first = NEWEST_FIRST if not known and pace.large() and hasattr(sources.module(kind), "newest") else 0
     existing = {key: id_ for key, (id_, _) in known.items()}
     seen: set[str] = set()
+    newest: set[str] = set()  # (the whole read stores them again, and tells what they tell)
     tails: dict[str, tuple[int, Tail]] = {}
-    now = _now()
     read_problems: list[str] = []
-    for session in sources.module(kind).read(path, read_problems):
+    if pace.in_worker():  # read and masked in a worker process
+        hashes = {key: hash_ for key, (_, hash_) in known.items()}
+        read = session_worker.prepared(kind, path, source, hashes, now, masker.key, read_problems, first)
+    else:
+        read = session_worker.read_here(kind, path, read_problems, first)
+    for session in read:
+        if first:
+            if session is None:  # the newest are stored: they are there for a search
+                first = 0
+                pace.commit()
+            else:
+                _store_session(db, session, source, known, existing, newest, now, masker, [])
+            continue
+        assert session is not None
         tail = _store_session(db, session, source, known, existing, seen, now, masker, problems)
         if tail is not None:
             tails[str(tail[1].file)] = tail
+        pace.stored(session)
+    pace.finished()
     if any(isinstance(problem, Unread) for problem in read_problems):
         read_problems.append("read in part: what the archive holds of the part not read is kept")
     else:
@@ -239,7 +258,7 @@ def _read_source(db: Database, source_id: int, kind: str, path: Path, masker: Ma
 
 def _store_session(
     db: Database,
-    session: Session,
+    session: Session | Prepared,
     source: str,
     known: dict[str, tuple[int, str]],
     existing: dict[str, int],
@@ -248,79 +267,29 @@ def _store_session(
     masker: Masker,
     problems: list[documents.Problem],
 ) -> tuple[int, Tail] | None:
-    """Store one session read whole (unless it is stored as it is); its document and where to read on."""
-    content_hash = session_hash(session)
-    if len(session.messages) > schema.MESSAGE_IDS:
-        session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
-        session.tail = None
-    session_key, session_problems = masker.name(session.key), [masker.name(problem) for problem in session.problems]
-    key = f"{source}:{session_key}"
-    if key in seen:  # (a reader's fault: a key is one session of the source)
-        problems.append(documents.Problem(f"{session.agent}:{session_key}", "degraded", SAME_KEY))
+    """Store one session read whole (unless it is stored as it is), or one prepared in a worker
+    process; its document and where to read on."""
+    if isinstance(session, Session):
+        session = prepare(session, source, {key: hash_ for key, (_, hash_) in known.items()}, now, masker)
+    if session.key in seen:  # (a reader's fault: a key is one session of the source)
+        problems.append(documents.Problem(session.label, "degraded", SAME_KEY))
         return None
-    seen.add(key)
-    problems.extend(documents.Problem(f"{session.agent}:{session_key}", "degraded", p) for p in session_problems)
-    if key in known and known[key][1] == content_hash:
-        document_id = known[key][0]  # read again, but unchanged: nothing to write
+    seen.add(session.key)
+    problems.extend(documents.Problem(session.label, "degraded", p) for p in session.problems)
+    if session.rows is None or known.get(session.key, (0, ""))[1] == session.content_hash:
+        document_id = known[session.key][0]  # read again, but unchanged: nothing to write
     else:
-        session, found = _masked(session, masker)
-        document, messages = document_rows(session, source, now, content_hash, found)
+        document, messages = session.rows
         if document["key"] in existing:
             document["id"] = existing[document["key"]]
             db.upsert("documents", [document], pk="id")
         else:
             document["id"] = db.insert("documents", [document])
-        document_id = document["id"]
+        document_id = existing[document["key"]] = document["id"]
+        known[session.key] = (document_id, session.content_hash)
         db.execute(sources.DELETE_MESSAGES_SQL, {"id": document_id})
         _insert_messages(db, document_id, session, messages, document)
     return (document_id, session.tail) if session.tail is not None else None
-
-
-def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
-    return ToolCall(
-        masker(call.name),
-        [masker.name(file) for file in call.files],
-        [masker(c) for c in call.commands],
-        masker.name(call.agent) if call.agent else None,
-    )
-
-
-def _masked(session: Session, masker: Masker) -> tuple[Session, Found]:
-    """A copy of ``session`` with every field that carries text masked, and what was found."""
-    found = Found()
-    messages = []
-    for message in session.messages:
-        counted = masker.count
-        calls = [_masked_call(call, masker) for call in message.tool_calls]
-        messages.append(
-            Message(
-                role=message.role,
-                text=masker(message.text),
-                timestamp=message.timestamp,
-                model=masker(message.model) if message.model else message.model,
-                tool_calls=calls,
-                thinking=masker(message.thinking),
-                tool_output=masker(message.tool_output),
-                usage=message.usage,
-                attachments=[replace(a, name=masker.name(a.name) if a.name else a.name) for a in message.attachments],
-            )
-        )
-        found.messages.append(masker.count - counted)
-    counted = masker.count
-    masked = replace(
-        session,
-        key=masker.name(session.key),
-        title=masker(session.title),
-        messages=messages,
-        project=masker.name(session.project) if session.project else session.project,
-        models=[masker(model) for model in session.models],
-        branch=masker(session.branch) if session.branch else session.branch,
-        files=[Path(masker.name(str(file))) for file in session.files],
-        problems=[masker.name(problem) for problem in session.problems],
-        parent=masker.name(session.parent) if session.parent else session.parent,
-    )
-    found.session = masker.count - counted
-    return masked, found
 
 
 def _remember_files(
@@ -463,7 +432,7 @@ def _read_on(
         responses,
     )
     digest = hashlib.sha256(f"{content_hash}\x00{session_hash(read)}\x00{resume_seq}".encode()).hexdigest()
-    session, found = _masked(session, masker)  # (what was stored is masked already: it counts nothing)
+    session, found = mask_session(session, masker)  # (what was stored is masked already: it counts nothing)
     document, messages = document_rows(session, source, _now(), digest, found, before)
     document["id"] = document_id
     db.update("documents", document_id, {k: v for k, v in document.items() if k != "key"})
@@ -483,7 +452,7 @@ def _day(timestamp: str | None) -> str | None:
 def _insert_messages(
     db: Database,
     document_id: int,
-    session: Session,
+    session: Session | Prepared,
     messages: list[dict[str, Any]],
     document: dict[str, Any],
 ) -> None:
@@ -520,33 +489,3 @@ def _insert_messages(
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
     rollups.write_calls(db, messages)
     rollups.write_hours(db, document_id)  # (of all its messages: those read on replace the last ones)
-
-
-def session_hash(session: Session) -> str:
-    """A digest of everything stored of a session: one read again unchanged is not written again."""
-    from archivist import secrets
-
-    digest = hashlib.sha256()
-
-    def add(*values: object) -> None:
-        for value in values:
-            digest.update(str(value).encode("utf-8", "surrogatepass"))
-            digest.update(b"\x00")
-
-    add(
-        secrets.RULES_VERSION,
-        documents.PARSER_VERSION,
-        LAYOUT,
-        session.title,
-        session.agent,
-        session.project,
-        session.models,
-        session.branch,
-        session.started,
-    )
-    add(session.last, session.parent, [str(path) for path in session.files])
-    for m in session.messages:
-        add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.usage, m.attachments)
-        for call in m.tool_calls:
-            add(call.name, call.files, call.commands, call.agent)
-    return digest.hexdigest()

@@ -75,6 +75,37 @@ class EmbedProgress:
             self.bar.__exit__(None, None, None)
 
 
+class SourceProgress:
+    """A progress bar per agent-log source read whole, over its bytes, with the time left."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.label = ""
+        self.shown = 0
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if label != self.label:
+            self.close()
+            self.label, self.shown = label, 0
+            self.bar = click.progressbar(
+                length=max(total, 1),
+                label=f"Reading {label[-60:]}",
+                file=sys.stderr,
+                show_eta=True,
+                show_percent=True,
+                item_show_func=lambda text: text,
+            )
+            self.bar.__enter__()
+        if done > self.shown:
+            self.bar.update(done - self.shown, current_item=f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB")
+            self.shown = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
 def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
     from archivist.semantic import embeddings
 
@@ -100,12 +131,21 @@ def run_index(
     from archivist.archive import indexer  # imported when used: `archivist mcp` starts faster without it
 
     info(f"Indexing {workspace} into {db_path or archive_path(workspace)}")
+    reading = SourceProgress() if interactive() else None
     try:
         summary = indexer.index_workspace(
-            workspace, db_path, reports_dir, progress=_progress("Indexing"), log_sources=log_sources
+            workspace,
+            db_path,
+            reports_dir,
+            progress=_progress("Indexing"),
+            log_sources=log_sources,
+            log_progress=reading,
         )
     except ArchivistError as error:
         fail(error)
+    finally:
+        if reading is not None:
+            reading.close()
     click.echo(f"{workspace}: {summary.line()}")
     return summary
 

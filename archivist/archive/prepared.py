@@ -1,0 +1,154 @@
+"""A session read whole, made ready to store: hashed (an unchanged one is not stored again), its
+secrets masked, and its document and message rows made (``prepare``), with no database at hand,
+so that a worker process can do it (``session_worker``) while ``sessions`` writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archivist import documents
+from archivist.agents import Message, Session, Tail, ToolCall
+from archivist.archive import schema
+from archivist.archive.session_rows import Found, document_rows
+
+if TYPE_CHECKING:
+    from archivist.secrets import Masker
+
+# How sessions are stored; a change reads every source again (with the parser's version).
+# 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
+# by date; 4: role words (a message's role; a session's, those of its messages); 5: token usage
+# and attachments of each message, a session's usage totalled; 6: the tools a session used, as words
+LAYOUT = 6
+
+
+def new_masker(key: bytes | None) -> Masker:
+    """A masker for an archive's ``key`` (``workspace.secret_key``)."""
+    from archivist.secrets import Masker  # (its patterns take a while to compile: only where logs are read)
+
+    return Masker(key)
+
+
+@dataclass
+class Prepared:
+    """A session read whole, made ready to store (``prepare``): its key and problems masked, its
+    content hash, and, unless it is stored as it is, its document and message rows, masked."""
+
+    key: str  # its document's key: the source's, then the session's key masked
+    label: str  # how its problems name it: agent:key, masked
+    content_hash: str
+    problems: list[str]
+    agent: str
+    project: str | None
+    models: list[str]
+    files: list[Path]
+    tail: Tail | None
+    rows: tuple[dict[str, Any], list[dict[str, Any]]] | None  # (document, messages); None: unchanged
+
+
+def prepare(session: Session, source: str, known: dict[str, str], now: str, masker: Masker) -> Prepared:
+    """What storing ``session`` takes, but for the database: ``known`` holds the content hashes of
+    the source's stored sessions by key (one that is the same is not masked nor made into rows)."""
+    content_hash = session_hash(session)
+    if len(session.messages) > schema.MESSAGE_IDS:
+        session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
+        session.tail = None
+    session_key = masker.name(session.key)
+    key = f"{source}:{session_key}"
+    rows, files = None, session.files  # (the files as read: what they were is what was read)
+    if known.get(key) != content_hash:
+        masked, found = mask_session(session, masker)
+        rows = document_rows(masked, source, now, content_hash, found)
+        session = masked
+    return Prepared(
+        key,
+        f"{session.agent}:{session_key}",
+        content_hash,
+        [masker.name(problem) for problem in session.problems],
+        session.agent,
+        session.project,
+        session.models,
+        files,
+        session.tail,
+        rows,
+    )
+
+
+def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
+    return ToolCall(
+        masker(call.name),
+        [masker.name(file) for file in call.files],
+        [masker(c) for c in call.commands],
+        masker.name(call.agent) if call.agent else None,
+    )
+
+
+def mask_session(session: Session, masker: Masker) -> tuple[Session, Found]:
+    """A copy of ``session`` with every field that carries text masked, and what was found."""
+    found = Found()
+    messages = []
+    for message in session.messages:
+        counted = masker.count
+        calls = [_masked_call(call, masker) for call in message.tool_calls]
+        messages.append(
+            Message(
+                role=message.role,
+                text=masker(message.text),
+                timestamp=message.timestamp,
+                model=masker(message.model) if message.model else message.model,
+                tool_calls=calls,
+                thinking=masker(message.thinking),
+                tool_output=masker(message.tool_output),
+                usage=message.usage,
+                attachments=[replace(a, name=masker.name(a.name) if a.name else a.name) for a in message.attachments],
+            )
+        )
+        found.messages.append(masker.count - counted)
+    counted = masker.count
+    masked = replace(
+        session,
+        key=masker.name(session.key),
+        title=masker(session.title),
+        messages=messages,
+        project=masker.name(session.project) if session.project else session.project,
+        models=[masker(model) for model in session.models],
+        branch=masker(session.branch) if session.branch else session.branch,
+        files=[Path(masker.name(str(file))) for file in session.files],
+        problems=[masker.name(problem) for problem in session.problems],
+        parent=masker.name(session.parent) if session.parent else session.parent,
+    )
+    found.session = masker.count - counted
+    return masked, found
+
+
+def session_hash(session: Session) -> str:
+    """A digest of everything stored of a session: one read again unchanged is not written again."""
+    from archivist import secrets
+
+    digest = hashlib.sha256()
+
+    def add(*values: object) -> None:
+        for value in values:
+            digest.update(str(value).encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+
+    add(
+        secrets.RULES_VERSION,
+        documents.PARSER_VERSION,
+        LAYOUT,
+        session.title,
+        session.agent,
+        session.project,
+        session.models,
+        session.branch,
+        session.started,
+    )
+    add(session.last, session.parent, [str(path) for path in session.files])
+    for m in session.messages:
+        add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.usage, m.attachments)
+        for call in m.tool_calls:
+            add(call.name, call.files, call.commands, call.agent)
+    return digest.hexdigest()

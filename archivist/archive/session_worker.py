@@ -1,0 +1,123 @@
+"""A large agent-log source read in a worker process: while this process writes what came to
+SQLite, the worker reads the next sessions, hashes them, masks their secrets and makes their
+rows (``prepared.prepare``), the longer half of the work on two cores
+(``bench/agentlog_index.py``).
+
+The sessions come in the reader's order through a bounded queue, so memory stays that of a
+few sessions. A reader's ``OSError`` is raised here as a reading in this process would raise
+it (what was stored stays: ``sessions.index_sources``); a worker that cannot be started
+leaves the reading to this process; one that dies is told as ``Unavailable``, so that the
+source is read again on the next run, and what was committed stays.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import queue as queues
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archivist.agents import Unavailable
+from archivist.documents.worker import exit_with_parent
+
+if TYPE_CHECKING:
+    from archivist.agents import Session
+    from archivist.archive.prepared import Prepared
+
+IN_FLIGHT = 16  # sessions prepared ahead of the writer at most
+POLL_SECONDS = 1.0  # how often a wait for the worker checks that it is still there
+logger = logging.getLogger(__name__)
+
+
+def read_here(kind: str, path: Path, problems: list[str], newest: int = 0) -> Iterator[Session | None]:
+    """Each session of the source, read in this process: with ``newest``, first that many of its
+    newest sessions, read alone (the kind's ``newest``), then None, then every session."""
+    from archivist.archive import sources
+
+    reader = sources.module(kind)
+    if newest:
+        yield from reader.newest(path, newest, [])
+        yield None
+    yield from reader.read(path, problems)
+
+
+def prepared(
+    kind: str,
+    path: Path,
+    source: str,
+    known: dict[str, str],
+    now: str,
+    key: bytes | None,
+    problems: list[str],
+    newest: int = 0,
+) -> Iterator[Session | Prepared | None]:
+    """What ``read_here`` yields, each session prepared in a worker process (read here, where no
+    worker could be started); what the reader tells goes to ``problems`` at the end."""
+    context = multiprocessing.get_context("spawn")
+    try:
+        out: Any = context.Queue(IN_FLIGHT)
+        worker = context.Process(
+            target=_work,
+            args=(kind, str(path), source, known, now, key, newest, os.getpid(), out),
+            name="archivist-sessions",
+            daemon=True,
+        )
+        worker.start()
+    except Exception:  # no process to be had here (a sandbox): read here
+        logger.debug("no worker process for reading sessions", exc_info=True)
+        yield from read_here(kind, path, problems, newest)
+        return
+    try:
+        while True:
+            try:
+                what, value = out.get(timeout=POLL_SECONDS)
+            except queues.Empty:
+                if not worker.is_alive():
+                    stopped = f"the process reading {kind} sessions stopped (exit code {worker.exitcode})"
+                    raise Unavailable(stopped) from None
+                continue
+            if what == "session":
+                yield value
+            elif what == "done":
+                problems.extend(value)
+                return
+            else:
+                raise value
+    finally:
+        if worker.is_alive():
+            worker.terminate()
+        worker.join(timeout=10)
+        out.close()
+
+
+def _work(
+    kind: str,
+    path: str,
+    source: str,
+    known: dict[str, str],
+    now: str,
+    key: bytes | None,
+    newest: int,
+    parent: int,
+    out: Any,
+) -> None:
+    """In the worker: what ``read_here`` yields, each session prepared, put on ``out``; then
+    ("done", the reader's problems), or ("failed", what stopped it)."""
+    exit_with_parent(parent)
+    from archivist.archive.prepared import new_masker, prepare
+
+    masker = new_masker(key)
+    problems: list[str] = []
+    try:
+        for session in read_here(kind, Path(path), problems, newest):
+            out.put(("session", None if session is None else prepare(session, source, known, now, masker)))
+    except OSError as error:
+        out.put(("failed", OSError(error.errno, error.strerror or str(error))))
+        return
+    except Exception as error:  # (a reader's fault: told as it would be in the writer)
+        out.put(("failed", RuntimeError(f"{type(error).__name__}: {error}")))
+        return
+    out.put(("done", problems))
