@@ -4,7 +4,6 @@ completes it), and the bytes read are told as they are read, for a progress bar.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from contextlib import closing
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_files
+from test_agentlogs_large_files import claude_line
 
 from archivist.agents import claude_code
 from archivist.archive import pace, session_worker, sessions
@@ -26,23 +26,9 @@ STORED_SQL = "SELECT key, title, content_hash, body FROM documents WHERE source 
 
 
 def record(session: str, kind: str, uuid: str, parent: str | None, text: str, at: str) -> str:
-    role = "assistant" if kind == "assistant" else "user"
-    content: object = text if role == "user" else [{"type": "text", "text": text}]
-    message: dict[str, object] = {"role": role, "content": content}
-    if role == "assistant":
-        message.update({"id": f"msg_{uuid}", "type": "message", "model": "claude-sonnet-4-5-20250929"})
-    return json.dumps(
-        {
-            "parentUuid": parent,
-            "isSidechain": False,
-            "cwd": "/home/ana/proj",
-            "sessionId": session,
-            "type": kind,
-            "message": message,
-            "uuid": uuid,
-            "timestamp": at,
-        }
-    )
+    """One line of a Claude Code session: a user's words, or an answer's text."""
+    content = text if kind == "user" else [{"type": "text", "text": text}]
+    return claude_line(kind, uuid, parent, content, at, session).decode().rstrip("\n")
 
 
 def write_source(root: Path, count: int = SESSIONS) -> Path:
