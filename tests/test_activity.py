@@ -210,4 +210,5 @@ def test_a_project_is_named_by_its_path_or_its_last_folder():
     assert in_projects(wanted, "/srv/books") and in_projects(wanted, "C:\\Users\\ana\\books\\")
     assert not in_projects(wanted, "/home/ana/api2") and not in_projects(wanted, "/home/ana/api/sub")
     assert not in_projects(wanted, None) and not in_projects(wanted, "")
+    assert not in_projects(wanted, 7) and not in_projects(wanted, b"books")  # what a column may hold
     assert in_projects("[]", None) and in_projects("", "/anything")

@@ -54,12 +54,12 @@ def _projects(projects: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(value.rstrip("/\\") for value in wanted), frozenset(wanted)
 
 
-def in_projects(projects: str, project: str | None) -> bool:
+def in_projects(projects: str, project: object) -> bool:
     """Whether an agent-log session's ``project`` is one the filter names, by its full path (a
     trailing separator or not) or by its last folder's name; an empty filter names every one."""
     if projects in ("", "[]"):
         return True
-    if project is None:
+    if not isinstance(project, str):  # (none; or a number, as a column may hold)
         return False
     paths, names = _projects(projects)
     path = project.rstrip("/\\")

@@ -35,15 +35,7 @@ timed as (
     -- a session's span in Unix seconds: its first message (the document's time) to its last
     case when c.agent != 'workspace' then c.timestamp end as first_at,
     case when c.agent != 'workspace'
-      then coalesce((julianday(c.extra ->> '$.last') - 2440587.5) * 86400.0, c.timestamp) end as last_at,
-    -- a project's last folder name: what follows its last '/' (or '\')
-    substr(
-      rtrim(replace(c.project, '\', '/'), '/'),
-      length(rtrim(
-        rtrim(replace(c.project, '\', '/'), '/'),
-        replace(rtrim(replace(c.project, '\', '/'), '/'), '/', '')
-      )) + 1
-    ) as project_name
+      then coalesce((julianday(c.extra ->> '$.last') - 2440587.5) * 86400.0, c.timestamp) end as last_at
   from conversations c, inputs i
   where i.agents = '[]' or c.agent in (select value from json_each(i.agents))
 ),
@@ -52,10 +44,7 @@ matching as (
   from timed t, inputs i, date_filter f
   where (
       -- a project by its path (a trailing '/' or not) or by its last folder name
-      i.projects = '[]' or exists (
-        select 1 from json_each(i.projects) p
-        where p.value in (t.project, t.project_name) or rtrim(p.value, '/') = rtrim(t.project, '/')
-      )
+      i.projects = '[]' or archivist_in_projects(i.projects, t.project)
     )
     and (
       f.spec is null

@@ -22,7 +22,7 @@ with inputs as materialized (
 wanted as (
   -- the sessions' usage by the hour (usage_hours: a response's time is its message's, else its
   -- session's start), within the range by the hour, of the agents and projects asked for; a
-  -- project by its path (a trailing '/' or not) or by its last folder name, as list_conversations
+  -- project by its path (a trailing '/' or not) or by its last folder name (archivist_in_projects)
   select u.document_id, u.hour, u.model, u.agent, u.project, u.input_tokens, u.output_tokens,
     u.cache_write_tokens, u.cache_read_tokens, u.price, u.priced, u.cost, u.responses, u.first, u.last
   from usage_hours u indexed by usage_hours_hour
@@ -30,19 +30,7 @@ wanted as (
   where (i.start_at is null or u.hour >= substr(i.start_at, 1, 13))
     and (i.end_at is null or u.hour <= substr(i.end_at, 1, 13))
     and (i.agents = '[]' or u.agent in (select value from json_each(i.agents)))
-    and (
-      i.projects = '[]' or exists (
-        select 1 from json_each(i.projects) p
-        where rtrim(p.value, '/') = rtrim(u.project, '/')
-          or p.value = substr(
-            rtrim(replace(u.project, '\', '/'), '/'),
-            length(rtrim(
-              rtrim(replace(u.project, '\', '/'), '/'),
-              replace(rtrim(replace(u.project, '\', '/'), '/'), '/', '')
-            )) + 1
-          )
-      )
-    )
+    and (i.projects = '[]' or archivist_in_projects(i.projects, u.project))
 ),
 hours as materialized (
   -- the hours in which a response came, in order (only for blocks)
