@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from archivist.queries.rules import SORTS
-from archivist.queries.totals import matched_counts
+from archivist.queries.totals import MATCHED_WORDS, matched_counts
 from archivist.web.app import highlighted, unknown_search_parameters
 from archivist.web.page_queries import QueryFailed, search
 from archivist.web.rendering import needs_archive, render_page
@@ -87,6 +87,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         sort=response["sort"],
         sort_urls={sort: state.url(sort=None if sort == DEFAULT_SORT else sort) for sort in SORTS},
         matched_counts=matched_counts(response["matched"]),
+        matched_words=MATCHED_WORDS,  # (a partial match's badge, as archivist search says it)
         api_url=datasette.urls.path("/api/search")
         + SearchState(datasette, wanted).query_string(page=params.get("page"), output="full"),
         canned_url=datasette.urls.path(f"/{DATABASE_NAME}/search")
