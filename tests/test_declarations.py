@@ -351,3 +351,10 @@ def write_readme() -> None:
 if __name__ == "__main__":
     os.chdir(ROOT)
     write_readme()
+
+
+def test_every_list_filter_of_the_search_form_has_a_chip_that_removes_it() -> None:
+    from archivist.web.search_navigation import CHIP_KEYS
+
+    kept_lists = {param.name for param in QUERIES["search"].params if param.many and param.form == "hidden"}
+    assert {key for key, _label in CHIP_KEYS} == kept_lists  # (tools and roles once had none)
