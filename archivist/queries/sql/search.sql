@@ -79,7 +79,8 @@ plan as materialized (
   -- sorted: a sort other than the ranking's own order, which must see every match, so the
   -- rankings then go all the way down; else they rank the page, and the facets' 200
   select *,
-    case when sorted then 4294967296 else max(200, page * page_size) end as depth
+    case when sorted then 4294967296 else max(200, page * page_size) end as depth,
+    100 as fill_below  -- fewer documents than this with every word: those with some are listed after
   from (
     select *, sort != 'relevance' and not (sort = 'newest' and ranking = 'newest') as sorted from ranking
   )
@@ -171,19 +172,21 @@ every_word_top as materialized (
   limit (select depth from plan)
 ),
 some_word_hits as materialized (
-  -- documents and messages with some of the words: only read when fewer than 100 have every
+  -- documents and messages with some of the words: only read when fewer than fill_below have every
   -- word (messages: and when the query has several words; one word is the pass above)
   select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank, null as message_id
   from documents_fts
   where documents_fts match (
-    select case when coalesce((select n from every_word_top limit 1), 0) < 100 then some_words else '""' end
+    select case when coalesce((select n from every_word_top limit 1), 0) < (select fill_below from plan)
+      then some_words else '""' end
     from fts_expressions
   )
   union all
   select rowid / 1048576, bm25(message_index, 1.0, 0.0), rowid
   from message_index
   where message_index match (
-    select case when coalesce((select n from every_word_top limit 1), 0) < 100 and message_some != message_every
+    select case when coalesce((select n from every_word_top limit 1), 0) < (select fill_below from plan)
+      and message_some != message_every
       then message_some else '""' end
     from fts_expressions
   )
@@ -205,7 +208,8 @@ keyword_ranking as materialized (
   from (
     select id, rank, message_id, tier, row_number() over (order by tier, rank, id) as position,
       coalesce(max(n) over (), 0) as all_words,
-      case when coalesce(max(n) over (), 0) < 100 then count(*) filter (where tier = 1) over () end as some_words
+      case when coalesce(max(n) over (), 0) < (select fill_below from plan)
+        then count(*) filter (where tier = 1) over () end as some_words
     from (
       -- a document with every word is listed once, in the first tier (the row of the min())
       select id, min(tier) as tier, rank, message_id, n
@@ -437,7 +441,8 @@ listed as (
     -- how the results matched: every word, some, or only by meaning (null: no words)
     count(*) filter (where r.matched = 'meaning') as meaning,
     coalesce(max(r.all_words), 0) as all_words,
-    case when coalesce(max(r.all_words), 0) < 100 then coalesce(max(r.some_words), 0) end as some_words,
+    -- (null where they were not counted; none ranked by words: none)
+    coalesce(max(r.some_words), case when max(r.all_words) is null then 0 end) as some_words,
     -- the page's results, in order: brief (what a list shows, a short snippet and the id that
     -- fetches the rest) or full (every field, a longer excerpt, the matching message)
     '[' || coalesce(group_concat(
