@@ -95,7 +95,10 @@ class _Hits:
     def of(self, *literals: str) -> Sequence[int]:
         if len(literals) == 1:
             return self.found.get(literals[0], ())
-        return sorted(position for literal in literals for position in self.found.get(literal, ()))
+        present = [self.found[literal] for literal in literals if literal in self.found]
+        if len(present) <= 1:
+            return present[0] if present else ()
+        return sorted(position for positions in present for position in positions)
 
     def any(self, literals: tuple[str, ...]) -> bool:
-        return any(literal in self.found for literal in literals)
+        return not self.found.keys().isdisjoint(literals)

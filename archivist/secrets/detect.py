@@ -7,7 +7,7 @@ import base64
 import binascii
 from collections.abc import Iterator
 
-from archivist.secrets.anchors import _AUTHORIZATION_WORDS, _CONTEXT, _WORDS, ENCODED, _Hits
+from archivist.secrets.anchors import _AUTHORIZATION_WORDS, _CONTEXT, _TOKEN_PREFIXES, _WORDS, ENCODED, _Hits
 from archivist.secrets.context import _assignments, _authorization, _private_keys, _url_passwords
 from archivist.secrets.formats import _library, _token_formats
 from archivist.secrets.spans import _BY_FORMAT, _Span
@@ -15,6 +15,7 @@ from archivist.secrets.wrapped import _wrapped
 
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+_PREFIXES = frozenset(_TOKEN_PREFIXES)  # the anchors that token formats, whole or wrapped, start at
 ENCODED_DEPTH = 2  # base64 inside base64, at most
 MIN_ENCODED = 16  # characters of base64 that can hold a secret's text
 MAX_ENCODED = 16384  # longer runs are files (images, archives), not a pasted secret
@@ -56,10 +57,11 @@ def _detect(text: str, depth: int = 0) -> Iterator[_Span]:
     hits = _Hits(text)
     if not hits.found:
         return  # nothing a secret starts with, nor the words that name one
-    yield from _library(text, hits)
-    yield from _token_formats(text, hits)
-    if "\n" in text or "\\n" in text:
-        yield from _wrapped(text, hits)
+    if not hits.found.keys().isdisjoint(_PREFIXES):  # (a text that names a secret only skips these)
+        yield from _library(text, hits)
+        yield from _token_formats(text, hits)
+        if "\n" in text or "\\n" in text:
+            yield from _wrapped(text, hits)
     if depth < ENCODED_DEPTH and hits.of(ENCODED):
         yield from _encoded(text, hits, depth)
     if not hits.any(_CONTEXT):
