@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from archivist.agents import LINK_OUT, MAX_DEPTH, TOO_DEEP, NotJSON, Root, databases, json_value, llm_logs
 from archivist.cli import cli
@@ -85,6 +87,27 @@ def test_json_nested_past_the_budget_is_refused_with_its_reason_and_within_it_is
     for text in ("{", "1" * 10_000, b"\xff", 12, None):
         with pytest.raises(NotJSON):
             json_value(text)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_json_is_read_as_the_standard_parser_reads_it(value):
+    """The fast parser, and the standard one where it refuses: a value read is the value written
+    (NaN, infinities, integers past 64 bits and lone surrogates included)."""
+    text = json.dumps(value)
+    assert json.dumps(json_value(text)) == text
+    assert json.dumps(json_value(text.encode())) == text  # (as bytes, as the readers read lines)
+
+
+def test_what_the_fast_parser_refuses_is_read_the_standard_way():
+    for text in ('{"a": "\\ud800"}', "[NaN, Infinity, -Infinity]", "[1e400]", f"[{10**30}]", '{"a": 1, "a": 2}'):
+        assert json.dumps(json_value(text)) == json.dumps(json.loads(text)), text
 
 
 @pytest.mark.parametrize("kind", ["claude-code", "codex"])
