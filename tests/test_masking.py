@@ -290,3 +290,24 @@ def test_a_memory_nested_too_deeply_is_skipped_alone(tmp_path):
     ]
     (reason,) = [row["reason"] for row in db.query("SELECT reason FROM index_problems")]
     assert "line 2: JSON nested deeper than 100 levels" in reason
+
+
+def test_a_secret_in_a_name_a_session_repeats_is_masked_and_counted_wherever_it_stands():
+    """A model's or a tool's name is masked once a session (``prepared._Names``): each message
+    that holds it is still masked, and counts it."""
+    from archivist.agents import Message, Session, ToolCall
+    from archivist.archive.prepared import mask_session
+    from archivist.secrets import Masker
+
+    secret = token()
+    messages = [
+        Message("assistant", "one", model=f"model-{secret}", tool_calls=[ToolCall(f"tool {secret}")]),
+        Message("assistant", "two", model=f"model-{secret}", tool_calls=[ToolCall("Read")]),
+        Message("assistant", "three", model="claude", tool_calls=[ToolCall(f"tool {secret}")]),
+    ]
+    masker = Masker(b"k" * 32)
+    masked, found = mask_session(Session("s", "claude-code", "title", messages), masker)
+    assert found.messages == [2, 1, 1] and masker.count == 4
+    assert all(secret not in repr(message) for message in masked.messages)
+    assert masked.messages[0].model == masked.messages[1].model and TAGGED.search(masked.messages[0].model or "")
+    assert masked.messages[1].tool_calls[0].name == "Read" and masked.messages[2].model == "claude"

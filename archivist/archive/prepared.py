@@ -77,9 +77,25 @@ def prepare(session: Session, source: str, known: dict[str, str], now: str, mask
     )
 
 
-def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
+class _Names:
+    """Short texts that a session repeats (a model, a tool's name), each masked once: what the
+    masker found in one counted again wherever it stands."""
+
+    def __init__(self, masker: Masker) -> None:
+        self.masker = masker
+        self.masked: dict[str, tuple[str, int]] = {}
+
+    def __call__(self, text: str) -> str:
+        known = self.masked.get(text)
+        if known is None:
+            known = self.masked[text] = self.masker.mask(text)
+        self.masker.count += known[1]
+        return known[0]
+
+
+def _masked_call(call: ToolCall, masker: Masker, names: _Names) -> ToolCall:
     return ToolCall(
-        masker(call.name),
+        names(call.name),
         [masker.name(file) for file in call.files],
         [masker(c) for c in call.commands],
         masker.name(call.agent) if call.agent else None,
@@ -90,15 +106,16 @@ def mask_session(session: Session, masker: Masker) -> tuple[Session, Found]:
     """A copy of ``session`` with every field that carries text masked, and what was found."""
     found = Found()
     messages = []
+    names = _Names(masker)
     for message in session.messages:
         counted = masker.count
-        calls = [_masked_call(call, masker) for call in message.tool_calls]
+        calls = [_masked_call(call, masker, names) for call in message.tool_calls]
         messages.append(
             Message(
                 role=message.role,
                 text=masker(message.text),
                 timestamp=message.timestamp,
-                model=masker(message.model) if message.model else message.model,
+                model=names(message.model) if message.model else message.model,
                 tool_calls=calls,
                 thinking=masker(message.thinking),
                 tool_output=masker(message.tool_output),
@@ -130,10 +147,8 @@ def session_hash(session: Session) -> str:
 
     digest = hashlib.sha256()
 
-    def add(*values: object) -> None:
-        for value in values:
-            digest.update(str(value).encode("utf-8", "surrogatepass"))
-            digest.update(b"\x00")
+    def add(*values: object) -> None:  # each value as text, then a NUL: in one update (the same bytes)
+        digest.update("".join(f"{value}\x00" for value in values).encode("utf-8", "surrogatepass"))
 
     add(
         secrets.RULES_VERSION,

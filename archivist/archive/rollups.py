@@ -18,6 +18,7 @@ document its usage and message counts.
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -45,6 +46,13 @@ GROUP BY m.document_id, 2
 """
 DELETE_USAGE_SQL = "DELETE FROM usage_hours WHERE document_id = ?"
 DELETE_MESSAGE_HOURS_SQL = "DELETE FROM message_hours WHERE document_id = ?"
+INSERT_USAGE_SQL = """
+INSERT INTO usage_hours (
+    document_id, hour, model, agent, project, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens,
+    price, priced, cost, responses, first, last
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+INSERT_MESSAGE_HOURS_SQL = "INSERT INTO message_hours (document_id, hour, agent, project, messages) VALUES (?, ?, ?, ?, ?)"
 INSERT_FILE_SQL = "INSERT INTO file_calls (message_id, call, file, name) VALUES (?, ?, ?, ?)"
 INSERT_COMMAND_SQL = "INSERT INTO command_calls (message_id, call, command) VALUES (?, ?, ?)"
 
@@ -55,6 +63,71 @@ def write_hours(db: Database, document_id: int) -> None:
     db.execute(f"INSERT INTO usage_hours {USAGE_HOURS_SQL.format(documents='?')}", [document_id])
     db.execute(DELETE_MESSAGE_HOURS_SQL, [document_id])
     db.execute(f"INSERT INTO message_hours {MESSAGE_HOURS_ROWS_SQL.format(documents='?')}", [document_id])
+
+
+def write_hours_of(db: Database, document_id: int, document: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+    """A session's usage rows and message counts by the hour, as ``write_hours`` writes them, made
+    from its ``document`` row and ``messages`` rows, all of them, at hand: its messages are not
+    read back (their numbers stand past their text in a row, on pages of their own)."""
+    db.execute(DELETE_USAGE_SQL, [document_id])
+    db.execute(DELETE_MESSAGE_HOURS_SQL, [document_id])
+    usage, counts = hours_rows(document_id, document, messages)
+    db.conn.executemany(INSERT_USAGE_SQL, usage)
+    db.conn.executemany(INSERT_MESSAGE_HOURS_SQL, counts)
+
+
+def hours_rows(
+    document_id: int, document: dict[str, Any], messages: list[dict[str, Any]]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The ``usage_hours`` and ``message_hours`` rows of one session, as ``USAGE_HOURS_SQL`` and
+    ``MESSAGE_HOURS_ROWS_SQL`` group them: by the hour of each message's time, else of the
+    session's start, and for usage by the model, else the session's last."""
+    extra = json.loads(document["extra"]) if isinstance(document["extra"], str) else document["extra"]
+    started = _text(extra.get("started"))
+    models = extra.get("models")
+    last_model = _text(models[-1]) if isinstance(models, list) and models else None
+    agent = _text(extra.get("agent"))
+    agent = agent if agent is not None else document["type"]
+    project = _text(extra.get("project"))
+    responses: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
+    counts: dict[str | None, int] = {}
+    for message in messages:
+        moment = message["timestamp"] if message["timestamp"] is not None else started
+        hour = moment[:13] if moment is not None else None
+        counts[hour] = counts.get(hour, 0) + 1
+        if message["input_tokens"] is not None:
+            model = message["model"] if message["model"] is not None else last_model
+            responses.setdefault((hour, model), []).append(message)
+    usage = []
+    for (hour, model), group in responses.items():
+        moments = [m["timestamp"] if m["timestamp"] is not None else started for m in group]
+        moments = [moment for moment in moments if moment is not None]
+        prices = [m["price"] for m in group if m["price"] is not None]
+        costs = [m["cost"] for m in group if m["cost"] is not None]
+        usage.append(
+            (
+                document_id, hour, model, agent, project,
+                *(_sum([m[column] for m in group]) for column in TOKEN_COLUMNS),
+                math.fsum(prices) if prices else None, len(prices),
+                math.fsum(costs) if costs else None, len(group),
+                min(moments, default=None), max(moments, default=None),
+            )
+        )  # fmt: skip
+    return usage, [(document_id, hour, agent, project, count) for hour, count in counts.items()]
+
+
+TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+
+
+def _sum(values: list[int | None]) -> int | None:
+    """SQL's sum: of what is not null; null where nothing is."""
+    present = [value for value in values if value is not None]
+    return sum(present) if present else None
+
+
+def _text(value: Any) -> str | None:
+    """A value of ``extra`` as ``->>`` gives it where it is text, or None (the readers write text here)."""
+    return value if isinstance(value, str) else None
 
 
 def write_all_usage(db: Database) -> None:

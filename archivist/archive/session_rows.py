@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archivist import dates, documents
-from archivist.agents import Session, ToolCall, Usage
+from archivist.agents import Session, ToolCall, Usage, iso_utc
 from archivist.archive import prices, schema
 
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
@@ -82,11 +82,44 @@ def document_rows(
             "more_days": _more_days(session.started, session.last),
         }
     )
+    _message_words(session, messages, document.get("day"))
     document["content_hash"] = content_hash
     document["tags"] = json.dumps(document["tags"])
     document["extra"] = json.dumps(document["extra"], ensure_ascii=False)
     document["indexed_at"] = now
     return document, messages
+
+
+def _message_words(session: Session, messages: list[dict[str, Any]], day: str | None) -> None:
+    """Each message row's filter words (``filter_tokens``; None where it has no text to search).
+
+    A message's filter words are its session's (kind, agent, project, models) dated by the
+    message's own day (else the session's ``day``), so a date filter finds the messages written
+    that day, and its role.
+    """
+    by_day: dict[tuple[str | None, str], str] = {}
+    for row in messages:
+        if not row["text"].strip():
+            row["filter_tokens"] = None
+            continue
+        moment = iso_utc(row["timestamp"])  # (readers give ISO 8601 UTC)
+        on = moment[:10] if moment else day
+        words = by_day.get((on, row["role"]))
+        if words is None:
+            words = by_day[on, row["role"]] = documents.filter_tokens(
+                {
+                    "kind": "conversation",
+                    "type": session.agent,
+                    "month": on[:7] if on else None,
+                    "day": on,
+                    "agent": session.agent,
+                    "project": session.project,
+                    "models": session.models,
+                    "roles": [row["role"]],
+                    "dated_names": True,
+                }
+            )
+        row["filter_tokens"] = words
 
 
 def _message_rows(session: Session, found: Found, first: int) -> list[dict[str, Any]]:
@@ -109,11 +142,11 @@ def _message_rows(session: Session, found: Found, first: int) -> list[dict[str, 
                 "text": message.text,
                 "thinking": message.thinking,
                 "tool_output": message.tool_output,
-                "tool_calls": json.dumps(calls, ensure_ascii=False),
+                "tool_calls": json.dumps(calls, ensure_ascii=False) if calls else "[]",
                 "secrets": secrets,
                 **{column: getattr(used, name) if used else None for name, column in USAGE_COLUMNS.items()},
                 "cost": used.cost if used else None,
-                "attachments": json.dumps(attached, ensure_ascii=False),
+                "attachments": json.dumps(attached, ensure_ascii=False) if attached else "[]",
                 "price": prices.price(message.model or last_model, used, message.timestamp or session.started),
             }
         )

@@ -113,7 +113,12 @@ def _work(
     problems: list[str] = []
     try:
         for session in read_here(kind, Path(path), problems, newest):
-            out.put(("session", None if session is None else prepare(session, source, known, now, masker)))
+            if session is None:
+                out.put(("session", None))
+                continue
+            ready = prepare(session, source, known, now, masker)
+            known[ready.key] = ready.content_hash  # (a newest one read again is not masked again)
+            out.put(("session", ready))
     except OSError as error:
         out.put(("failed", OSError(error.errno, error.strerror or str(error))))
         return

@@ -33,7 +33,6 @@ from archivist.agents import (
     Unavailable,
     Unread,
     archives,
-    iso_utc,
     registry,
 )
 from archivist.archive import prices, rollups, schema, session_worker, sources
@@ -288,7 +287,7 @@ def _store_session(
         document_id = existing[document["key"]] = document["id"]
         known[session.key] = (document_id, session.content_hash)
         db.execute(sources.DELETE_MESSAGES_SQL, {"id": document_id})
-        _insert_messages(db, document_id, session, messages, document)
+        _insert_messages(db, document_id, messages, document, whole=True)
     return (document_id, session.tail) if session.tail is not None else None
 
 
@@ -437,55 +436,28 @@ def _read_on(
     document["id"] = document_id
     db.update("documents", document_id, {k: v for k, v in document.items() if k != "key"})
     db.execute(DELETE_MESSAGES_FROM_SQL, {"id": document_id, "seq": resume_seq})
-    _insert_messages(db, document_id, session, messages, document)
+    _insert_messages(db, document_id, messages, document, whole=False)
     if read.tail is None:
         return None
     return Tail(read.tail.file, read.tail.resume_at, resume_seq + read.tail.resume_seq)
 
 
-def _day(timestamp: str | None) -> str | None:
-    """The UTC day of a message's time (readers give it as ISO 8601 UTC: agentlogs.iso_utc)."""
-    moment = iso_utc(timestamp)
-    return moment[:10] if moment else None
-
-
 def _insert_messages(
-    db: Database,
-    document_id: int,
-    session: Session | Prepared,
-    messages: list[dict[str, Any]],
-    document: dict[str, Any],
+    db: Database, document_id: int, messages: list[dict[str, Any]], document: dict[str, Any], whole: bool
 ) -> None:
-    """Store a session's messages, and each one's text with its filter words in ``message_index``.
-
-    A message's filter words are its session's (kind, agent, project, models) dated by the
-    message's own day, so a date filter finds the messages written that day, and its role.
-    """
+    """Store a session's messages (``session_rows.document_rows``), each one's text with its
+    filter words in ``message_index``, and what the rollups count of them: from these rows where
+    they are the ``whole`` session, else from all its messages stored (some were read on)."""
     base = document_id * schema.MESSAGE_IDS
-    by_day: dict[tuple[str | None, str], str] = {}
     indexed = []
     for message in messages:
         message["id"], message["document_id"] = base + message["seq"], document_id
-        if not message["text"].strip():
-            continue
-        day = _day(message["timestamp"]) or document.get("day")
-        tokens = by_day.get((day, message["role"]))
-        if tokens is None:
-            tokens = by_day[day, message["role"]] = documents.filter_tokens(
-                {
-                    "kind": "conversation",
-                    "type": session.agent,
-                    "month": day[:7] if day else None,
-                    "day": day,
-                    "agent": session.agent,
-                    "project": session.project,
-                    "models": session.models,
-                    "roles": [message["role"]],
-                    "dated_names": True,
-                }
-            )
-        indexed.append((message["id"], message["text"], tokens))
+        if message["filter_tokens"] is not None:
+            indexed.append((message["id"], message["text"], message["filter_tokens"]))
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
     rollups.write_calls(db, messages)
-    rollups.write_hours(db, document_id)  # (of all its messages: those read on replace the last ones)
+    if whole:
+        rollups.write_hours_of(db, document_id, document, messages)
+    else:
+        rollups.write_hours(db, document_id)  # (of all its messages: those read on replace the last ones)
