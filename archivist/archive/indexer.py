@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from archivist import documents
-from archivist.archive import schema, sessions
+from archivist.archive import building, schema, sessions
 from archivist.archive.database import Database, sqlite3
 from archivist.archive.pace import Progress
 from archivist.documents import Problem
@@ -116,7 +116,12 @@ def index_workspace(
     db_path = Path(db_path) if db_path else archive_path(workspace)
     started = time.perf_counter()
     started_at = _now()
-    db = schema.open_archive(db_path)
+    try:
+        db = schema.open_archive(db_path)
+    except sqlite3.OperationalError as error:
+        if not unwritable(error):
+            raise
+        raise not_written(db_path, error) from None
     # a second of agent logs (the pages of ~40 MB stored between commits) held in memory until
     # the commit, not spilled to the log as it fills SQLite's default 2 MB (bench/agentlog_index.py)
     db.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KB}")
@@ -135,13 +140,42 @@ def index_workspace(
             summary.indexed += read
             summary.unchanged += unchanged
             problems.extend(log_problems)
+            building.finished(db)
             _store_problems(db, problems, summary)
             summary.documents = db.count("documents")
             summary.seconds = time.perf_counter() - started
             _record_run(db, workspace, reports_dir, summary, started_at)
+    except sqlite3.OperationalError as error:
+        if not unwritable(error):
+            raise
+        raise not_written(db_path, error) from None
     finally:
+        building.ended()
         db.close()
     return summary
+
+
+# What stops a run from writing the archive, not of its making: the disk is full, failing, or read-only.
+UNWRITABLE = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY)
+
+
+def unwritable(error: Exception) -> bool:
+    """Whether SQLite failed for want of a disk to write on (its primary code, of the extended one)."""
+    return (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF in UNWRITABLE
+
+
+def not_written(db_path: Path, error: Exception) -> ArchivistError:
+    """The error of a run that could not write its archive: what it committed stays (its
+    workspace documents all or none; of its agent logs, what was stored up to the last commit)."""
+    full = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF == sqlite3.SQLITE_FULL
+    return ArchivistError(
+        "ARCHIVE_NOT_WRITTEN",
+        f"The archive at {db_path} could not be written: {'the disk is full' if full else error}",
+        "The run stopped; the archive keeps what it had before, and the agent-log sessions committed "
+        "as they were read (a search finds them).",
+        f"{'Free some space on the disk that holds it' if full else 'Check the disk that holds it'}, "
+        "then run archivist index again: it reads on from what is stored.",
+    )
 
 
 def _meta(db: Database, key: str) -> str | None:

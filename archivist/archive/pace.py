@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from archivist.archive import building
+
 if TYPE_CHECKING:
     from archivist.agents import Session
     from archivist.archive.database import Database
@@ -42,6 +44,7 @@ class Pace:
         self.done = 0
         self.read: set[str] = set()
         self.committed = time.monotonic()
+        self.since = building.now()
         if progress is not None:
             progress(label, 0, self.total)
 
@@ -72,8 +75,10 @@ class Pace:
             self.progress(self.label, self.done, self.total)
 
     def commit(self) -> None:
-        """What was stored so far, committed: a search sees it, and a run that stops keeps it."""
+        """What was stored so far, committed: a search sees it, and a run that stops keeps it;
+        and that the archive is still being built, and how far this source is read (``building``)."""
         if self.db.conn.in_transaction:
+            building.record(self.db, self.label, self.done, self.total, self.since)
             self.db.conn.execute("COMMIT")
             self.db.conn.execute("BEGIN")
         self.committed = time.monotonic()

@@ -52,7 +52,9 @@ INSERT INTO usage_hours (
     price, priced, cost, responses, first, last
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-INSERT_MESSAGE_HOURS_SQL = "INSERT INTO message_hours (document_id, hour, agent, project, messages) VALUES (?, ?, ?, ?, ?)"
+INSERT_MESSAGE_HOURS_SQL = (
+    "INSERT INTO message_hours (document_id, hour, agent, project, messages) VALUES (?, ?, ?, ?, ?)"
+)
 INSERT_FILE_SQL = "INSERT INTO file_calls (message_id, call, file, name) VALUES (?, ?, ?, ?)"
 INSERT_COMMAND_SQL = "INSERT INTO command_calls (message_id, call, command) VALUES (?, ?, ?)"
 
@@ -100,8 +102,8 @@ def hours_rows(
             responses.setdefault((hour, model), []).append(message)
     usage = []
     for (hour, model), group in responses.items():
-        moments = [m["timestamp"] if m["timestamp"] is not None else started for m in group]
-        moments = [moment for moment in moments if moment is not None]
+        stamps = [m["timestamp"] if m["timestamp"] is not None else started for m in group]
+        moments: list[str] = [moment for moment in stamps if moment is not None]
         prices = [m["price"] for m in group if m["price"] is not None]
         costs = [m["cost"] for m in group if m["cost"] is not None]
         usage.append(

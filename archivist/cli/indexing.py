@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from archivist.cli.arguments import db_option, reports_option, source_option, workspace_argument
-from archivist.cli.output import fail, info, interactive
+from archivist.cli.output import fail, info, interactive, one_line
 from archivist.cli.workspaces import archive_to_read, check_archive_to_write, checked_sources, workspace_folder
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
@@ -150,6 +150,74 @@ def run_index(
     return summary
 
 
+SERVE_AFTER_SECONDS = 5.0  # how long a server waits for agent logs still being read before it serves
+
+
+def index_while_serving(
+    workspace: Path,
+    db_path: Path | None,
+    reports_dir: str | None,
+    log_sources: Iterable[tuple[str, Path]],
+    then: Callable[[], None],
+) -> None:
+    """Index for a server about to start: the workspace's documents before it starts; the agent
+    logs too where they take at most ``SERVE_AFTER_SECONDS`` more, else in the background while
+    it serves (what is stored is committed as it goes, the newest sessions first, and the
+    answers say that the archive is still being built: ``archive.building``). ``then`` runs
+    once the index is done (embedding, following the workspace)."""
+    import threading
+
+    from archivist.archive import indexer
+
+    info(f"Indexing {workspace} into {db_path or archive_path(workspace)}")
+    reading = threading.Event()  # the workspace's documents are stored; the logs are being read
+    background = threading.Event()  # the server did not wait for the end
+    deciding = threading.Lock()  # (who tells how the run ended: the server's start, or the run)
+    ended: list[Summary | ArchivistError] = []
+
+    def heard(label: str, done: int, total: int) -> None:
+        reading.set()
+
+    def work() -> None:
+        try:
+            ended.append(
+                indexer.index_workspace(workspace, db_path, reports_dir, log_sources=log_sources, log_progress=heard)
+            )
+        except ArchivistError as error:
+            ended.append(error)
+        finally:
+            reading.set()
+        with deciding:
+            if not background.is_set():
+                return  # (told by the server's start)
+        told = ended[0]
+        if isinstance(told, ArchivistError):  # the server goes on with what was stored
+            click.echo(one_line(told), err=True)
+            return
+        click.echo(f"{workspace}: {told.line()}", err=True)
+        then()
+
+    indexing = threading.Thread(target=work, name="archivist-index", daemon=True)
+    indexing.start()
+    reading.wait()
+    indexing.join(SERVE_AFTER_SECONDS)
+    with deciding:
+        if not ended:
+            background.set()
+    if ended:
+        told = ended[0]
+        if isinstance(told, ArchivistError):
+            fail(told)
+        click.echo(f"{workspace}: {told.line()}")
+        then()
+        return
+    click.echo(
+        "Still reading agent logs: serving what is stored so far (the newest sessions first); "
+        "answers say that the archive is being built until it is.",
+        err=True,
+    )
+
+
 @click.command()
 @workspace_argument
 @db_option
@@ -206,17 +274,24 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     kinds = dict(db.execute(KINDS_SQL).fetchall())
     problems = dict(db.execute(PROBLEM_COUNTS_SQL).fetchall())
     last = db.execute(LAST_RUN_SQL).fetchone()
+    from archivist.archive import building
+
+    being_built = db.execute(building.STATE_SQL).fetchone()
+    told = building.state(being_built[0] if being_built else None)
     report = {
         "db_path": str(path),
         "documents": kinds,
         "problems": problems,
         "last_indexed_at": last[0] if last else None,
+        "building": told,
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"Archive: {path}")
     click.echo(f"Last indexed: {report['last_indexed_at']}")
+    if told:
+        click.echo(building.sentence(told))
     for kind, count in kinds.items():
         click.echo(f"  {kind}: {count}")
     for state, count in problems.items():

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from archivist.agents.kinds import KINDS as LOG_KINDS
+from archivist.archive import building
 from archivist.cli.output import plural
 from archivist.queries.totals import MATCHED_WORDS, matched_counts
 
@@ -92,3 +93,5 @@ def print_search(response: dict[str, Any]) -> None:
     elif not results:
         line += f" · the last page is {pages}"
     click.echo(line)
+    if response.get("building"):
+        click.echo(building.sentence(response["building"]))

@@ -23,7 +23,7 @@ from archivist.cli.arguments import (
     watch_option,
     workspace_argument,
 )
-from archivist.cli.indexing import run_embed, run_index, start_following
+from archivist.cli.indexing import index_while_serving, run_embed, start_following
 from archivist.cli.output import fail, is_verbose, refuse, with_request_lines
 from archivist.cli.workspaces import (
     archive_to_read,
@@ -147,9 +147,14 @@ def serve(
         db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
     else:
         check_archive_to_write(workspace, db_path)
-        run_index(workspace, db_path, reports_dir, log_sources)
-        if embed:
-            run_embed(workspace, None, db_path)
+
+        def then() -> None:  # once the index is done
+            if embed:
+                run_embed(workspace, None, db_path)
+            if watch:
+                start_following(workspace, db_path)
+
+        index_while_serving(workspace, db_path, reports_dir, log_sources, then)
         db_path = db_path or archive_path(workspace)
     allowed = checked_workspaces(allowed_workspaces)
     settings = {
@@ -173,7 +178,7 @@ def serve(
         )
     sys.stdout.flush()
     app = datasette.app()  # its plugin checks Host and Origin; the token is checked outside it (see web.host_guard)
-    if watch:
+    if watch and no_index:
         start_following(workspace, db_path)
     served = guarded(app, allowed_hosts, token, origins) if token else app
     run_server(served, host, port)

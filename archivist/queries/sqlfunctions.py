@@ -3,14 +3,15 @@
 Each function lives with its job: ``terms`` (the query's words as FTS5 terms), ``expressions``
 (a search's FTS5 expressions, its filters through ``archivist.vocabulary``), ``periods`` (the
 time filter), ``excerpts`` (snippets, excerpts, previews), ``lists`` (list and limit
-parameters), ``facet_counts`` (the facets aggregate), ``vector_search`` (search by meaning)
-and ``links`` (report links).
+parameters), ``facet_counts`` (the facets aggregate), ``vector_search`` (search by meaning),
+``links`` (report links) and ``archive.building`` (whether the archive is still being built).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from archivist.archive import building
 from archivist.queries.excerpts import around, count_matches, excerpt, preview, snippet
 from archivist.queries.expressions import search_words
 from archivist.queries.facet_counts import FACETS, FacetCounts
@@ -57,10 +58,11 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_similarity_floor", 0): lambda: float(settings.get("similarity_floor", SIMILARITY_FLOOR)),
         ("archivist_nearest", 3): nearest,
         ("archivist_nearest", 4): nearest,
+        ("archivist_building", 1): building.state_json,
     }
     for (name, arity), function in functions.items():
         # archivist_nearest reads vectors that change between runs, and archivist_time
-        # reads the clock for "yesterday": neither is deterministic
-        deterministic = name not in ("archivist_nearest", "archivist_time")
+        # reads the clock for "yesterday", archivist_building whether a process is alive: none is deterministic
+        deterministic = name not in ("archivist_nearest", "archivist_time", "archivist_building")
         conn.create_function(name, arity, function, deterministic=deterministic)
     conn.create_aggregate("archivist_facets", len(FACETS), FacetCounts)

@@ -568,7 +568,9 @@ summed as (
     when plan.ranking = 'newest' then json_object('all', listed.total)
     when plan.ranking = 'keyword' then json_object('all', listed.all_words, 'some', listed.some_words)
     else json_object('all', listed.all_words, 'some', listed.some_words, 'meaning', listed.meaning)
-  end as matched
+  end as matched,
+  -- an index run still storing agent logs: what was stored so far is what is found (archive.building)
+  (select archivist_building(value) from archive_meta where key = 'building') as building
   from plan, listed
 )
 
@@ -588,7 +590,8 @@ select case plan.output
     'page_size', plan.page_size,
     'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
     'has_more', json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end),
-    'results', json(listed.items)
+    'results', json(listed.items),
+    'building', json(listed.building)
   ))
   else json_object(
     'query', plan.query,
@@ -601,6 +604,7 @@ select case plan.output
     'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
     'has_more', json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end),
     'results', json(listed.items),
+    'building', json(listed.building),
     -- (no documents: every facet, empty)
     'facets', json(coalesce(listed.facets, json_object(
       'kind', json('{}'), 'type', json('{}'), 'month', json('{}'), 'day', json('{}'), 'tags', json('{}'),
