@@ -4,7 +4,7 @@
                                    [--queries 50] [--repeat 3] [--keep]
 
 Builds a seeded archive of agent-log conversations in a temporary workspace with the
-store's own functions (archive.sessions._document and _insert_messages, as `archivist
+store's own functions (session_rows.document_rows and sessions._insert_messages, as `archivist
 index` writes a source's sessions): --sessions sessions of --messages-per-session
 messages each (1,000,000 by default), over four agents, twenty projects, several
 models and twelve months, user and assistant turns of 10 to 40 words from a
@@ -156,7 +156,7 @@ def write_sessions(
                     read, sources[read.agent], now, prepared.session_hash(read), found
                 )
                 document["id"] = document_id = db.insert("documents", [document])
-                sessions._insert_messages(db, document_id, read, rows, document)
+                sessions._insert_messages(db, document_id, rows, document, whole=True)
                 written[document_id] = read
         done = min(count, first + batch)
         print(f"  {done} sessions, {done * messages} messages ({time.perf_counter() - started:.0f}s)", flush=True)

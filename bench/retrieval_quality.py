@@ -1,12 +1,13 @@
 """Retrieval quality on public test collections, through the project's own canned query.
 
-    python bench/retrieval_quality.py [--collection scifact|cranfield] [--split test|train]
+    python bench/retrieval_quality.py [--collection scifact|cranfield] [--split test|train] [--weights int8|float32]
 
 Loads ../shared/eval/<collection> (BEIR layout) into an archive under bench/out/
 (as one records file, read in place each run: indexing and embedding are
 incremental, so only the first run pays for them), then runs every judged query
 through the `search` canned query in keyword, semantic and hybrid mode and prints
-nDCG@10 and Recall@100 for each.
+nDCG@10 and Recall@100 for each. ``--weights`` runs the model's int8 graph (the default) or
+its float32 export, each in an archive of its own: run both to compare them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from archivist.queries.runner import Archive
-from archivist.semantic.embeddings import embed_workspace
+from archivist.semantic import embeddings, onnx_model
 from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +35,9 @@ PUBLISHED = {
 }
 
 
-def load_workspace(collection: str) -> Path:
+def load_workspace(collection: str, weights: str = onnx_model.WEIGHTS) -> Path:
     """The collection as a workspace: one records file, written only when missing."""
-    workspace = OUT / f"eval-{collection}"
+    workspace = OUT / (f"eval-{collection}" if weights == "int8" else f"eval-{collection}-{weights}")
     records = workspace / "records" / "corpus.jsonl"
     if not records.exists():
         records.parent.mkdir(parents=True, exist_ok=True)
@@ -91,11 +92,13 @@ def main() -> None:
     parser.add_argument("--collection", default="scifact", choices=["scifact", "cranfield"])
     parser.add_argument("--split", default="test")
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--weights", default=onnx_model.WEIGHTS, choices=["int8", "float32"])
     args = parser.parse_args()
+    onnx_model.WEIGHTS = embeddings.VECTOR_METADATA["weights"] = args.weights
 
-    workspace = load_workspace(args.collection)
+    workspace = load_workspace(args.collection, args.weights)
     started = time.perf_counter()
-    result = embed_workspace(workspace)
+    result = embeddings.embed_workspace(workspace)
     print(
         f"{args.collection}: {result.embedded} documents embedded now, {result.skipped} already "
         f"({result.chunks_embedded} chunks sent to the model) in {time.perf_counter() - started:.1f}s"
@@ -118,7 +121,7 @@ def main() -> None:
                 ndcgs.append(ndcg_at(ranked, qrels[query_id]))
                 recalls.append(recall_at(ranked, qrels[query_id]))
             print(
-                f"  {mode:<9} nDCG@10 {statistics.mean(ndcgs):.3f}   Recall@100 {statistics.mean(recalls):.3f}   "
+                f"  {mode:<9} nDCG@10 {statistics.mean(ndcgs):.4f}   Recall@100 {statistics.mean(recalls):.4f}   "
                 f"query p50 {statistics.median(times):.1f} ms"
             )
     if PUBLISHED[args.collection]:

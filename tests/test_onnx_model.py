@@ -45,10 +45,19 @@ def cache(tmp_path_factory) -> Path:
     return cache
 
 
+def exported_file(cache: Path) -> Path:
+    """The float32 export in a cache folder (beside it, the int8 graph made from it)."""
+    (path,) = (path for path in cache.glob("*.onnx") if "-int8-" not in path.name)
+    return path
+
+
 @pytest.fixture(scope="module")
 def encoder(cache: Path) -> onnx_model.Encoder:
-    (path,) = cache.glob("*.onnx")
-    return onnx_model.Encoder(path, onnx_model.source_dir())
+    return onnx_model.Encoder(exported_file(cache), onnx_model.source_dir())
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=1)
 
 
 def test_the_export_is_named_by_a_hash_of_the_package_model(cache, monkeypatch):
@@ -56,8 +65,9 @@ def test_the_export_is_named_by_a_hash_of_the_package_model(cache, monkeypatch):
     path = onnx_model.model_path()
     assert path.exists()
     assert path.name == f"all-minilm-l6-v2-{onnx_model.fingerprint()[:16]}.onnx"
-    # only the graph, its weights and the remembered digests: no temporary file left behind
-    expected = [path.name, onnx_model.data_path(path).name, "all-minilm-l6-v2.digests.json"]
+    # only the graph, its weights, the int8 graph and the remembered digests: no temporary file left behind
+    quantized = onnx_model.quantized_path(path).name
+    expected = [path.name, onnx_model.data_path(path).name, quantized, "all-minilm-l6-v2.digests.json"]
     assert sorted(p.name for p in cache.iterdir()) == sorted(expected)
     assert onnx_model.data_path(path).stat().st_size > 80_000_000 > path.stat().st_size
     assert onnx_model.ensure_exported() == path
@@ -148,7 +158,7 @@ def test_a_graph_appears_only_once_its_weights_are_in_place(tmp_path):
 
 def test_a_missing_file_is_exported_on_first_use_once(cache, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(tmp_path))
-    (exported,) = cache.glob("*.onnx")
+    exported = exported_file(cache)
     calls = []
 
     def export(target: Path, source: Path) -> Path:  # the real export runs in the cache fixture
@@ -215,5 +225,37 @@ print(json.dumps({
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("archivist INFO embedding model ready ("), result.stderr
     reference = np.asarray(model.encode_torch(["kubernetes pod restart", "a document about kubernetes"]))
-    assert np.abs(np.asarray(out["query"]) - reference[0]).max() <= 1e-4
-    assert np.abs(np.asarray(out["document"]) - reference[1]).max() <= 1e-4
+    found = np.asarray([out["query"], out["document"]], dtype=np.float32)  # (the int8 graph: onnx_model.WEIGHTS)
+    assert onnx_model.WEIGHTS == "int8" and cosines(found, reference).min() >= 0.97
+
+
+def test_the_install_makes_an_int8_graph_beside_the_export_that_gives_nearly_its_vectors(cache, encoder):
+    exported = exported_file(cache)
+    quantized = onnx_model.quantized_path(exported)
+    assert quantized.exists() and onnx_model.ensure_quantized(exported) == quantized  # made once, by the install
+    weights = exported.stat().st_size + onnx_model.data_path(exported).stat().st_size
+    assert quantized.stat().st_size < weights * 0.7  # the matrix products 8 bits a weight (the word table float)
+    int8 = onnx_model.Encoder(quantized, onnx_model.source_dir())
+    texts = [text for text in TEXTS if text.strip()]
+    reference = np.asarray(model.encode_torch(texts), dtype=np.float32)
+    found = cosines(int8.encode(texts), reference)
+    assert found.min() >= 0.97 and found.mean() >= 0.985  # (the least: "x", a text of one letter)
+    assert np.abs(int8.encode(texts) - encoder.encode(texts)).max() > 1e-3  # (it is another graph)
+    assert np.allclose(np.linalg.norm(int8.encode(texts), axis=1), 1.0, atol=1e-5)
+
+
+def test_the_int8_graph_is_made_whole_or_not_at_all(cache, tmp_path, monkeypatch):
+    exported = exported_file(cache)
+    copy = tmp_path / exported.name
+    shutil.copy(exported, copy)
+    shutil.copy(onnx_model.data_path(exported), onnx_model.data_path(copy))
+    import onnxruntime.quantization as quantization
+
+    def failing(model_input, model_output, **options):
+        Path(model_output).write_bytes(b"half a graph")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(quantization, "quantize_dynamic", failing)
+    with pytest.raises(OSError):
+        onnx_model.ensure_quantized(copy)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([copy.name, onnx_model.data_path(copy).name])

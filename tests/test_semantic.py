@@ -120,6 +120,32 @@ def test_unchanged_chunks_never_reach_the_model(make_workspace):
     assert 1 <= changed.chunks_embedded <= 2 and changed.chunks_reused >= 1
 
 
+def test_vectors_made_by_other_weights_are_made_again_and_never_reused(make_workspace):
+    """An archive embedded with the float32 graph (its vectors name no weights) is embedded again,
+    every chunk by the model: a vector of the old weights is never copied for the same text."""
+    workspace = make_workspace(CONVERSATIONS)
+    first = embeddings.embed_workspace(workspace)
+    db = sqlite_utils.Database(archive_path(workspace))
+    db.execute("UPDATE embeddings SET metadata = json_remove(metadata, '$.weights')")
+    db.conn.commit()
+    again = embeddings.embed_workspace(workspace)
+    assert again.embedded == first.embedded == len(CONVERSATIONS) and again.skipped == 0
+    assert again.chunks_embedded == first.chunks_embedded and again.chunks_reused == 0
+    weights = {row[0] for row in db.execute("SELECT metadata ->> 'weights' FROM embeddings")}
+    assert weights == {"int8"}
+    assert embeddings.embed_workspace(workspace).embedded == 0
+
+
+def test_the_newest_documents_are_embedded_first(make_workspace):
+    workspace = make_workspace(CONVERSATIONS)
+    index_workspace(workspace)
+    db = sqlite_utils.Database(archive_path(workspace))
+    pending, _ = embeddings.plan(db, embeddings._collections(db)[1])
+    stamps = [db.execute("SELECT timestamp FROM documents WHERE id = ?", [p.id]).fetchone()[0] for p in pending]
+    dated = [stamp for stamp in stamps if stamp is not None]
+    assert len(dated) >= 5 and dated == sorted(dated, reverse=True) and stamps[: len(dated)] == dated
+
+
 def test_deleted_documents_lose_their_vectors(make_workspace):
     workspace = make_workspace(CONVERSATIONS)
     embeddings.embed_workspace(workspace)

@@ -41,18 +41,25 @@ from sqlite_utils.utils import sqlite3
 
 from archivist.archive import schema
 from archivist.errors import ArchivistError
-from archivist.semantic import chunking, vectors
+from archivist.semantic import chunking, onnx_model, vectors
 from archivist.semantic.onnx_model import MODEL_ID
 
 logger = logging.getLogger(__name__)
 
-DOCUMENT_SIGNATURES_SQL = "SELECT id, title, content_hash, path FROM documents ORDER BY id"
-EMBEDDED_SIGNATURES_SQL = "SELECT id, content_hash, metadata ->> 'model', metadata ->> 'chunker' FROM embeddings WHERE collection_id = :collection"
+# newest first (a session by its start): semantic search covers recent work first, the rest as it follows
+DOCUMENT_SIGNATURES_SQL = (
+    "SELECT id, title, content_hash, path FROM documents ORDER BY timestamp IS NULL, timestamp DESC, id DESC"
+)
+EMBEDDED_SIGNATURES_SQL = """
+SELECT id, content_hash, metadata ->> 'model', coalesce(metadata ->> 'weights', 'float32'), metadata ->> 'chunker'
+FROM embeddings WHERE collection_id = :collection
+"""
 # a conversation from an agent log is its messages (migrations.MESSAGE_INDEX_SQL), other documents their body
 DOCUMENT_BODIES_SQL = "SELECT id, title, body FROM document_texts WHERE id IN (SELECT value FROM json_each(:ids))"
 CHUNK_VECTORS_BY_HASH_SQL = """
 SELECT content_hash, embedding FROM embeddings
 WHERE collection_id = :collection AND content_hash IN (SELECT unhex(value) FROM json_each(:hashes))
+  AND coalesce(metadata ->> 'weights', 'float32') = :weights  -- (made by the weights that run now)
 """
 OLD_CHUNKS_SQL = "SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(:ids))"
 DELETE_EMBEDDING_SQL = "DELETE FROM embeddings WHERE collection_id = :collection AND id = :id"
@@ -102,7 +109,8 @@ def signature(content_hash: str) -> bytes:
     return bytes.fromhex(content_hash)
 
 
-VECTOR_METADATA = {"model": MODEL_ID, "chunker": chunking.VERSION}
+# what made a vector: one made otherwise is stale (``plan``), a document embedded anew
+VECTOR_METADATA = {"model": MODEL_ID, "weights": onnx_model.WEIGHTS, "chunker": chunking.VERSION}
 
 
 def chunk_hash(text: str | bytes) -> bytes:
@@ -156,11 +164,11 @@ def plan(
     db: sqlite_utils.Database, documents_collection: int, scope: str | None = None, only_ids: set[int] | None = None
 ) -> tuple[list[_Pending], int]:
     """Documents in scope whose vectors are missing or stale, and how many are up to date."""
-    current = (VECTOR_METADATA["model"], VECTOR_METADATA["chunker"])
+    current = (VECTOR_METADATA["model"], VECTOR_METADATA["weights"], VECTOR_METADATA["chunker"])
     embedded = {
         id_: digest
-        for id_, digest, model, chunker in db.execute(EMBEDDED_SIGNATURES_SQL, {"collection": documents_collection})
-        if (model, chunker) == current
+        for id_, digest, *made in db.execute(EMBEDDED_SIGNATURES_SQL, {"collection": documents_collection})
+        if tuple(made) == current
     }
     pending, up_to_date = [], 0
     for doc_id, title, content_hash, path in db.execute(DOCUMENT_SIGNATURES_SQL).fetchall():
@@ -221,7 +229,8 @@ def _store(
     wanted = {h for p in group for h in p.hashes}
     known = dict(
         db.execute(
-            CHUNK_VECTORS_BY_HASH_SQL, {"collection": chunks_collection, "hashes": _json(h.hex() for h in wanted)}
+            CHUNK_VECTORS_BY_HASH_SQL,
+            {"collection": chunks_collection, "hashes": _json(h.hex() for h in wanted), "weights": onnx_model.WEIGHTS},
         ).fetchall()
     )
     texts: dict[bytes, str] = {}
@@ -251,7 +260,13 @@ def _store(
                     "content_hash": digest,
                 }
             )
-            chunk_entries.append((chunk_id, piece.text, {"document_id": item.id, "seq": piece.seq, "path": item.path}))
+            chunk_entries.append(
+                (
+                    chunk_id,
+                    piece.text,
+                    {"document_id": item.id, "seq": piece.seq, "path": item.path, "weights": onnx_model.WEIGHTS},
+                )
+            )
         mean = _mean([llm.decode(known[d]) for d in item.hashes])
         if mean:
             document_rows.append(
