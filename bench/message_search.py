@@ -11,15 +11,16 @@ models and twelve months, user and assistant turns of 10 to 40 words from a
 vocabulary of a few hundred (some of them rare). Then times the `search` canned query
 (parameter checks included, as every surface runs it) for
 
-    (a) words, mode=keyword, with an agent + project + month filter  target: p50 <= 20 ms
-    (b) the same words alone, mode=keyword                           none set; shown for scale
+    (a) words, mode=keyword, with an agent + project + month filter  target: p50 <= 10 ms
+    (b) the same words alone, mode=keyword                           target: p50 <= 30 ms, p95 <= 80 ms
     (c) agent + project filters alone, mode=recent (newest first)    none set; shown for scale
 
 printing p50 / p95, how many queries found something (and the median total of
 sessions found), and checks that every result of (a) and (c) is of the requested
 agent and project, and that the message each result of (a) names is of the requested
 month and holds the words. The temporary workspace is removed at the end (--keep
-keeps it, to look into the query plan).
+keeps it, to look into the query plan). And the peak memory of a fresh process that opens
+the archive and runs every query, as `serve` and `mcp` do (target: at most 1 GB).
 """
 
 from __future__ import annotations
@@ -234,6 +235,36 @@ def check(family: list[dict[str, str]], responses: list[dict], written: dict[int
     return wrong
 
 
+SERVING_SCRIPT = """
+import json, sys
+from pathlib import Path
+from archivist.queries.runner import Archive
+families = json.loads(sys.stdin.read())
+with Archive.for_workspace(Path(sys.argv[1])) as archive:
+    for family in families.values():
+        for params in family:
+            archive.search(params)
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child would report its parent's
+print(int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) // 1024)
+"""
+
+
+def serving_memory(workspace: Path, families: dict[str, list[dict[str, str]]]) -> str:
+    """The peak memory of a fresh process that opens the archive and runs every query once, as
+    a server's process does (its connections' page caches, the statements, the answers)."""
+    import json
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", SERVING_SCRIPT, str(workspace)],
+        input=json.dumps(families),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return f"{int(done.stdout.strip()):,} MB at most (target <= 1 GB)"
+
+
 def plan_lines(archive: Archive, params: dict[str, str]) -> list[str]:
     """The plan's accesses to the FTS tables and messages."""
     full = {name: "" for name in QUERIES["search"].params}
@@ -281,7 +312,9 @@ def main() -> None:
                 found = sum(1 for response in responses if response["results"])
                 hits = [response["total"] for response in responses]
                 medians[label] = p50 = statistics.median(times)
-                target = "   target p50 <= 20 ms" if label.startswith("(a)") else ""
+                target = {"(a)": "   target p50 <= 10 ms", "(b)": "   target p50 <= 30 ms, p95 <= 80 ms"}.get(
+                    label[:3], ""
+                )
                 print(
                     f"  {label:<38} p50 {p50:7.2f} ms   p95 {percentile(times, 0.95):7.2f} ms"
                     f"   {found}/{len(family)} found something, median total {statistics.median(hits):.0f} sessions{target}"
@@ -298,11 +331,12 @@ def main() -> None:
                         print(f"      {line}")
                     if found < len(family) * 0.8:
                         print("    WARNING: fewer than 80% of the filtered queries found something")
+        print(f"the searching process's memory, as serve and mcp answer these: {serving_memory(workspace, families)}")
         a = medians["(a) words + agent + project + month"]
         b = medians["(b) words alone"]
         print(f"filtered / unfiltered p50: {a / b:.2f}x")
         print(
-            f"target p50 <= 20 ms with agent + project + month filters: {'met' if a <= 20 else 'NOT met'} ({a:.2f} ms)"
+            f"target p50 <= 10 ms with agent + project + month filters: {'met' if a <= 10 else 'NOT met'} ({a:.2f} ms)"
         )
     finally:
         if args.keep:

@@ -165,6 +165,7 @@ def index_while_serving(
     it serves (what is stored is committed as it goes, the newest sessions first, and the
     answers say that the archive is still being built: ``archive.building``). ``then`` runs
     once the index is done (embedding, following the workspace)."""
+    import logging
     import threading
 
     from archivist.archive import indexer
@@ -173,7 +174,7 @@ def index_while_serving(
     reading = threading.Event()  # the workspace's documents are stored; the logs are being read
     background = threading.Event()  # the server did not wait for the end
     deciding = threading.Lock()  # (who tells how the run ended: the server's start, or the run)
-    ended: list[Summary | ArchivistError] = []
+    ended: list[Summary | Exception] = []
 
     def heard(label: str, done: int, total: int) -> None:
         reading.set()
@@ -183,7 +184,7 @@ def index_while_serving(
             ended.append(
                 indexer.index_workspace(workspace, db_path, reports_dir, log_sources=log_sources, log_progress=heard)
             )
-        except ArchivistError as error:
+        except Exception as error:  # told below, or by the server's start
             ended.append(error)
         finally:
             reading.set()
@@ -193,6 +194,9 @@ def index_while_serving(
         told = ended[0]
         if isinstance(told, ArchivistError):  # the server goes on with what was stored
             click.echo(one_line(told), err=True)
+            return
+        if isinstance(told, Exception):
+            logging.getLogger("archivist.cli").error("indexing in the background failed", exc_info=told)
             return
         click.echo(f"{workspace}: {told.line()}", err=True)
         then()
@@ -208,6 +212,8 @@ def index_while_serving(
         told = ended[0]
         if isinstance(told, ArchivistError):
             fail(told)
+        if isinstance(told, Exception):
+            raise told
         click.echo(f"{workspace}: {told.line()}")
         then()
         return
