@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 KEY = "building"  # its row of archive_meta
 RECORD_SQL = "INSERT OR REPLACE INTO archive_meta (key, value) VALUES ('building', ?)"
 FINISHED_SQL = "DELETE FROM archive_meta WHERE key = 'building'"
-STATE_SQL = "SELECT value FROM archive_meta WHERE key = 'building'"
+STATE_SQL = "SELECT value FROM archive_building"  # (the view of migration 19)
 
 
 # The runs of this process still going, by thread: a run that ended here without taking its row

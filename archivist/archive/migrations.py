@@ -543,6 +543,18 @@ def m018_activity_rollups(db: sqlite_utils.Database) -> None:
     db.execute(f"INSERT INTO message_hours {MESSAGE_HOURS_ROWS_SQL.format(documents='SELECT id FROM documents')}")
 
 
+BUILDING_SQL = """
+CREATE VIEW archive_building AS
+    SELECT value FROM archive_meta WHERE key = 'building';
+"""
+
+
+@migrations()
+def m019_archive_building(db: sqlite_utils.Database) -> None:
+    """What the canned queries read of a run still storing agent logs (``archive.building``)."""
+    db.executescript(BUILDING_SQL)
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

@@ -570,7 +570,7 @@ summed as (
     else json_object('all', listed.all_words, 'some', listed.some_words, 'meaning', listed.meaning)
   end as matched,
   -- an index run still storing agent logs: what was stored so far is what is found (archive.building)
-  (select archivist_building(value) from archive_meta where key = 'building') as building
+  (select archivist_building(value) from archive_building) as building
   from plan, listed
 )
 
