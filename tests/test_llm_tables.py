@@ -122,7 +122,8 @@ def test_chunk_vectors_are_what_llm_stores_for_their_texts(db):
         (piece,) = chunking.chunk(body, title)
         row = stored(db, chunks.id, f"{doc}-0")
         assert row["content_hash"] == llm.Collection.content_hash(piece.text)
-        assert json.loads(row["metadata"]) == {"document_id": int(doc), "seq": 0, "path": path}
+        # (and the weights that made it: onnx_model.WEIGHTS; llm's similar() below embeds with them too)
+        assert json.loads(row["metadata"]) == {"document_id": int(doc), "seq": 0, "path": path, "weights": "int8"}
         (nearest,) = chunks.similar(piece.text, number=1)  # llm embeds the text with the model itself
         assert nearest.id == f"{doc}-0" and nearest.score > 0.9999
 

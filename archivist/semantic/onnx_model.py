@@ -47,7 +47,11 @@ DIMENSIONS = 384
 EXPORT_VERSION = "2"  # part of the file's key: a change to what ``export`` writes exports anew
 OPSET = 17
 SOURCE_FILES = ("config.json", "model.safetensors", "1_Pooling/config.json")  # what the exported graph is made of
-BATCH_SIZE = 32  # texts per forward pass
+# Texts per forward pass: one. No text is padded to another's length, and the int8 graph
+# quantizes a pass's activations by the range of its own values, so a text's vector does not
+# depend on the texts beside it (a query and the same text in a document agree); on two cores,
+# 108 chunks per second, where passes of 32 gave 85 (float32: 60 and 49).
+BATCH_SIZE = 1
 # The weights the encoder runs: "int8" (``ensure_quantized``), or "float32", the export as it is.
 # Part of every vector's metadata (``embeddings.VECTOR_METADATA``): a change embeds anew.
 WEIGHTS = "int8"
@@ -278,9 +282,10 @@ def quantized_path(model: Path) -> Path:
 def ensure_quantized(model: Path) -> Path:
     """The int8 graph of an exported one, made first when missing: its matrix products' weights
     as 8-bit integers, one scale per output channel, and their inputs quantized as they run
-    (ONNX Runtime's dynamic quantization). 1.8-1.9 times the chunks per second on two cores,
-    vectors at 0.99 cosine of the float ones on average, SciFact's semantic nDCG@10 0.004 lower
-    (``bench/onnx_parity.py``, ``bench/retrieval_quality.py``)."""
+    (ONNX Runtime's dynamic quantization). With a text a pass (``BATCH_SIZE``), 2.2-2.4 times
+    the chunks per second of the float32 export in passes of 32 on two cores, vectors at 0.99
+    cosine of the float ones on average, SciFact's semantic nDCG@10 0.654 against 0.649
+    (``bench/embed_hours.py``, ``bench/onnx_parity.py``, ``bench/retrieval_quality.py``)."""
     target = quantized_path(model)
     if not target.exists():
         from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
