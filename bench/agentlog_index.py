@@ -86,6 +86,26 @@ def session_lines(rng: random.Random, session: str, target_bytes: int) -> list[s
     return lines
 
 
+def scratch(root: Path) -> tuple[Path, Path]:
+    """A workspace of one note under ``root``, and a Claude Code project folder beside it
+    (``root/projects/-home-dev-project``): the workspace and the project."""
+    workspace = root / "workspace"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "readme.md").write_text("# Notes\n", encoding="utf-8")
+    project = root / "projects" / "-home-dev-project"
+    project.mkdir(parents=True)
+    return workspace, project
+
+
+def write_sessions(project: Path, rng: random.Random, sessions: int, megabytes: float) -> None:
+    """``sessions`` sessions of about ``megabytes`` MB in all (each 0.2 to 1.8 times its share)."""
+    per_session = int(megabytes * 1_000_000) // sessions
+    for s in range(sessions):
+        session = f"00000000-0000-4000-8000-{s:012d}"
+        size = int(per_session * rng.uniform(0.2, 1.8))
+        (project / f"{session}.jsonl").write_text("\n".join(session_lines(rng, session, size)) + "\n", "utf-8")
+
+
 class FirstSessions:
     """Watches, from another connection as a search would, when 100 sessions are first there,
     and how many of them are the newest."""
@@ -134,16 +154,8 @@ def main() -> None:
     rng = random.Random(42)
     root = Path(tempfile.mkdtemp(prefix="archivist-agentlogs-"))
     try:
-        workspace = root / "workspace"
-        (workspace / "notes").mkdir(parents=True)
-        (workspace / "notes" / "readme.md").write_text("# Notes\n", encoding="utf-8")
-        project = root / "projects" / "-home-dev-project"
-        project.mkdir(parents=True)
-        per_session = args.megabytes * 1_000_000 // args.sessions
-        for s in range(args.sessions):
-            session = f"00000000-0000-4000-8000-{s:012d}"
-            size = int(per_session * rng.uniform(0.2, 1.8))
-            (project / f"{session}.jsonl").write_text("\n".join(session_lines(rng, session, size)) + "\n", "utf-8")
+        workspace, project = scratch(root)
+        write_sessions(project, rng, args.sessions, args.megabytes)
         largest = project / "ffffffff-0000-4000-8000-000000000000.jsonl"
         largest.write_text("\n".join(session_lines(rng, largest.stem, args.append_megabytes * 1_000_000)) + "\n")
         files = sorted(project.glob("*.jsonl"))

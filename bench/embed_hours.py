@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agentlog_index import session_lines
+from agentlog_index import scratch, write_sessions
 
 from archivist.archive.database import sqlite3
 from archivist.archive.indexer import index_workspace
@@ -65,15 +65,8 @@ def main() -> None:
     rng = random.Random(42)
     root = Path(tempfile.mkdtemp(prefix="archivist-embed-hours-"))
     try:
-        workspace = root / "workspace"
-        (workspace / "notes").mkdir(parents=True)
-        (workspace / "notes" / "readme.md").write_text("# Notes\n", encoding="utf-8")
-        project = root / "projects" / "-home-dev-project"
-        project.mkdir(parents=True)
-        for s in range(max(1, args.megabytes * 2)):  # sessions of about 500 KB, as the bench's
-            session = f"00000000-0000-4000-8000-{s:012d}"
-            lines = session_lines(rng, session, int(500_000 * rng.uniform(0.2, 1.8)))
-            (project / f"{session}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        workspace, project = scratch(root)
+        write_sessions(project, rng, max(1, args.megabytes * 2), args.megabytes)  # about 500 KB each, as the bench's
         size = sum(path.stat().st_size for path in project.glob("*.jsonl")) / 1e6
         index_workspace(workspace, log_sources=[("claude-code", root / "projects")])
         embedded = chunks(archive_path(workspace), EMBEDDED_SQL)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import sqlite_utils
+from agentlog_index import scratch
 
 from archivist.workspace import archive_path
 
@@ -50,11 +51,7 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="archivist-watch-"))
     try:
-        workspace = root / "workspace"
-        (workspace / "notes").mkdir(parents=True)
-        (workspace / "notes" / "readme.md").write_text("# Notes\n", encoding="utf-8")
-        project = root / "projects" / "-home-dev-project"
-        project.mkdir(parents=True)
+        workspace, project = scratch(root)
         files = []
         for s in range(args.sessions):
             session = f"00000000-0000-4000-8000-{s:012d}"

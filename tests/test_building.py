@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from conftest import write_files
 from mcp import Client
 from test_mcp import stdio
-from test_newest_first import SESSIONS, record, stored, titles, write_source
+from test_newest_first import SESSIONS, stored, titles, write_source
 
 from archivist.agents import claude_code
 from archivist.archive import building, indexer, pace, schema, sessions
@@ -161,20 +161,7 @@ def test_a_server_waits_for_a_run_that_ends_soon(tmp_path):
 
 def big_source(root: Path, count: int = SESSIONS) -> Path:
     """``count`` sessions of about 60 KB each (a full disk is reached in a few of them)."""
-    project = root / "projects" / "-home-ana-proj"
-    project.mkdir(parents=True)
-    for n in range(count):
-        session = f"00000000-0000-4000-8000-{n:012d}"
-        at = f"2025-10-{n + 1:02d}T09:00:00Z"
-        lines = [
-            record(session, "user", f"{n}-u{i}", None, f"zeppelin {n} {i} " + "hangar doors open " * 300, at)
-            for i in range(10)
-        ]
-        path = project / f"{session}.jsonl"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        stamp = 1_760_000_000 + n * 86_400
-        os.utime(path, (stamp, stamp))
-    return root / "projects"
+    return write_source(root, count, turns=10, padding=" and its doors open" * 300)
 
 
 def test_a_full_disk_stops_the_run_as_of_its_last_commit_and_the_next_completes_it(tmp_path, monkeypatch, large):

@@ -31,17 +31,22 @@ def record(session: str, kind: str, uuid: str, parent: str | None, text: str, at
     return claude_line(kind, uuid, parent, content, at, session).decode().rstrip("\n")
 
 
-def write_source(root: Path, count: int = SESSIONS) -> Path:
-    """``count`` Claude Code sessions, session n written (and last modified) on day n."""
+def write_source(root: Path, count: int = SESSIONS, turns: int = 1, padding: str = "") -> Path:
+    """``count`` Claude Code sessions, session n written (and last modified) on day n: ``turns``
+    questions and answers each, the questions padded with ``padding`` (larger sessions)."""
     project = root / "projects" / "-home-ana-proj"
     project.mkdir(parents=True)
     for n in range(count):
         session = f"00000000-0000-4000-8000-{n:012d}"
         at = f"2025-10-{n + 1:02d}T09:00:00Z"
-        lines = [
-            record(session, "user", f"{n}-u", None, f"question number {n} about the zeppelin hangar", at),
-            record(session, "assistant", f"{n}-a", f"{n}-u", f"answer number {n}: open the doors", at),
-        ]
+        lines = []
+        for turn in range(turns):
+            asked, parent = f"{n}-u{turn or ''}", f"{n}-a{turn - 1 or ''}" if turn else None
+            question = f"question number {n} about the zeppelin hangar{padding}"
+            lines.append(record(session, "user", asked, parent, question, at))
+            lines.append(
+                record(session, "assistant", f"{n}-a{turn or ''}", asked, f"answer number {n}: open the doors", at)
+            )
         path = project / f"{session}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         stamp = 1_760_000_000 + n * 86_400
