@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from archivist.archive.database import Database
 
-KEY = "building"  # its row of archive_meta
+# its row of archive_meta, written, taken back, and read (through the view of migration 19)
 RECORD_SQL = "INSERT OR REPLACE INTO archive_meta (key, value) VALUES ('building', ?)"
 FINISHED_SQL = "DELETE FROM archive_meta WHERE key = 'building'"
-STATE_SQL = "SELECT value FROM archive_building"  # (the view of migration 19)
+STATE_SQL = "SELECT value FROM archive_building"
 
 
 # The runs of this process still going, by thread: a run that ended here without taking its row
