@@ -15,7 +15,10 @@ configuration: a new package version exports new files. They are written to a
 temporary folder and moved into place, the graph last, so a process that finds the
 graph never reads half of either.
 
-    python -m archivist.semantic.onnx_model   # export now (when missing) and print the path
+The encoder runs an int8 graph made from that export (``ensure_quantized``, at install too):
+twice the chunks per second, one text a forward pass (``BATCH_SIZE``); ``WEIGHTS`` says which.
+
+    python -m archivist.semantic.onnx_model   # export and quantize now (when missing) and print the path
 """
 
 from __future__ import annotations
@@ -291,7 +294,8 @@ def ensure_quantized(model: Path) -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
 
         logger.info("quantizing the embedding model to int8 once: %s", target)
-        logging.getLogger().disabled, was = True, logging.getLogger().disabled  # (its advice goes to the root logger)
+        root = logging.getLogger()  # (the quantizer's advice goes to the root logger: not for users)
+        was, root.disabled = root.disabled, True
         try:
             _replace_atomically(
                 target,
@@ -304,7 +308,7 @@ def ensure_quantized(model: Path) -> Path:
                 ),
             )
         finally:
-            logging.getLogger().disabled = was
+            root.disabled = was
     return target
 
 
