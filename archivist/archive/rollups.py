@@ -67,6 +67,9 @@ def write_hours(db: Database, document_id: int) -> None:
     db.execute(f"INSERT INTO message_hours {MESSAGE_HOURS_ROWS_SQL.format(documents='?')}", [document_id])
 
 
+TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+
+
 def write_hours_of(db: Database, document_id: int, document: dict[str, Any], messages: list[dict[str, Any]]) -> None:
     """A session's usage rows and message counts by the hour, as ``write_hours`` writes them, made
     from its ``document`` row and ``messages`` rows, all of them, at hand: its messages are not
@@ -116,9 +119,6 @@ def hours_rows(
             )
         )  # fmt: skip
     return usage, [(document_id, hour, agent, project, count) for hour, count in counts.items()]
-
-
-TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
 
 
 def _sum(values: list[int | None]) -> int | None:
