@@ -110,3 +110,16 @@ async def started_datasette(db_path: Path, plugin_settings: dict | None = None):
 @pytest.fixture
 async def sample_datasette(sample_workspace: Path):
     return await started_datasette(archive_path(sample_workspace))
+
+
+@pytest.fixture
+def large(monkeypatch):
+    """Every agent-log source counts as large; the newest three are stored first; commits are
+    always due; the sessions are read in this process (where a test watches the reader), not in
+    a worker process (which a monkeypatch does not reach)."""
+    from archivist.archive import pace, sessions
+
+    monkeypatch.setattr(pace, "LARGE_FILES", 5)
+    monkeypatch.setattr(sessions, "NEWEST_FIRST", 3)
+    monkeypatch.setattr(pace, "COMMIT_SECONDS", 0.0)
+    monkeypatch.setattr(pace, "IN_WORKER", False)

@@ -22,7 +22,7 @@ from test_mcp import stdio
 from test_newest_first import SESSIONS, stored, titles, write_source
 
 from archivist.agents import claude_code
-from archivist.archive import building, indexer, pace, schema, sessions
+from archivist.archive import building, indexer, schema
 from archivist.archive.database import sqlite3
 from archivist.archive.indexer import index_workspace
 from archivist.cli import cli, indexing
@@ -31,15 +31,6 @@ from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
 ARCHIVIST = str(Path(sys.executable).parent / "archivist")
-
-
-@pytest.fixture
-def large(monkeypatch):
-    """Every source counts as large, commits are always due, and sessions are read here."""
-    monkeypatch.setattr(pace, "LARGE_FILES", 5)
-    monkeypatch.setattr(sessions, "NEWEST_FIRST", 3)
-    monkeypatch.setattr(pace, "COMMIT_SECONDS", 0.0)
-    monkeypatch.setattr(pace, "IN_WORKER", False)
 
 
 def told(workspace: Path) -> dict | None:

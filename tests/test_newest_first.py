@@ -9,7 +9,6 @@ import re
 from contextlib import closing
 from pathlib import Path
 
-import pytest
 from conftest import write_files
 from test_agentlogs_large_files import claude_line
 
@@ -63,16 +62,6 @@ def titles(workspace: Path) -> list[str]:
 def stored(workspace: Path) -> list[tuple]:
     with closing(sqlite3.connect(archive_path(workspace))) as conn:
         return conn.execute(STORED_SQL).fetchall()
-
-
-@pytest.fixture
-def large(monkeypatch):
-    """Every source counts as large; the newest three are stored first; commits are always due;
-    the sessions are read here (where the test watches the reader), not in a worker process."""
-    monkeypatch.setattr(pace, "LARGE_FILES", 5)
-    monkeypatch.setattr(sessions, "NEWEST_FIRST", 3)
-    monkeypatch.setattr(pace, "COMMIT_SECONDS", 0.0)
-    monkeypatch.setattr(pace, "IN_WORKER", False)
 
 
 def test_newest_reads_the_newest_sessions_alone_keyed_as_a_whole_read(tmp_path):
