@@ -75,9 +75,8 @@ def main() -> None:
               f"{len(everything):,} with tool output and thinking ({len(embedded) / len(everything):.0%})")  # fmt: skip
 
         source = onnx_model.source_dir()
-        exported = onnx_model.ensure_exported(source)
-        float32 = onnx_model.Encoder(exported, source)
-        int8 = onnx_model.Encoder(onnx_model.ensure_quantized(exported), source)
+        float32 = onnx_model.Encoder(onnx_model.ensure_model(source, "float32"), source)
+        int8 = onnx_model.Encoder(onnx_model.ensure_model(source, "int8"), source)
         # before: the float32 export in passes of 32 texts; now: the int8 graph a text a pass (BATCH_SIZE)
         encoders = {"float32": (float32, 32), "int8": (int8, onnx_model.BATCH_SIZE)}
         sample = random.Random(1).sample(everything, min(args.texts, len(everything)))

@@ -74,9 +74,7 @@ def encoder(weights: str) -> onnx_model.Encoder:
     """The float32 export, or the int8 graph made from it."""
     if weights not in ENCODERS:
         source = onnx_model.source_dir()
-        exported = onnx_model.ensure_exported(source)
-        path = exported if weights == "float32" else onnx_model.ensure_quantized(exported)
-        ENCODERS[weights] = onnx_model.Encoder(path, source)
+        ENCODERS[weights] = onnx_model.Encoder(onnx_model.ensure_model(source, weights), source)
     return ENCODERS[weights]
 
 

@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--collection", default="scifact", choices=["scifact", "cranfield"])
     parser.add_argument("--split", default="test")
     parser.add_argument("--modes", default=",".join(MODES))
-    parser.add_argument("--weights", default=onnx_model.WEIGHTS, choices=["int8", "float32"])
+    parser.add_argument("--weights", default=onnx_model.WEIGHTS, choices=onnx_model.WEIGHT_KINDS)
     args = parser.parse_args()
     onnx_model.WEIGHTS = embeddings.VECTOR_METADATA["weights"] = args.weights
 

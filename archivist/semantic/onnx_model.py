@@ -55,8 +55,9 @@ SOURCE_FILES = ("config.json", "model.safetensors", "1_Pooling/config.json")  # 
 # depend on the texts beside it (a query and the same text in a document agree); on two cores,
 # 108 chunks per second, where passes of 32 gave 85 (float32: 60 and 49).
 BATCH_SIZE = 1
-# The weights the encoder runs: "int8" (``ensure_quantized``), or "float32", the export as it is.
-# Part of every vector's metadata (``embeddings.VECTOR_METADATA``): a change embeds anew.
+# The weights the encoder can run: the int8 graph (``ensure_quantized``), or the export as it is.
+WEIGHT_KINDS = ("int8", "float32")
+# Those it runs. Part of every vector's metadata (``embeddings.VECTOR_METADATA``): a change embeds anew.
 WEIGHTS = "int8"
 QUANTIZE_VERSION = "1"  # part of the int8 file's name: a change to how it is made makes it anew
 # One short query: a second thread saves about 2 ms of 6 on an idle machine (bench/onnx_parity.py),
@@ -312,10 +313,14 @@ def ensure_quantized(model: Path) -> Path:
     return target
 
 
-def ensure_model(source: Path | None = None) -> Path:
-    """The graph the encoder runs (``WEIGHTS``), exported (and quantized) first when missing."""
+def ensure_model(source: Path | None = None, weights: str | None = None) -> Path:
+    """The graph of ``weights`` (one of ``WEIGHT_KINDS``; default: ``WEIGHTS``, what the encoder
+    runs), exported (and quantized) first when missing."""
+    weights = weights or WEIGHTS
+    if weights not in WEIGHT_KINDS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHT_KINDS)}, not {weights!r}")
     exported = ensure_exported(source)
-    return exported if WEIGHTS == "float32" else ensure_quantized(exported)
+    return exported if weights == "float32" else ensure_quantized(exported)
 
 
 def _session(path: Path, threads: int) -> Any:
