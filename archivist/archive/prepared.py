@@ -6,6 +6,7 @@ so that a worker process can do it (``session_worker``) while ``sessions`` write
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,9 +50,10 @@ class Prepared:
     rows: tuple[dict[str, Any], list[dict[str, Any]]] | None  # (document, messages); None: unchanged
 
 
-def prepare(session: Session, source: str, known: dict[str, str], now: str, masker: Masker) -> Prepared:
-    """What storing ``session`` takes, but for the database: ``known`` holds the content hashes of
-    the source's stored sessions by key (one that is the same is not masked nor made into rows)."""
+def prepare(session: Session, source: str, known: Callable[[str], str | None], now: str, masker: Masker) -> Prepared:
+    """What storing ``session`` takes, but for the database: ``known`` gives the content hash of
+    the source's stored session of a key, if any (one that is the same is not masked nor made
+    into rows)."""
     content_hash = session_hash(session)
     if len(session.messages) > schema.MESSAGE_IDS:
         session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
@@ -59,7 +61,7 @@ def prepare(session: Session, source: str, known: dict[str, str], now: str, mask
     session_key = masker.name(session.key)
     key = f"{source}:{session_key}"
     rows, files = None, session.files  # (the files as read: what they were is what was read)
-    if known.get(key) != content_hash:
+    if known(key) != content_hash:
         masked, found = mask_session(session, masker)
         rows = document_rows(masked, source, now, content_hash, found)
         session = masked

@@ -116,7 +116,7 @@ def _work(
             if session is None:
                 out.put(("session", None))
                 continue
-            ready = prepare(session, source, known, now, masker)
+            ready = prepare(session, source, known.get, now, masker)
             known[ready.key] = ready.content_hash  # (a newest one read again is not masked again)
             out.put(("session", ready))
     except OSError as error:

@@ -269,7 +269,7 @@ def _store_session(
     """Store one session read whole (unless it is stored as it is), or one prepared in a worker
     process; its document and where to read on."""
     if isinstance(session, Session):
-        session = prepare(session, source, {key: hash_ for key, (_, hash_) in known.items()}, now, masker)
+        session = prepare(session, source, lambda key: known.get(key, (0, None))[1], now, masker)
     if session.key in seen:  # (a reader's fault: a key is one session of the source)
         problems.append(documents.Problem(session.label, "degraded", SAME_KEY))
         return None
