@@ -96,6 +96,7 @@ from typing import Any
 from archivist.secrets.detect import _detect
 from archivist.secrets.formats import _mangled
 from archivist.secrets.spans import _Span
+from archivist.texts import valid
 
 MARKER = "[secret masked: {kind}]"
 TAGGED_MARKER = "[secret masked: {kind} #{tag}]"
@@ -122,9 +123,14 @@ class Masker:
         self.count = 0
 
     def mask(self, text: str) -> tuple[str, int]:
-        """``text`` with each high-confidence secret replaced by its marker, and how many were."""
+        """``text`` with each high-confidence secret replaced by its marker, and how many were.
+
+        What is masked is stored: a lone surrogate (a path's byte that is not UTF-8, where no
+        reading made it valid first) becomes U+FFFD (``texts.valid``).
+        """
         if not text:
             return text, 0
+        text = valid(text)
         spans = sorted(_detect(text), key=lambda span: (span.start, -span.end))
         if not spans:
             return text, 0
