@@ -390,3 +390,53 @@ def test_a_damaged_llm_database_keeps_the_conversations_it_held(logs, workspace)
     assert exit_code == 0, output
     assert conversations(workspace) == before
     assert any("is kept" in reason for _, _, reason in problems(workspace))
+
+
+# --- a lone surrogate (a JSON escape of half an emoji, a file name that is not UTF-8) -----------
+
+SURROGATE_LINE = (
+    '{"type":"user","sessionId":"s1","uuid":"u1","parentUuid":null,"timestamp":"2025-11-24T09:00:01Z",'
+    '"cwd":"/p","message":{"role":"user","content":"lone \\ud800 x"}}\n'
+)
+
+
+def stored_texts(workspace: Path) -> list[str]:
+    db = sqlite_utils.Database(archive_path(workspace))
+    return [text for (text,) in db.execute("SELECT text FROM messages ORDER BY id").fetchall()]
+
+
+def test_a_lone_surrogate_escaped_in_a_line_is_replaced_told_and_every_later_run_completes(logs, workspace):
+    source = logs / "surrogates"
+    (source / "-home-dev-p").mkdir(parents=True)
+    session = source / "-home-dev-p" / "s1.jsonl"
+    session.write_text(SURROGATE_LINE)
+    exit_code, output = index(workspace, f"claude-code={source}", f"claude-code={logs / SOURCES['claude-code']}")
+    assert exit_code == 0, output
+    assert "lone \ufffd x" in stored_texts(workspace)
+    assert (
+        "claude-code:-home-dev-p/s1",
+        "degraded",
+        "1 lone surrogate (not Unicode text) replaced with U+FFFD",
+    ) in problems(workspace)
+    assert len(conversations(workspace)) > 1  # the other source's sessions too
+    # the next run, and one reading on what was appended, complete as well
+    with session.open("a") as handle:
+        handle.write(SURROGATE_LINE.replace('"u1"', '"u2"').replace("lone", "again"))
+    exit_code, output = index(workspace)
+    assert exit_code == 0, output
+    assert "again \ufffd x" in stored_texts(workspace)
+    found = CliRunner().invoke(cli, ["search", str(workspace), "again"])
+    assert found.exit_code == 0 and "again \ufffd x" in found.output, found.output
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_as_valid_text(logs, workspace):
+    source = logs / "names"
+    folder = source / os.fsdecode(b"-home-dev-\xff")
+    folder.mkdir(parents=True)
+    (folder / os.fsdecode(b"s\xfe.jsonl")).write_bytes(claude_line("a name that is not UTF-8"))
+    exit_code, output = index(workspace, f"claude-code={source}")
+    assert exit_code == 0, output
+    db = sqlite_utils.Database(archive_path(workspace))
+    for (extra,) in db.execute("SELECT extra FROM documents WHERE source LIKE 'log:%'").fetchall():
+        extra.encode("utf-8")  # (no surrogate: it is stored as text)
+    assert stored_texts(workspace) == ["a name that is not UTF-8"]

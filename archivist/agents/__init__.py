@@ -61,6 +61,7 @@ from archivist.jsonvalues import TOO_DEEP as TOO_DEEP
 from archivist.jsonvalues import NotJSON as NotJSON
 from archivist.jsonvalues import json_value as json_value
 from archivist.jsonvalues import too_deep as too_deep
+from archivist.texts import valid_unicode
 
 ROLES = ("user", "assistant", "tool", "system")
 
@@ -251,6 +252,65 @@ class Session:
     parent: str | None = None  # for a sub-agent transcript: the key of the session it belongs to
     tail: Tail | None = None  # how to read on when its one file grows (kinds with read_from)
     titled: bool = True  # False: the title is only a first message (read_from: keep the stored one)
+
+
+def valid_session(session: Session) -> Session:
+    """``session`` with every text it carries made valid Unicode (``texts.valid_unicode``: a lone
+    surrogate, from a JSON escape or a file name that is not UTF-8, becomes U+FFFD), and how many
+    were replaced told as one of its problems. Its paths stay as read (``files``, ``tail``): they
+    name files to open; what is stored of them is made valid where it is masked.
+
+    Every session a reader yields passes here before it is hashed, masked or stored.
+    """
+    replaced = 0
+
+    def text(value: str) -> str:
+        nonlocal replaced
+        value, count = valid_unicode(value)
+        replaced += count
+        return value
+
+    def optional(value: str | None) -> str | None:
+        return None if value is None else text(value)
+
+    for message in session.messages:
+        message.text = text(message.text)
+        message.thinking = text(message.thinking)
+        message.tool_output = text(message.tool_output)
+        message.role, message.timestamp, message.model = (
+            text(message.role),
+            optional(message.timestamp),
+            optional(message.model),
+        )
+        for call in message.tool_calls:
+            call.name, call.agent = text(call.name), optional(call.agent)
+            call.files = [text(file) for file in call.files]
+            call.commands = [text(command) for command in call.commands]
+        for item in message.attachments:
+            item.type, item.name = text(item.type), optional(item.name)
+    session.key, session.agent = text(session.key), text(session.agent)
+    session.title = valid_unicode(session.title)[0]  # (most often its first message's: counted there)
+    session.project, session.branch, session.parent = (
+        optional(session.project),
+        optional(session.branch),
+        optional(session.parent),
+    )
+    session.started, session.last = optional(session.started), optional(session.last)
+    session.models = [text(model) for model in session.models]
+    problems = [valid_unicode(problem) for problem in session.problems]
+    session.problems = [
+        Unread(fixed) if isinstance(problem, Unread) else fixed
+        for problem, (fixed, _) in zip(session.problems, problems, strict=True)
+    ]
+    replaced += sum(count for _, count in problems)
+    if replaced:
+        session.problems.append(replaced_surrogates(replaced))
+    return session
+
+
+def replaced_surrogates(count: int) -> str:
+    """Lone surrogates replaced in what was read, as a problem."""
+    return f"{count} lone surrogate{'s' if count != 1 else ''} (not Unicode text) replaced with U+FFFD"
 
 
 TITLE_CHARS = 80

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from archivist.agents import Unavailable
+from archivist.agents import Unavailable, valid_session
 from archivist.documents.worker import exit_with_parent
 
 if TYPE_CHECKING:
@@ -33,15 +33,16 @@ logger = logging.getLogger(__name__)
 
 
 def read_here(kind: str, path: Path, problems: list[str], newest: int = 0) -> Iterator[Session | None]:
-    """Each session of the source, read in this process: with ``newest``, first that many of its
-    newest sessions, read alone (the kind's ``newest``), then None, then every session."""
+    """Each session of the source, read in this process, its text made valid Unicode: with
+    ``newest``, first that many of its newest sessions, read alone (the kind's ``newest``), then
+    None, then every session."""
     from archivist.archive import sources
 
     reader = sources.module(kind)
     if newest:
-        yield from reader.newest(path, newest, [])
+        yield from map(valid_session, reader.newest(path, newest, []))
         yield None
-    yield from reader.read(path, problems)
+    yield from map(valid_session, reader.read(path, problems))
 
 
 def prepared(

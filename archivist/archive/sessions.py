@@ -34,6 +34,7 @@ from archivist.agents import (
     Unread,
     archives,
     registry,
+    valid_session,
 )
 from archivist.archive import prices, rollups, schema, session_worker, sources
 from archivist.archive.database import Database
@@ -374,6 +375,7 @@ def _read_appends(
         session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"), extra.get("models"))
         if session is None:
             return None
+        session = valid_session(session)
         problems.extend(
             documents.Problem(f"{kind}:{session.key}", "degraded", masker.name(p)) for p in session.problems
         )

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")  # NUL, and lone surrogates from JSON or YAML escapes
+from archivist.texts import valid
 
 
 @dataclass
@@ -58,15 +57,7 @@ def storable(value: Any) -> Any:
     SQLite's JSON functions reject) become null.
     """
     if isinstance(value, str):
-        if "\x00" not in value:
-            if value.isascii():
-                return value  # the common case, at C speed
-            try:
-                value.encode("utf-8")  # ten times faster than the pattern below, where nothing is to change
-                return value
-            except UnicodeEncodeError:
-                pass
-        return _UNSTORABLE_RE.sub(lambda match: "" if match[0] == "\x00" else "\ufffd", value)
+        return valid(value.replace("\x00", "") if "\x00" in value else value)
     if isinstance(value, dict):
         return {storable(str(key)): storable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
