@@ -13,8 +13,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sqlite3 as stdlib_sqlite3
 import threading
 from typing import TYPE_CHECKING, Any
+
+from archivist.archive.database import sqlite3
 
 if TYPE_CHECKING:
     from archivist.archive.database import Database
@@ -72,6 +75,16 @@ def state(value: str | None) -> dict[str, Any] | None:
         "percent": percent,
         "since": since,
     }
+
+
+def told(conn: Any) -> dict[str, Any] | None:
+    """``state`` of the archive open on ``conn`` (any connection that executes SQL): what every answer
+    tells of an index run that is still storing agent logs, or None where the archive is built."""
+    try:
+        row = conn.execute(STATE_SQL).fetchone()
+    except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError):
+        return None  # (an archive without the view, served as it is: nothing to tell)
+    return state(row[0] if row else None)
 
 
 def state_json(value: str | None) -> str | None:
