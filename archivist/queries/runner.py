@@ -216,6 +216,13 @@ class Archive:
         """The unified search (docs/contract.md: canned queries): the response the REST endpoint and MCP tool return."""
         return response_of(self.run("search", params, cancel))
 
+    def building(self) -> dict[str, Any] | None:
+        """What every answer tells of an index run still storing agent logs (``archive.building.told``)."""
+        from archivist.archive import building
+
+        with self._borrowed() as conn:
+            return building.told(conn)
+
     def close(self) -> None:
         with self._lock:
             for conn in self._connections:
