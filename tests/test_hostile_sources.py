@@ -440,3 +440,18 @@ def test_a_file_name_that_is_not_utf8_is_stored_as_valid_text(logs, workspace):
     for (extra,) in db.execute("SELECT extra FROM documents WHERE source LIKE 'log:%'").fetchall():
         extra.encode("utf-8")  # (no surrogate: it is stored as text)
     assert stored_texts(workspace) == ["a name that is not UTF-8"]
+
+
+def test_a_reader_that_fails_on_what_a_file_holds_leaves_the_other_sources_read(logs, workspace, monkeypatch):
+    from archivist.agents import codex
+
+    def failing(path, problems=None):
+        raise TypeError("a value of a shape no reader expected")
+        yield
+
+    monkeypatch.setattr(codex, "read", failing)
+    exit_code, output = index(workspace, f"codex={logs / SOURCES['codex']}", f"aider={logs / SOURCES['aider']}")
+    assert exit_code == 0, output
+    assert any(key.startswith(f"log:{2}:") for key in conversations(workspace))  # the aider source's
+    (reason,) = [reason for path, status, reason in problems(workspace) if path.startswith("codex:")]
+    assert reason.startswith("not read: its reader failed (TypeError: a value of a shape no reader expected)")

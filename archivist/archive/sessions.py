@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +60,7 @@ from archivist.archive.sources import remove as remove
 if TYPE_CHECKING:
     from archivist.secrets import Masker
 
+logger = logging.getLogger(__name__)
 SOURCES_SQL = "SELECT id, kind, path, fingerprint, problems FROM log_sources ORDER BY id"
 NO_READER = (
     "not read: no installed plugin reads {kind} logs; what the archive holds of the source is kept, "
@@ -188,6 +191,14 @@ def index_sources(
             continue
         except OSError as error:  # (the source itself cannot be opened: the same)
             reason = f"not read ({error.strerror or error}): {KEPT}"
+            problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", masker.name(reason))])
+            read += 1
+            continue
+        except sqlite3.Error:  # the archive's own (a full disk): told by the indexer
+            raise
+        except Exception as error:  # a reader's fault on what a file holds: the other sources are read
+            logger.debug("reading %s:%s failed", kind, masker.name(str(path)), exc_info=True)
+            reason = f"not read: its reader failed ({type(error).__name__}: {str(error)[:200]}): {KEPT}"
             problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", masker.name(reason))])
             read += 1
             continue
