@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archivist.archive.database import Database, read_only_uri, sqlite3
+from archivist.archive.database import Database, connect_read_only, sqlite3
 
 # How many migrations ``migrations`` has (a test checks it): an archive at this version needs none.
 SCHEMA_VERSION = 19
@@ -34,7 +34,7 @@ def is_embedded(path: Path) -> bool:
     """Whether the archive at ``path`` has been embedded (its chunks collection exists; its vectors are then
     kept current): read only, never created."""
     try:
-        conn = sqlite3.connect(read_only_uri(path), uri=True)
+        conn = connect_read_only(path)
         try:
             return bool(conn.execute(EMBEDDED_SQL, [CHUNKS_COLLECTION]).fetchone()[0])
         finally:
@@ -110,12 +110,15 @@ def archive_problem(db: Any) -> str | None:
 
 
 def upgrade(path: Path) -> bool:
-    """Apply the migrations an existing archive lacks; whether there were any."""
-    db = Database(path)
+    """Apply the migrations an existing archive lacks; whether there were any.
+
+    An archive that lacks none is only read (on a full disk too: ``connect_read_only``).
+    """
+    conn = connect_read_only(path)
     try:
-        if archive_problem(db) != "older":
+        if archive_problem(conn) != "older":
             return False
     finally:
-        db.close()
+        conn.close()
     open_archive(path).close()
     return True

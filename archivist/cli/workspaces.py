@@ -60,21 +60,28 @@ def workspace_folder(workspace: Path | None, command: str) -> Path:
 
 
 def _database_problem(path: Path, tables: bool) -> str | None:
-    """Why the file at ``path`` is not an archive to read (tables=True) or to index into; None if it is."""
-    import sqlite3  # the check only reads the schema: the interpreter's own SQLite will do
+    """Why the file at ``path`` is not an archive to read (tables=True) or to index into; None if it is.
 
-    from archivist.archive.database import read_only_uri
+    Only a file that is not an SQLite database, or (tables) one without an archive's tables, is
+    not an archive. One that cannot be read now (a full disk, a failing or read-only one, its
+    permissions, a lock) or is damaged is told as such, as a one-line error.
+    """
+    from archivist.archive.database import connect_read_only, primary_code, sqlite3
 
     if not os.path.isfile(path):
         return "not a file"
     try:
-        conn = sqlite3.connect(read_only_uri(path), uri=True)
+        conn = connect_read_only(path)  # (on a full disk too, where SQLite's own read-only connection fails)
         try:
             found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'").fetchone()
         finally:
             conn.close()
     except sqlite3.Error as error:
-        return str(error)
+        if primary_code(error) == sqlite3.SQLITE_NOTADB:
+            return str(error)
+        from archivist.queries.runner import unreadable
+
+        fail(unreadable(shown(path), error, "run the command again."))
     return "it has no documents table" if tables and not found else None
 
 
@@ -167,9 +174,25 @@ def open_archive(path: Path) -> Any:
 def upgraded(path: Path) -> bool:
     """Whether the archive at ``path`` was written by an older version and has just caught up (it says so)."""
     from archivist.archive import schema
+    from archivist.archive.database import disk_full, not_written, sqlite3, unwritable
 
-    if not schema.upgrade(path):
-        return False
+    try:
+        if not schema.upgrade(path):
+            return False
+    except sqlite3.Error as error:
+        if unwritable(error) or disk_full(path, error):
+            fail(
+                not_written(
+                    shown(path),
+                    error,
+                    "It was written by an older version, and this version's schema could not be written "
+                    "into it; it is as it was.",
+                    "run the command again: it catches up then.",
+                )
+            )
+        from archivist.queries.runner import unreadable
+
+        fail(unreadable(shown(path), error, "run the command again."))
     click.echo(f"Upgraded the archive at {shown(path)} to this version's schema.", err=True)
     return True
 

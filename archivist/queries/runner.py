@@ -19,7 +19,7 @@ from typing import Any
 
 from archivist import errors
 from archivist.archive import schema
-from archivist.archive.database import read_only_uri, sqlite3
+from archivist.archive.database import connect_read_only, disk_full, not_written, primary_code, sqlite3, unwritable
 from archivist.errors import ArchivistError
 from archivist.queries import sqlfunctions, validation
 from archivist.queries.catalog import default_settings, sql_for
@@ -53,11 +53,51 @@ def plugin_settings() -> dict[str, Any]:
 
 
 def connect(db_path: Path, settings: dict[str, Any] | None = None) -> Any:
-    """A read-only connection with the archive's SQL functions registered."""
-    conn = sqlite3.connect(read_only_uri(db_path), uri=True, check_same_thread=False)
+    """A read-only connection with the archive's SQL functions registered (on a full disk too: ``connect_read_only``)."""
+    conn = connect_read_only(db_path, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     sqlfunctions.register(conn, plugin_settings() if settings is None else settings)
     return conn
+
+
+def unreadable(path: Path | str, error: BaseException, again: str) -> ArchivistError:
+    """What a surface says of an archive SQLite could not open or read (``error``).
+
+    Only a file that is not an SQLite database is called no archive. A disk that cannot be
+    written is ARCHIVE_NOT_WRITTEN (a full one with the space it has free and the archive
+    takes: the archive is intact, and nothing says to move it); a damaged archive is told as
+    damaged; anything else (its permissions, a lock), that it could not be opened now.
+    ``again`` is what to do once that is seen to (a sentence that follows "then").
+    """
+    if primary_code(error) == sqlite3.SQLITE_NOTADB:
+        return ArchivistError(
+            "DIRECTORY_NOT_FOUND",
+            f"Not an Archivist archive: {path}",
+            f"The file is not an SQLite database ({error}).",
+            "Run: archivist index WORKSPACE",
+        )
+    if unwritable(error) or disk_full(path, error):
+        return not_written(
+            path,
+            error,
+            "SQLite writes a small file beside an archive to read it (its -shm, 32 KB), and could not; "
+            "the archive itself is intact.",
+            again,
+            done="read",
+        )
+    if primary_code(error) == sqlite3.SQLITE_CORRUPT:
+        return ArchivistError(
+            "DIRECTORY_NOT_FOUND",
+            f"The archive at {path} is damaged: {error}",
+            "SQLite found pages of it that are not as it wrote them (a disk or a copy that failed).",
+            "Keep a copy of it (sqlite3's .recover may save what it holds), then move it aside and index again.",
+        )
+    return ArchivistError(
+        "DIRECTORY_NOT_FOUND",
+        f"The archive at {path} could not be opened: {error}",
+        "SQLite could not read it now: its permissions, the folder's, or another process's lock on it.",
+        f"Check that it can be read, then {again}",
+    )
 
 
 def response_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -122,7 +162,10 @@ class Archive:
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._connections: list[Any] = []
         self._lock = threading.Lock()
-        first = self._open()  # open (and check) the first one now
+        try:
+            first = self._open()  # open (and check) the first one now
+        except (sqlite3.Error, stdlib_sqlite3.Error) as error:
+            raise self._unreadable(error) from None
         try:
             self._check_schema(first)
         except ArchivistError:
@@ -152,6 +195,9 @@ class Archive:
                 f"The database {problem}.",
                 "Run: archivist index WORKSPACE",
             )
+
+    def _unreadable(self, error: BaseException) -> ArchivistError:
+        return unreadable(self.db_path, error, "call again.")
 
     def _open(self) -> Any:
         conn = connect(self.db_path, self.settings)
@@ -192,6 +238,8 @@ class Archive:
             with self._borrowed() as conn:
                 return [dict(row) for row in conn.execute(sql_for(name), params).fetchall()]
         except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError) as error:
+            if unwritable(error) or primary_code(error) == sqlite3.SQLITE_CANTOPEN:
+                raise self._unreadable(error) from None
             if budget is None or "interrupted" not in str(error):
                 raise
             if budget.cancel is not None and budget.cancel.is_set():
