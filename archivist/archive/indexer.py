@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from archivist import documents
-from archivist.archive import building, schema, sessions
+from archivist.archive import building, database, schema, sessions
 from archivist.archive.database import Database, sqlite3
 from archivist.archive.pace import Progress
 from archivist.documents import Problem
@@ -155,26 +155,20 @@ def index_workspace(
     return summary
 
 
-# What stops a run from writing the archive, not of its making: the disk is full, failing, or read-only.
-UNWRITABLE = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY)
-
-
 def unwritable(error: Exception) -> bool:
-    """Whether SQLite failed for want of a disk to write on (its primary code, of the extended one)."""
-    return (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF in UNWRITABLE
+    """Whether SQLite failed for want of a disk to write on: full, failing, read-only, or no file to be made there."""
+    return database.unwritable(error) or database.primary_code(error) == sqlite3.SQLITE_CANTOPEN
 
 
 def not_written(db_path: Path, error: Exception) -> ArchivistError:
     """The error of a run that could not write its archive: what it committed stays (its
     workspace documents all or none; of its agent logs, what was stored up to the last commit)."""
-    full = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF == sqlite3.SQLITE_FULL
-    return ArchivistError(
-        "ARCHIVE_NOT_WRITTEN",
-        f"The archive at {db_path} could not be written: {'the disk is full' if full else error}",
+    return database.not_written(
+        db_path,
+        error,
         "The run stopped; the archive keeps what it had before, and the agent-log sessions committed "
         "as they were read (a search finds them).",
-        f"{'Free some space on the disk that holds it' if full else 'Check the disk that holds it'}, "
-        "then run archivist index again: it reads on from what is stored.",
+        "run archivist index again: it reads on from what is stored.",
     )
 
 
