@@ -274,9 +274,11 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     """Show what WORKSPACE's archive holds."""
     import sqlite_utils
 
+    from archivist.archive.database import connect_read_only
+
     workspace = workspace_folder(workspace, "status")
     path = archive_to_read(workspace, db_path)
-    db = sqlite_utils.Database(path)
+    db = sqlite_utils.Database(connect_read_only(path))  # (it writes nothing: on a full disk too)
     kinds = dict(db.execute(KINDS_SQL).fetchall())
     problems = dict(db.execute(PROBLEM_COUNTS_SQL).fetchall())
     last = db.execute(LAST_RUN_SQL).fetchone()
