@@ -22,6 +22,7 @@ from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
+from archivist.archive.database import connect_read_only, primary_code, sqlite3
 from archivist.archive.schema import ARCHIVE_TABLES, archive_problem, migrate
 from archivist.errors import ArchivistError, took_too_long
 from archivist.queries import runner, validation
@@ -219,7 +220,8 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
     output is the MCP tool's: brief unless output=full is asked for.
     """
     if not await is_archive(datasette):
-        return Response.json(not_an_archive(datasette).to_dict(), status=404)
+        failure = not_an_archive(datasette)
+        return Response.json(failure.to_dict(), status=not_an_archive_status(failure))
     unknown = unknown_search_parameters(request.args)
     if unknown is not None:
         return Response.json(unknown.to_dict(), status=400)
@@ -304,6 +306,21 @@ _ARCHIVE_TABLES_SQL = "SELECT count(*) FROM sqlite_master WHERE type = 'table' A
     ", ".join(f"'{name}'" for name in ARCHIVE_TABLES)
 )
 _archives: weakref.WeakSet[Database] = weakref.WeakSet()  # databases found to be archives (they stay archives)
+# Why a database could not be read when last looked at (a full disk, say): told by ``not_an_archive``.
+_unread: weakref.WeakKeyDictionary[Database, BaseException] = weakref.WeakKeyDictionary()
+
+
+class ArchiveDatabase(Database):
+    """The archive as Datasette serves it: its read connections are opened as every surface opens
+    one (``connect_read_only``), so that an intact archive is served on a full disk too, where
+    SQLite's own read-only connection fails. Its write connection is Datasette's."""
+
+    def connect(self, write: bool = False) -> Any:
+        if write or self.is_memory or not self.path or not self.is_mutable:
+            return super().connect(write=write)
+        conn = connect_read_only(self.path, check_same_thread=False)
+        self._all_file_connections.append(conn)
+        return conn
 
 
 async def is_archive(datasette: Datasette) -> bool:
@@ -321,9 +338,11 @@ async def is_archive(datasette: Datasette) -> bool:
         return True
     try:
         found = (await db.execute(_ARCHIVE_TABLES_SQL)).single_value()
-    except Exception:  # not SQLite, unreadable, locked: in any case not an archive to serve
+    except Exception as error:  # not SQLite, or not readable now: not_an_archive says which
         logger.debug("Could not read the schema of the database %s", DATABASE_NAME, exc_info=True)
+        _unread[db] = error
         return False
+    _unread.pop(db, None)
     if found == len(ARCHIVE_TABLES):
         _archives.add(db)
         return True
@@ -378,12 +397,23 @@ def not_an_archive(datasette: Datasette) -> ArchivistError:
             hint,
         )
     shown = f" ({Path(db.path).name})" if db.path else ""
+    error = _unread.get(db)
+    if error is not None and db.path and primary_code(error) != sqlite3.SQLITE_NOTADB:
+        return runner.unreadable(db.path, error, "reload the page.")  # a full disk, say: never a foreign file
     return ArchivistError(
         "DIRECTORY_NOT_FOUND",
         f"The database {DATABASE_NAME}{shown} is not an Archivist archive",
-        f"It lacks the tables that archivist index creates ({', '.join(ARCHIVE_TABLES)}).",
+        "It is not a database file."
+        if error is not None
+        else f"It lacks the tables that archivist index creates ({', '.join(ARCHIVE_TABLES)}).",
         hint,
     )
+
+
+def not_an_archive_status(error: ArchivistError) -> int:
+    """The HTTP status of ``not_an_archive``'s error: 503 where the archive cannot be read now (a full
+    disk), else 404 (no archive is served)."""
+    return 503 if error.code == "ARCHIVE_NOT_WRITTEN" else 404
 
 
 def make_datasette(
@@ -406,7 +436,7 @@ def make_datasette(
         metadata = _merged(metadata, {"plugins": {"archivist": dict(plugin_settings)}})
     settings = {"sql_time_limit_ms": runner.TIME_LIMIT_MS, **site.pop("settings", {})}
     datasette = Datasette(metadata=metadata or None, settings=settings, **site)
-    datasette.add_database(Database(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
+    datasette.add_database(ArchiveDatabase(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
     return datasette
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from archivist.web.app import is_archive, not_an_archive, served_databases
+from archivist.web.app import is_archive, not_an_archive, not_an_archive_status, served_databases
 from archivist.web.page_queries import QueryFailed
 from archivist.workspace import DATABASE_NAME
 
@@ -86,10 +86,11 @@ def needs_archive(page: Page) -> Page:
 async def not_an_archive_page(datasette: Datasette, request: Any) -> Response:
     """No archive is served: the message, and links to the databases Datasette serves (its own pages work)."""
     failure = not_an_archive(datasette)
+    status = not_an_archive_status(failure)
     databases = [{"name": name, "href": datasette.urls.database(name)} for name in served_databases(datasette)]
-    context = {"failure": QueryFailed(404, failure.code, failure.message), "databases": databases}
+    context = {"failure": QueryFailed(status, failure.code, failure.message), "databases": databases}
     html = await datasette.render_template("archivist_not_archive.html", context, request=request)
-    return Response.html(html, status=404)
+    return Response.html(html, status=status)
 
 
 def _nav(datasette: Datasette) -> list[dict[str, str]]:
