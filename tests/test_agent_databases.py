@@ -1,15 +1,23 @@
-"""An agent's SQLite database, opened without ever writing beside it: WAL logs, damage, locks, pipes, runaway queries."""
+"""An agent's SQLite database, opened without ever writing beside it: WAL logs, hot journals, damage, locks,
+pipes, runaway queries; the private copies of a run, removed at its end or by the next run."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import time
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from archivist.agents import Unavailable, databases
+from archivist.agents import Unavailable, Unread, databases
 
 
 def files_of(folder: Path) -> dict[str, tuple[bytes, int]]:
@@ -108,3 +116,167 @@ def test_a_query_that_would_never_end_is_stopped(tmp_path, monkeypatch):
     with closing(databases.connect(path)) as connection, pytest.raises(sqlite3.OperationalError, match="interrupted"):
         connection.execute("SELECT count(*) FROM messages").fetchall()
     assert databases.tables(sqlite3.connect(path)) == set()  # a view is no table
+
+
+# --- a rollback journal left by a write that did not finish, and what else lies beside ----------
+
+HOT_JOURNAL = """
+import os, sqlite3, sys
+writer = sqlite3.connect(sys.argv[1], isolation_level=None)
+writer.execute("PRAGMA journal_mode = DELETE")
+writer.execute("CREATE TABLE items (key TEXT, value BLOB)")
+writer.execute("INSERT INTO items VALUES ('a', 'committed')")
+writer.execute("PRAGMA cache_size = 2")  # (the write's pages go to the file before it commits)
+writer.execute("BEGIN")
+for number in range(300):
+    writer.execute("INSERT INTO items VALUES (?, randomblob(2000))", [f"k{number}"])
+writer.execute("UPDATE items SET value = 'not committed' WHERE key = 'a'")
+os._exit(0)  # (stopped in the middle of its write)
+"""
+
+
+def hot_journal(folder: Path) -> Path:
+    """A database in rollback mode whose writer was stopped in the middle of a write: its journal is hot."""
+    path = folder / "state.vscdb"
+    subprocess.run([sys.executable, "-c", HOT_JOURNAL, str(path)], check=True)
+    assert path.with_name("state.vscdb-journal").stat().st_size > 0
+    return path
+
+
+def test_a_hot_journal_is_undone_in_a_private_copy_and_told(tmp_path):
+    path = hot_journal(tmp_path)
+    before = files_of(tmp_path)
+    problems: list[str] = []
+    with closing(databases.connect(path, problems, shown="User/state.vscdb")) as connection:
+        assert connection.copy and not Path(connection.copy).is_relative_to(tmp_path)
+        assert connection.execute("SELECT key, value FROM items").fetchall() == [("a", "committed")]
+    assert len(problems) == 1 and problems[0].startswith("User/state.vscdb: a write that did not finish")
+    assert "state.vscdb-journal" in problems[0] and "nothing to do" in problems[0]
+    with closing(databases.connect(path, problems, shown="User/state.vscdb")):
+        pass
+    assert len(problems) == 1  # told once, however often it is opened
+    assert databases.tables_of(path) == {"items"}
+    assert files_of(tmp_path) == before  # the journal is still there, for the agent to undo
+
+
+def test_a_file_beside_that_is_a_pipe_or_a_link_is_never_opened(tmp_path):
+    for suffix in ("-journal", "-wal"):
+        folder = tmp_path / suffix
+        folder.mkdir()
+        path = folder / "state.db"
+        with closing(sqlite3.connect(path)) as db:
+            db.execute("CREATE TABLE items (key)")
+        os.mkfifo(folder / f"state.db{suffix}")
+        with pytest.raises(sqlite3.DatabaseError, match=rf"state.db{suffix} beside it is a named pipe \(FIFO\)"):
+            databases.connect(path)  # (SQLite would open the pipe, and wait on it forever)
+        os.unlink(folder / f"state.db{suffix}")
+        os.symlink("/etc/passwd", folder / f"state.db{suffix}")
+        with pytest.raises(sqlite3.DatabaseError, match="is a symbolic link"):
+            databases.connect(path)
+        assert sorted(p.name for p in folder.iterdir()) == ["state.db", f"state.db{suffix}"]
+
+
+def test_a_log_beside_a_database_in_rollback_mode_is_read_from_a_copy(tmp_path):
+    path = tmp_path / "state.db"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE items (key)")
+        db.execute("INSERT INTO items VALUES (1)")
+        db.commit()
+    path.with_name("state.db-wal").write_bytes(b"x" * 5000)  # (SQLite would read it as a log, and mark a -shm)
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    empty.with_name("empty.db-wal").write_bytes(b"x" * 5000)  # (and delete this one, beside an empty database)
+    before = files_of(tmp_path)
+    with closing(databases.connect(path)) as connection:
+        assert connection.copy and connection.execute("SELECT key FROM items").fetchall() == [(1,)]
+    with closing(databases.connect(empty)) as connection:
+        assert connection.copy and databases.tables(connection) == set()
+    assert files_of(tmp_path) == before
+
+
+def test_a_database_that_is_no_regular_file_is_told_and_never_opened(tmp_path):
+    os.mkfifo(tmp_path / "state.vscdb")
+    (tmp_path / "folder.db").mkdir()
+    told = databases.irregular(tmp_path / "state.vscdb", "globalStorage/state.vscdb")
+    assert isinstance(told, Unread)
+    assert told.startswith("globalStorage/state.vscdb is a named pipe (FIFO), not a database file: not read")
+    assert "Put the agent's database back" in told
+    assert (databases.irregular(tmp_path / "folder.db") or "").startswith("folder.db is a folder")
+    assert databases.irregular(tmp_path / "missing.db") is None
+    assert databases.irregular(tmp_path / "state.vscdb-journal") is None
+
+
+# --- the private copies of a run: one folder, removed at its end, or by the next run if it was killed --
+
+TAKES_A_COPY = """
+import sys, time
+from pathlib import Path
+from archivist.agents import databases
+connection = databases.connect(Path(sys.argv[1]))
+print(connection.copy, flush=True)
+if sys.argv[2] == "wait":
+    time.sleep(120)
+"""
+
+
+def run_taking_a_copy(path: Path, temporary: Path, then: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", TAKES_A_COPY, str(path), then],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(temporary)},
+    )
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="no SIGKILL here")
+def test_a_killed_run_s_copies_are_removed_by_the_next_run_and_a_run_that_ends_leaves_none(tmp_path):
+    path, writer = wal_database(tmp_path)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    killed = run_taking_a_copy(path, temporary, "wait")
+    assert killed.stdout is not None
+    copy = Path(killed.stdout.readline().strip())
+    run = copy.parent
+    assert run.parent == temporary and run.name.startswith(f"archivist-copies-{killed.pid}-")
+    assert (copy / "state.db").is_file() and stat.S_IMODE(run.stat().st_mode) == 0o700
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert (copy / "state.db").is_file()  # what a killed run leaves
+    theirs = temporary / "archivist-copies-1-another"  # (a live process's, of this id: kept)
+    theirs.mkdir()
+    (temporary / "archivist-copies-notes.txt").write_text("not a folder of copies")
+    link = temporary / f"archivist-copies-{2**22 + 7}-link"  # (no process has this id: still a link)
+    link.symlink_to(tmp_path / "kept", target_is_directory=True)
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "file").write_text("kept")
+    ended = run_taking_a_copy(path, temporary, "end")  # it exits without closing its connection
+    out, _ = ended.communicate(timeout=60)
+    assert ended.returncode == 0 and Path(out.strip()).parent.parent == temporary
+    writer.close()
+    assert sorted(p.name for p in temporary.iterdir()) == [
+        "archivist-copies-1-another",
+        f"archivist-copies-{2**22 + 7}-link",
+        "archivist-copies-notes.txt",
+    ]
+    assert (tmp_path / "kept" / "file").read_text() == "kept"
+
+
+def test_a_folder_a_live_run_holds_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    held = tmp_path / f"archivist-copies-{2**22 + 9}-held"  # (its process is of another system: it holds the lock)
+    held.mkdir()
+    handle = os.open(held, os.O_RDONLY)
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    left = tmp_path / f"archivist-copies-{2**22 + 9}-left"
+    left.mkdir()
+    (left / "copy.db").write_bytes(b"x")
+    earlier = tmp_path / "archivist-db-abc"
+    earlier.mkdir()
+    recent = tmp_path / "archivist-db-def"
+    recent.mkdir()
+    os.utime(earlier, (time.time() - 2 * databases.EARLIER_AGE,) * 2)
+    try:
+        assert sorted(databases.remove_left_copies()) == [left, earlier]
+        assert held.is_dir() and recent.is_dir() and not left.exists() and not earlier.exists()
+    finally:
+        os.close(handle)
