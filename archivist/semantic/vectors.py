@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from archivist.archive.database import read_only_uri, sqlite3
+from archivist.archive.database import connect_read_only, sqlite3
 
 VERSION_SQL = "SELECT value FROM archive_meta WHERE key = 'embeddings_version'"
 VECTORS_SQL = """
@@ -45,7 +45,7 @@ _cache: dict[tuple[str, str], Matrix] = {}
 
 
 def _read(db_path: str, collection: str) -> Matrix:
-    conn = sqlite3.connect(read_only_uri(db_path), uri=True)
+    conn = connect_read_only(db_path)
     try:
         row = conn.execute(VERSION_SQL).fetchone()
         version = row[0] if row else None
@@ -64,7 +64,10 @@ def _read(db_path: str, collection: str) -> Matrix:
 
 
 def _current_version(db_path: str) -> str | None:
-    conn = sqlite3.connect(read_only_uri(db_path), uri=True)
+    try:
+        conn = connect_read_only(db_path)
+    except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError):
+        return None
     try:
         row = conn.execute(VERSION_SQL).fetchone()
     except (sqlite3.OperationalError, stdlib_sqlite3.OperationalError):
