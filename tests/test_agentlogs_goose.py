@@ -8,6 +8,7 @@ session, and one older session file.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import sys
@@ -449,7 +450,46 @@ def test_a_damaged_database_is_told_and_the_files_are_still_read(data: Path) -> 
     assert (
         len(problems) == 1 and isinstance(problems[0], Unread) and problems[0].startswith("sessions.db cannot be read")
     )
-    assert "cannot be opened read-only" in (goose.check(data) or "")
+    assert goose.check(data) is None  # one damaged store never refuses the source: the files beside it are read
+    assert "cannot be opened read-only" in (goose.check(data / "sessions.db") or "")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut short", "empty pages", "pipe"])
+def test_a_damaged_sessions_db_is_a_problem_and_the_rest_of_the_source_is_read(data: Path, damage: str) -> None:
+    database = data / "sessions.db"
+    whole = database.read_bytes()
+    database.unlink()
+    if damage == "garbage":
+        database.write_bytes(bytes(range(256)) * 64)
+    elif damage == "cut short":
+        database.write_bytes(whole[:1500])
+    elif damage == "empty pages":
+        database.write_bytes(whole[:100] + b"\xff" * (len(whole) - 100))
+    else:
+        os.mkfifo(database)
+    for source in (data, data.parent):
+        assert goose.check(source) is None
+        found, problems = read(source)
+        assert [s.key for s in found] == [OLDER]
+        assert len(problems) == 1 and isinstance(problems[0], Unread) and problems[0].startswith("sessions.db ")
+    if damage == "pipe":
+        assert problems[0].startswith("sessions.db is a named pipe (FIFO), not a database file: not read")
+    (data / f"{OLDER}.jsonl").unlink()  # a damaged store alone: still Goose's folder, its damage told
+    assert goose.check(data) is None and read(data)[0] == []
+
+
+def test_a_folder_whose_sessions_db_is_another_program_s_is_refused_unless_sessions_are_beside_it(
+    data: Path,
+) -> None:
+    database = data / "sessions.db"
+    database.unlink()
+    with closing_connection(database) as connection:
+        connection.execute("CREATE TABLE sessions (name TEXT)")
+    assert goose.check(data) is None  # its session files are Goose's
+    found, problems = read(data)
+    assert [s.key for s in found] == [OLDER] and "has no sessions.id" in problems[0]
+    (data / f"{OLDER}.jsonl").unlink()
+    assert "has no sessions.id, messages.session_id" in (goose.check(data) or "")
 
 
 def test_a_newer_schema_without_the_columns_read_is_said_so(tmp_path: Path) -> None:
@@ -521,7 +561,7 @@ def test_a_sessions_db_that_cannot_be_read_is_told_as_unread(data: Path, monkeyp
     found, problems = read(data)
     assert [s.key for s in found] == [OLDER]
     assert problems == ["sessions.db is not a SQLite database"] and isinstance(problems[0], Unread)
-    assert "sessions.db is not a SQLite database" in (goose.check(data) or "")
+    assert goose.check(data) is None
     assert "is not a SQLite database" in (goose.check(database) or "")
     assert read(database) == ([], ["sessions.db is not a SQLite database"])
     opened = Path.open
@@ -534,7 +574,8 @@ def test_a_sessions_db_that_cannot_be_read_is_told_as_unread(data: Path, monkeyp
     monkeypatch.setattr(Path, "open", refused)  # (the tests may run as root, who reads a file of mode 000)
     found, problems = read(data)
     assert [s.key for s in found] == [OLDER] and problems == ["sessions.db cannot be read (Permission denied)"]
-    assert isinstance(problems[0], Unread) and "cannot be read (Permission denied)" in (goose.check(data) or "")
+    assert isinstance(problems[0], Unread) and goose.check(data) is None
+    assert "cannot be read (Permission denied)" in (goose.check(database) or "")
     monkeypatch.undo()
     database.write_bytes(b"")  # an empty file holds no session: nothing to tell
     assert ([s.key for s in read(data)[0]], read(data)[1]) == ([OLDER], [])
@@ -602,8 +643,8 @@ def test_messages_are_read_in_one_pass_where_the_table_has_no_index(
     statements: list[str] = []
     connect = databases.connect
 
-    def traced(path: Path) -> sqlite3.Connection:
-        connection = connect(path)
+    def traced(path: Path, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(path, *args, **kwargs)
         connection.set_trace_callback(statements.append)
         return connection
 

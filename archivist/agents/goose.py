@@ -44,11 +44,13 @@ state) is not read.
 
 Not read: the recipes, the extensions' state, the schedules, and the ``threads`` tables of
 later versions. A database another program holds locked past a brief wait is
-``Unavailable``; one that cannot be read, is no SQLite database, is damaged, or whose
-``sessions`` or ``messages`` is missing (a view of that name is not read: a view may be a
-query that never ends) or lacks these columns, is ``Unread`` (the older files beside it are
-still read, its sessions among them where they are there); an empty ``sessions.db`` holds
-nothing. A message that is not JSON, larger than 64 MB, or of no known shape is skipped and
+``Unavailable``; one that cannot be read, is no regular file (a pipe is never opened), is no
+SQLite database, is damaged, or whose ``sessions`` or ``messages`` is missing (a view of that
+name is not read: a view may be a query that never ends) or lacks these columns, is ``Unread``
+(the older files beside it are still read, its sessions among them where they are there); an
+empty ``sessions.db`` holds nothing. ``check`` refuses a folder for its ``sessions.db`` only
+where it is another program's database and no session file is beside it: a damaged one is a
+problem of the reading, never a reason to leave the rest of the source unread. A message that is not JSON, larger than 64 MB, or of no known shape is skipped and
 counted in its session's problems. The messages are read in one pass over ``messages`` and
 then by rowid, as nothing says the table has an index on ``session_id``. Nothing is ever
 written, not even a ``-wal`` or ``-shm`` file.
@@ -56,6 +58,7 @@ written, not even a ``-wal`` or ``-shm`` file.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -117,11 +120,14 @@ def check(path: str | Path) -> str | None:
     root = Root(path)
     folder = _folder(root)
     database = _database(folder, root)
-    if database is not None:
-        return _check_database(database)
+    foreign = _foreign(database) if database is not None else None
+    if database is not None and foreign is None:
+        return None  # (Goose's, or damaged: told when it is read, and the files beside it are read)
     for file in root.files(folder, ".jsonl"):
-        return None if looks_like_session(file) else f"{file} is not a Goose session file: expected {EXPECTED}."
-    return f"{path} holds neither {DATABASE} nor session .jsonl files: expected {EXPECTED}."
+        if looks_like_session(file):
+            return None
+        return foreign or f"{file} is not a Goose session file: expected {EXPECTED}."
+    return foreign or f"{path} holds neither {DATABASE} nor session .jsonl files: expected {EXPECTED}."
 
 
 def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
@@ -159,11 +165,11 @@ def _folder(root: Root) -> Path:
 
 def _database(folder: Path, root: Root) -> Path | None:
     """The folder's sessions.db, unless an empty file (which holds no session); one that cannot be
-    read, or is not a database, is told when it is read."""
+    read, is not a database or is no regular file (a pipe), is told when it is read."""
     file = folder / DATABASE
-    if is_file(file) and root.allows(file) and _size(file) != 0:
-        return file
-    return None
+    if not (os.path.lexists(file) and root.allows(file) and file.exists()):
+        return None
+    return None if is_file(file) and _size(file) == 0 else file
 
 
 def _size(file: Path) -> int | None:
@@ -177,6 +183,7 @@ def _size(file: Path) -> int | None:
 
 
 def _check_database(database: Path) -> str | None:
+    """Why a source that is one database is not Goose's (a sentence), or None."""
     reason = _not_a_database(database)
     if reason:
         return f"{database} {reason}: expected {EXPECTED}."
@@ -189,6 +196,24 @@ def _check_database(database: Path) -> str | None:
         return f"{database} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
     except OSError as error:
         return f"{database} cannot be read ({error.strerror or error}): expected {EXPECTED}."
+    return f"{database} {missing}: expected {EXPECTED}." if missing else None
+
+
+def _foreign(database: Path) -> str | None:
+    """Why the sessions.db of a folder is another program's (a sentence): a database that is read and
+    lacks what Goose's has. None where it is Goose's, or cannot be read (no regular file, no SQLite
+    database, damaged): that is told when the source is read, and the files beside it are read."""
+    if databases.irregular(database) is not None or _not_a_database(database):
+        return None
+    try:
+        with closing(databases.connect(database)) as connection:
+            missing = _missing(connection)
+    except sqlite3.Error as error:
+        if databases.locked(error):
+            raise databases.unavailable(database, error) from None
+        return None
+    except OSError:
+        return None
     return f"{database} {missing}: expected {EXPECTED}." if missing else None
 
 
@@ -242,12 +267,16 @@ def _select(connection: sqlite3.Connection, table: str, wanted: tuple[str, ...])
 
 
 def _from_database(database: Path, root: Root) -> Iterator[Session]:
+    irregular = databases.irregular(database)
+    if irregular is not None:
+        root.problems.append(irregular)
+        return
     reason = _not_a_database(database)
     if reason:
         root.problems.append(Unread(f"{database.name} {reason}"))
         return
     with databases.reading(database, root.problems):
-        with closing(databases.connect(database)) as connection:
+        with closing(databases.connect(database, root.problems)) as connection:
             missing = _missing(connection)
             if missing:
                 root.problems.append(Unread(f"{database.name} {missing}"))
