@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -522,6 +524,61 @@ def test_a_damaged_or_cut_short_database_is_told_and_the_others_read(user: Path)
     assert "is not a SQLite database" in (cursor.check(window) or "")
 
 
+UNFINISHED_WRITE = """
+import os, sqlite3, sys
+editor = sqlite3.connect(sys.argv[1], isolation_level=None)
+editor.execute("PRAGMA cache_size = 2")  # (the write's pages go to the file before it commits)
+editor.execute("BEGIN")
+editor.execute("UPDATE cursorDiskKV SET value = json_set(value, '$.name', 'Not committed') WHERE key LIKE 'composerData:%'")
+for number in range(300):
+    editor.execute("INSERT INTO ItemTable VALUES (?, randomblob(2000))", [f"filler.{number}"])
+os._exit(0)  # (the editor stopped in the middle of its write)
+"""
+
+
+def test_a_database_left_with_a_hot_journal_is_read_as_before_that_write_and_told(user: Path) -> None:
+    shared = user / "globalStorage" / "state.vscdb"
+    titles = [s.title for s in read(user)[0]]
+    subprocess.run([sys.executable, "-c", UNFINISHED_WRITE, str(shared)], check=True)
+    journal = shared.with_name("state.vscdb-journal")
+    assert journal.stat().st_size > 0  # hot: no program holds the database, its write is not undone
+    before = snapshot(user)
+    found, problems = read(user)
+    assert [s.title for s in found] == titles and "Not committed" not in titles
+    assert problems == [
+        "globalStorage/state.vscdb: a write that did not finish left its rollback journal (state.vscdb-journal) "
+        "beside it: read as it was before that write, from a private copy; nothing to do, the agent undoes that "
+        "write the next time it opens it"
+    ]
+    assert not isinstance(problems[0], Unread)  # (all of it was read)
+    assert cursor.check(user) is None and cursor.check(shared) is None
+    assert snapshot(user) == before  # the journal is left for the editor to undo
+    sqlite3.connect(shared).execute("SELECT count(*) FROM ItemTable").connection.close()  # the editor opens it
+    assert not journal.exists() and read(user) == (found, [])
+
+
+def test_a_state_vscdb_that_is_a_pipe_is_told_and_the_other_databases_read(user: Path) -> None:
+    window = user / "workspaceStorage" / WORKSPACE / "state.vscdb"
+    window.unlink()
+    os.mkfifo(window)
+    other = database(user / "workspaceStorage" / "second" / "state.vscdb")
+    found, problems = read(user)  # (it would wait forever on the pipe)
+    assert [s.key for s in found] == [RETRY, SIGNATURE]
+    assert problems == [
+        f"workspaceStorage/{WORKSPACE}/state.vscdb is a named pipe (FIFO), not a database file: not read, and "
+        "what the archive holds of it is kept. Put the agent's database back in its place for it to be read."
+    ]
+    assert isinstance(problems[0], Unread) and cursor.check(user) is None
+    shared = user / "globalStorage" / "state.vscdb"
+    shared.unlink()
+    os.mkfifo(shared)
+    other.unlink()
+    assert cursor.check(user) is None  # one damaged store never refuses the source
+    found, problems = read(user)
+    assert found == [] and len(problems) == 2 and all(isinstance(p, Unread) and "named pipe" in p for p in problems)
+    assert problems[0].startswith("globalStorage/state.vscdb is a named pipe")
+
+
 def test_links_that_lead_out_of_the_source_are_never_opened(tmp_path: Path) -> None:
     outside = build_sample(tmp_path / "outside")
     user = tmp_path / "User"
@@ -615,8 +672,8 @@ def test_each_workspace_s_older_tabs_are_read_when_their_sessions_are_made(
     statements: list[str] = []
     connect = databases.connect
 
-    def traced(path: Path) -> sqlite3.Connection:
-        connection = connect(path)
+    def traced(path: Path, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(path, *args, **kwargs)
         connection.set_trace_callback(statements.append)
         return connection
 

@@ -46,8 +46,11 @@ not JSON (a bubble: told in its session's problems; a composer: told as Unread);
 table of hex-encoded JSON and a content-addressed ``blobs`` table of binary records with no
 public schema, as yashas-salankimatt/sidecar ``docs/plans/cursor-cli-adapter.md`` describes
 them) are not read: ``check`` says so. A database locked past a brief wait is
-``Unavailable``; a damaged one, or a source that is no regular file (a pipe is never
-opened), is ``Unread``. Nothing is ever written.
+``Unavailable``; a damaged one, a ``state.vscdb`` that is no regular file (a pipe is never
+opened), or a source that is none, is ``Unread``, and the source's other databases are read.
+A database whose rollback journal (``state.vscdb-journal``) holds a write the editor did not
+finish (it was stopped in the middle of it) is read as it was before that write, from a private
+copy in which SQLite undoes it, and the problems say so. Nothing is ever written.
 """
 
 from __future__ import annotations
@@ -144,6 +147,8 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
     state = _State(root)
     places: list[tuple[Path, Workspace | None]] = [(database, None) for database in global_databases(root, windows)]
     places += [(window.database, window) for window in windows if window.database]
+    for database, _ in places:
+        state.irregular(database)
     for database, window in places:
         _read_heads(database, window, state)
     for database, window in places:
@@ -186,6 +191,17 @@ class _State:
                 reason = error.strerror
             self.root.problems.append(Unread(f"{self.shown(database)} cannot be read ({reason})"))
 
+    def irregular(self, database: Path) -> None:
+        """A database that is no regular file (a pipe): told, and never opened."""
+        told = databases.irregular(database, self.shown(database))
+        if told is not None and database not in self.broken:
+            self.broken.add(database)
+            self.root.problems.append(told)
+
+    def connect(self, database: Path) -> sqlite3.Connection:
+        """A read-only connection to ``database`` (a write it must undo in a copy, told once)."""
+        return databases.connect(database, self.root.problems, shown=self.shown(database))
+
     def shown(self, file: Path) -> str:
         return file.name if self.root.named is not None else relative_path(file, self.root.path)
 
@@ -222,7 +238,7 @@ def _item(database: Path, key: str, what: str, state: _State, tell: bool = True)
     if database in state.broken:
         return None
     try:
-        with closing(databases.connect(database)) as connection:
+        with closing(state.connect(database)) as connection:
             value = _value(connection, ITEMS, key) if ITEMS in databases.tables(connection) else None
     except (sqlite3.Error, OSError) as error:
         state.failed(database, error)
@@ -283,7 +299,7 @@ def _composers(database: Path, workspace: Workspace | None, state: _State) -> It
     if database in state.broken:
         return
     try:
-        with closing(databases.connect(database)) as connection:
+        with closing(state.connect(database)) as connection:
             if KEYS not in databases.tables(connection):
                 return
             keys = connection.execute(

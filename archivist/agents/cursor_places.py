@@ -1,5 +1,6 @@
 """Where Cursor's state databases are in a source: the shared one, each workspace's, and the
-Cursor CLI's chats (which are not read: see ``archivist.agents.cursor``).
+Cursor CLI's chats (which are not read: see ``archivist.agents.cursor``). A database that is
+there but no regular file (a pipe) is one of them: its reading tells it, and never opens it.
 
 A source never leaves its folder: every file and folder is listed through its ``Root``.
 """
@@ -35,7 +36,7 @@ def workspaces(root: Root) -> list[Workspace]:
         if is_file(beside) and root.allows(beside):
             return [Workspace(path.parent, path, project_of(beside, root))]
         return []
-    if is_file(path / DATABASE) and (is_file(path / WORKSPACE_FILE) or path.parent.name == "workspaceStorage"):
+    if there(path / DATABASE) and (is_file(path / WORKSPACE_FILE) or path.parent.name == "workspaceStorage"):
         folders = [path]  # one workspace's folder
     elif path.name == "workspaceStorage":
         folders = root.folders(path)
@@ -46,7 +47,7 @@ def workspaces(root: Root) -> list[Workspace]:
     found = []
     for folder in folders:
         database = folder / DATABASE
-        usable = is_file(database) and root.allows(database)
+        usable = there(database) and root.allows(database)
         described = folder / WORKSPACE_FILE
         project = project_of(described, root) if is_file(described) and root.allows(described) else None
         found.append(Workspace(folder, database if usable else None, project))
@@ -73,7 +74,13 @@ def global_databases(root: Root, windows: list[Workspace]) -> list[Path]:
     database = folder / DATABASE
     if folder != path and not (is_dir(folder) and root.allows(folder)):
         return []
-    return [database] if is_file(database) and root.allows(database) else []
+    return [database] if there(database) and root.allows(database) else []
+
+
+def there(database: Path) -> bool:
+    """Whether a database is there: a regular file, or something else of its name (a pipe), which a
+    reading tells and never opens."""
+    return is_file(database) or (database.exists() and not is_dir(database))
 
 
 def cli_store(path: Path) -> Path | None:
