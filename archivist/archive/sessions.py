@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +38,7 @@ from archivist.agents import (
     valid_session,
 )
 from archivist.archive import prices, rollups, schema, session_worker, sources
-from archivist.archive.database import Database
+from archivist.archive.database import Database, sqlite3
 from archivist.archive.pace import NEWEST_FIRST, Pace, Progress
 from archivist.archive.prepared import LAYOUT as LAYOUT
 from archivist.archive.prepared import Prepared, mask_session, new_masker, prepare, session_hash
