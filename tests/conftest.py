@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -123,3 +126,40 @@ def large(monkeypatch):
     monkeypatch.setattr(sessions, "NEWEST_FIRST", 3)
     monkeypatch.setattr(pace, "COMMIT_SECONDS", 0.0)
     monkeypatch.setattr(pace, "IN_WORKER", False)
+
+
+ARCHIVIST = str(Path(sys.executable).parent / "archivist")  # this checkout's command
+
+
+def on_small_disk(tmp_path: Path, script: str, env: dict[str, str], size: str = "1m") -> Path:
+    """Run the shell ``script`` with a real file system that fills up: a tmpfs of ``size`` mounted
+    at $DISK, in a user and mount namespace of its own. $OUT is the folder it writes its findings
+    in (returned), $ARCHIVIST and $PYTHON run this checkout's; ``env`` adds to the environment.
+    The test is skipped where no tmpfs can be mounted (no unshare, no user namespaces)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare to mount a tmpfs with")
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    disk.mkdir()
+    out.mkdir()
+    environment = {
+        **os.environ,
+        "DISK": str(disk),
+        "OUT": str(out),
+        "SIZE": size,
+        "ARCHIVIST": ARCHIVIST,
+        "PYTHON": sys.executable,
+        "HF_HUB_OFFLINE": "1",
+        **env,
+    }
+    mounted = 'set -u\nmount -t tmpfs -o size="$SIZE" tmpfs "$DISK" || exit 77\n' + script
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mounted],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode == 77:
+        pytest.skip(f"no tmpfs can be mounted here: {done.stderr.strip()[:200]}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out

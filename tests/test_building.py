@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_files
+from conftest import on_small_disk, write_files
 from mcp import Client
 from test_mcp import stdio
 from test_newest_first import SESSIONS, stored, titles, write_source
@@ -29,8 +28,6 @@ from archivist.cli import cli, indexing
 from archivist.errors import ArchivistError
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
-
-ARCHIVIST = str(Path(sys.executable).parent / "archivist")
 
 
 def told(workspace: Path) -> dict | None:
@@ -185,8 +182,6 @@ def test_a_full_disk_stops_the_run_as_of_its_last_commit_and_the_next_completes_
 
 
 FULL_DISK_SCRIPT = """
-set -u
-mount -t tmpfs -o size=1m tmpfs "$DISK" || exit 77
 "$ARCHIVIST" index "$WS" --db "$DISK/archive.db" --source "claude-code=$SOURCE" 2>"$OUT/first.err"
 echo $? > "$OUT/first.code"
 "$PYTHON" -c "
@@ -210,37 +205,15 @@ print(conn.execute(\\"SELECT count(*) FROM documents WHERE source LIKE 'log:%'\\
 
 def test_a_full_tmpfs_stops_archivist_index_with_a_clear_message_and_a_rerun_completes(tmp_path):
     """A real file system that fills up: a tmpfs of 1 MB, mounted in a namespace of the test's own."""
-    if shutil.which("unshare") is None:
-        pytest.skip("no unshare to mount a tmpfs with")
     workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nzeppelin notes\n"})
     source = big_source(tmp_path / "logs", 40)
-    disk, out = tmp_path / "disk", tmp_path / "out"
-    disk.mkdir()
-    out.mkdir()
-    env = {
-        **os.environ,
-        "DISK": str(disk),
-        "OUT": str(out),
-        "WS": str(workspace),
-        "SOURCE": str(source),
-        "ARCHIVIST": ARCHIVIST,
-        "PYTHON": sys.executable,
-        "HF_HUB_OFFLINE": "1",
-    }
     started = time.monotonic()
-    done = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", FULL_DISK_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode == 77 or not (out / "first.code").exists():
-        pytest.skip(f"no tmpfs can be mounted here: {done.stderr.strip()[:200]}")
+    out = on_small_disk(tmp_path, FULL_DISK_SCRIPT, {"WS": str(workspace), "SOURCE": str(source)})
     assert time.monotonic() - started < 300
     error = (out / "first.err").read_text()
     assert (out / "first.code").read_text().strip() == "1", error
     assert "could not be written: the disk is full" in error and "[ARCHIVE_NOT_WRITTEN]" in error
+    assert "bytes free; the archive takes" in error and "Free some space on that disk" in error
     assert "Traceback" not in error and len(error.strip().splitlines()) == 1
     integrity, documents = json.loads((out / "after.json").read_text())
     assert integrity == "ok" and documents >= 1  # the workspace's note, and what was committed
