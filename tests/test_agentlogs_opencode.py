@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -135,21 +136,60 @@ def test_a_database_that_cannot_be_read_is_told_as_unread(data: Path, monkeypatc
     assert isinstance(problems[0], Unread)
     (data / "opencode.db").unlink()
     shutil.rmtree(data / "storage")
-    assert "opencode-beta.db is not a SQLite database" in (opencode.check(data) or "")
-    opened = Path.open
+    assert opencode.check(data) is None  # a damaged store is told when it is read, never a refusal
+    assert "opencode-beta.db is not a SQLite database" in (opencode.check(data / "opencode-beta.db") or "")
+    opened, opened_here = Path.open, os.open
 
     def refused(self: Path, *args: Any, **kwargs: Any) -> Any:
         if self.suffix == ".db":
             raise PermissionError(13, "Permission denied")
         return opened(self, *args, **kwargs)
 
+    def refused_here(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(path).endswith(".db"):
+            raise PermissionError(13, "Permission denied")
+        return opened_here(path, *args, **kwargs)
+
     monkeypatch.setattr(Path, "open", refused)  # (the tests may run as root, who reads a file of mode 000)
+    monkeypatch.setattr(os, "open", refused_here)
     found, problems = read(data)
     assert found == [] and problems == ["opencode-beta.db cannot be read (Permission denied)"]
     assert isinstance(problems[0], Unread)
     monkeypatch.undo()
     (data / "opencode-beta.db").write_bytes(b"")  # an empty file holds nothing: nothing to tell
     assert read(data) == ([], [])
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut short", "pipe"])
+def test_a_damaged_opencode_db_is_a_problem_and_the_rest_of_the_source_is_read(data: Path, damage: str) -> None:
+    database = data / "opencode.db"
+    whole = database.read_bytes()
+    database.unlink()
+    if damage == "garbage":
+        database.write_bytes(bytes(range(256)) * 64)
+    elif damage == "cut short":
+        database.write_bytes(whole[:1500])
+    else:
+        os.mkfifo(database)  # (it would be waited on forever)
+    assert opencode.check(data) is None
+    found, problems = read(data)
+    assert [session.title for session in found] == ["Why are short links case-sensitive?"]
+    assert len(problems) == 1 and isinstance(problems[0], Unread) and problems[0].startswith("opencode.db ")
+    if damage == "pipe":
+        assert problems[0].startswith("opencode.db is a named pipe (FIFO), not a database file: not read")
+        assert "is neither a regular file nor a folder" in (opencode.check(database) or "")
+        assert read(database) == ([], ["opencode.db is not a regular file: not read"])
+
+
+def test_a_folder_whose_database_is_another_program_s_is_refused_unless_opencode_s_files_are_there(
+    data: Path,
+) -> None:
+    database = data / "opencode.db"
+    database.unlink()
+    sqlite3.connect(database).execute("CREATE TABLE t (x)").connection.close()
+    assert opencode.check(data) is None  # its storage is OpenCode's
+    shutil.rmtree(data / "storage")
+    assert "opencode.db has no session, message and part tables" in (opencode.check(data) or "")
 
 
 def test_a_record_too_large_to_hold_is_skipped_and_told(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -182,8 +222,8 @@ def test_each_table_is_read_in_one_pass_where_it_has_no_index(data: Path, monkey
     statements: list[str] = []
     connect = databases.connect
 
-    def traced(path: Path) -> sqlite3.Connection:
-        connection = connect(path)
+    def traced(path: Path, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(path, *args, **kwargs)
         connection.set_trace_callback(statements.append)
         return connection
 

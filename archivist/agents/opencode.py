@@ -22,8 +22,10 @@ message's ``tokens`` and ``cost`` are its usage. Times are the messages' (Unix m
 else the session's. The title is the session's, unless it is OpenCode's default ("New
 session - …"): then the first request. A sub-agent's session names its parent.
 
-A database locked past a brief wait is ``Unavailable``; one that cannot be read, is no SQLite
-database or is damaged is ``Unread`` (an empty file holds nothing). A session two databases hold
+A database locked past a brief wait is ``Unavailable``; one that cannot be read, is no regular
+file (a pipe is never opened), is no SQLite database or is damaged is ``Unread`` (an empty file
+holds nothing), and the rest of the source is read: ``check`` never refuses a folder for it, only
+for a database that is read and is another program's, where nothing else of OpenCode's is there. A session two databases hold
 (both took it from the same storage) is read from the first, ``opencode.db``. The messages and
 parts are read in one pass over each table, then by rowid: nothing says the tables have an index
 on ``session_id``. A record over 64 MB, or a JSON file that is not JSON, is told in its
@@ -48,14 +50,17 @@ from archivist.agents import (
     Root,
     Session,
     ToolCall,
+    Unread,
     Usage,
     attachment,
     databases,
     is_dir,
+    is_file,
     iso_utc,
     json_file,
     json_value,
     named_files,
+    no_source,
     short_title,
     size_text,
     text_or_none,
@@ -79,8 +84,8 @@ PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a fol
 def check(path: str | Path) -> str | None:
     """Why ``path`` is not a source of OpenCode's sessions (a sentence), or None."""
     path = Path(path).expanduser()
-    if not path.exists():
-        return f"{path} does not exist: expected {EXPECTED}."
+    if (reason := no_source(path, EXPECTED)) is not None:
+        return reason
     if path.is_file():
         found = databases.tables_of(path)
         if isinstance(found, str):
@@ -94,9 +99,9 @@ def check(path: str | Path) -> str | None:
     reasons = []
     for database in _databases(root):
         found = databases.tables_of(database)
-        if isinstance(found, set) and found >= TABLES:
-            return None
-        reasons.append(found if isinstance(found, str) else f"{database} has no session, message and part tables")
+        if isinstance(found, str) or found >= TABLES:
+            return None  # (OpenCode's, or damaged: told when it is read, and the rest of the source is read)
+        reasons.append(f"{database} has no session, message and part tables")
     if reasons:
         return f"{reasons[0]}: expected {EXPECTED}."
     return f"{path} holds neither opencode.db nor storage/session/: expected {EXPECTED}."
@@ -108,6 +113,9 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
     (both took it from the same storage) is read from the first."""
     problems = problems if problems is not None else []
     root = Root(Path(path).expanduser(), problems)
+    if root.named is not None and not is_file(root.path):  # (a pipe would never end)
+        root.problems.append(Unread(f"{root.path.name} is not a regular file: not read"))
+        return
     seen: set[str] = set()
     for database in [root.path] if root.path.is_file() else _databases(root):
         for session in _from_database(database, root):
@@ -128,8 +136,10 @@ def _databases(root: Root) -> list[Path]:
     holds nothing; one that cannot be read, or is not a database, is told when it is read)."""
     found = [
         file
-        for file in root.files(root.path, ".db")
-        if (file.name == DATABASE or file.name.startswith("opencode-")) and _size(file) != 0
+        for file in root.entries(root.path)
+        if file.name.endswith(".db")
+        and (file.name == DATABASE or file.name.startswith("opencode-"))
+        and (_size(file) != 0 if is_file(file) else file.exists() and not is_dir(file))
     ]
     return sorted(found, key=lambda file: file.name != DATABASE)
 
@@ -157,9 +167,14 @@ def _session_files(storage: Path, root: Root) -> list[Path]:
 
 
 def _from_database(database: Path, root: Root) -> Iterator[Session]:
-    """A database's sessions; one that cannot be read, is not a database or is damaged is Unread."""
+    """A database's sessions; one that cannot be read, is no regular file (never opened), is not a
+    database or is damaged is Unread."""
+    irregular = databases.irregular(database)
+    if irregular is not None:
+        root.problems.append(irregular)
+        return
     with databases.reading(database, root.problems):
-        with closing(databases.connect(database)) as connection:
+        with closing(databases.connect(database, root.problems)) as connection:
             if not databases.tables(connection) >= TABLES:
                 root.problems.append(f"{database.name}: no session, message and part tables: not read")
                 return
