@@ -11,6 +11,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
+from archivist.errors import ArchivistError
 from archivist.queries.rules import INCLUDABLE
 
 
@@ -30,7 +31,7 @@ class Report(Outcome, total=False):
     command_name: str
     date: str | None
     title: str | None
-    path: str
+    path: str | None  # (absolute: none before a first index run has ended)
     content: str
 
 
@@ -93,15 +94,22 @@ def rows_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"success": True, "num_results": len(rows), "results": rows}
 
 
-def row_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def only_row(rows: list[dict[str, Any]], missing: ArchivistError) -> dict[str, Any]:
+    """The one row of a query that names one thing; ``missing`` where there is none (the thing was
+    found by the query's checks, and is gone or not whole: removed since, or a run still writing)."""
+    if not rows:
+        raise missing
+    return rows[0]
+
+
+def row_payload(rows: list[dict[str, Any]], missing: ArchivistError) -> dict[str, Any]:
     """A query's one row (get_report's), as it is."""
-    (row,) = rows
-    return {"success": True, **row}
+    return {"success": True, **only_row(rows, missing)}
 
 
-def document_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def document_payload(rows: list[dict[str, Any]], missing: ArchivistError) -> dict[str, Any]:
     """get_document's row: its tags a list, its extra (an agent log's session) an object, embedded a boolean."""
-    (row,) = rows
+    row = only_row(rows, missing)
     return {
         "success": True,
         **row,

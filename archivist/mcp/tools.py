@@ -26,6 +26,7 @@ from archivist.mcp.calls import Workspaces, search_params
 from archivist.mcp.outputs import PAGING
 from archivist.mcp.signatures import signature, tool_function
 from archivist.queries.declarations import EMBED_WAIT_SECONDS, QUERIES, TOOL_PARAMS, WORKSPACE, Param
+from archivist.queries.rules import document_not_found, report_not_found
 
 __all__ = ["PAGING", "TOOLS", "Tool", "create_server", "inputs", "register_tools"]
 
@@ -141,16 +142,17 @@ TOOLS = (
         "The full text of one report.",
         "get_report",
         outputs.Report,
-        lambda call: outputs.row_payload(call.rows()),
+        lambda call: outputs.row_payload(call.rows(), report_not_found(call.arguments["path"])),
     ),
     Tool(
         "get_document",
         "One document whole, of any kind: id, kind, type, title, path, date, tags, its product (a record's), file "
-        "(its absolute path), link, whether it is embedded, and body (its text). A conversation read from an agent "
-        "log has its title and opening prompt here, and its messages in get_conversation.",
+        "(its absolute path, null until a first index run has ended), link, whether it is embedded, and body "
+        "(its text). A conversation read from an agent log has its title and opening prompt here, and its "
+        "messages in get_conversation.",
         "get_document",
         outputs.Document,
-        lambda call: outputs.document_payload(call.rows()),
+        lambda call: outputs.document_payload(call.rows(), document_not_found(call.arguments["document"])),
     ),
     Tool(
         "search_commands",

@@ -168,17 +168,21 @@ def listed_command_exists(params: dict[str, str], execute: Execute) -> None:
     _command_exists(params["command"], execute)
 
 
+def report_not_found(path: str) -> ArchivistError:
+    return ArchivistError(
+        "PATH_NOT_FOUND",
+        f"Report not found: {path}",
+        "No indexed report has that path.",
+        "Use a path returned by search_reports or list_command_reports.",
+    )
+
+
 def report_exists(params: dict[str, str], execute: Execute) -> None:
     if not execute("get_report", params):
-        raise ArchivistError(
-            "PATH_NOT_FOUND",
-            f"Report not found: {params['path']}",
-            "No indexed report has that path.",
-            "Use a path returned by search_reports or list_command_reports.",
-        )
+        raise report_not_found(params["path"])
 
 
-def _document_not_found(document: str) -> ArchivistError:
+def document_not_found(document: str) -> ArchivistError:
     return ArchivistError(
         "DOCUMENT_NOT_FOUND",
         f"Document not found: {document}",
@@ -189,7 +193,7 @@ def _document_not_found(document: str) -> ArchivistError:
 
 def document_exists(params: dict[str, str], execute: Execute) -> None:
     if not execute("find_document", {"document": params["document"]}):
-        raise _document_not_found(params["document"])
+        raise document_not_found(params["document"])
 
 
 def required_text(name: str, example: str) -> Callable[[str], str]:
@@ -501,7 +505,7 @@ def conversation_page(params: dict[str, str], execute: Execute) -> None:
     """The document is a conversation, and the offset falls inside it (0 always does)."""
     found = execute("find_document", {"document": params["document"]})
     if not found:
-        raise _document_not_found(params["document"])
+        raise document_not_found(params["document"])
     if found[0]["kind"] != "conversation":
         raise ArchivistError(
             "DOCUMENT_NOT_FOUND",

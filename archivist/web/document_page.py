@@ -13,6 +13,7 @@ from datasette.utils.asgi import Response
 
 from archivist.documents import IGNORED_DIRS
 from archivist.errors import ArchivistError
+from archivist.queries.rules import document_not_found
 from archivist.web.app import is_archive, not_an_archive
 from archivist.web.conversations import conversation, parent_session, session_of
 from archivist.web.page_queries import QueryFailed, canned, search
@@ -28,7 +29,11 @@ SOURCE_MAX_BYTES = 16 * 2**20  # a document's source file, served as text, at mo
 
 
 async def _document(datasette: Datasette, document_id: str) -> dict[str, Any]:
+    """get_document's row; DOCUMENT_NOT_FOUND where it has none (a document removed since its check)."""
     rows = await canned(datasette, "get_document", {"document": document_id})
+    if not rows:
+        missing = document_not_found(document_id)
+        raise QueryFailed(404, missing.code, missing.message)
     return rows[0]
 
 
@@ -144,6 +149,15 @@ async def document_source(datasette: Datasette, request: Any) -> Response:
         document = await _document(datasette, unquote(request.url_vars["id"]))
     except QueryFailed as failure:
         return _plain(failure.message, status=404 if failure.code == "DOCUMENT_NOT_FOUND" else failure.status)
+    if document["file"] is None:  # (the workspace's place, recorded when a first index run ends)
+        unplaced = ArchivistError(
+            "PATH_NOT_FOUND",
+            "The workspace's folder is not recorded yet",
+            "An archive records where its workspace lies when its first index run ends: that run is still "
+            "reading agent logs, or it stopped.",
+            "Wait for it to end, or run archivist index WORKSPACE again (it reads on).",
+        )
+        return _plain(unplaced.message, status=404)
     root = document["file"][: -len(document["path"])].rstrip("/")
     files = json.loads(document["extra"] or "{}").get("files") or [document["path"]]
     wanted = request.args.get("file") or (files[0] if len(files) == 1 else "")

@@ -142,7 +142,7 @@ async def home_page(datasette: Datasette, request: Any) -> Response:
         for period, month in activity.items()
     }
     months = bars(everything, {period: month["documents"] for period, month in activity.items()}, titles)
-    embedding = (await attempt("embeddings", canned(datasette, "embedding_status"), [None]))[0]
+    embedding = next(iter(await attempt("embeddings", canned(datasette, "embedding_status"), [])), None)
     # embedded as they are now: num_documents also counts vectors kept for removed documents
     embedded = total - embedding["pending"] if embedding else 0
     coverage = round(100 * embedded / total) if total else 0

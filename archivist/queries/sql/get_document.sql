@@ -18,5 +18,7 @@ select d.id, d.kind, d.type, d.title, d.path, d.name, d.line, d.external_id,
     where c.name = 'archivist_documents' and e.id = cast(d.id as text)
   ) as embedded,
   d.body
-from documents d, workspace_root root
+-- the workspace's place is recorded when a run ends: until a first one has (an index still
+-- reading agent logs, or one that stopped), file is null and the document is still found
+from documents d left join workspace_root root
 where d.id = (select id from target)

@@ -17,7 +17,7 @@ select
   archivist_report_link(s.type, s.name, root.path || '/' || s.path) as link,
   root.path || '/' || s.path as path,
   s.match_count
-from scored s, workspace_root root
+from scored s left join workspace_root root  -- (none before a first run ends: link and path are null)
 where s.match_count > 0
 order by s.match_count desc, s.day is null, s.day desc, s.name
 limit archivist_limit(:max_results, 10, 100)
