@@ -9,7 +9,8 @@ must come from the server's own origin: the same scheme, host and port, so a pag
 served from another local port is as foreign as any other site. Other origins can be
 allowed by the operator (``--allow-origin``). When a token is set, every request
 carries it: ``Authorization: Bearer <token>``, ``?token=<token>`` in the URL, or, for a
-browser, the cookie that opening a page with ``?token=<token>`` sets once.
+browser, the cookie that opening a page with ``?token=<token>`` sets once. A path that holds
+a line break is no path of any page: it is refused (400) before anything else.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from archivist.errors import ArchivistError
 
@@ -35,6 +36,8 @@ OLD_TOKEN_ENV = "ARCHIVIST_MCP_TOKEN"  # its first name, when only the MCP serve
 COOKIE = "archivist_token"  # and the server's port: archivist_token_8001 (two servers keep theirs apart)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 WEBSOCKET_SCHEMES = {"ws": "http", "wss": "https"}  # a websocket's origin is its page's
+PATH_CHARACTERS = "/:@!$&'()*+,;=-._~"  # besides letters and digits, what a URL's path holds as it is (RFC 3986)
+LINE_BREAKS = ("\r", "\n")
 
 
 def token_from_environment() -> str | None:
@@ -164,6 +167,13 @@ class Guard:
 
     def refusal(self, scope: dict) -> tuple[int, ArchivistError] | None:
         """Why this request is refused (HTTP status and error), or None."""
+        if any(line_break in str(scope.get("path") or "") for line_break in LINE_BREAKS):
+            return 400, ArchivistError(
+                "INVALID_PARAMETER",
+                "Request refused: its path holds a line break (CR or LF, sent as %0D or %0A)",
+                "No page of this server has one in its path.",
+                "Remove it from the URL (Datasette writes one in a table's or a row's name as ~0D or ~0A).",
+            )
         headers = _headers(scope)
         server = scope.get("server") or ("", None)
         bound_to_loopback = is_loopback(str(server[0] or ""))
@@ -245,8 +255,7 @@ class Guard:
             rest = self._without_url_token(scope) if refusal is None or refusal[0] == 401 else None
             if rest is not None and _is_page_visit(scope):
                 # a browser opening the printed URL: the token moves to a cookie and leaves the address bar
-                path = scope.get("path", "/")
-                target = "/" + path.lstrip("/") + (f"?{rest}" if rest else "")  # never //host: another site
+                target = same_path(scope) + (f"?{rest}" if rest else "")
                 return await _redirect_with_cookie(send, target, cookie_name(scope), self.token or "")
             if rest is not None:  # a client that cannot send headers, with the token in its URL
                 scope = {**scope, "query_string": rest.encode("latin-1")}
@@ -261,6 +270,21 @@ class Guard:
 
 def _headers(scope: dict) -> dict[str, str]:
     return {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers") or []}
+
+
+def same_path(scope: dict) -> str:
+    """The request's path as a redirect's Location that names it on this server, whatever it holds.
+
+    It is percent-encoded (escapes kept as they came) with one slash in front, so it keeps none of
+    what browsers read as another site: a second slash in front (``//host``), a backslash (which
+    they take for a slash), a tab or line break (which they drop), a space or control character.
+    """
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes) and raw:
+        path = quote(raw, safe=PATH_CHARACTERS + "%")
+    else:
+        path = quote(str(scope.get("path") or "/").encode("utf-8", "surrogatepass"), safe=PATH_CHARACTERS)
+    return "/" + path.lstrip("/")
 
 
 def _is_page_visit(scope: dict) -> bool:
@@ -285,7 +309,7 @@ def cookie_name(scope: dict) -> str:
 
 async def _redirect_with_cookie(send: Callable, target: str, name: str, token: str) -> None:
     cookie = f"{name}={token}; Path=/; HttpOnly; SameSite=Strict"
-    headers = [[b"location", target.encode("latin-1", "replace")], [b"set-cookie", cookie.encode("latin-1")]]
+    headers = [[b"location", target.encode("ascii")], [b"set-cookie", cookie.encode("latin-1")]]
     await send({"type": "http.response.start", "status": 302, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
 
