@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from archivist.agents import Message, Session, ToolCall, llm_logs
+from archivist.agents import Message, Session, ToolCall, Unread, llm_logs
 
 # The tables of llm up to 0.35 (migrations m010 to m022), as the format description gives them.
 LEGACY_SCHEMA = """
@@ -508,6 +511,50 @@ def test_a_database_with_a_writer_mid_transaction_is_read(legacy: Path):
     finally:
         writer.rollback()
         writer.close()
+
+
+UNFINISHED_WRITE = """
+import os, sqlite3, sys
+writer = sqlite3.connect(sys.argv[1], isolation_level=None)
+writer.execute("PRAGMA cache_size = 2")  # (the write's pages go to the file before it commits)
+writer.execute("BEGIN")
+writer.execute("UPDATE responses SET response = 'not committed'")
+for number in range(300):
+    writer.execute("INSERT INTO responses (id, prompt) VALUES (?, zeroblob(2000))", [f"filler{number}"])
+os._exit(0)  # (stopped in the middle of its write)
+"""
+
+
+def test_a_write_left_unfinished_is_undone_in_a_copy_and_told(legacy: Path):
+    responses = {key: session.messages[-1].text for key, session in read(legacy).items()}
+    subprocess.run([sys.executable, "-c", UNFINISHED_WRITE, str(legacy)], check=True)
+    assert legacy.with_name("logs.db-journal").stat().st_size > 0
+    before = snapshot(legacy.parent)
+    assert llm_logs.check(legacy.parent) is None
+    problems: list[str] = []
+    found = {session.key: session.messages[-1].text for session in llm_logs.read(legacy.parent, problems)}
+    assert found == responses and "not committed" not in found.values()
+    assert problems == [
+        "logs.db: a write that did not finish left its rollback journal (logs.db-journal) beside it: read as it "
+        "was before that write, from a private copy; nothing to do, the agent undoes that write the next time it "
+        "opens it"
+    ]
+    assert snapshot(legacy.parent) == before
+
+
+def test_a_logs_db_that_is_a_pipe_is_told_and_never_opened(tmp_path: Path):
+    folder = tmp_path / "io.datasette.llm"
+    folder.mkdir()
+    os.mkfifo(folder / "logs.db")
+    assert "logs.db is not a regular file" in (llm_logs.check(folder) or "")
+    for source in (folder, folder / "logs.db"):  # (it would be waited on forever)
+        problems: list[str] = []
+        assert list(llm_logs.read(source, problems)) == []
+        assert problems == [
+            "logs.db is a named pipe (FIFO), not a database file: not read, and what the archive holds of it is "
+            "kept. Put the agent's database back in its place for it to be read."
+        ]
+        assert isinstance(problems[0], Unread)
 
 
 def test_llms_own_migrations_and_logging_are_read_alike(tmp_path: Path):

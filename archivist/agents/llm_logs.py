@@ -1,10 +1,11 @@
 """``llm``'s log database (``logs.db``), read in place and read-only.
 
 A source is the ``logs.db`` file (``llm logs path`` prints it; ``LLM_USER_PATH`` moves it)
-or the folder holding it. It is opened read-only (``mode=ro``) and never written: a
-database in WAL mode whose ``-wal`` and ``-shm`` files are not both there (no connection
-has it open) is opened ``immutable`` instead, because a read-only connection would create
-them. Each query is read to the end at once, so no lock is held between two of them.
+or the folder holding it. It is opened read-only and never written, not even a ``-wal`` or
+``-shm`` file beside it (``archivist.agents.databases``: a log that holds frames, or a write
+left unfinished, is read from a private copy, the latter told). Each query is read to the end
+at once, so no lock is held between two of them. A ``logs.db`` that is no regular file (a
+pipe) is never opened: it is told as not read.
 
 llm has kept its logs in two sets of tables, and a database may hold both; tables and
 columns are looked for, never assumed from a version:
@@ -42,6 +43,7 @@ session's problems; a session with no message is not yielded.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing
@@ -54,12 +56,14 @@ from archivist.agents import (
     ROLES,
     Message,
     NotJSON,
+    Root,
     Session,
     ToolCall,
     Unread,
     Usage,
     confined_log_file,
     databases,
+    is_file,
     iso_utc,
     json_value,
     log_file,
@@ -84,7 +88,7 @@ def check(path: Path | str) -> str | None:
     if not path.exists():
         return f"{path} does not exist: expected {EXPECTED}."
     if path.is_dir():
-        if not (path / DB_NAME).is_file():
+        if not (path / DB_NAME).exists():
             return f"{path} has no {DB_NAME}: expected {EXPECTED}."
         path = path / DB_NAME
     elif not path.is_file():
@@ -118,12 +122,18 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     what is stored of it stays as it is until it can be read. What a damaged one cannot give
     is told as Unread.
     """
-    found = confined_log_file(Path(path), DB_NAME, problems)
+    source = Path(path)
+    database = log_file(source, DB_NAME)
+    if os.path.lexists(database) and not is_file(database):  # (a pipe is never opened)
+        if Root(source, problems).allows(database) and (told := databases.irregular(database)) is not None:
+            (problems if problems is not None else []).append(told)
+        return
+    found = confined_log_file(source, DB_NAME, problems)
     if found is None:
         return
     database, root = found
     try:
-        connection = databases.connect(database)
+        connection = databases.connect(database, root.problems)
         with closing(connection):
             reader = _Reader(connection, database)
             failed = 0
