@@ -10,6 +10,7 @@ session it moved to a file.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from contextlib import closing
@@ -304,6 +305,21 @@ def test_a_damaged_database_is_unread_and_a_locked_one_unavailable(tmp_path: Pat
         assert copilot.check(tmp_path / "User") is None  # a locked database may hold sessions
     finally:
         holder.close()
+
+
+def test_a_state_database_that_is_a_pipe_is_told_and_the_others_read(tmp_path: Path) -> None:
+    user = tmp_path / "User"
+    state_database(user / "workspaceStorage" / "w1" / "state.vscdb", [older_session()])
+    (user / "workspaceStorage" / "w2").mkdir()
+    os.mkfifo(user / "workspaceStorage" / "w2" / "state.vscdb")  # (it would be waited on forever)
+    assert copilot.check(user) is None
+    found, problems = read(user)
+    assert [session.key for session in found] == [f"w1/{OLDER}"]
+    assert problems == [
+        "w2/state.vscdb is a named pipe (FIFO), not a database file: not read, and what the archive holds of it "
+        "is kept. Put the agent's database back in its place for it to be read."
+    ]
+    assert isinstance(problems[0], Unread)
 
 
 def test_reading_a_state_database_writes_nothing(tmp_path: Path) -> None:

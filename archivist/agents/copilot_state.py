@@ -6,7 +6,8 @@ VS Code's chat service stored every session of a workspace as one JSON array und
 (microsoft/vscode ``contrib/chat/common/chatServiceImpl.ts``: ``serializedChatKey``; the global
 ``globalStorage/state.vscdb`` is read too, where an empty window's may be), and from early 2025 moved them to ``chatSessions`` files
 (``chatSessionStore.ts``: ``migrateDataIfNeeded``), leaving the key behind. The databases are
-opened read-only (``archivist.agents.databases``) and never written.
+opened read-only (``archivist.agents.databases``) and never written; one that is no regular file
+(a pipe) is told and never opened, one left with a write unfinished is read as before it and told.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def state_databases(root: Root) -> list[Path]:
         if is_dir(holder) and root.allows(holder):
             found += [folder / STATE for folder in root.folders(holder) if folder.name != GLOBAL]
     found.append(path / GLOBAL / STATE)
-    return [file for file in dict.fromkeys(found) if is_file(file) and _allowed(root, file)]
+    return [file for file in dict.fromkeys(found) if _there(file) and _allowed(root, file)]
 
 
 def holds_sessions(database: Path) -> str | None:
@@ -81,6 +82,10 @@ def state_sessions(database: Path, root: Root, seen: set[str]) -> Iterator[Sessi
     """The sessions ``database`` keeps under ``interactive.sessions``, but those ``seen`` (a session whose
     file was read: the file is the newer copy). A locked database is Unavailable, a damaged one Unread."""
     shown = _shown(database)
+    irregular = databases.irregular(database, shown)
+    if irregular is not None:
+        root.problems.append(irregular)
+        return
     value = _value(database, shown, root)
     if value is None:
         return
@@ -117,7 +122,7 @@ def state_sessions(database: Path, root: Root, seen: set[str]) -> Iterator[Sessi
 def _value(database: Path, shown: str, root: Root) -> Any:
     """The value of ``interactive.sessions`` (None: not there, or not read: told)."""
     with databases.reading(database, root.problems, shown):
-        with closing(databases.connect(database)) as connection:
+        with closing(databases.connect(database, root.problems, shown=shown)) as connection:
             if TABLE not in databases.tables(connection):
                 root.problems.append(f"{shown}: no {TABLE}: not a VS Code state database")
                 return None
@@ -130,6 +135,12 @@ def _value(database: Path, shown: str, root: Root) -> Any:
             found = connection.execute(f"SELECT value FROM {TABLE} WHERE key = ?", [KEY]).fetchone()
             return found[0] if found else None
     return None
+
+
+def _there(file: Path) -> bool:
+    """Whether a state database is there: a regular file, or something else of its name (a pipe),
+    which a reading tells and never opens."""
+    return is_file(file) or (file.exists() and not is_dir(file))
 
 
 def _allowed(root: Root, file: Path) -> bool:
