@@ -107,7 +107,10 @@ def startup(datasette):
     async def inner():
         if await app.is_archive(datasette):  # known from the first request on (get_metadata)
             await app.upgrade_archive(datasette)
-        await datasette.refresh_schemas()
+        try:
+            await datasette.refresh_schemas()
+        except Exception:  # a database that cannot be read now (a full disk): the pages say so (not_an_archive)
+            app.logger.debug("Could not read the schemas of the databases served", exc_info=True)
 
     return inner
 
