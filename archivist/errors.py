@@ -18,7 +18,7 @@ CODES = frozenset(
         "DIRECTORY_NOT_FOUND",
         "PROJECT_NOT_FOUND",  # the project page: no agent session of that project in the range
         "INVALID_SOURCE",  # docs/contract.md: sources: an agent-log source that is missing or not of its kind
-        "ARCHIVE_NOT_WRITTEN",  # an index run could not write its archive: a full disk, a failing or read-only one
+        "ARCHIVE_NOT_WRITTEN",  # an archive could not be written (nor read, where that needs room): a full disk, say
         # beyond the first contract: the HTTP token, a foreign Host or Origin, and a failure that is not the caller's
         "UNAUTHORIZED",
         "FORBIDDEN",
