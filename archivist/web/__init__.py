@@ -177,11 +177,19 @@ def render_cell(value, column):
 @hookimpl
 def extra_template_vars(template, view_name, table, database, request, datasette):
     """The plugin's own pages show the site's metadata (title, description, licence, source) as
-    Datasette's home page does; a document's page lists its most similar documents."""
-    from archivist.web import app
+    Datasette's home page does; they and the canned queries' pages say whether the archive is still
+    being built (``archivist_building``, shown by ``_archivist_building.html``); a document's page
+    lists its most similar documents."""
+    from archivist.web import app, page_queries
 
-    if template.startswith("archivist_"):
-        return {"metadata": datasette.metadata()}
+    own = template.startswith("archivist_")
+    if own or (template == "query-archive.html" and database == DATABASE_NAME):
+
+        async def page_vars():
+            told = {"archivist_building": await page_queries.building_state(datasette)}
+            return {"metadata": datasette.metadata(), **told} if own else told
+
+        return page_vars
     if view_name != "row" or table != "documents" or database != DATABASE_NAME or request is None:
         return {}
 

@@ -22,6 +22,7 @@ from datasette.utils.asgi import Base400, Response
 from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
+from archivist.archive import building
 from archivist.archive.database import connect_read_only, primary_code, sqlite3
 from archivist.archive.schema import ARCHIVE_TABLES, archive_problem, migrate
 from archivist.errors import ArchivistError, took_too_long
@@ -84,7 +85,8 @@ async def _reply_error(datasette: Datasette, send: Callable, html: bool, status:
 
 def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
     """An ASGI wrapper for the archive's canned queries: bad parameters answer 400 with the docs/errors.md body,
-    and Datasette's own failures (its time limit, say) are told in the same terms, never with their SQL."""
+    and Datasette's own failures (its time limit, say) are told in the same terms, never with their SQL; and
+    a query's JSON says whether the archive is still being built (``_BuildingTeller``)."""
 
     def wrap(app: ASGIApp) -> ASGIApp:
         async def checked(scope: dict, receive: Callable, send: Callable) -> None:
@@ -107,6 +109,9 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
                     await asyncio.to_thread(runner.warm, db.path, prepared["query"])
             except ArchivistError as error:
                 return await _reply_error(datasette, send, extension == "html", 400, error)
+            if extension == "json":
+                told = await db.execute_fn(building.told)
+                send = _BuildingTeller(send, told).send if told is not None else send
             failure = _FailureCatcher(send)
             await app(scope, receive, failure.send)
             if failure.status is not None:
@@ -140,6 +145,34 @@ class _FailureCatcher:
             return json.loads(text)
         except ValueError:
             return text
+
+
+class _BuildingTeller:
+    """A canned query's JSON while an index run is still storing agent logs, or after one that stopped
+    (``archive.building``): ``building`` first, beside its ``rows``. A ``_shape=array`` answer is the rows
+    alone, and is passed on as it is."""
+
+    def __init__(self, send: Callable, told: dict[str, Any]) -> None:
+        self._send = send
+        self._told = json.dumps({"building": told}).encode()
+        self._start: dict | None = None
+        self._body: list[bytes] = []
+
+    async def send(self, message: dict) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 200:
+            self._start = message  # held until the body is whole
+            return None
+        if self._start is None or message["type"] != "http.response.body":
+            return await self._send(message)
+        self._body.append(message.get("body", b""))
+        if message.get("more_body"):
+            return None
+        body = b"".join(self._body)
+        if body[:1] == b"{" and body[1:].lstrip()[:1] not in (b"}", b""):
+            body = self._told[:-1] + b", " + body[1:]  # {"building": {...}, "ok": true, "rows": ...}
+        headers = [(key, value) for key, value in self._start.get("headers", []) if key.lower() != b"content-length"]
+        await self._send({**self._start, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body})
 
 
 def tidy_requests(app: ASGIApp) -> ASGIApp:

@@ -2,7 +2,8 @@
 
 Every page (home, search and document pages) is rendered on the server from canned
 queries, run through Datasette's own JSON API (the parameter checks and the SQL every
-other surface uses), so the pages work without JavaScript.
+other surface uses), so the pages work without JavaScript; and each tells, at its top,
+whether the archive is still being built (``building_state``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivist.errors import ArchivistError
 from archivist.queries import runner, validation
-from archivist.web.app import query_failure
+from archivist.web.app import is_archive, query_failure
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -60,3 +61,16 @@ async def _json(datasette: Datasette, path: str, params: dict[str, str] | None) 
 async def search(datasette: Datasette, params: dict[str, str]) -> dict[str, Any]:
     """The ``search`` canned query's response, decoded."""
     return runner.response_of(await canned(datasette, "search", params))
+
+
+async def building_state(datasette: Datasette) -> dict[str, Any] | None:
+    """What every page tells of an index run still storing agent logs, or of one that stopped
+    (``archive.building``): its state, source, percent and since, and the sentence saying it;
+    None where the archive is built, or where no archive is served."""
+    from archivist.archive import building
+
+    database = datasette.databases.get(DATABASE_NAME)
+    if database is None or not await is_archive(datasette):
+        return None
+    told = await database.execute_fn(building.told)
+    return None if told is None else {**told, "sentence": building.sentence(told)}

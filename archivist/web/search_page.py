@@ -7,7 +7,6 @@ from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
-from archivist.archive import building
 from archivist.queries.rules import SORTS
 from archivist.queries.totals import MATCHED_WORDS, matched_counts
 from archivist.web.app import highlighted, unknown_search_parameters
@@ -88,7 +87,6 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         sort=response["sort"],
         sort_urls={sort: state.url(sort=None if sort == DEFAULT_SORT else sort) for sort in SORTS},
         matched_counts=matched_counts(response["matched"]),
-        building=building.sentence(response["building"]) if response.get("building") else None,
         matched_words=MATCHED_WORDS,  # (a partial match's badge, as archivist search says it)
         api_url=datasette.urls.path("/api/search")
         + SearchState(datasette, wanted).query_string(page=params.get("page"), output="full"),
