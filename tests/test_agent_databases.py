@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import signal
 import sqlite3
 import stat
@@ -46,6 +47,18 @@ def test_a_database_an_agent_has_open_is_read_from_a_private_copy_and_nothing_be
     connection.close()
     assert not Path(copy).exists()  # the copy is gone with the connection
     assert files_of(tmp_path) == before  # not even the -shm, which a reader of the file itself marks
+    writer.close()
+
+
+def test_the_run_s_folder_of_copies_is_made_again_where_it_was_removed(tmp_path):
+    path, writer = wal_database(tmp_path)
+    with closing(databases.connect(path)) as connection:
+        run = Path(connection.copy or "").parent
+    assert run.name.startswith(f"archivist-copies-{os.getpid()}-") and run.is_dir() and not any(run.iterdir())
+    shutil.rmtree(run)  # (a cleaner of the temporary folder)
+    with closing(databases.connect(path)) as connection:
+        assert connection.execute("SELECT value FROM items").fetchall() == [("in the log",)]
+        assert Path(connection.copy or "").parent.is_dir()
     writer.close()
 
 

@@ -44,6 +44,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -318,15 +319,19 @@ class _Run:
     folder: Path | None = None
     lock: int | None = None
     swept: int | None = None  # the process that removed what killed runs left
+    making = threading.Lock()
 
     @classmethod
     def copies(cls) -> Path:
-        pid = os.getpid()
-        if cls.pid != pid or cls.folder is None:  # (a forked process makes its own)
+        with cls.making:
+            pid = os.getpid()
+            if cls.pid == pid and cls.folder is not None and cls.folder.is_dir():
+                return cls.folder
+            cls.remove(cls.pid)  # (a forked process makes its own; one removed under it is made again)
             folder = Path(tempfile.mkdtemp(prefix=f"{COPIES}{pid}-"))
             cls.pid, cls.folder, cls.lock = pid, folder, _locked(folder)
             atexit.register(cls.remove, pid)
-        return cls.folder
+            return folder
 
     @classmethod
     def sweep(cls) -> None:
@@ -335,7 +340,8 @@ class _Run:
             remove_left_copies()
 
     @classmethod
-    def remove(cls, pid: int) -> None:
+    def remove(cls, pid: int | None) -> None:
+        """Remove the folder of the process ``pid``, if it is this one's."""
         if cls.pid != pid or os.getpid() != pid or cls.folder is None:
             return
         shutil.rmtree(cls.folder, ignore_errors=True)
