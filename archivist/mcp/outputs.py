@@ -19,6 +19,9 @@ class Outcome(TypedDict, total=False):
     success: bool
     error: str
     code: str
+    # every answer while an index run is still storing agent logs, or after one that stopped: its state
+    # (building, stopped), source, percent and since (archive.building); left out once the archive is built
+    building: dict[str, Any] | None
 
 
 class Rows(Outcome, total=False):

@@ -265,13 +265,24 @@ TOOLS = (
 )
 
 
+def told(tool: Tool, call: Call) -> dict[str, Any]:
+    """The tool's answer, and ``building`` in it while its archive is still being built or after a run
+    that stopped (``archive.building``; search's own answer says it already): left out once it is built."""
+    payload = tool.work(call)
+    if "building" not in payload:
+        state = call.workspaces.archive(call.workspace_path).building()
+        if state is not None:
+            payload = {**payload, "building": state}
+    return payload
+
+
 def add_tool(server: MCPServer, workspaces: Workspaces, tool: Tool) -> None:
     """Register one tool: a function with the tool's declared arguments that runs its work."""
 
     async def run(ctx: Context | None = None, workspace_path: str | None = None, **arguments: Any) -> CallToolResult:
         progress = Progress(ctx)  # (made on the event loop's thread)
         return await answer(
-            lambda cancel: tool.work(Call(workspaces, tool.query, workspace_path, arguments, cancel, progress))
+            lambda cancel: told(tool, Call(workspaces, tool.query, workspace_path, arguments, cancel, progress))
         )
 
     shape = signature(inputs(tool), tool.output, context=tool.progress)
