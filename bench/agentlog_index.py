@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -58,8 +59,8 @@ def sentence(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
-def session_lines(rng: random.Random, session: str, target_bytes: int) -> list[str]:
-    lines: list[str] = []
+def session_lines(rng: random.Random, session: str, target_bytes: int) -> Iterator[str]:
+    """The lines of one session of about ``target_bytes``, as they are made."""
     size, parent, n = 0, None, 0
     envelope = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/project", "sessionId": session,
                 "version": "2.0.49", "gitBranch": "main"}  # fmt: skip
@@ -81,9 +82,8 @@ def session_lines(rng: random.Random, session: str, target_bytes: int) -> list[s
         parent = result["uuid"]
         for record in (user, assistant, result):
             line = json.dumps(record)
-            lines.append(line)
+            yield line
             size += len(line) + 1
-    return lines
 
 
 def scratch(root: Path) -> tuple[Path, Path]:

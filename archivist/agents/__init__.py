@@ -252,6 +252,10 @@ class Session:
     parent: str | None = None  # for a sub-agent transcript: the key of the session it belongs to
     tail: Tail | None = None  # how to read on when its one file grows (kinds with read_from)
     titled: bool = True  # False: the title is only a first message (read_from: keep the stored one)
+    # A session too large to be held whole: its further messages, after ``messages``, in parts
+    # read as they are taken. Its other fields (title, models, last, problems, tail) are final
+    # once the parts are used up (``archive.prepared.prepare_parts`` stores it so).
+    more: Iterator[list[Message]] | None = None
 
 
 def valid_session(session: Session) -> Session:
@@ -262,18 +266,46 @@ def valid_session(session: Session) -> Session:
 
     Every session a reader yields passes here before it is hashed, masked or stored.
     """
-    replaced = 0
+    replaced = _valid_messages(session.messages)
+    text = _Valid()
+    optional = text.optional
+    session.key, session.agent = text(session.key), text(session.agent)
+    session.title = valid_unicode(session.title)[0]  # (most often its first message's: counted there)
+    session.project, session.branch, session.parent = (
+        optional(session.project),
+        optional(session.branch),
+        optional(session.parent),
+    )
+    session.started, session.last = optional(session.started), optional(session.last)
+    session.models = [text(model) for model in session.models]
+    replaced += text.replaced + _valid_problems(session)
+    if session.more is not None:  # (told once its parts are read)
+        session.more = _valid_parts(session, session.more, replaced)
+    elif replaced:
+        session.problems.append(replaced_surrogates(replaced))
+    return session
 
-    def text(value: str) -> str:
-        nonlocal replaced
+
+class _Valid:
+    """Texts made valid Unicode, counting the lone surrogates replaced."""
+
+    def __init__(self) -> None:
+        self.replaced = 0
+
+    def __call__(self, value: str) -> str:
         value, count = valid_unicode(value)
-        replaced += count
+        self.replaced += count
         return value
 
-    def optional(value: str | None) -> str | None:
-        return None if value is None else text(value)
+    def optional(self, value: str | None) -> str | None:
+        return None if value is None else self(value)
 
-    for message in session.messages:
+
+def _valid_messages(messages: list[Message]) -> int:
+    """Every text of ``messages`` made valid Unicode: the lone surrogates replaced."""
+    text = _Valid()
+    optional = text.optional
+    for message in messages:
         message.text = text(message.text)
         message.thinking = text(message.thinking)
         message.tool_output = text(message.tool_output)
@@ -288,29 +320,44 @@ def valid_session(session: Session) -> Session:
             call.commands = [text(command) for command in call.commands]
         for item in message.attachments:
             item.type, item.name = text(item.type), optional(item.name)
-    session.key, session.agent = text(session.key), text(session.agent)
-    session.title = valid_unicode(session.title)[0]  # (most often its first message's: counted there)
-    session.project, session.branch, session.parent = (
-        optional(session.project),
-        optional(session.branch),
-        optional(session.parent),
-    )
-    session.started, session.last = optional(session.started), optional(session.last)
-    session.models = [text(model) for model in session.models]
+    return text.replaced
+
+
+def _valid_problems(session: Session) -> int:
     problems = [valid_unicode(problem) for problem in session.problems]
     session.problems = [
         Unread(fixed) if isinstance(problem, Unread) else fixed
         for problem, (fixed, _) in zip(session.problems, problems, strict=True)
     ]
-    replaced += sum(count for _, count in problems)
+    return sum(count for _, count in problems)
+
+
+def _valid_parts(session: Session, parts: Iterator[list[Message]], replaced: int) -> Iterator[list[Message]]:
+    """The parts of a session read in parts, made valid Unicode as they are read; what was
+    replaced in them (and ``replaced`` before them) is told once they are used up."""
+    for part in parts:
+        replaced += _valid_messages(part)
+        yield part
+    replaced += _valid_problems(session)
+    session.title = valid_unicode(session.title)[0]
+    session.models = [valid_unicode(model)[0] for model in session.models]
     if replaced:
         session.problems.append(replaced_surrogates(replaced))
-    return session
 
 
 def replaced_surrogates(count: int) -> str:
     """Lone surrogates replaced in what was read, as a problem."""
     return f"{count} lone surrogate{'s' if count != 1 else ''} (not Unicode text) replaced with U+FFFD"
+
+
+def held_whole(session: Session) -> Session:
+    """``session`` with the parts it is read in (``more``), if any, read into its messages: for
+    what holds a session whole anyway (a test, a small export), never for storing one."""
+    if session.more is not None:
+        for part in session.more:
+            session.messages.extend(part)
+        session.more = None
+    return session
 
 
 TITLE_CHARS = 80

@@ -36,10 +36,10 @@ envelopes, compaction summaries, ``agent_progress`` lines naming a sub-agent's c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
-from archivist.agents import NotJSON, Root, Session, Unread, head_lines, json_value
+from archivist.agents import Message, NotJSON, Root, Session, Unread, head_lines, json_value
 from archivist.agents.claude_code_agents import (
     AGENT_PREFIX,
     SUBAGENTS_FOLDER,
@@ -50,7 +50,7 @@ from archivist.agents.claude_code_agents import (
     leading_summaries,
     reading_order,
 )
-from archivist.agents.claude_code_lines import Prefix, read_lines_into, read_prefix
+from archivist.agents.claude_code_lines import Lines, Prefix, read_lines_into, read_prefix
 from archivist.agents.claude_code_session import KIND as KIND
 from archivist.agents.claude_code_session import Builder, Seen, Sidechains
 
@@ -58,6 +58,8 @@ EXPECTED = (
     "a Claude Code projects folder (~/.claude/projects), one project's folder in it, or one session's .jsonl file"
 )
 
+WHOLE_BYTES = 64 * 1024 * 1024  # a session file larger than this is read and stored in parts, never held whole
+PART_BYTES = 8 * 1024 * 1024  # of lines, each part
 CHECK_LINES = 5  # lines looked at to tell a Claude Code file
 CHECK_FILES = 5  # files looked at to tell a Claude Code folder
 
@@ -273,16 +275,19 @@ def _read_session_file(
     key = f"{project}/{path.stem}"
     main = Builder(key, path, fallback_project=project, seen=seen)
     sidechains = Sidechains(main)
-    read_lines_into(path, main, sidechains)
-    session = _session_of(main, summaries, root)
-    if session is not None and not sidechains.by_name:
-        session.tail = main.tail()  # alone in its file: an append can be read on its own
-    agents: list[Session | None] = []
     subagents = path.parent / path.stem / SUBAGENTS_FOLDER
+    transcripts: list[Path] = []
     if root.allows(path.parent / path.stem) and root.allows(subagents):
-        for agent in root.files(subagents, ".jsonl"):
-            if agent.name.startswith(AGENT_PREFIX):
-                agents.append(_session_of(_subagent_builder(agent, key, project, main, root, seen), {}, root))
+        transcripts = [agent for agent in root.files(subagents, ".jsonl") if agent.name.startswith(AGENT_PREFIX)]
+    session: Session | None = None
+    if _size(path) > WHOLE_BYTES:  # read in parts, each stored before the next is read
+        yield from _read_in_parts(main, sidechains, summaries, root, transcripts)
+    else:
+        read_lines_into(path, main, sidechains)
+        session = _session_of(main, summaries, root)
+        if session is not None and not sidechains.by_name:
+            session.tail = main.tail()  # alone in its file: an append can be read on its own
+    agents = [_session_of(_subagent_builder(agent, key, project, main, root, seen), {}, root) for agent in transcripts]
     agents += [_read_agent_file(agent, project, main.key, main, root, seen) for agent in beside(main)]
     inline = sidechains.builders()
     yield from _maybe(session)
@@ -290,6 +295,71 @@ def _read_session_file(
         yield from _maybe(builder.session({}))
     for found in agents:
         yield from _maybe(found)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read_in_parts(
+    main: Builder, sidechains: Sidechains, summaries: dict[str, str], root: Root, transcripts: list[Path]
+) -> Generator[Session, None, None]:
+    """A session file too large to be held whole (``WHOLE_BYTES``), given as a session whose
+    first part is its messages and whose ``more`` reads the rest, a part of ``PART_BYTES`` at a
+    time.
+
+    Its Task/Agent calls name the sub-agent transcripts known before it is read (those of its
+    ``subagents`` folder, and the agent files beside it that name it); a sidechain of the file
+    itself names its call only where the call was not yet taken out.
+    """
+    project = main.file.parent.name
+    for agent in transcripts:
+        meta = agent_meta(agent, root)
+        agent_key = f"{main.key}/{agent.stem}"
+        main.agent_keys[agent_id(agent)] = agent_key
+        if meta.tool_use_id and not meta.parent_agent_id:
+            main.call_keys[meta.tool_use_id] = agent_key
+    for agent in root.files(main.file.parent, ".jsonl"):
+        if agent.name.startswith(AGENT_PREFIX) and first_session_id(agent) == main.file.stem:
+            main.agent_keys.setdefault(agent_id(agent), f"{project}/{agent.stem}")
+    lines = iter(Lines(main.file, main, sidechains))
+    parts = _parts(lines, main)
+    first = next(parts, None)
+    if first is None:  # (nothing to take out before its end: held whole after all)
+        whole = _session_of(main, summaries, root)
+        if whole is not None and not sidechains.by_name:
+            whole.tail = main.tail()
+        yield from _maybe(whole)
+        return
+    session = Session(main.key, KIND, "", first, project=main.project or project, files=[main.file])
+    session.models, session.problems = main.models, main.problems
+
+    def rest() -> Iterator[list[Message]]:
+        yield from parts
+        last = main.session(summaries)
+        assert last is not None  # (messages were taken out)
+        session.title, session.titled, session.project = last.title, last.titled, last.project
+        session.branch, session.started, session.last = last.branch, last.started, last.last
+        session.models, session.problems = last.models, last.problems
+        session.tail = main.tail() if not sidechains.by_name else None
+        yield last.messages
+
+    session.more = rest()
+    yield session
+
+
+def _parts(lines: Iterator[int], main: Builder) -> Iterator[list[Message]]:
+    """The messages of a file read, taken out of ``main`` each ``PART_BYTES`` of lines."""
+    mark = 0
+    for at in lines:
+        if at - mark >= PART_BYTES:
+            mark = at
+            part = main.drain()
+            if part:
+                yield part
 
 
 def read_from(

@@ -110,28 +110,47 @@ def _parse(raw: bytes | None, tally: Tally, last: bool) -> dict[str, Any] | None
 def read_lines_into(path: Path, main: Builder, sidechains: Sidechains | None, start: int = 0) -> bool:
     """Read one file's lines from byte ``start`` into ``main`` (and its inline sidechains
     into ``sidechains``); whether any line was a sidechain's."""
-    tally = Tally()
-    sidechain = False
-    for record in _records(path, tally, start):
+    lines = Lines(path, main, sidechains, start)
+    for _ in lines:
+        pass
+    return lines.sidechain
+
+
+class Lines:
+    """One file's lines from byte ``start`` read into ``main`` (and its inline sidechains into
+    ``sidechains``) as it is iterated: the byte offset of each line read, so that a reader can
+    take the messages read so far (``Builder.drain``) before it reads on."""
+
+    def __init__(self, path: Path, main: Builder, sidechains: Sidechains | None, start: int = 0) -> None:
+        self.path, self.main, self.sidechains, self.start = path, main, sidechains, start
+        self.sidechain = False  # whether a line was a sidechain's
+
+    def __iter__(self) -> Iterator[int]:
+        tally = Tally()
+        for record in _records(self.path, tally, self.start):
+            yield tally.line_at
+            self._take(record, tally)
+        self.main.problems.extend(tally.problems())
+
+    def _take(self, record: dict[str, Any], tally: Tally) -> None:
+        main, sidechains = self.main, self.sidechains
         kind = record.get("type")
         if not isinstance(kind, str):
             tally.skipped["with no type"] += 1
-            continue
+            return
         if kind not in KNOWN_TYPES:
             tally.skipped[f"unknown type {kind!r}"] += 1
-            continue
+            return
         builder = main
         if kind == "progress":
             main.note_progress(record)
         if record.get("isSidechain") is True:
-            sidechain = True
+            self.sidechain = True
             if sidechains is not None:
                 builder = sidechains.builder_for(record)
         if not builder.take(record, kind):
             tally.skipped[f"malformed {kind!r}"] += 1
         builder.offsets.extend([tally.line_at] * (len(builder.messages) - len(builder.offsets)))
-    main.problems.extend(tally.problems())
-    return sidechain
 
 
 @dataclass

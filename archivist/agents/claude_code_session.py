@@ -162,6 +162,13 @@ class Builder:
         self.agent_calls: dict[str, str] = {}  # a sub-agent's id → the tool_use id of the call that started it
         self.problems: list[str] = []
         self.offsets: list[int] = []  # the byte offset of the line that began each of messages
+        self.drained = 0  # the messages taken out before the rest was read (``drain``)
+        self.first_said = ""  # the first text said among them (a title where there is no other)
+        self.stamps: tuple[str, str] | None = None  # the first and last time among them
+        # a sub-agent transcript's key by its id, and by the id of the Task/Agent call that
+        # started it, known before the session is read: its calls name it as they are read
+        self.agent_keys: dict[str, str] = {}
+        self.call_keys: dict[str, str] = {}
 
     def take(self, record: dict[str, Any], kind: str) -> bool:
         """Read one line; False when it is malformed for its type."""
@@ -312,6 +319,7 @@ class Builder:
             self.tasks[call_id] = description
         if name in SUBAGENT_TOOLS and isinstance(call_id, str):
             self.task_calls[call_id] = call
+            call.agent = self.call_keys.get(call_id)
         if draft.tool_calls is None:
             draft.tool_calls = []
         draft.tool_calls.append(call)
@@ -323,6 +331,7 @@ class Builder:
         agent_id = result_agent_id(block, result) if description or call_id in self.task_calls else None
         if agent_id:
             self.agent_calls[agent_id] = call_id
+            self._known_agent(agent_id, call_id)
         if description and agent_id:
             self.agent_titles[agent_id] = description
 
@@ -333,8 +342,16 @@ class Builder:
         description = self.tasks.get(call_id) if isinstance(call_id, str) else None
         if isinstance(call_id, str) and call_id in self.task_calls and isinstance(agent_id, str) and agent_id:
             self.agent_calls.setdefault(agent_id, call_id)
+            self._known_agent(agent_id, self.agent_calls[agent_id])
         if description and isinstance(agent_id, str) and agent_id:
             self.agent_titles.setdefault(agent_id, description)
+
+    def _known_agent(self, agent_id: str, call_id: str) -> None:
+        """A call now known to have started sub-agent ``agent_id``: it names the agent's transcript
+        where that was known before the session was read (``agent_keys``)."""
+        call = self.task_calls.get(call_id)
+        if call is not None and call.agent is None and agent_id in self.agent_keys:
+            call.agent = self.agent_keys[agent_id]
 
     def link_agent(self, key: str, agent_id: str, tool_use_id: str | None) -> None:
         """A sub-agent's session ``key`` on the Task/Agent call that started it: the call its
@@ -352,7 +369,29 @@ class Builder:
         if last < 0:
             last = len(self.messages) - 1
         before = sum(1 for item in self.messages[:last] if not isinstance(item, Response) or item.message())
-        return Tail(self.file, self.offsets[last] if last < len(self.offsets) else start, first_seq + before)
+        at = self.offsets[last] if last < len(self.offsets) else start
+        return Tail(self.file, at, first_seq + self.drained + before)
+
+    def drain(self) -> list[Message]:
+        """The messages read so far that no later line can change (those before its last
+        assistant response, which a later line may continue), taken out of the builder."""
+        last = next(
+            (i for i in range(len(self.messages) - 1, -1, -1) if isinstance(self.messages[i], Response)),
+            len(self.messages),
+        )
+        done, self.messages, self.offsets = self.messages[:last], self.messages[last:], self.offsets[last:]
+        finished = {id(item) for item in done if isinstance(item, Response)}
+        if finished:
+            self.responses = {key: item for key, item in self.responses.items() if id(item) not in finished}
+        messages = [message for item in done if (message := item.message() if isinstance(item, Response) else item)]
+        if messages:
+            self.drained += len(messages)
+            self.first_said = self.first_said or _first_said(messages)
+            stamps = [message.timestamp for message in messages if message.timestamp]
+            if stamps:
+                held = self.stamps or (min(stamps), max(stamps))
+                self.stamps = (min(held[0], *stamps), max(held[1], *stamps))
+        return messages
 
     def session(self, summaries: dict[str, str]) -> Session | None:
         """The session read, or None when it has no message (an empty or interrupted session)."""
@@ -361,11 +400,11 @@ class Builder:
             for item in self.messages
             if (message := item.message() if isinstance(item, Response) else item) is not None
         ]
-        if not messages:
+        if not messages and not self.drained:
             return None
-        stamps = [message.timestamp for message in messages if message.timestamp]
+        stamps = [message.timestamp for message in messages if message.timestamp] + list(self.stamps or ())
         own = self.titles.own(self.uuids, summaries) or self.description
-        title = own or self.titles.first_request or _first_said(messages)
+        title = own or self.titles.first_request or self.first_said or _first_said(messages)
         return Session(
             key=self.key,
             agent=KIND,

@@ -6,15 +6,16 @@ so that a worker process can do it (``session_worker``) while ``sessions`` write
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivist import documents
-from archivist.agents import Message, Session, Tail, ToolCall
+from archivist.agents import Message, Session, Tail, ToolCall, Usage
 from archivist.archive import schema
-from archivist.archive.session_rows import Found, document_rows
+from archivist.archive.session_rows import Before, Found, document_rows
 
 if TYPE_CHECKING:
     from archivist.secrets import Masker
@@ -48,6 +49,9 @@ class Prepared:
     files: list[Path]
     tail: Tail | None
     rows: tuple[dict[str, Any], list[dict[str, Any]]] | None  # (document, messages); None: unchanged
+    # "whole": a session read whole; of one read in parts (``prepare_parts``): "first", its first
+    # part, stored as a session; "more", messages to add to it; "last", its fields once read whole
+    part: str = "whole"
 
 
 def prepare(session: Session, source: str, known: Callable[[str], str | None], now: str, masker: Masker) -> Prepared:
@@ -76,6 +80,64 @@ def prepare(session: Session, source: str, known: Callable[[str], str | None], n
         files,
         session.tail,
         rows,
+    )
+
+
+def prepare_parts(
+    session: Session, source: str, known: Callable[[str], str | None], now: str, masker: Masker
+) -> Iterator[Prepared]:
+    """What storing ``session`` takes (``prepare``), or, for a session read in parts (``more``), one
+    ``Prepared`` a part, each made as it is read: memory holds one part, never the session.
+
+    Its first part is stored as a session of its own; each next part's messages are added to it,
+    and its document row made again with what the parts before it counted (``Before``); the last
+    gives its fields as they are once it is read whole (title, last time, problems, where to read
+    on). Its content hash is chained through the parts: it is stored again whenever it is read
+    again whole (an append is read on, as any session's).
+    """
+    parts = session.more
+    if parts is None:
+        yield prepare(session, source, known, now, masker)
+        return
+    first = prepare(session, source, lambda key: None, now, masker)
+    assert first.rows is not None  # (stored whatever is stored under its key)
+    chain = first.content_hash
+    yield replace(first, problems=[], tail=None, part="first")
+    document = first.rows[0]
+    for messages in parts:
+        piece = replace(session, messages=messages, more=None)
+        chain = hashlib.sha256(f"{chain}\x00{session_hash(piece)}".encode()).hexdigest()
+        masked, found = mask_session(piece, masker)
+        found.session = 0  # (its fields were counted with its first part)
+        document, rows = document_rows(masked, source, now, chain, found, _before(document))
+        yield replace(first, content_hash=chain, problems=[], tail=None, rows=(document, rows), part="more")
+    masked, _ = mask_session(replace(session, messages=[], more=None), masker)
+    document, _ = document_rows(masked, source, now, chain, Found(), _before(document))
+    yield replace(
+        first,
+        content_hash=chain,
+        problems=[masker.name(problem) for problem in session.problems],
+        models=session.models,
+        tail=session.tail,
+        rows=(document, []),
+        part="last",
+    )
+
+
+def _before(document: dict[str, Any]) -> Before:
+    """What a session's document row counts of the messages stored so far, to add a part to."""
+    extra = json.loads(document["extra"])
+    counted = extra.get("usage") or {}
+    return Before(
+        messages=extra["messages"],
+        secrets=extra["secrets_masked"],
+        commands=extra["commands"],
+        touched=extra["touched_files"],
+        roles=extra["roles"],
+        head=document["body"],
+        usage=Usage(**{name: counted.get(name, 0) for name in Usage.FIELDS}, cost=counted.get("cost")),
+        responses=counted.get("responses", 0),
+        tools=extra["tools"],
     )
 
 

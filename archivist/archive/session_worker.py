@@ -108,7 +108,7 @@ def _work(
     """In the worker: what ``read_here`` yields, each session prepared, put on ``out``; then
     ("done", the reader's problems), or ("failed", what stopped it)."""
     exit_with_parent(parent)
-    from archivist.archive.prepared import new_masker, prepare
+    from archivist.archive.prepared import new_masker, prepare_parts
 
     masker = new_masker(key)
     problems: list[str] = []
@@ -117,9 +117,9 @@ def _work(
             if session is None:
                 out.put(("session", None))
                 continue
-            ready = prepare(session, source, known.get, now, masker)
-            known[ready.key] = ready.content_hash  # (a newest one read again is not masked again)
-            out.put(("session", ready))
+            for ready in prepare_parts(session, source, known.get, now, masker):
+                known[ready.key] = ready.content_hash  # (a newest one read again is not masked again)
+                out.put(("session", ready))
     except OSError as error:
         out.put(("failed", OSError(error.errno, error.strerror or str(error))))
         return

@@ -41,7 +41,7 @@ from archivist.archive import prices, rollups, schema, session_worker, sources
 from archivist.archive.database import Database, sqlite3
 from archivist.archive.pace import NEWEST_FIRST, Pace, Progress
 from archivist.archive.prepared import LAYOUT as LAYOUT
-from archivist.archive.prepared import Prepared, mask_session, new_masker, prepare, session_hash
+from archivist.archive.prepared import Prepared, mask_session, new_masker, prepare_parts, session_hash
 from archivist.archive.session_rows import USAGE_COLUMNS, Before, document_rows, stored_usage
 
 # The sources' own functions, named here too for the callers that know them here (the command line).
@@ -277,10 +277,16 @@ def _store_session(
     masker: Masker,
     problems: list[documents.Problem],
 ) -> tuple[int, Tail] | None:
-    """Store one session read whole (unless it is stored as it is), or one prepared in a worker
-    process; its document and where to read on."""
+    """Store one session read (unless it is stored as it is), or one prepared in a worker process,
+    or one part of a session read in parts (``prepared.prepare_parts``); its document and where
+    to read on."""
     if isinstance(session, Session):
-        session = prepare(session, source, lambda key: known.get(key, (0, None))[1], now, masker)
+        found = None
+        for ready in prepare_parts(session, source, lambda key: known.get(key, (0, None))[1], now, masker):
+            found = _store_session(db, ready, source, known, existing, seen, now, masker, problems)
+        return found
+    if session.part in ("more", "last"):
+        return _store_part(db, session, known, existing, problems)
     if session.key in seen:  # (a reader's fault: a key is one session of the source)
         problems.append(documents.Problem(session.label, "degraded", SAME_KEY))
         return None
@@ -298,8 +304,32 @@ def _store_session(
         document_id = existing[document["key"]] = document["id"]
         known[session.key] = (document_id, session.content_hash)
         db.execute(sources.DELETE_MESSAGES_SQL, {"id": document_id})
-        _insert_messages(db, document_id, messages, document, whole=True)
+        _insert_messages(db, document_id, messages, document, whole=True, hours=session.part == "whole")
     return (document_id, session.tail) if session.tail is not None else None
+
+
+def _store_part(
+    db: Database,
+    part: Prepared,
+    known: dict[str, tuple[int, str]],
+    existing: dict[str, int],
+    problems: list[documents.Problem],
+) -> tuple[int, Tail] | None:
+    """Add a part of a session read in parts to the session its first part stored: its messages,
+    and its document row as counted so far; its last, the session's hour rollups and problems."""
+    assert part.rows is not None
+    document, messages = part.rows
+    document_id = existing.get(part.key)
+    if document_id is None:  # (its first part was not stored)
+        return None
+    db.update("documents", document_id, {name: value for name, value in document.items() if name != "key"})
+    _insert_messages(db, document_id, messages, document, whole=True, hours=False)
+    known[part.key] = (document_id, part.content_hash)
+    if part.part != "last":
+        return None
+    rollups.write_hours(db, document_id)
+    problems.extend(documents.Problem(part.label, "degraded", p) for p in part.problems)
+    return (document_id, part.tail) if part.tail is not None else None
 
 
 def _remember_files(
@@ -455,11 +485,17 @@ def _read_on(
 
 
 def _insert_messages(
-    db: Database, document_id: int, messages: list[dict[str, Any]], document: dict[str, Any], whole: bool
+    db: Database,
+    document_id: int,
+    messages: list[dict[str, Any]],
+    document: dict[str, Any],
+    whole: bool,
+    hours: bool = True,
 ) -> None:
     """Store a session's messages (``session_rows.document_rows``), each one's text with its
     filter words in ``message_index``, and what the rollups count of them: from these rows where
-    they are the ``whole`` session, else from all its messages stored (some were read on)."""
+    they are the ``whole`` session, else from all its messages stored (some were read on); the
+    hour rollups not yet where ``hours`` is False (a session read in parts: after its last)."""
     base = document_id * schema.MESSAGE_IDS
     indexed = []
     for message in messages:
@@ -469,6 +505,8 @@ def _insert_messages(
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
     rollups.write_calls(db, messages)
+    if not hours:
+        return
     if whole:
         rollups.write_hours_of(db, document_id, document, messages)
     else:

@@ -1,0 +1,137 @@
+"""A session too large to be held whole is read and stored in parts: the archive holds what a
+whole reading stores (its messages, its document's counts, its rollups, its sub-agents' links),
+and memory holds one part at a time (``bench/session_memory.py`` measures it)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from archivist.agents import claude_code
+from archivist.archive.database import sqlite3
+from archivist.archive.indexer import index_workspace
+from archivist.workspace import archive_path, secret_key_path
+
+SAMPLE = (
+    Path(__file__).parent.parent / "sample-agent-logs" / "claude-code" / "projects" / "-home-dev-src-captions-gateway"
+)
+SESSION = "3f6d2b1e-8c4a-4e7f-9b2d-5a1c0e9f7d43"
+TURNS = 120
+# Every table a session's storing writes, and the columns that differ between two runs by nature.
+TABLES = {
+    "documents": ("content_hash", "indexed_at"),
+    "messages": (),
+    "usage_hours": (),
+    "message_hours": (),
+    "file_calls": (),
+    "command_calls": (),
+    "index_problems": (),
+}
+
+
+def line(record: dict) -> str:
+    envelope = {"sessionId": SESSION, "cwd": "/home/dev/src/captions-gateway", "isSidechain": False}
+    return json.dumps({**envelope, **record}) + "\n"
+
+
+def turns(count: int) -> str:
+    """``count`` more turns of the session: a request, a response written over two lines (its
+    text, then its tool call with the usage), and the tool's result; a secret now and then."""
+    lines = []
+    parent = None
+    for n in range(count):
+        at = f"2025-11-2{n % 3 + 1}T{n % 24:02d}:{n % 60:02d}:00Z"
+        asked = f"pad-u{n}"
+        said = f"step {n}: check the caption queue" + (" with ghp_" + "a1B2" * 9 if n % 17 == 0 else "")
+        lines.append(line({"type": "user", "uuid": asked, "parentUuid": parent, "timestamp": at,
+                           "message": {"role": "user", "content": said}}))  # fmt: skip
+        message = {"id": f"msg_pad{n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929"}
+        lines.append(line({"type": "assistant", "uuid": f"pad-a{n}", "parentUuid": asked, "timestamp": at,
+                           "message": {**message, "content": [{"type": "text", "text": f"Looking at part {n}."}]}}))  # fmt: skip
+        call = {"type": "tool_use", "id": f"toolu_pad{n}", "name": "Bash" if n % 2 else "Read",
+                "input": {"command": f"grep -n queue src/q{n}.py"} if n % 2 else {"file_path": f"src/q{n % 7}.py"}}  # fmt: skip
+        usage = {"input_tokens": 10 + n, "output_tokens": 5, "cache_read_input_tokens": 100 * n}
+        lines.append(line({"type": "assistant", "uuid": f"pad-b{n}", "parentUuid": f"pad-a{n}", "timestamp": at,
+                           "message": {**message, "content": [call], "usage": usage}}))  # fmt: skip
+        result = {"type": "tool_result", "tool_use_id": f"toolu_pad{n}", "content": f"queue line {n}\n" * 20}
+        lines.append(line({"type": "user", "uuid": f"pad-t{n}", "parentUuid": f"pad-b{n}", "timestamp": at,
+                           "message": {"role": "user", "content": [result]}}))  # fmt: skip
+        parent = f"pad-t{n}"
+    return "".join(lines)
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    """The sample's project with a sub-agent, its session followed by many more turns and a title line."""
+    folder = tmp_path / "projects" / SAMPLE.name
+    shutil.copytree(SAMPLE, folder)
+    with (folder / f"{SESSION}.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(turns(TURNS))
+        handle.write(json.dumps({"type": "custom-title", "customTitle": "Caption queue", "sessionId": SESSION}) + "\n")
+    return folder.parent
+
+
+def stored(workspace: Path) -> dict[str, list[tuple]]:
+    with closing(sqlite3.connect(archive_path(workspace))) as conn:
+        found = {}
+        for table, differing in TABLES.items():
+            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})") if row[1] not in differing]
+            found[table] = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY 1, 2, 3").fetchall()
+        return found
+
+
+def index(tmp_path: Path, name: str, projects: Path) -> Path:
+    """``projects`` indexed in a new workspace ``name``, masked with the same key as every other
+    (a secret's tag is the same in each)."""
+    workspace = tmp_path / name
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "a.md").write_text("# A note\n")
+    key = secret_key_path(archive_path(workspace))
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text("6b" * 32 + "\n")
+    key.chmod(0o600)
+    index_workspace(workspace, log_sources=[("claude-code", projects)])
+    return workspace
+
+
+def test_a_session_read_in_parts_is_stored_as_a_whole_reading_stores_it(tmp_path, projects, monkeypatch):
+    whole = stored(index(tmp_path, "whole", projects))
+    taken: list[int] = []
+    drain = claude_code.Builder.drain
+
+    def counted(builder):
+        messages = drain(builder)
+        taken.append(len(messages))
+        return messages
+
+    monkeypatch.setattr(claude_code, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(claude_code, "PART_BYTES", 4000)
+    monkeypatch.setattr(claude_code.Builder, "drain", counted)
+    parts = stored(index(tmp_path, "parts", projects))
+    assert len([count for count in taken if count]) > 20  # (read in many parts)
+    for table in TABLES:
+        assert parts[table] == whole[table], table
+    with closing(sqlite3.connect(archive_path(tmp_path / "parts"))) as conn:
+        title, extra = conn.execute("SELECT title, extra FROM documents WHERE key LIKE ?", [f"%/{SESSION}"]).fetchone()
+        linked = conn.execute("SELECT count(*) FROM messages WHERE tool_calls LIKE '%\"agent\"%'").fetchone()[0]
+    assert title == "Caption queue" and json.loads(extra)["messages"] > 3 * TURNS
+    assert linked  # (its Task call names the sub-agent's transcript)
+
+
+def test_a_session_read_in_parts_is_read_on_when_it_grows(tmp_path, projects, monkeypatch):
+    monkeypatch.setattr(claude_code, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(claude_code, "PART_BYTES", 4000)
+    workspace = index(tmp_path, "parts", projects)
+    with (projects / SAMPLE.name / f"{SESSION}.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(line({"type": "user", "uuid": "later", "parentUuid": f"pad-t{TURNS - 1}",
+                           "timestamp": "2025-11-29T10:00:00Z", "message": {"role": "user", "content": "one more"}}))  # fmt: skip
+    index_workspace(workspace)
+    grown = stored(workspace)
+    monkeypatch.setattr(claude_code, "WHOLE_BYTES", 1 << 40)
+    whole = stored(index(tmp_path, "whole", projects))
+    assert grown["messages"] == whole["messages"]
+    assert grown["usage_hours"] == whole["usage_hours"] and grown["message_hours"] == whole["message_hours"]
