@@ -293,3 +293,18 @@ def test_a_folder_a_live_run_holds_is_kept(tmp_path, monkeypatch):
         assert held.is_dir() and recent.is_dir() and not left.exists() and not earlier.exists()
     finally:
         os.close(handle)
+
+
+def test_an_index_of_logs_that_are_no_database_removes_what_a_killed_run_left(tmp_path, monkeypatch):
+    from archivist.archive.indexer import index_workspace
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    left = tmp_path / "tmp" / f"archivist-copies-{2**22 + 11}-left"  # (no process has this id)
+    left.mkdir(parents=True)
+    (left / "copy.db").write_bytes(b"an agent's database, unmasked")
+    workspace = tmp_path / "workspace"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "a.md").write_text("# A note\n")
+    sample = Path(__file__).parent.parent / "sample-agent-logs" / "claude-code" / "projects"
+    index_workspace(workspace, log_sources=[("claude-code", sample)])
+    assert not left.exists()

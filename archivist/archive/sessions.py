@@ -34,6 +34,7 @@ from archivist.agents import (
     Unavailable,
     Unread,
     archives,
+    databases,
     registry,
     valid_session,
 )
@@ -160,8 +161,10 @@ def index_sources(
     goes (``pace``), a large one read for the first time its newest sessions first. Each
     source's problems are kept with it, and told again while it is unchanged. ``key``: the
     archive's, that tags the secrets masked (``workspace.secret_key``); ``progress`` hears
-    the bytes of each source read whole as they are read.
+    the bytes of each source read whole as they are read. The private copies of agents'
+    databases that a run killed before its end left are removed first (``databases``).
     """
+    databases.remove_left_copies()
     read = unchanged = 0
     problems: list[documents.Problem] = []
     masker: Masker | None = None
