@@ -262,6 +262,8 @@ NOT_SECRETS = {
         "blob = 'jA0ECQMCAK"
         "IAQ2ZB8KJMN4PQRSTVWyz7AI"
         "zaSyB9x2Q8kL0mN3pR5tV7wX9zA1cE3gI5kM7oQ9sU1wY3'\n"
+        # A '/' on one side is a path's separator only where base64 does not go on at the other.
+        "blob = 'bG9uZy9/AKIA2Q7ZT4XK9B3MN6PWc3RyaW5n+AKIA7HQ2RT5NX8CM4VB3/aGVyZQ'\n"
     ),
     "test output": (
         "PASSED tests/test_auth.py::test_token_refresh\nFAILED tests/test_auth.py::test_password_reset - AssertionError\n"
@@ -363,6 +365,37 @@ def test_a_line_break_after_a_whole_key_on_a_short_line_joins_nothing() -> None:
     assert mask(text) == (f"token {marker('github-token')}\nDone5 and more", 1)
 
 
+# Keys of 108 characters, wrapped at 50: the first line alone has a whole key's shape.
+WHOLE_ON_ONE_LINE = [
+    ("anthropic-api-key", "sk-ant-api03-" + rand(93, URLSAFE) + "AA"),
+    ("openai-api-key", "sk-proj-" + rand(100, URLSAFE)),
+]
+
+
+@pytest.mark.parametrize(("kind", "secret"), WHOLE_ON_ONE_LINE, ids=[kind for kind, _ in WHOLE_ON_ONE_LINE])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\\n"], ids=["lf", "crlf", "escaped"])
+def test_a_key_whole_on_its_first_line_goes_on_where_the_next_line_completes_it(
+    kind: str, secret: str, newline: str
+) -> None:
+    """A key wrapped where its first line already has a key's shape (``sk-`` and 32 characters) is
+    masked in both parts: the next line starts with the rest of a generated key."""
+    cut = 50
+    assert mask(secret[:cut]) == (marker(kind), 1)
+    text = f"{secret[:cut]}{newline}{secret[cut:]}{newline}and then the deploy."
+    masked, count = mask(text)
+    assert (masked, count) == (f"{marker(kind)}{newline}and then the deploy.", 1)
+    sentence = f"the key:{newline}{secret[:cut]}{newline}{secret[cut:]}."  # a full stop after the key
+    assert mask(sentence) == (f"the key:{newline}{marker(kind)}.", 1)
+
+
+@pytest.mark.parametrize("lead", ["", "export ANTHROPIC_API_KEY="], ids=["alone", "long-line"])
+def test_after_a_whole_key_a_word_a_name_or_a_path_is_not_its_rest(lead: str) -> None:
+    key = "sk-ant-api03-" + rand(93, URLSAFE) + "AA"
+    for after in ("Done5 and more", "echo done", "Understood, then.", "DEBUG=1", "OPENAI_KEY2=x", "src/app2/Main.py"):
+        text = f"{lead}{key}\n{after}"
+        assert mask(text) == (f"{lead}{marker('anthropic-api-key')}\n{after}", 1), after
+
+
 def test_prose_wrapped_at_a_long_line_is_left_alone() -> None:
     text = "Ask the team about the sk-ant key rotation schedule before the\nrelease, and the task-\nlist\n" * 3
     assert mask(text) == (text, 0)
@@ -432,7 +465,10 @@ def _hostile_units() -> list[str]:
     from archivist.secrets.anchors import _CONTEXT, _TOKEN_PREFIXES
 
     anchors = list(dict.fromkeys((*_TOKEN_PREFIXES, *_CONTEXT)))
-    return [anchor + tail for anchor in anchors for tail in ("", "\n", "=", '="', ": ", ".", "://", "\\n")]
+    units = [anchor + tail for anchor in anchors for tail in ("", "\n", "=", '="', ": ", ".", "://", "\\n")]
+    # Whole keys, one a line: each line's key may go on at the start of the next.
+    keys = ("ghp_" + "Ab3dEf6hIj9lMn2pQr5tUv8xYz1bCd4fGh7j", "sk-proj-" + "Ab3dEf6hIj9lMn2pQr5tUv8xYz1bCd4fGh7j")
+    return units + [key + tail for key in keys for tail in ("\n", "\\n")]
 
 
 def test_a_text_of_nothing_but_anchors_is_masked_in_time_proportional_to_it() -> None:
@@ -462,6 +498,41 @@ def test_a_secret_gets_one_tag_whole_wrapped_or_in_a_name_made_from_a_path() -> 
     named = masker.name("-home-ana-" + token.replace("_", "-") + "-app")
     tags = {re.search(r"#([0-9a-f]{6})\]", text).group(1) for text in (whole, wrapped, named)}  # type: ignore[union-attr]
     assert len(tags) == 1, (whole, wrapped, named)
+
+
+@pytest.mark.parametrize(
+    ("kind", "secret"),
+    [
+        ("anthropic-api-key", "sk-ant-api03-" + rand(93, URLSAFE) + "AA"),
+        ("openai-api-key", "sk-proj-" + rand(120, URLSAFE)),
+        ("huggingface-token", "hf_" + rand(34)),
+        ("google-api-key", "AIza" + rand(35, URLSAFE)),
+        ("aws-access-key", "AKIA" + rand(16, UPPER_DIGITS)),
+    ],
+    ids=["anthropic-api-key", "openai-api-key", "huggingface-token", "google-api-key", "aws-access-key"],
+)
+@pytest.mark.parametrize("escape", ["\\n", "\\r\\n", "\\t"], ids=["lf", "crlf", "tab"])
+def test_a_token_at_the_start_of_a_line_escaped_in_json_is_masked(kind: str, secret: str, escape: str) -> None:
+    """In JSON text a line break is ``\\n``: its ``n`` is not the end of a word the key would be part of."""
+    text = json.dumps({"output": f"the key:\n{secret}\nthe end"}).replace("\\n", escape)
+    assert mask(text) == (text.replace(secret, marker(kind)), 1)
+
+
+def test_an_aws_key_id_as_a_path_segment_is_masked() -> None:
+    key = "AKIA" + rand(16, UPPER_DIGITS)
+    for before, after in (("src/", "/x.py"), ("s3://backups/", "/2025/dump.sql"), ("/home/ana/.keys/", "")):
+        assert mask(f"{before}{key}{after}") == (f"{before}{marker('aws-access-key')}{after}", 1)
+    assert mask("src/AKIAIOSFODNN7EXAMPLE/x.py") == ("src/AKIAIOSFODNN7EXAMPLE/x.py", 0)  # AWS's documented key
+
+
+@pytest.mark.parametrize(
+    ("kind", "secret"),
+    [("huggingface-token", "hf_" + rand(34)), ("anthropic-api-key", "sk-ant-api03-" + rand(93, URLSAFE) + "AA")],
+    ids=["huggingface-token", "anthropic-api-key"],
+)
+def test_a_token_after_a_hyphen_in_a_name_is_masked(kind: str, secret: str) -> None:
+    assert mask(f"ledger-{secret} and more") == (f"ledger-{marker(kind)} and more", 1)
+    assert mask(f"ledger{secret}")[1] == 0  # inside a word: not where a token starts
 
 
 def test_an_npm_registry_token_is_masked() -> None:

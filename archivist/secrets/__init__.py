@@ -18,16 +18,22 @@ What is masked, and by what:
 * **Token formats** (those of Yelp's detect-secrets plugins, written here:
   its patterns backtrack, a line of 300 KB of ``eyJ`` took its JWT pattern 15 s,
   and run over whole lines): AWS access key ids (standing alone, not inside a
-  longer run of base64), GitHub tokens (``ghp_ gho_ ghu_ ghs_ ghr_``), Slack
+  longer run of base64; a path's ``/`` beside one, ``src/AKIA…/x.py``, is no part of
+  such a run), GitHub tokens (``ghp_ gho_ ghu_ ghs_ ghr_``), Slack
   tokens and webhook URLs, Stripe live keys, JWTs (only formally valid ones:
   header and payload decode to JSON), GitLab, npm registry, PyPI, SendGrid,
   Square and Azure storage keys. A match is widened to the end of its token,
   because several formats are a fixed-length prefix of tokens that are longer
-  today (Stripe and ``sk-proj-`` keys, a JWT's signature).
+  today (Stripe and ``sk-proj-`` keys, a JWT's signature). A token may start
+  right after a line break or a tab escaped in JSON text, whose ``n`` or ``t``
+  is no letter of a word before it (``"the key:\\nhf_…"``).
 * **Keys split across a line break**: a token cut short at the end of a line
-  (or whole there, at a wrapping column of 60 characters or more) that goes on
-  at the start of the next, as a terminal or an editor wraps it (a real line
-  break, or ``\n`` escaped in JSON), is read joined, and masked in both parts.
+  that goes on at the start of the next, as a terminal or an editor wraps it (a
+  real line break, or ``\n`` escaped in JSON), is read joined, and masked in
+  both parts. A token whole at the end of its line (``sk-`` and 32 characters
+  is a key's shape, and a longer key's start) goes on only into what completes
+  a key: a line that starts with eight or more of a key's characters, mixing
+  upper case, lower case and digits; a word there is left alone.
 * **Base64 that decodes to a secret**: a run of base64 that decodes to text in
   which a secret is found (``echo QVdTX1NFQ1JFVF9BQ0NFU1NfS0VZPS4uLg== | base64
   -d``, a credentials file pasted encoded) is masked whole, as ``base64-<kind>``.
@@ -36,11 +42,12 @@ What is masked, and by what:
   through ``END`` across lines, also JSON-escaped or cut short (it flags the
   header line only); GitHub fine-grained tokens (``github_pat_``); OpenAI keys
   without the marker (``sk-``, ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``);
-  Anthropic keys (``sk-ant-``); Google API keys (``AIza``); Hugging Face tokens
-  (``hf_``); AWS secret keys and session tokens assigned to their names, quoted
-  or not (``~/.aws/credentials``, ``.env``, ``aws sts`` JSON output; its own
-  pattern wants quotes and the word aws nearby); bearer, token and basic
-  credentials in ``Authorization`` headers; the password of a URL
+  Anthropic keys (``sk-ant-``) and Hugging Face tokens (``hf_``), also after a
+  hyphen, as in a name (``ledger-hf_…``); Google API keys (``AIza``); AWS secret
+  keys and session tokens assigned to their names, quoted or not
+  (``~/.aws/credentials``, ``.env``, ``aws sts`` JSON output; its own pattern
+  wants quotes and the word aws nearby); bearer, token and basic credentials
+  in ``Authorization`` headers; the password of a URL
   (``scheme://user:password@host``: only the password is masked; its basic-auth
   plugin misses passwords holding ``!$&*`` and other characters a URL allows);
   and assignments whose name says secret (``DB_PASSWORD=...``, ``export
@@ -103,7 +110,7 @@ TAGGED_MARKER = "[secret masked: {kind} #{tag}]"
 TAG_CHARS = 6  # hex digits of a secret's keyed digest in its marker: 24 bits, unique enough in one archive
 _UNWRAPPED = re.compile(r"\r|\n|\\r|\\n")  # what a wrapped secret holds that the secret does not
 # Bump when what is masked changes: sources are then stored again, masked the new way.
-RULES_VERSION = 2
+RULES_VERSION = 3
 
 
 def marker(kind: str, tag: str | None = None) -> str:

@@ -36,13 +36,27 @@ def _token_formats(text: str, hits: _Anchored) -> Iterator[_Span]:
 
 # Bounded lengths, read possessively: inside a long run of base64url a match is chance, and
 # must cost no more than its bound.
+_ESCAPES = ("\\n", "\\r", "\\t")  # a line break or a tab escaped in JSON text, as it stands there
+
+
+def _starts_after_none_of(characters: str) -> str:
+    """A pattern's start: not after one of ``characters`` (in a longer token, or a word), unless that
+    is the letter of a line break or a tab escaped in JSON text (``"…\\nhf_…"``)."""
+    return rf"(?:(?<![{characters}])|(?<=\\[nrt]))"
+
+
+# A hyphen may stand before the prefixes that say what they are (``sk-ant-``, ``hf_``), as it does in
+# a name (``ledger-hf_…``); before a bare ``sk-`` it is part of a longer token or of a word
+# (``locale-sk-SK-…``).
 _ANTHROPIC = re.compile(
-    r"(?<![A-Za-z0-9_-])sk-ant-[a-z]{2,10}[0-9]{0,3}-(?P<body>[A-Za-z0-9_-]{32,300}+)(?![A-Za-z0-9_-])"
+    _starts_after_none_of("A-Za-z0-9_")
+    + r"sk-ant-[a-z]{2,10}[0-9]{0,3}-(?P<body>[A-Za-z0-9_-]{32,300}+)(?![A-Za-z0-9_-])"
 )
 _OPENAI = re.compile(
-    r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{32,300}+)(?![A-Za-z0-9_-])"
+    _starts_after_none_of("A-Za-z0-9_-")
+    + r"sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{32,300}+)(?![A-Za-z0-9_-])"
 )
-_HUGGING_FACE = re.compile(r"(?<![A-Za-z0-9_-])hf_[A-Za-z0-9]{34}(?![A-Za-z0-9_-])")
+_HUGGING_FACE = re.compile(_starts_after_none_of("A-Za-z0-9_") + r"hf_[A-Za-z0-9]{34}(?![A-Za-z0-9_-])")
 _PREFIXED = (
     (
         "github_pat_",
@@ -50,7 +64,11 @@ _PREFIXED = (
         "github-token",
     ),
     # Bounded on both sides: inside a long base64 blob (a font, a wasm module) "AIza" is chance.
-    ("AIza", re.compile(r"(?<![A-Za-z0-9+/_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9+/=_-])"), "google-api-key"),
+    (
+        "AIza",
+        re.compile(_starts_after_none_of("A-Za-z0-9+/_-") + r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9+/=_-])"),
+        "google-api-key",
+    ),
 )
 
 
@@ -58,13 +76,17 @@ _PREFIXED = (
 
 _TAIL = re.compile(r"[A-Za-z0-9_-]*")
 _JWT_TAIL = re.compile(r"[A-Za-z0-9_.+/=-]*")
-_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+# What a token standing alone may not have beside it: the characters of base64 but '/', which also
+# separates a path's parts. Inside a run of base64 a key's shape between two '/' is chance too, but
+# 4096 times rarer than the shape alone, itself one in 10^11 places of random base64.
+_BASE64_BESIDE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+")
 
 
 class _Format(NamedTuple):
     """A token format: matched where one of its anchors stands (``offset`` characters after it), then
     widened to the end of its token (``tail``; None: not widened, and it must stand alone, not
-    inside a longer run of base64, where AKIA and 16 capitals and digits is chance)."""
+    inside a longer run of base64, where AKIA and 16 capitals and digits is chance; a '/' beside
+    it is a path's separator, ``src/AKIA…/x.py``)."""
 
     anchors: tuple[str, ...]
     pattern: re.Pattern[str]
@@ -165,7 +187,9 @@ def _library(text: str, hits: _Anchored) -> Iterator[_Span]:
                 start += len(match.group(0)) - len(match.group(0).lstrip(" \t"))
             if form.tail is None:
                 before, after = text[start - 1 : start], text[stop : stop + 1]
-                if before in _BASE64 or after in _BASE64 or after == "=":
+                if start >= 2 and text[start - 2 : start] in _ESCAPES:
+                    before = ""  # a line break escaped in JSON text
+                if before in _BASE64_BESIDE or after in _BASE64_BESIDE or after == "=":
                     continue  # inside a longer run of base64: chance
             else:
                 stop = form.tail.match(text, stop).end()  # type: ignore[union-attr]
