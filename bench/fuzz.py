@@ -1,7 +1,7 @@
 """Fuzz every MCP tool and the HTTP surfaces for long: outcomes per tool, and a failing exit on a broken contract.
 
     python bench/fuzz.py [--examples 10000] [--http-examples 2000] [--stdio-examples 500] [--export-examples 500]
-                         [--log-examples 500] [--seed 0] [--timeout 10]
+                         [--log-examples 100] [--logs-only] [--kinds KIND,...] [--seed 0] [--timeout 10]
 
 The long run of tests/test_fuzz.py, with the same strategies and checks (tests/fuzzing.py):
 through the MCP SDK's in-process client, each tool's catalogue (every nasty value of
@@ -10,14 +10,17 @@ Datasette app, the HTTP catalogue and --http-examples GETs of /api/search, the c
 queries' JSON and the pages; through a real `archivist mcp` subprocess, the core catalogue
 and --stdio-examples calls (spread over the tools); through both export readers, the
 --export-examples generated zips of fuzz_exports; through the indexer (reading, masking,
-storing), the --log-examples damaged agent logs of fuzz_logs.
+storing), --log-examples damaged sources of every kind of agent log registered (fuzz_logs: each
+kind's sample damaged in one file, every damage of the kind in turn; --logs-only runs those alone).
 Works on a disposable copy of the sample workspace (indexed and embedded once under
 bench/out/fuzz-sample); the embedding tools only get paths and workspaces that must fail.
 
 Prints, per tool, the count of each outcome (ok, each error code) and of each broken
 property (INTERNAL_ERROR, raw SQL / traceback leak, hang past --timeout, exception,
 error without the error body (docs/errors.md), bad success shape, foreign workspace answered, wrote
-outside the workspace), the HTTP status counts per surface, and one example of each
+outside the workspace), the HTTP status counts per surface; per kind of agent log, the cases
+run, the sessions stored, the problems told, the internal errors (an exception, a hang, a text
+stored that is not UTF-8) and the sessions lost (both must be 0); and one example of each
 broken property. Exits 1 if any property broke (HTTP: any 5xx). Server logs go to
 bench/out/fuzz.log.
 """
@@ -44,14 +47,23 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fuzzing import (  # noqa: E402
     CORE,
+    EXCEPTION,
+    HANG,
+    LOST,
     NASTY,
+    NOT_UTF8_STORED,
     TOOLS,
     Caller,
+    LogDamage,
     Place,
     Violation,
     catalogue,
     http_catalogue,
     http_requests,
+    index_log_damage,
+    log_damage,
+    log_kinds,
+    log_sample,
     prepare_place,
     tool_arguments,
 )
@@ -225,75 +237,51 @@ def fuzz_exports(examples: int, run_seed: int, timeout: float, tally: Tally) -> 
         sampled(examples, members, body, run_seed)
 
 
-def fuzz_logs(examples: int, run_seed: int, timeout: float, tally: Tally) -> None:
-    """Damaged agent logs of every text kind (tests/test_agentlogs_mutations.py's damages: cut, deep
-    nesting, huge strings, wrong types, invalid UTF-8, reordered lines) indexed as a source, masking
-    and storing included: nothing raises, nothing hangs, and every session the undamaged lines
-    before the damage make is stored."""
-    from test_agentlogs_mutations import (
-        AIDER,
-        CLAUDE_CODE,
-        CODEX,
-        GEMINI_CLI,
-        SAMPLES,
-        SPECSTORY,
-        copy_sample,
-        first_difference,
-        read_all,
-        split_lines,
-        text_damages,
-    )
-
-    from archivist.archive.indexer import index_workspace
-    from archivist.secrets import Masker
-    from archivist.workspace import secret_key
-
-    kinds = (CLAUDE_CODE, CODEX, GEMINI_CLI, AIDER, SPECSTORY)
-
-    @st.composite
-    def damaged(draw: st.DrawFn) -> tuple[Any, str, bytes, str]:
-        kind = draw(st.sampled_from(kinds))
-        target = draw(st.sampled_from(kind.files()))
-        damage = draw(text_damages(kind, (SAMPLES / kind.folder / target).read_bytes()))
-        return kind, target, damage.data, damage.what
-
-    def body(given: tuple[Any, str, bytes, str]) -> None:
-        kind, target, data, what = given
-        group = f"log {kind.module.KIND}"
-        original = split_lines((SAMPLES / kind.folder / target).read_bytes())
-        kept = b"".join(original[: first_difference(original, split_lines(data))])
-        with tempfile.TemporaryDirectory(prefix="archivist-fuzz-logs-") as scratch:
-            reference = copy_sample(kind.folder, Path(scratch) / "reference")
-            (reference / target).write_bytes(kept)
-            wanted = {session.key for session in read_all(kind.module, reference / kind.source)}
-            logs = copy_sample(kind.folder, Path(scratch) / "damaged")
-            (logs / target).write_bytes(data)
-            workspace = Path(scratch) / "workspace"
-            workspace.mkdir()
-            started, violations, label = time.perf_counter(), [], "stored"
-            try:
-                summary = index_workspace(workspace, log_sources=[(kind.module.KIND, logs / kind.source)])
-                label = "stored, problems listed" if summary.problems else "stored"
-                stored = store_keys(workspace)
-                masker = Masker(secret_key(archive_path(workspace)))  # the keys are stored masked
-                lost = sorted(key for key in wanted if masker.name(key) not in stored)
-                if lost:
-                    violations.append(Violation("lost", f"sessions before the damage not stored: {lost}"))
-            except Exception as error:  # the property under test: nothing escapes
-                label, violations = "exception", [Violation("exception", repr(error))]
-            if time.perf_counter() - started > timeout:
-                violations.append(Violation("hang", f"{time.perf_counter() - started:.1f}s"))
-            tally.add(group, label, violations, what)
-
-    sampled(examples, damaged(), body, run_seed)
+LOG_COUNTS = ("cases", "sessions stored", "problems told", "internal errors", "sessions lost")
 
 
-def store_keys(workspace: Path) -> set[str]:
-    """The keys of the sessions an archive holds, without their source's prefix (``log:N:``)."""
-    import sqlite_utils
+def fuzz_logs(examples: int, run_seed: int, timeout: float, tally: Tally, kinds: tuple[str, ...]) -> dict[str, Counter]:
+    """Damaged agent logs of every kind registered (tests/fuzzing.py: ``log_damage``; each of the kind's
+    damages in turn, ``examples`` in all: cut, a line cut short, bytes that are not UTF-8, NUL and control
+    bytes, brackets, lines reordered, a value of another type, huge, nested deeply or hostile text with
+    lone surrogates escaped; a store's cell changed, a row deleted, the file truncated, a page of garbage)
+    indexed as a source, masking and storing included: nothing raises, nothing hangs, no text stored is
+    anything but UTF-8, and every session the damaged file does not hold is stored. The counts, per kind."""
+    counts: dict[str, Counter] = {}
+    for kind in kinds:
+        count = counts.setdefault(kind, Counter({name: 0 for name in LOG_COUNTS}))
+        damages = log_sample(kind).damages()
+        started = time.perf_counter()
 
-    db = sqlite_utils.Database(archive_path(workspace))
-    return {key.split(":", 2)[2] for (key,) in db.execute("SELECT key FROM documents WHERE source LIKE 'log:%'")}
+        def body(damage: LogDamage, count: Counter = count) -> None:
+            with tempfile.TemporaryDirectory(prefix="archivist-fuzz-logs-") as scratch:
+                outcome = index_log_damage(damage, Path(scratch), timeout)
+            broken = [violation.property for violation in outcome.violations]
+            count.update(
+                {
+                    "cases": 1,
+                    "sessions stored": outcome.stored,
+                    "problems told": outcome.problems,
+                    "internal errors": sum(name in (EXCEPTION, HANG, NOT_UTF8_STORED) for name in broken),
+                    "sessions lost": broken.count(LOST),
+                }
+            )
+            tally.add(f"log {damage.kind}", outcome.label, outcome.violations, damage)
+
+        for number, how in enumerate(damages):
+            share = examples // len(damages) + (number < examples % len(damages))
+            sampled(share, log_damage(kind, how), body, run_seed + number)
+        print(f"  {kind}: {count['cases']} cases in {time.perf_counter() - started:.1f}s", flush=True)
+    return counts
+
+
+def print_log_counts(counts: dict[str, Counter]) -> None:
+    print("Agent logs, per kind (internal errors and sessions lost must be 0):")
+    print(f"  {'kind':<16}" + "".join(f"{name:>17}" for name in LOG_COUNTS))
+    for kind, count in counts.items():
+        print(f"  {kind:<16}" + "".join(f"{count[name]:>17}" for name in LOG_COUNTS))
+    total = sum(counts.values(), Counter())
+    print(f"  {'all':<16}" + "".join(f"{total[name]:>17}" for name in LOG_COUNTS))
 
 
 def quiet_logs(path: Path) -> None:
@@ -314,8 +302,15 @@ def main() -> None:
     )
     parser.add_argument("--export-examples", type=int, default=500, help="generated zips through the export readers")
     parser.add_argument(
-        "--log-examples", type=int, default=500, help="damaged agent logs indexed as sources (masking and storing)"
+        "--log-examples",
+        type=int,
+        default=100,
+        help="damaged agent logs of each kind indexed as sources (masking and storing)",
     )
+    parser.add_argument(
+        "--logs-only", action="store_true", help="the agent logs alone: no MCP, HTTP or export fuzzing (no model)"
+    )
+    parser.add_argument("--kinds", default="", help="the agent-log kinds fuzzed, comma-separated (all registered)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds: a call without an answer by then is a hang"
@@ -325,9 +320,16 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
 
     tally = Tally()
+    log_counts: dict[str, Counter] = {}
     if args.log_examples:
-        print(f"agent logs: {args.log_examples} damaged sessions indexed as sources (every text kind)")
-        fuzz_logs(args.log_examples, args.seed, args.timeout, tally)
+        kinds = tuple(kind for kind in args.kinds.split(",") if kind) or log_kinds()
+        print(f"agent logs: {args.log_examples} damaged sources of each kind indexed ({len(kinds)} kinds)")
+        log_counts = fuzz_logs(args.log_examples, args.seed, args.timeout, tally, kinds)
+    if args.logs_only:
+        print()
+        print_log_counts(log_counts)
+        report(tally, server=False)
+        return
     if args.export_examples:
         print(f"exports: {args.export_examples} generated zips through claude-export and chatgpt-export")
         fuzz_exports(args.export_examples, args.seed, args.timeout, tally)
@@ -367,12 +369,20 @@ def main() -> None:
                     fuzz_tools(caller, place, per_tool, args.seed + 1, tally, " (stdio)", CORE)
 
     print()
-    tally.print("Outcomes (ok, error codes, HTTP statuses) and broken properties:")
+    if log_counts:
+        print_log_counts(log_counts)
+    report(tally)
+
+
+def report(tally: Tally, server: bool = True) -> None:
+    """The outcomes, one example of each broken property, and the exit status: 1 where any property broke."""
+    tally.print("Outcomes (ok, error codes, HTTP statuses, agent logs stored) and broken properties:")
     if tally.examples:
         print("One example of each broken property:")
         for (group, name), (given, detail) in sorted(tally.examples.items()):
             print(f"  [{group}] {name}: {given[:300]}\n      -> {' '.join(detail.split())[:300]}")
-    print(f"contract: {'BROKEN' if tally.failed() else 'kept'} (server log: {OUT / 'fuzz.log'})")
+    log = f" (server log: {OUT / 'fuzz.log'})" if server else ""
+    print(f"contract: {'BROKEN' if tally.failed() else 'kept'}{log}")
     sys.exit(1 if tally.failed() else 0)
 
 

@@ -26,7 +26,7 @@ import json
 import random
 import shutil
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote as url_quote
@@ -37,6 +37,7 @@ from conftest import sample_source
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 from mcp import Client
+from test_agentlogs_mutations import time_limit
 
 from archivist.errors import CODES
 
@@ -102,7 +103,9 @@ SHAPE = "bad success shape"
 FOREIGN = "foreign workspace answered"
 WROTE = "wrote outside the workspace"
 SERVER_ERROR = "HTTP 5xx"
-PROPERTIES = (EXCEPTION, HANG, NO_BODY, INTERNAL, LEAK, SHAPE, FOREIGN, WROTE, SERVER_ERROR)
+LOST = "sessions lost"  # an agent-log source damaged: a session the damage spares, not stored
+NOT_UTF8_STORED = "text stored that is not UTF-8"  # a lone surrogate, or a byte that is not UTF-8, in the archive
+PROPERTIES = (EXCEPTION, HANG, NO_BODY, INTERNAL, LEAK, SHAPE, FOREIGN, WROTE, SERVER_ERROR, LOST, NOT_UTF8_STORED)
 
 
 @dataclass(frozen=True)
@@ -1260,3 +1263,806 @@ def prepare_place(workspace: Path, scratch: Path) -> Place:
         projects,
         models,
     )
+
+
+# --- agent logs: damaged sources and stores of every kind ----------------------------------------
+#
+# Every kind registered (archivist.agents.registry) is fuzzed through its sample: a private copy
+# of the kind's folder in sample-agent-logs/ (the registry entry's ``sample`` names the source in
+# it) damaged in one file, then indexed as `archivist index WS --source KIND=PATH` indexes it
+# (reading, masking, storing). The damage depends on the form of the file:
+#
+# - a JSON document, JSONL lines or a text transcript: cut at a byte, a line cut short, bytes
+#   that are not UTF-8, NUL and control bytes, a line of brackets never closed, lines
+#   reordered; and one value (a JSON value, a text line) of another type, huge, nested deeply,
+#   or hostile text: lone surrogates escaped in JSON (``\ud800``, ``\udfff``, a high surrogate
+#   ending a string), NULs, control characters, bytes that are not UTF-8;
+# - a SQLite store: one cell of another storage class (or, where it holds JSON, one value of
+#   that JSON changed as above), huge, nested deeply or hostile; a row deleted; the file
+#   truncated; a page of it overwritten with garbage.
+#
+# What the run must keep: no exception escapes, nothing runs past the time bound, every text
+# the archive holds is UTF-8 (no lone surrogate, no byte that is not UTF-8), and every session
+# the sample holds without the damaged file is stored. Used by tests/test_fuzz.py (a few
+# examples of each damage of each kind), tests/test_hostile_text.py and bench/fuzz.py.
+
+LOGS = Path(__file__).resolve().parent.parent / "sample-agent-logs"
+SQLITE, JSON_DOCUMENT, JSONL, TEXT = "sqlite", "json", "jsonl", "text"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+JOURNALS = ("-wal", "-shm", "-journal")  # what opening a database leaves beside it: never part of a sample
+
+# The forms of each kind's sample files. A kind registered without an entry here fails
+# tests/test_fuzz.py: the damage its sample gets is declared, and so checked, before it counts as fuzzed.
+SAMPLE_FORMS: dict[str, frozenset[str]] = {
+    "aider": frozenset({TEXT}),
+    "amp": frozenset({JSON_DOCUMENT}),
+    "chatgpt-export": frozenset({JSON_DOCUMENT}),
+    "claude-code": frozenset({JSON_DOCUMENT, JSONL}),
+    "claude-export": frozenset({JSON_DOCUMENT}),
+    "cline": frozenset({JSON_DOCUMENT}),
+    "codex": frozenset({JSONL}),
+    "continue": frozenset({JSON_DOCUMENT}),
+    "copilot": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
+    "cursor": frozenset({JSON_DOCUMENT, SQLITE}),
+    "gemini-cli": frozenset({JSON_DOCUMENT, TEXT}),
+    "goose": frozenset({JSONL, SQLITE}),
+    "kiro": frozenset({JSON_DOCUMENT}),
+    "llm": frozenset({SQLITE}),
+    "opencode": frozenset({JSON_DOCUMENT, SQLITE}),
+    "qwen-code": frozenset({JSONL}),
+    "roo-code": frozenset({JSON_DOCUMENT}),
+    "specstory": frozenset({TEXT}),
+}
+
+# The damages of each form of file (a kind gets those of the forms its sample holds).
+TEXT_DAMAGES = ("cut", "line cut", "invalid UTF-8", "control bytes", "brackets", "reordered")
+FORM_DAMAGES = {
+    JSON_DOCUMENT: (*TEXT_DAMAGES, "wrong type", "huge", "deep", "hostile text"),
+    JSONL: (*TEXT_DAMAGES, "wrong type", "huge", "deep", "hostile text"),
+    TEXT: (*TEXT_DAMAGES, "huge", "hostile text"),
+    SQLITE: ("truncated", "garbage page", "row deleted", "wrong type", "huge", "deep", "hostile text"),
+}
+
+# Hostile text, in pieces: lone surrogates (written as JSON escapes where the file is JSON, as the
+# bytes UTF-8 refuses elsewhere), NUL and control characters, bytes that are not UTF-8.
+SURROGATES = ("\ud800", "\udbff", "\udc00", "\udfff", "\ude00\ud83d")
+HIGH_SURROGATE = "\ud83d"  # the first half of an emoji: what ends a string JavaScript cut in two
+CONTROLS = ("\x00", "\x01", "\x07", "\x08", "\x0b", "\x0c", "\x1b", "\x1f", "\x7f", "\x85", "\x9f")
+CONTROLS += ("\u2028", "\u2029", "\u200b", "\ufeff", "\ufffe", "\uffff", "\U0010ffff")
+NOT_UTF8 = (b"\x80", b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xc0\xaf", b"\xfe")
+HUGE_PIECES = ("x", " ", "a b ", "\\", '"', "<", ">", "`", "*", "#", "é", "😀", "{[", "</", "\x00", "\ud800")
+LOG_HUGE_BYTES = 3 * 1024 * 1024  # the largest huge value (tests/test_fuzz.py writes smaller ones)
+DEEP_LEVELS = (150, 5_000)  # past MAX_DEPTH, up to past Python's recursion limit
+
+
+def file_form(data: bytes) -> str:
+    """What a sample's file is: a SQLite database, a JSON document, JSON lines, or text."""
+    if data.startswith(SQLITE_MAGIC):
+        return SQLITE
+    try:
+        json.loads(data)
+        return JSON_DOCUMENT
+    except ValueError:
+        pass
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    try:
+        for line in lines:
+            json.loads(line)
+    except ValueError:
+        return TEXT
+    return JSONL if lines else TEXT
+
+
+@dataclass(frozen=True)
+class LogSample:
+    """A kind's sample: its folder in sample-agent-logs (copied whole), its source in that folder, its files."""
+
+    kind: str
+    folder: str
+    source: str
+    forms: tuple[tuple[str, str], ...]  # each file (relative to the folder) and its form
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(file for file, _ in self.forms)
+
+    def form(self, file: str) -> str:
+        return dict(self.forms)[file]
+
+    def damages(self) -> tuple[str, ...]:
+        """Every damage its files get, in a stable order."""
+        found: list[str] = []
+        for form in FORM_DAMAGES:
+            if form in dict(self.forms).values():
+                found += [how for how in FORM_DAMAGES[form] if how not in found]
+        return tuple(found)
+
+
+def log_kinds() -> tuple[str, ...]:
+    """Every kind registered: a new one is fuzzed, or fails the tests, from the day it is registered."""
+    from archivist.agents import registry
+
+    return registry.names()
+
+
+@functools.cache
+def log_sample(kind: str) -> LogSample:
+    from archivist.agents import registry
+
+    folder, _, source = registry.get(kind).sample.partition("/")
+    base = pristine(folder)
+    files = sorted(path.relative_to(base).as_posix() for path in base.rglob("*") if path.is_file())
+    return LogSample(
+        kind, folder, source or ".", tuple((file, file_form((base / file).read_bytes())) for file in files)
+    )
+
+
+@functools.cache
+def pristine(folder: str) -> Path:
+    """A private copy of a sample folder, made once per process: a sample's database is never opened
+    where it is (SQLite writes beside a database it opens in WAL mode, even to read it)."""
+    import atexit
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="archivist-samples-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    return _copy_folder(LOGS / folder, scratch / folder)
+
+
+def _copy_folder(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*(f"*{end}" for end in JOURNALS)))
+    return target
+
+
+def copy_log_sample(kind: str, into: Path) -> Path:
+    """A copy of the kind's sample folder under ``into``; returns the source in it."""
+    sample = log_sample(kind)
+    return _copy_folder(pristine(sample.folder), into / sample.folder) / sample.source
+
+
+def read_keys(kind: str, source: Path) -> set[str]:
+    """The keys of the sessions the kind's reader reads from ``source`` (none where reading fails)."""
+    from archivist.archive import sessions
+
+    try:
+        return {session.key for session in sessions.module(kind).read(source, [])}
+    except Exception:
+        return set()
+
+
+@functools.cache
+def sample_keys(kind: str) -> frozenset[str]:
+    sample = log_sample(kind)
+    return frozenset(read_keys(kind, pristine(sample.folder) / sample.source))
+
+
+@functools.cache
+def kept_keys(kind: str, file: str) -> frozenset[str]:
+    """The sessions the sample holds without ``file``: what a damage to that file must leave stored."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="archivist-fuzz-without-") as scratch:
+        source = copy_log_sample(kind, Path(scratch))
+        (Path(scratch) / log_sample(kind).folder / file).unlink()
+        return frozenset(read_keys(kind, source)) & sample_keys(kind)
+
+
+# --- where a value is in a file, and how one is written ---
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A value in a sample's file: a JSON document's (at ``path``), a JSONL or text line's, a database
+    cell's (the cell itself where ``path`` is None, else a value of the JSON it holds)."""
+
+    file: str
+    line: int | None = None
+    cell: tuple[str, int, str] | None = None  # table, rowid, column
+    path: tuple[Any, ...] | None = None
+
+    def __repr__(self) -> str:
+        where = [self.file]
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.cell is not None:
+            where.append("{}[{}].{}".format(*self.cell))
+        if self.path is not None:
+            where.append(json.dumps(list(self.path), ensure_ascii=False))
+        return " ".join(where)
+
+
+@dataclass(frozen=True)
+class New:
+    """A value to write. Each mark in it stands for bytes written as they are (bytes that are not UTF-8,
+    JSON nested deeper than ``json`` writes): inside a string, or, ``bare``, for the whole value."""
+
+    value: Any
+    marks: tuple[tuple[str, bytes], ...] = ()
+    bare: bool = False
+
+
+Change = Callable[[Any], New]
+
+
+def _mark(number: int) -> str:
+    return f"\ue000{number}\ue001"  # private-use characters: in no sample, never escaped by json.dumps
+
+
+def hostile_new(pieces: Iterable[str | bytes], before: str = "") -> New:
+    """Text of ``pieces`` (after ``before``): a str piece as it is, a bytes piece written raw."""
+    text, marks = before, []
+    for piece in pieces:
+        if isinstance(piece, bytes):
+            marks.append((_mark(len(marks)), piece))
+            text += marks[-1][0]
+        else:
+            text += piece
+    return New(text, tuple(marks))
+
+
+def json_bytes(value: Any, news: Iterable[New], indent: int | None = None) -> bytes:
+    """``value`` as JSON: a lone surrogate in a string as its escape (``\\ud800``), the marks as their bytes."""
+    data = json.dumps(value, ensure_ascii=False, indent=indent).encode("utf-8", "backslashreplace")
+    for new in news:
+        for mark, raw in new.marks:
+            data = data.replace(json.dumps(mark, ensure_ascii=False).encode() if new.bare else mark.encode(), raw)
+    return data
+
+
+def raw_bytes(new: New) -> bytes:
+    """A text written as bytes: a lone surrogate as the three bytes UTF-8 refuses, the marks as their bytes."""
+    data = str(new.value).encode("utf-8", "surrogatepass")
+    for mark, raw in new.marks:
+        data = data.replace(mark.encode(), raw)
+    return data
+
+
+def _indent(data: bytes) -> int | None:
+    """The indent of a pretty-printed JSON document (None: on one line)."""
+    lines = data.split(b"\n")
+    if len(lines) < 3:
+        return None
+    return len(lines[1]) - len(lines[1].lstrip(b" ")) or None
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    _at(value, path[:-1])[path[-1]] = new
+    return value
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterable[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _paths(child, (*prefix, index))
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    pieces = data.split(b"\n")
+    return [piece + b"\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
+def _json_container(text: Any) -> Any:
+    """The JSON object or list a cell's text holds, or None."""
+    if not isinstance(text, str) or not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
+def _connect(path: Path) -> Any:
+    import sqlite3
+
+    connection = sqlite3.connect(path, isolation_level=None)
+    for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        connection.execute(f'DROP TRIGGER "{name}"')  # full-text triggers: the readers never read those tables
+    return connection
+
+
+def _tables(connection: Any) -> list[str]:
+    """The tables a reader may read: not a virtual table, nor one of its shadow tables, nor SQLite's own."""
+    rows = connection.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+    virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL")]
+    return [
+        name
+        for name, _ in rows
+        if name not in virtual
+        and not name.startswith("sqlite_")
+        and not any(name.startswith(f"{table}_") for table in virtual)
+    ]
+
+
+def _cell_columns(connection: Any, table: str) -> list[str]:
+    """A table's columns but an INTEGER PRIMARY KEY (the rowid itself: it can only be an integer)."""
+    return [
+        name
+        for _, name, kind, _, _, key in connection.execute(f'PRAGMA table_info("{table}")')
+        if not (key == 1 and kind.upper() == "INTEGER")
+    ]
+
+
+@functools.cache
+def spots(kind: str, file: str, texts_only: bool = False) -> tuple[Spot, ...]:
+    """Every value of a sample's file (``texts_only``: every string holding a space, a text of a
+    language: a message, a title, a command; never an id, a role, a type, a time)."""
+
+    def wanted(value: Any) -> bool:
+        return not texts_only or (isinstance(value, str) and " " in value.strip())
+
+    path = pristine(log_sample(kind).folder) / file
+    form = log_sample(kind).form(file)
+    found: list[Spot] = []
+    if form == JSON_DOCUMENT:
+        value = json.loads(path.read_bytes())
+        found = [Spot(file, path=place) for place in _paths(value) if wanted(_at(value, place))]
+    elif form in (JSONL, TEXT):
+        for index, line in enumerate(_split_lines(path.read_bytes())):
+            if form == TEXT:
+                if line.strip() and wanted(line.decode("utf-8", "replace")):
+                    found.append(Spot(file, line=index))
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            found += [Spot(file, line=index, path=place) for place in _paths(record) if wanted(_at(record, place))]
+    else:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as scratch:
+            copy = Path(scratch) / "copy.db"
+            shutil.copyfile(path, copy)
+            connection = _connect(copy)
+            for table in _tables(connection):
+                for column in _cell_columns(connection, table):
+                    for rowid, value in connection.execute(f'SELECT rowid, "{column}" FROM "{table}" ORDER BY rowid'):
+                        cell = (table, rowid, column)
+                        inner = _json_container(value)
+                        if inner is not None:
+                            found += [Spot(file, cell=cell, path=p) for p in _paths(inner) if wanted(_at(inner, p))]
+                        if (inner is None and wanted(value)) or not texts_only:
+                            found.append(Spot(file, cell=cell))
+            connection.close()
+    return tuple(found)
+
+
+def write_changes(folder: Path, kind: str, changes: Iterable[tuple[Spot, Change]]) -> None:
+    """Each spot's value changed in the copy of a kind's sample folder at ``folder``."""
+    by_file: dict[str, list[tuple[Spot, Change]]] = {}
+    for spot, change in changes:
+        by_file.setdefault(spot.file, []).append((spot, change))
+    for file, edits in by_file.items():
+        form = log_sample(kind).form(file)
+        path = folder / file
+        if form == SQLITE:
+            _change_cells(path, edits)
+        elif form == JSON_DOCUMENT:
+            data = path.read_bytes()
+            value, news = json.loads(data), []
+            for spot, change in edits:
+                assert spot.path is not None
+                news.append(change(_at(value, spot.path)))
+                value = _replaced(value, spot.path, news[-1].value)
+            path.write_bytes(json_bytes(value, news, _indent(data)) + b"\n")
+        else:
+            lines = _split_lines(path.read_bytes())
+            for index in sorted({spot.line for spot, _ in edits if spot.line is not None}):
+                end = b"\n" if lines[index].endswith(b"\n") else b""
+                here = [(spot, change) for spot, change in edits if spot.line == index]
+                if form == TEXT:
+                    text = lines[index].rstrip(b"\n").decode("utf-8", "surrogateescape")
+                    for _, change in here:
+                        new = change(text)
+                        text = raw_bytes(new).decode("utf-8", "surrogateescape")
+                    lines[index] = text.encode("utf-8", "surrogateescape") + end
+                    continue
+                record, news = json.loads(lines[index]), []
+                for spot, change in here:
+                    assert spot.path is not None
+                    news.append(change(_at(record, spot.path)))
+                    record = _replaced(record, spot.path, news[-1].value)
+                lines[index] = json_bytes(record, news) + end
+            path.write_bytes(b"".join(lines))
+
+
+def _change_cells(path: Path, edits: list[tuple[Spot, Change]]) -> None:
+    connection = _connect(path)
+    cells: dict[tuple[str, int, str], list[tuple[Spot, Change]]] = {}
+    for spot, change in edits:
+        assert spot.cell is not None
+        cells.setdefault(spot.cell, []).append((spot, change))
+    for (table, rowid, column), here in cells.items():
+        old, storage = connection.execute(
+            f'SELECT "{column}", typeof("{column}") FROM "{table}" WHERE rowid = ?', [rowid]
+        ).fetchone()
+        value: Any
+        text: bytes | None = None  # a text, written as these bytes
+        if all(spot.path is not None for spot, _ in here):
+            inner, news = _json_container(old), []
+            for spot, change in here:
+                assert spot.path is not None
+                news.append(change(_at(inner, spot.path)))
+                inner = _replaced(inner, spot.path, news[-1].value)
+            text = json_bytes(inner, news)
+        else:
+            new = here[-1][1](old)
+            value = new.value
+            if isinstance(value, str):
+                text = raw_bytes(new)
+        mark = "?"
+        if text is not None and storage == "blob":
+            value = text  # JSON held as a blob stays a blob
+        elif text is not None:
+            try:
+                value = text.decode("utf-8")
+            except UnicodeDecodeError:
+                value, mark = text, "CAST(? AS TEXT)"  # bytes that are not UTF-8, held as text (SQLite never checks)
+        connection.execute(f'UPDATE OR IGNORE "{table}" SET "{column}" = {mark} WHERE rowid = ?', [value, rowid])
+    connection.close()
+
+
+# --- damage ---
+
+
+@dataclass(frozen=True)
+class LogDamage:
+    """One damage to a copy of a kind's sample: what it is (shown when an example fails), and how it is written."""
+
+    kind: str
+    file: str
+    how: str
+    what: str
+    write: Callable[[Path], None]  # given the copy's folder (the kind's folder in sample-agent-logs)
+
+    def __repr__(self) -> str:
+        return f"{self.kind} {self.file}: {self.what}"
+
+
+def hostile_pieces() -> SearchStrategy[tuple[str | bytes, ...]]:
+    """Hostile text in pieces: lone surrogates, NUL and control characters, bytes that are not UTF-8, any
+    text (but line breaks); half the time ending with a high surrogate, as a string cut inside an emoji."""
+    text = st.text(max_size=8).map(lambda value: value.replace("\n", " ").replace("\r", " "))
+    piece = st.one_of(st.sampled_from(SURROGATES), st.sampled_from(CONTROLS), st.sampled_from(NOT_UTF8), text)
+    return st.builds(
+        lambda pieces, cut: (*pieces, *((HIGH_SURROGATE,) if cut else ())),
+        st.lists(piece, min_size=1, max_size=8),
+        st.booleans(),
+    )
+
+
+def _shown(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 80 else f"{shown[:50]}…{shown[-20:]} ({len(value)} long)"
+
+
+def _json_type(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+_JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+_JSON_VALUES = st.one_of(
+    _JSON_SCALARS,
+    st.lists(_JSON_SCALARS, max_size=3),
+    st.dictionaries(st.text(max_size=8), _JSON_SCALARS, max_size=3),
+)
+# A cell of another storage class: NULL, an integer at SQLite's edges, a real, a blob (not UTF-8), text.
+_CELL_VALUES = st.one_of(
+    st.none(),
+    st.sampled_from((0, -1, 2**63 - 1, -(2**63), 1, 10**18)),
+    st.floats(allow_nan=False),
+    st.builds(lambda head, bad: head + bad, st.binary(max_size=12), st.sampled_from(NOT_UTF8)),
+    st.text(max_size=20),
+)
+
+
+def _deep(levels: int, opener: str) -> New:
+    text = "[" * levels + "0" + "]" * levels if opener == "[" else '{"a": ' * levels + "0" + "}" * levels
+    return New(_mark(0), ((_mark(0), text.encode()),), bare=True)
+
+
+@st.composite
+def value_change(draw: st.DrawFn, how: str, old: Any, cell: bool, huge: int) -> tuple[str, Change]:
+    """A change of one value ``how`` (``cell``: a database cell itself, whose types are SQLite's)."""
+    if how == "wrong type":
+        values = _CELL_VALUES if cell else _JSON_VALUES
+        new = draw(values.filter(lambda value: type(value) is not type(old) and _json_type(value) != _json_type(old)))
+        return f"= {_shown(new)}", lambda _old: New(new)
+    if how == "huge":
+        unit = "".join(draw(st.lists(st.sampled_from(HUGE_PIECES), min_size=1, max_size=3)))
+        size = draw(st.integers(min(50_000, huge), huge))
+        text = unit * (size // len(unit) + 1)
+        return f"= {_shown(text)}", lambda _old: New(text)
+    if how == "deep":
+        levels, opener = draw(st.integers(*DEEP_LEVELS)), draw(st.sampled_from("[{"))
+        return f"= JSON nested {levels} levels deep ({opener})", lambda _old: _deep(levels, opener)
+    pieces = draw(hostile_pieces())
+    if isinstance(old, str) and draw(st.booleans()):
+        return f"+= {pieces!r}", lambda old: hostile_new(pieces, f"{old} ")
+    return f"= {pieces!r}", lambda _old: hostile_new(pieces)
+
+
+def _rewrite(file: str, edit: Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    def write(folder: Path) -> None:
+        path = folder / file
+        path.write_bytes(edit(path.read_bytes()))
+
+    return write
+
+
+def _inserted(lines: list[bytes], index: int, line: bytes) -> bytes:
+    before = lines[:index]
+    if before and not before[-1].endswith(b"\n"):
+        before[-1] += b"\n"
+    return b"".join([*before, line, *lines[index:]])
+
+
+@st.composite
+def text_damage(draw: st.DrawFn, file: str, data: bytes, how: str) -> tuple[str, Callable[[Path], None]]:
+    """A damage to the bytes of a JSON, JSONL or text file."""
+    lines = _split_lines(data)
+    if how == "cut":
+        at = draw(st.integers(0, max(0, len(data) - 1)))
+        return f"cut at byte {at}", _rewrite(file, lambda data: data[:at])
+    if how == "line cut":
+        index = draw(st.integers(0, max(0, len(lines) - 1)))
+        keep = draw(st.integers(0, max(0, len(lines[index].rstrip(b"\n")) - 1))) if lines else 0
+        cut = [*lines[:index], lines[index][:keep] + b"\n", *lines[index + 1 :]] if lines else []
+        return f"line {index} cut at byte {keep}", _rewrite(file, lambda _data: b"".join(cut))
+    if how in ("invalid UTF-8", "control bytes"):
+        at = draw(st.integers(0, len(data)))
+        pool = NOT_UTF8 if how == "invalid UTF-8" else tuple(c.encode() for c in CONTROLS)
+        bad = b"".join(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4)))
+        return f"{bad!r} at byte {at}", _rewrite(file, lambda data: data[:at] + bad + data[at:])
+    if how == "brackets":
+        index = draw(st.integers(0, len(lines)))
+        count, opener = draw(st.integers(1, 100_000)), draw(st.sampled_from(("[", "{", '{"a":', '[{"a":')))
+        line = (opener * count).encode() + b"\n"
+        return f"{count} × {opener!r} as line {index}", _rewrite(file, lambda _data: _inserted(lines, index, line))
+    index = draw(st.integers(0, max(0, len(lines) - 1)))  # reordered
+    rest = [line if line.endswith(b"\n") else line + b"\n" for line in lines[index:]]
+    order = draw(st.permutations(range(len(rest))))
+    shuffled = b"".join([*lines[:index], *(rest[position] for position in order)])
+    return f"lines from {index} reordered", _rewrite(file, lambda _data: shuffled)
+
+
+def _page_size(data: bytes) -> int:
+    size = int.from_bytes(data[16:18], "big")
+    return 65_536 if size == 1 else size or 4096
+
+
+@st.composite
+def store_damage(
+    draw: st.DrawFn, kind: str, file: str, data: bytes, how: str, huge: int
+) -> tuple[str, Callable[[Path], None]]:
+    """A damage to a SQLite file: its bytes, or a row."""
+    page = _page_size(data)
+    pages = max(1, len(data) // page)
+    if how == "truncated":
+        at = draw(st.one_of(st.integers(0, pages - 1).map(lambda number: number * page), st.integers(0, len(data) - 1)))
+        return f"truncated at byte {at}", _rewrite(file, lambda data: data[:at])
+    if how == "garbage page":
+        number, seed_ = draw(st.integers(0, pages - 1)), draw(st.integers(0, 2**32))
+        header = number == 0 and draw(st.booleans())  # page 1 with the database header kept, or not
+        start = number * page + (100 if header else 0)
+        garbage = random.Random(seed_).randbytes(page - (100 if header else 0))
+        what = f"page {number + 1} of {pages} garbage{' (header kept)' if header else ''}"
+        return what, _rewrite(file, lambda data: data[:start] + garbage + data[start + len(garbage) :])
+    cells = spots(kind, file)
+    if how == "row deleted":
+        table, rowid, _ = draw(st.sampled_from(sorted({spot.cell for spot in cells if spot.cell is not None})))
+
+        def delete(folder: Path) -> None:
+            connection = _connect(folder / file)
+            connection.execute(f'DELETE FROM "{table}" WHERE rowid = ?', [rowid])
+            connection.close()
+
+        return f"{table} row {rowid} deleted", delete
+    spot = draw(value_spot(kind, file, how))
+    what, change = draw(value_change(how, _value_at(kind, spot), spot.path is None, huge))
+    return f"{spot!r} {what}", lambda folder: write_changes(folder, kind, [(spot, change)])
+
+
+def value_spot(kind: str, file: str, how: str) -> SearchStrategy[Spot]:
+    """A value of the file to change ``how``: hostile text and huge values half the time in place of a
+    text (a message, a title, a command: where a reader looks into the text), else anywhere."""
+    texts = spots(kind, file, texts_only=True)
+    anywhere = st.sampled_from(spots(kind, file))
+    if how not in ("hostile text", "huge") or not texts:
+        return anywhere
+    return st.sampled_from((True, False)).flatmap(lambda in_text: st.sampled_from(texts) if in_text else anywhere)
+
+
+def _value_at(kind: str, spot: Spot) -> Any:
+    """The value a spot holds in the sample."""
+    path = pristine(log_sample(kind).folder) / spot.file
+    form = log_sample(kind).form(spot.file)
+    if form == SQLITE:
+        import sqlite3
+
+        assert spot.cell is not None
+        table, rowid, column = spot.cell
+        connection = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        (value,) = connection.execute(f'SELECT "{column}" FROM "{table}" WHERE rowid = ?', [rowid]).fetchone()
+        connection.close()
+        return value if spot.path is None else _at(_json_container(value), spot.path)
+    if form == JSON_DOCUMENT:
+        assert spot.path is not None
+        return _at(json.loads(path.read_bytes()), spot.path)
+    assert spot.line is not None
+    line = _split_lines(path.read_bytes())[spot.line]
+    if form == TEXT:
+        return line.rstrip(b"\n").decode("utf-8", "replace")
+    assert spot.path is not None
+    return _at(json.loads(line), spot.path)
+
+
+@st.composite
+def log_damage(draw: st.DrawFn, kind: str, how: str | None = None, huge: int = LOG_HUGE_BYTES) -> LogDamage:
+    """One damage to one file of the kind's sample (``how``: that damage, to a file it applies to; ``huge``:
+    the largest huge value, in characters)."""
+    sample = log_sample(kind)
+    files = [file for file in sample.files if how is None or how in FORM_DAMAGES[sample.form(file)]]
+    assert files, f"no file of the {kind} sample takes the damage {how!r}"
+    file = draw(st.sampled_from(files))
+    form = sample.form(file)
+    if how is None:
+        how = draw(st.sampled_from(FORM_DAMAGES[form]))
+    data = (pristine(sample.folder) / file).read_bytes()
+    if form == SQLITE:
+        what, write = draw(store_damage(kind, file, data, how, huge))
+    elif how in TEXT_DAMAGES:
+        what, write = draw(text_damage(file, data, how))
+    else:
+        spot = draw(value_spot(kind, file, how))
+        what, change = draw(value_change(how, _value_at(kind, spot), False, huge))
+        what = f"{spot!r} {what}"
+
+        def write(folder: Path, spot: Spot = spot, change: Change = change) -> None:
+            write_changes(folder, kind, [(spot, change)])
+
+    return LogDamage(kind, file, how, what, write)
+
+
+# --- a damaged source indexed, and what the run must keep ---
+
+
+@dataclass
+class LogOutcome:
+    """What indexing a damaged source did: its outcome, the sessions stored, the problems told, the properties broken."""
+
+    label: str
+    stored: int = 0
+    problems: int = 0
+    violations: list[Violation] = field(default_factory=list)
+
+
+def stored_sessions(db_path: Path) -> dict[str, set[str]]:
+    """The keys of the sessions stored from each agent-log source (by its path), as stored (masked)."""
+    import sqlite3
+
+    connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        paths = dict(connection.execute("SELECT id, path FROM log_sources").fetchall())
+        found: dict[str, set[str]] = {path: set() for path in paths.values()}
+        for (key,) in connection.execute("SELECT key FROM documents WHERE source LIKE 'log:%'"):
+            _, source, session = key.split(":", 2)
+            found[paths[int(source)]].add(session)
+    finally:
+        connection.close()
+    return found
+
+
+def not_utf8_stored(db_path: Path) -> list[Violation]:
+    """A violation for each column of the archive holding a text that is not UTF-8 (a lone surrogate written
+    as its three bytes included): the first such value of each."""
+    import sqlite3
+
+    connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    connection.text_factory = bytes
+    found = []
+    try:
+        tables = [
+            name.decode()
+            for name, sql in connection.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+            if not (sql or b"").upper().startswith(b"CREATE VIRTUAL")
+        ]
+        for table in tables:
+            for column in [row[1].decode() for row in connection.execute(f'PRAGMA table_info("{table}")')]:
+                rows = connection.execute(f'SELECT "{column}" FROM "{table}" WHERE typeof("{column}") = \'text\'')
+                for (value,) in rows:
+                    try:
+                        value.decode("utf-8")
+                    except UnicodeDecodeError:
+                        found.append(Violation(NOT_UTF8_STORED, f"{table}.{column}: {value[:120]!r}"))
+                        break
+    finally:
+        connection.close()
+    return found
+
+
+@functools.cache
+def _empty_archive() -> Path:
+    """An empty workspace indexed once per process: its archive, fresh, of the schema of this version."""
+    import atexit
+    import tempfile
+
+    from archivist.archive.indexer import index_workspace
+    from archivist.workspace import archive_path
+
+    workspace = Path(tempfile.mkdtemp(prefix="archivist-empty-"))
+    atexit.register(shutil.rmtree, workspace, True)
+    index_workspace(workspace)
+    return archive_path(workspace).parent
+
+
+def fresh_workspace(workspace: Path) -> Path:
+    """An empty workspace with a fresh archive (a copy of ``_empty_archive``: a third of an index's time)."""
+    from archivist.workspace import archive_path
+
+    workspace.mkdir(parents=True)
+    shutil.copytree(_empty_archive(), archive_path(workspace).parent)
+    return workspace
+
+
+def index_log_damage(damage: LogDamage, scratch: Path, timeout: float) -> LogOutcome:
+    """A copy of the kind's sample, damaged, checked and indexed as a source of a fresh workspace's archive
+    (as `archivist index WS --source KIND=PATH` does): what it did, and the properties it broke."""
+    import traceback
+
+    from archivist.archive import sessions
+    from archivist.archive.indexer import index_workspace
+    from archivist.errors import ArchivistError
+    from archivist.secrets import Masker
+    from archivist.workspace import archive_path, secret_key
+
+    source = copy_log_sample(damage.kind, scratch / "logs")
+    damage.write(scratch / "logs" / log_sample(damage.kind).folder)
+    workspace = fresh_workspace(scratch / "workspace")
+    label = "stored"
+    try:
+        with time_limit(timeout):
+            try:
+                sessions.check(damage.kind, source)
+            except ArchivistError:
+                label = "refused by check"  # the command line would refuse it; indexed all the same
+            summary = index_workspace(workspace, log_sources=[(damage.kind, source)])
+    except AssertionError as error:  # time_limit's: past the bound
+        return LogOutcome("hang", violations=[Violation(HANG, str(error))])
+    except Exception as error:  # the property under test: nothing escapes
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        detail = f"{type(error).__name__}: {str(error)[:300]} (at {Path(where.filename).name}:{where.lineno})"
+        return LogOutcome("exception", violations=[Violation(EXCEPTION, detail)])
+    db_path = archive_path(workspace)
+    stored = stored_sessions(db_path).get(str(source), set())
+    outcome = LogOutcome(label, len(stored), len(summary.problems), not_utf8_stored(db_path))
+    if summary.problems and label == "stored":
+        outcome.label = "stored, problems told"
+    masker = Masker(secret_key(db_path))
+    lost = sorted(key for key in kept_keys(damage.kind, damage.file) if masker.name(key) not in stored)
+    if lost:
+        outcome.violations.append(Violation(LOST, f"sessions the damaged file does not hold, not stored: {lost}"))
+    return outcome

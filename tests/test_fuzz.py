@@ -8,12 +8,20 @@ CALL_TIMEOUT seconds; an error is the error body (docs/errors.md) with a known c
 HTTP: a 400, never a 5xx); no answer carries raw SQL, an SQLite error or a traceback; a
 workspace outside the allowed one is refused and left untouched. Hypothesis runs are
 derandomized: a failure comes back on every run, shrunk to a minimal example.
+
+The agent logs of every kind registered are fuzzed here too, through the kind's sample (tests/fuzzing.py:
+``log_damage``): a copy damaged in one file (cut, a line cut short, bytes that are not UTF-8, NUL and
+control bytes, brackets never closed, lines reordered; a value of another type, huge, nested deeply, or
+hostile text with lone surrogates escaped in JSON; a store's cell of another storage class, huge, deep or
+hostile, a row deleted, the file truncated, a page of garbage) and indexed as a source: no exception,
+no hang, no text stored that is not UTF-8, and every session the damaged file does not hold is stored.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +34,7 @@ from fuzzing import (
     CORE_STRINGS,
     EMBEDDING_TOOLS,
     PROPERTIES,
+    SAMPLE_FORMS,
     TOOLS,
     Caller,
     Place,
@@ -33,8 +42,13 @@ from fuzzing import (
     catalogue,
     http_catalogue,
     http_requests,
+    index_log_damage,
+    log_damage,
+    log_kinds,
+    log_sample,
     parameters,
     prepare_place,
+    sample_keys,
     tool_arguments,
     written_outside,
 )
@@ -195,3 +209,46 @@ def test_a_workspace_outside_the_allowed_one_is_refused_and_left_untouched(
     own = tools.run(tools.client.call_tool, tool, {**VALID[tool], "workspace_path": str(place.workspace)})
     assert not own.is_error, (tool, own.content)
     assert json.loads(own.content[0].text) == own.structured_content
+
+
+# --- agent logs: every kind's sample, damaged, indexed -------------------------------------------
+
+LOG_EXAMPLES = 6  # damaged sources of each kind, any damage (bench/fuzz.py --log-examples runs hundreds)
+LOG_HUGE = 200_000  # characters: the largest huge value written here (bench/fuzz.py writes MBs)
+LOG_SECONDS = 30.0  # a damaged sample is indexed in a tenth of a second; a pattern gone quadratic takes hours
+# The damages every kind gets on every run, whatever hypothesis draws: hostile text (lone surrogates
+# escaped in JSON, NULs, controls, bytes that are not UTF-8) and, for a store, the file broken.
+ALWAYS = ("hostile text", "truncated", "garbage page")
+
+
+def test_every_kind_registered_has_its_sample_damaged() -> None:
+    """A kind registered is fuzzed from that day: its sample's forms declared (SAMPLE_FORMS), its sample read."""
+    kinds = log_kinds()
+    missing = sorted(set(kinds) - set(SAMPLE_FORMS))
+    assert not missing, f"declare the forms of these kinds' samples in tests/fuzzing.py (SAMPLE_FORMS): {missing}"
+    for kind in kinds:
+        assert {form for _, form in log_sample(kind).forms} == SAMPLE_FORMS[kind], kind
+        assert sample_keys(kind), f"the {kind} sample reads as no session: nothing to lose, nothing checked"
+
+
+def check_log_damage(kind: str, how: str | None, data: st.DataObject) -> None:
+    damage = data.draw(log_damage(kind, how, huge=LOG_HUGE), label="damage")
+    with tempfile.TemporaryDirectory(prefix="archivist-fuzz-log-") as scratch:
+        outcome = index_log_damage(damage, Path(scratch), LOG_SECONDS)
+    fail_on(outcome.violations)
+
+
+@pytest.mark.parametrize("kind", log_kinds())
+@settings(FUZZ, max_examples=LOG_EXAMPLES)
+@given(data=st.data())
+def test_a_damaged_log_of_every_kind_is_indexed_keeping_what_the_damage_spares(kind: str, data: st.DataObject) -> None:
+    check_log_damage(kind, None, data)
+
+
+@pytest.mark.parametrize(
+    ("kind", "how"), [(kind, how) for kind in log_kinds() for how in log_sample(kind).damages() if how in ALWAYS]
+)
+@settings(FUZZ, max_examples=2)
+@given(data=st.data())
+def test_hostile_text_and_broken_stores_reach_every_kind(kind: str, how: str, data: st.DataObject) -> None:
+    check_log_damage(kind, how, data)
