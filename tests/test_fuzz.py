@@ -213,7 +213,7 @@ def test_a_workspace_outside_the_allowed_one_is_refused_and_left_untouched(
 
 # --- agent logs: every kind's sample, damaged, indexed -------------------------------------------
 
-LOG_EXAMPLES = 6  # damaged sources of each kind, any damage (bench/fuzz.py --log-examples runs hundreds)
+LOG_EXAMPLES = 5  # damaged sources of each kind, any damage (bench/fuzz.py --log-examples runs hundreds)
 LOG_HUGE = 200_000  # characters: the largest huge value written here (bench/fuzz.py writes MBs)
 LOG_SECONDS = 30.0  # a damaged sample is indexed in a tenth of a second; a pattern gone quadratic takes hours
 # The damages every kind gets on every run, whatever hypothesis draws: hostile text (lone surrogates
