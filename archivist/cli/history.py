@@ -27,15 +27,17 @@ def history(workspace: Path, path: str, db_path: Path | None, limit: int, as_jso
     it). Each line: when, the agent, the session's title, the message's number in it, the tool and
     the path as the call named it.
     """
-    from archivist.cli.searching import answer
+    from archivist.cli.search_output import tell_building, with_building
+    from archivist.cli.searching import answer_told
     from archivist.cli.workspaces import archive_to_read, workspace_folder
 
     database = archive_to_read(workspace_folder(workspace, "history"), db_path)
     calls: list[dict[str, Any]] = []
     total = 0
+    told: dict[str, Any] | None = None
     while len(calls) < limit:
         params = {"path": path, "limit": str(min(PAGE, limit - len(calls))), "offset": str(len(calls))}
-        rows = answer(database, functools.partial(_page, params))
+        rows, told = answer_told(database, functools.partial(_page, params))
         total = rows[0]["total"] if rows else total
         calls += [{**row, "commands": json.loads(row["commands"] or "[]")} for row in rows]
         if not rows or not rows[-1]["has_more"]:
@@ -44,16 +46,19 @@ def history(workspace: Path, path: str, db_path: Path | None, limit: int, as_jso
         for paging in ("total", "has_more", "next_offset"):
             call.pop(paging, None)
     if as_json:
-        click.echo(json.dumps({"path": path, "total": total, "calls": calls}, indent=2, ensure_ascii=False))
+        answered = with_building({"path": path, "total": total, "calls": calls}, told)
+        click.echo(json.dumps(answered, indent=2, ensure_ascii=False))
         return
     if not calls:
         click.echo(f"No tool call of the archive's agent logs names {path}.")
+        tell_building(told)
         return
     for call in calls:
         when = (call["timestamp"] or "")[:16].replace("T", " ") or "(no time)"
         click.echo(f"{when}  {call['agent']:<12} {call['title']}  #{call['seq']}  {call['tool']}  {call['file']}")
     if total > len(calls):
         click.echo(f"… {total - len(calls)} more: --limit {total}")
+    tell_building(told)
 
 
 def _page(params: dict[str, str], archive: Any) -> list[dict[str, Any]]:

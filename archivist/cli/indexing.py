@@ -283,9 +283,9 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     problems = dict(db.execute(PROBLEM_COUNTS_SQL).fetchall())
     last = db.execute(LAST_RUN_SQL).fetchone()
     from archivist.archive import building
+    from archivist.cli.search_output import tell_building
 
-    being_built = db.execute(building.STATE_SQL).fetchone()
-    told = building.state(being_built[0] if being_built else None)
+    told = building.told(db)
     report = {
         "db_path": str(path),
         "documents": kinds,
@@ -298,8 +298,7 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
         return
     click.echo(f"Archive: {path}")
     click.echo(f"Last indexed: {report['last_indexed_at']}")
-    if told:
-        click.echo(building.sentence(told))
+    tell_building(told)
     for kind, count in kinds.items():
         click.echo(f"  {kind}: {count}")
     for state, count in problems.items():

@@ -41,7 +41,8 @@ def sources(
     move them) and adds those that exist; --remove drops a source and its documents (also
     of a kind no longer installed). Sources are read where they are, never copied or changed.
     """
-    from archivist.archive import schema, sessions
+    from archivist.archive import building, schema, sessions
+    from archivist.cli.search_output import tell_building
 
     workspace = workspace_folder(workspace, "sources")
     if discover:
@@ -69,10 +70,12 @@ def sources(
     db = schema.open_archive(path)
     try:
         rows = sessions.listing(db)
+        told = building.told(db)
     finally:
         db.close()
     if as_json:
         click.echo(json.dumps(rows, indent=2))
+        tell_building(told, err=True)  # (the JSON is the list of sources: the line goes to stderr)
         return
     if not rows:
         click.echo("No agent-log sources. Add one with: archivist index WORKSPACE --source KIND=PATH")
@@ -82,3 +85,4 @@ def sources(
             f"{plural(row['messages'], 'message')}, "
             f"last read {row['read_at'] or 'never'}"
         )
+    tell_building(told)

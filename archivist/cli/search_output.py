@@ -1,5 +1,6 @@
 """How ``archivist search`` prints its results: a compact list, one line of snippet each,
-then where the page lies among all results; and the searches of earlier versions."""
+then where the page lies among all results; and the searches of earlier versions. And how every
+command that reads the archive tells that it is still being built (``tell_building``, ``with_building``)."""
 
 from __future__ import annotations
 
@@ -93,5 +94,16 @@ def print_search(response: dict[str, Any]) -> None:
     elif not results:
         line += f" · the last page is {pages}"
     click.echo(line)
-    if response.get("building"):
-        click.echo(building.sentence(response["building"]))
+    tell_building(response.get("building"))
+
+
+def tell_building(told: dict[str, Any] | None, err: bool = False) -> None:
+    """The line a command prints after its answer (on stderr with ``err``) while an index run is still
+    storing agent logs, or after one that stopped (``archive.building``); nothing once the archive is built."""
+    if told:
+        click.echo(building.sentence(told), err=err)
+
+
+def with_building(payload: dict[str, Any], told: dict[str, Any] | None) -> dict[str, Any]:
+    """A command's JSON, with ``building`` in it while the archive is being built; left out once it is."""
+    return {**payload, "building": told} if told else payload

@@ -22,7 +22,13 @@ import click
 
 from archivist.cli.arguments import db_option, workspace_argument
 from archivist.cli.output import fail, info, plural, refuse
-from archivist.cli.search_output import print_conversations, print_reports, print_search
+from archivist.cli.search_output import (
+    print_conversations,
+    print_reports,
+    print_search,
+    tell_building,
+    with_building,
+)
 from archivist.cli.workspaces import archive_to_read, open_archive, workspace_folder
 from archivist.errors import ArchivistError
 
@@ -220,13 +226,15 @@ def earlier(db_path: Path, name: str, query: str, given: dict[str, Any], options
     """A search of earlier versions: its rows as a list, or as {"results": [...]}."""
     dest = {param.name: option.dest for option in options for own, param in option.params if SEARCHES[own] == name}
     params = {"query": query, **{name: listed(given[option]) for name, option in dest.items()}}
-    rows = answer(db_path, lambda archive: archive.run(name, params))
+    rows, told = answer_told(db_path, lambda archive: archive.run(name, params))
     if as_json:
-        click.echo(json.dumps({"results": rows}, indent=2, ensure_ascii=False))
-    elif not rows:
+        click.echo(json.dumps(with_building({"results": rows}, told), indent=2, ensure_ascii=False))
+        return
+    if not rows:
         click.echo("No results.", err=True)
     else:
         (print_reports if name == "search_reports" else print_conversations)(rows)
+    tell_building(told)
 
 
 def unified(db_path: Path, query: str, given: dict[str, Any], as_json: bool) -> None:
@@ -248,9 +256,18 @@ def unified(db_path: Path, query: str, given: dict[str, Any], as_json: bool) -> 
 
 def answer(db_path: Path, ask: Callable[[Any], T]) -> T:
     """What ``ask`` gets from the archive's canned queries; an ArchivistError is the command's one-line error."""
+    return _asked(db_path, ask, told=False)[0]
+
+
+def answer_told(db_path: Path, ask: Callable[[Any], T]) -> tuple[T, dict[str, Any] | None]:
+    """``answer``, and what the archive tells of an index run still storing agent logs (``archive.building``)."""
+    return _asked(db_path, ask, told=True)
+
+
+def _asked(db_path: Path, ask: Callable[[Any], T], told: bool) -> tuple[T, dict[str, Any] | None]:
     archive = open_archive(db_path)
     try:
-        return ask(archive)
+        return ask(archive), archive.building() if told else None
     except ArchivistError as error:
         fail(error)
     finally:

@@ -45,7 +45,8 @@ def usage(
     the data does not know is counted as unpriced, never guessed. What a log itself says a response
     cost is its stated cost.
     """
-    from archivist.cli.searching import answer
+    from archivist.cli.search_output import tell_building, with_building
+    from archivist.cli.searching import answer_told
     from archivist.cli.workspaces import archive_to_read, workspace_folder
 
     path = archive_to_read(workspace_folder(workspace, "usage"), db_path)
@@ -56,14 +57,16 @@ def usage(
         "agents": ",".join(agents),
         "projects": json.dumps(list(projects)) if projects else "",
     }
-    rows = answer(path, lambda archive: archive.run("usage", params))
+    rows, told = answer_told(path, lambda archive: archive.run("usage", params))
     rows = [{**row, "models": json.loads(row["models"] or "[]")} for row in rows]
     totals = usage_totals(rows)
     if as_json:
-        click.echo(json.dumps({"group_by": group_by, "rows": rows, "totals": totals}, indent=2, ensure_ascii=False))
+        answered = with_building({"group_by": group_by, "rows": rows, "totals": totals}, told)
+        click.echo(json.dumps(answered, indent=2, ensure_ascii=False))
         return
     if not rows:
         click.echo("No usage recorded in this range: no agent log of these kinds records its tokens.")
+        tell_building(told)
         return
     click.echo(_table(group_by, rows, totals))
     data = next((row["price_data"] for row in rows if row["price_data"]), None)
@@ -72,6 +75,7 @@ def usage(
     if unpriced:
         note += f"; {unpriced} response{'s' if unpriced != 1 else ''} of models it does not know: unpriced"
     click.echo(note + ".")
+    tell_building(told)
 
 
 def _table(group_by: str, rows: list[dict[str, Any]], totals: dict[str, Any]) -> str:
