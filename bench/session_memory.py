@@ -29,8 +29,9 @@ from agentlog_index import scratch, sentence, session_lines
 ARCHIVIST = Path(sys.executable).with_name("archivist")
 
 
-def tree_rss(pid: int) -> int:
-    """The resident memory of a process and all its descendants, in bytes (0 once it is gone)."""
+def tree_rss(pid: int, peaks: dict[int, int] | None = None) -> int:
+    """The resident memory of a process and all its descendants, in bytes (0 once it is gone);
+    ``peaks`` keeps each process's highest."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -49,7 +50,10 @@ def tree_rss(pid: int) -> int:
             with open(f"/proc/{current}/status") as handle:
                 for line in handle:
                     if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
+                        resident = int(line.split()[1]) * 1024
+                        total += resident
+                        if peaks is not None:
+                            peaks[current] = max(peaks.get(current, 0), resident)
         except OSError:
             continue
     return total
@@ -68,11 +72,13 @@ def index(workspace: Path, source: str) -> tuple[float, int, str]:
         text=True,
     )
     peak = 0
+    peaks: dict[int, int] = {}
     while process.poll() is None:
-        peak = max(peak, tree_rss(process.pid))
+        peak = max(peak, tree_rss(process.pid, peaks))
         time.sleep(0.02)
     seconds = time.perf_counter() - started
     output = process.stdout.read() if process.stdout else ""
+    print("  each process's peak: " + ", ".join(f"{value / 1e6:,.0f} MB" for value in peaks.values()))
     if process.returncode != 0:
         raise SystemExit(f"archivist index failed ({process.returncode}):\n{output}")
     return seconds, peak, output.strip().splitlines()[-1] if output.strip() else ""

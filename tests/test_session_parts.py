@@ -20,6 +20,7 @@ SAMPLE = (
     Path(__file__).parent.parent / "sample-agent-logs" / "claude-code" / "projects" / "-home-dev-src-captions-gateway"
 )
 SESSION = "3f6d2b1e-8c4a-4e7f-9b2d-5a1c0e9f7d43"
+SESSION_KEY = f"{SAMPLE.name}/{SESSION}"
 TURNS = 120
 # Every table a session's storing writes, and the columns that differ between two runs by nature.
 TABLES = {
@@ -84,8 +85,18 @@ def stored(workspace: Path) -> dict[str, list[tuple]]:
         return found
 
 
-def index(tmp_path: Path, name: str, projects: Path) -> Path:
-    """``projects`` indexed in a new workspace ``name``, masked with the same key as every other
+def messages_of(workspace: Path, key: str) -> list[tuple]:
+    """A session's messages, but for their ids."""
+    with closing(sqlite3.connect(archive_path(workspace))) as conn:
+        rows = conn.execute(
+            "SELECT m.* FROM messages m JOIN documents d ON d.id = m.document_id WHERE d.key = ? ORDER BY m.seq",
+            [f"log:1:{key}"],
+        )
+        return [row[2:] for row in rows]
+
+
+def index(tmp_path: Path, name: str, source: Path, kind: str = "claude-code") -> Path:
+    """``source`` indexed in a new workspace ``name``, masked with the same key as every other
     (a secret's tag is the same in each)."""
     workspace = tmp_path / name
     (workspace / "notes").mkdir(parents=True)
@@ -94,7 +105,7 @@ def index(tmp_path: Path, name: str, projects: Path) -> Path:
     key.parent.mkdir(parents=True, exist_ok=True)
     key.write_text("6b" * 32 + "\n")
     key.chmod(0o600)
-    index_workspace(workspace, log_sources=[("claude-code", projects)])
+    index_workspace(workspace, log_sources=[(kind, source)])
     return workspace
 
 
@@ -135,3 +146,82 @@ def test_a_session_read_in_parts_is_read_on_when_it_grows(tmp_path, projects, mo
     whole = stored(index(tmp_path, "whole", projects))
     assert grown["messages"] == whole["messages"]
     assert grown["usage_hours"] == whole["usage_hours"] and grown["message_hours"] == whole["message_hours"]
+
+
+# --- OpenCode: a session whose message holds huge parts ------------------------------------------
+
+OPENCODE = Path(__file__).parent.parent / "sample-agent-logs" / "opencode"
+
+
+@pytest.fixture
+def opencode_data(tmp_path: Path) -> Path:
+    """The sample's OpenCode data, its first session given more messages, one of several large parts."""
+    folder = tmp_path / "opencode"
+    shutil.copytree(OPENCODE, folder)
+    with closing(sqlite3.connect(folder / "opencode.db")) as db, db:
+        session = db.execute("SELECT id, time_created FROM session ORDER BY time_created LIMIT 1").fetchone()
+        for n in range(40):
+            at = session[1] + 100_000 + n * 1000
+            role = "assistant" if n % 2 else "user"
+            message = {"role": role, "time": {"created": at}, "modelID": "claude-sonnet-4-5"}
+            if role == "assistant":
+                message["tokens"] = {"input": 10 + n, "output": 3, "cache": {"read": n, "write": 0}}
+            db.execute(
+                "INSERT INTO message VALUES (?, ?, ?, ?, ?)", [f"msg_p{n}", session[0], at, at, json.dumps(message)]
+            )
+            texts = [f"part {n}.{k} " + "word " * (3000 if n == 7 else 30) for k in range(3 if n == 7 else 1)]
+            for k, text in enumerate(texts):
+                part = {"type": "text", "text": text}
+                db.execute(
+                    "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                    [f"prt_p{n:02}{k}", f"msg_p{n}", session[0], at, at, json.dumps(part)],
+                )
+    return folder
+
+
+def test_an_opencode_session_read_in_parts_is_stored_as_a_whole_reading_stores_it(tmp_path, opencode_data, monkeypatch):
+    from archivist.agents import opencode
+
+    monkeypatch.setattr(opencode, "PART_CHARS", 4000)  # (a text part over it is a message of its own, in both)
+    whole = stored(index(tmp_path, "whole", opencode_data, "opencode"))
+    monkeypatch.setattr(opencode, "WHOLE_CHARS", 2000)
+    monkeypatch.setattr(opencode, "INLINE_BYTES", 1000)
+    parts = stored(index(tmp_path, "parts", opencode_data, "opencode"))
+    for table in TABLES:
+        assert parts[table] == whole[table], table
+    with closing(sqlite3.connect(archive_path(tmp_path / "parts"))) as conn:
+        large = conn.execute("SELECT text FROM messages WHERE text LIKE 'part 7.%' ORDER BY seq").fetchall()
+    assert [text[:8] for (text,) in large] == ["part 7.0", "part 7.1", "part 7.2"]  # each a message of its own
+
+
+def test_a_session_read_in_parts_and_unchanged_is_not_stored_again_and_one_changed_is(tmp_path, projects, monkeypatch):
+    from archivist.archive import prepared
+
+    monkeypatch.setattr(claude_code, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(claude_code, "PART_BYTES", 4000)
+    workspace = index(tmp_path, "parts", projects)
+    before = stored(workspace)
+    stores: list[str] = []
+    store = prepared._store_parts
+
+    def counted(session, *args):
+        stores.append(session.key)
+        yield from store(session, *args)
+
+    monkeypatch.setattr(prepared, "_store_parts", counted)
+    other = projects / SAMPLE.name / "00000000-0000-4000-8000-00000000000a.jsonl"
+    other.write_text(line({"type": "user", "uuid": "o1", "parentUuid": None, "timestamp": "2025-11-30T10:00:00Z",
+                           "sessionId": other.stem, "message": {"role": "user", "content": "another session"}}))  # fmt: skip
+    index_workspace(workspace)  # (a file added: the source is read whole again)
+    assert stores == []  # hashed part by part, found unchanged: nothing of it stored again
+    after = stored(workspace)
+    main = before["messages"][0][1]  # (the document id of the session read in parts)
+    assert [row for row in after["messages"] if row[1] == main] == [row for row in before["messages"] if row[1] == main]
+    session = projects / SAMPLE.name / f"{SESSION}.jsonl"
+    session.write_text(session.read_text().replace("step 3: check", "step 3: recheck"))  # (changed, not grown)
+    index_workspace(workspace)
+    assert stores == [SESSION_KEY]  # read again, and stored
+    monkeypatch.setattr(claude_code, "WHOLE_BYTES", 1 << 40)
+    changed = messages_of(workspace, SESSION_KEY)
+    assert any("step 3: recheck" in str(row) for row in changed)
+    assert changed == messages_of(index(tmp_path, "whole", projects), SESSION_KEY)

@@ -256,6 +256,9 @@ class Session:
     # read as they are taken. Its other fields (title, models, last, problems, tail) are final
     # once the parts are used up (``archive.prepared.prepare_parts`` stores it so).
     more: Iterator[list[Message]] | None = None
+    # Of a session read in parts: the same session read again from its start (None: it cannot be
+    # now), for a storing that used up its parts only to hash them and found that it changed.
+    again: Callable[[], Session | None] | None = None
 
 
 def valid_session(session: Session) -> Session:
@@ -279,6 +282,8 @@ def valid_session(session: Session) -> Session:
     session.started, session.last = optional(session.started), optional(session.last)
     session.models = [text(model) for model in session.models]
     replaced += text.replaced + _valid_problems(session)
+    if session.again is not None:
+        session.again = _valid_again(session.again)
     if session.more is not None:  # (told once its parts are read)
         session.more = _valid_parts(session, session.more, replaced)
     elif replaced:
@@ -330,6 +335,14 @@ def _valid_problems(session: Session) -> int:
         for problem, (fixed, _) in zip(session.problems, problems, strict=True)
     ]
     return sum(count for _, count in problems)
+
+
+def _valid_again(again: Callable[[], Session | None]) -> Callable[[], Session | None]:
+    def valid_again() -> Session | None:
+        session = again()
+        return None if session is None else valid_session(session)
+
+    return valid_again
 
 
 def _valid_parts(session: Session, parts: Iterator[list[Message]], replaced: int) -> Iterator[list[Message]]:

@@ -36,7 +36,7 @@ envelopes, compaction summaries, ``agent_progress`` lines naming a sub-agent's c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from archivist.agents import Message, NotJSON, Root, Session, Unread, head_lines, json_value
@@ -177,8 +177,8 @@ def newest(path: Path | str, count: int, problems: list[str] | None = None) -> I
             return
         files = [file for folder in folders for file in root.files(folder, ".jsonl")]
         dated = []
-        for file in files:
-            if not file.name.startswith(AGENT_PREFIX):
+        for file in files:  # (one read in parts is read with the rest: it would hold the newest back)
+            if not file.name.startswith(AGENT_PREFIX) and _size(file) <= WHOLE_BYTES:
                 try:
                     dated.append((file.stat().st_mtime_ns, file))
                 except OSError:
@@ -281,7 +281,19 @@ def _read_session_file(
         transcripts = [agent for agent in root.files(subagents, ".jsonl") if agent.name.startswith(AGENT_PREFIX)]
     session: Session | None = None
     if _size(path) > WHOLE_BYTES:  # read in parts, each stored before the next is read
-        yield from _read_in_parts(main, sidechains, summaries, root, transcripts)
+        earlier = Seen()  # (what was seen before it, for a reading again)
+        earlier.uuids, earlier.responses = set(seen.uuids), dict(seen.responses)
+
+        def again() -> Session | None:
+            builder = Builder(key, path, fallback_project=project, seen=Seen())
+            builder.seen.uuids, builder.seen.responses = set(earlier.uuids), dict(earlier.responses)
+            return _in_parts(builder, Sidechains(builder), summaries, root, transcripts)
+
+        session = _in_parts(main, sidechains, summaries, root, transcripts)
+        if session is not None and session.more is not None:
+            session.again = again
+            yield session  # (its parts are used up before the reading goes on)
+            session = None
     else:
         read_lines_into(path, main, sidechains)
         session = _session_of(main, summaries, root)
@@ -304,9 +316,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _read_in_parts(
+def _in_parts(
     main: Builder, sidechains: Sidechains, summaries: dict[str, str], root: Root, transcripts: list[Path]
-) -> Generator[Session, None, None]:
+) -> Session | None:
     """A session file too large to be held whole (``WHOLE_BYTES``), given as a session whose
     first part is its messages and whose ``more`` reads the rest, a part of ``PART_BYTES`` at a
     time.
@@ -332,8 +344,7 @@ def _read_in_parts(
         whole = _session_of(main, summaries, root)
         if whole is not None and not sidechains.by_name:
             whole.tail = main.tail()
-        yield from _maybe(whole)
-        return
+        return whole
     session = Session(main.key, KIND, "", first, project=main.project or project, files=[main.file])
     session.models, session.problems = main.models, main.problems
 
@@ -348,7 +359,7 @@ def _read_in_parts(
         yield last.messages
 
     session.more = rest()
-    yield session
+    return session
 
 
 def _parts(lines: Iterator[int], main: Builder) -> Iterator[list[Message]]:

@@ -78,6 +78,9 @@ MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # the largest record read whole
 MAX_ID_BYTES = databases.MAX_ID_BYTES  # an id longer than this is none of OpenCode's
 ROWIDS_AT_ONCE = 500  # the rows asked for by one query
 TOO_LARGE = f"a record not read: over {size_text(MAX_VALUE_BYTES)}"
+INLINE_BYTES = 64 * 1024  # a record larger than this is read alone, when its turn comes
+WHOLE_CHARS = 64 * 1024 * 1024  # a session whose messages hold more text is given in parts (``Session.more``),
+PART_CHARS = 8 * 1024 * 1024  # of this much text each; a text part longer than this is a message of its own
 PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a folder of the storage, never ".."
 
 
@@ -188,37 +191,58 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
             for key, parent, directory, title, created, updated in rows:
                 if key is None:
                     continue  # (no id, or one that is none of OpenCode's: nothing is linked to it)
-                problems: list[str] = []
-                records = _records(connection, messages.pop(key, []), parts.pop(key, []), problems)
                 info = {"id": key, "parentID": parent, "directory": directory, "title": title}
                 info["time"] = {"created": created, "updated": updated}
-                session = _session(info, records, [database], problems)
+                rowids = (messages.pop(key, []), parts.pop(key, []))
+
+                def read(info: dict[str, Any] = info, rowids: tuple[list[int], list[int]] = rowids) -> Session | None:
+                    problems: list[str] = []
+                    return _session(info, _records(connection, *rowids, problems), [database], problems)
+
+                session = read()
                 if session is not None:
+                    session.again = read if session.more is not None else None
                     yield session
 
 
 def _records(
     connection: sqlite3.Connection, message_rowids: list[int], part_rowids: list[int], problems: list[str]
-) -> list[tuple[Any, list[Any]]]:
-    """A session's messages (their rowids), each with its parts, in order."""
-    by_message: dict[Any, list[Any]] = {}
-    for message_id, data, stored in _rows(connection, "part", "message_id", part_rowids):
-        by_message.setdefault(message_id, []).append(_json(data, stored, problems))
-    return [
-        (_json(data, stored, problems), by_message.get(message_id, []))
-        for message_id, data, stored in _rows(connection, "message", "id", message_rowids)
-    ]
+) -> Iterator[tuple[Any, Iterator[Any]]]:
+    """A session's messages (their rowids), each with its parts, in order, read as they are taken:
+    which message each part is of is read first, its data when its message's turn comes."""
+    by_message: dict[Any, list[int]] = {}
+    column = databases.bounded("message_id", MAX_ID_BYTES)
+    for start in range(0, len(part_rowids), ROWIDS_AT_ONCE):
+        chunk = part_rowids[start : start + ROWIDS_AT_ONCE]
+        query = f"SELECT rowid, {column} FROM part WHERE rowid IN ({', '.join('?' * len(chunk))})"
+        owners = dict(connection.execute(query, chunk).fetchall())
+        for rowid in chunk:
+            if rowid in owners:
+                by_message.setdefault(owners[rowid], []).append(rowid)
+    for message_id, data, stored in _rows(connection, "message", "id", message_rowids):
+        parts = _rows(connection, "part", "message_id", by_message.get(message_id, []))
+        yield _json(data, stored, problems), (_json(data, stored, problems) for _, data, stored in parts)
 
 
-def _rows(connection: sqlite3.Connection, table: str, key: str, rowids: list[int]) -> list[tuple[Any, ...]]:
-    """The ``key``, ``data`` and data's type of the rows of ``table`` of these rowids, in their order."""
-    columns = f'{databases.bounded(key, MAX_ID_BYTES)}, {databases.bounded("data", MAX_VALUE_BYTES)}, typeof("data")'
-    found: dict[Any, tuple[Any, ...]] = {}
+def _rows(connection: sqlite3.Connection, table: str, key: str, rowids: list[int]) -> Iterator[tuple[Any, ...]]:
+    """The ``key``, ``data`` and data's type of the rows of ``table`` of these rowids, in their order,
+    read as they are taken: ``ROWIDS_AT_ONCE`` at a time, and a record over ``INLINE_BYTES`` alone,
+    when its turn comes (memory holds one large record at a time)."""
+    identity = databases.bounded(key, MAX_ID_BYTES)
+    inline = f'{identity}, {databases.bounded("data", min(INLINE_BYTES, MAX_VALUE_BYTES))}, typeof("data")'
+    alone = (
+        f'SELECT {identity}, {databases.bounded("data", MAX_VALUE_BYTES)}, typeof("data") FROM {table} WHERE rowid = ?'
+    )
     for start in range(0, len(rowids), ROWIDS_AT_ONCE):
         chunk = rowids[start : start + ROWIDS_AT_ONCE]
-        query = f"SELECT rowid, {columns} FROM {table} WHERE rowid IN ({', '.join('?' * len(chunk))})"
-        found.update((row[0], tuple(row[1:])) for row in connection.execute(query, chunk).fetchall())
-    return [found[rowid] for rowid in rowids if rowid in found]
+        query = f"SELECT rowid, {inline} FROM {table} WHERE rowid IN ({', '.join('?' * len(chunk))})"
+        found = {row[0]: tuple(row[1:]) for row in connection.execute(query, chunk).fetchall()}
+        for rowid in chunk:
+            row = found.pop(rowid, None)
+            if row is not None and row[1] is None and row[2] != "null":  # larger than INLINE_BYTES
+                row = connection.execute(alone, [rowid]).fetchone() or row
+            if row is not None:
+                yield row
 
 
 def _json(data: Any, stored: Any, problems: list[str]) -> Any:
@@ -245,7 +269,7 @@ def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
     if not isinstance(info, dict):
         root.problems.append(f"{file.name}: not a session ({'; '.join(problems) or 'not a JSON object'})")
         return None
-    records = []
+    records: list[tuple[Any, Iterator[Any]]] = []
     folder = storage / "message" / file.stem
     message_files = root.files(folder, ".json") if _allowed(root, storage / "message", folder) else []
     for message_file in message_files:
@@ -253,7 +277,7 @@ def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
         part_folder = storage / "part" / message_file.stem
         allowed = PLAIN_ID.fullmatch(message_file.stem) and _allowed(root, storage / "part", part_folder)
         part_files = root.files(part_folder, ".json") if allowed else []
-        records.append((message, [json_file(part, root) for part in part_files]))
+        records.append((message, (json_file(part, root) for part in part_files)))  # (read when its turn comes)
     records.sort(key=lambda record: _created(record[0]))
     return _session({**info, "id": info.get("id") or file.stem}, records, [file, *message_files], problems)
 
@@ -280,50 +304,98 @@ def _created(message: Any) -> float:
 
 
 def _session(
-    info: dict[str, Any], records: Iterable[tuple[Any, list[Any]]], files: list[Path], problems: list[str]
+    info: dict[str, Any], records: Iterable[tuple[Any, Iterable[Any]]], files: list[Path], problems: list[str]
 ) -> Session | None:
+    """A session of its records (each message with its parts), read whole; one whose messages hold
+    more than ``WHOLE_CHARS`` of text, given in parts (``Session.more``) as the rest is read."""
+    reading = _Reading(records)
+    read = iter(reading)  # (one iterator: the rest goes on where the first part stopped)
     messages: list[Message] = []
-    models: list[str] = []
-    skipped = 0
-    for message, parts in records:
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            skipped += 1
-            continue
-        messages.extend(_messages(message, parts, models))
-    if skipped:
-        problems.append(f"{skipped} message(s) of no known shape skipped")
-    if not any(message.text for message in messages):
-        return None
-    time = _mapping(info.get("time"))
-    times = sorted(
-        stamp
-        for stamp in [
-            *(message.timestamp for message in messages),
-            iso_utc(time.get("created")),
-            iso_utc(time.get("updated")),
-        ]
-        if stamp
-    )
-    title = text_or_none(info.get("title"))
-    if title is None or title.startswith(DEFAULT_TITLES):
-        title = next((message.text for message in messages if message.role == "user" and message.text), "")
-    return Session(
+    held = 0
+    for message in read:
+        messages.append(message)
+        held += _chars(message)
+        if held > WHOLE_CHARS:
+            break
+    else:
+        if not any(message.text for message in messages):
+            return None
+    session = Session(
         key=str(info["id"]),
         agent=KIND,
-        title=short_title(title),
+        title="",
         messages=messages,
         project=text_or_none(info.get("directory")),
-        models=models,
-        started=times[0] if times else None,
-        last=times[-1] if times else None,
+        models=reading.models,
         files=files,
         problems=problems,
         parent=text_or_none(info.get("parentID")),
     )
+    first_request = next((message.text for message in messages if message.role == "user" and message.text), "")
+    if held <= WHOLE_CHARS:
+        reading.finish(session, info, first_request)
+        return session
+
+    def rest() -> Iterator[list[Message]]:
+        part: list[Message] = []
+        size = 0
+        for message in read:
+            part.append(message)
+            size += _chars(message)
+            if size > PART_CHARS:
+                yield part
+                part, size = [], 0
+        reading.finish(session, info, first_request)
+        yield part
+
+    session.more = rest()
+    return session
 
 
-def _messages(message: dict[str, Any], parts: list[Any], models: list[str]) -> list[Message]:
-    """A message and the tool results its parts hold, in order."""
+def _chars(message: Message) -> int:
+    return len(message.text) + len(message.thinking) + len(message.tool_output)
+
+
+class _Reading:
+    """A session's messages as its records are read (the models they name, the first and last time
+    they were written, those of no known shape counted), and its fields once they are all read."""
+
+    def __init__(self, records: Iterable[tuple[Any, Iterable[Any]]]) -> None:
+        self.records = records
+        self.models: list[str] = []
+        self.skipped = 0
+        self.stamps: list[str] = []  # the first and last time of a message
+
+    def __iter__(self) -> Iterator[Message]:
+        for message, parts in self.records:
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                self.skipped += 1
+                continue
+            for found in _messages(message, parts, self.models):
+                at = found.timestamp
+                if at:
+                    self.stamps = [min(at, self.stamps[0]), max(at, self.stamps[1])] if self.stamps else [at, at]
+                yield found
+
+    def finish(self, session: Session, info: dict[str, Any], first_request: str) -> None:
+        """``session``'s title and times, and what was skipped, once its records are read."""
+        if self.skipped:
+            session.problems.append(f"{self.skipped} message(s) of no known shape skipped")
+        time = _mapping(info.get("time"))
+        times = sorted(
+            stamp for stamp in [*self.stamps, iso_utc(time.get("created")), iso_utc(time.get("updated"))] if stamp
+        )
+        title = text_or_none(info.get("title"))
+        if title is None or title.startswith(DEFAULT_TITLES):
+            title = first_request
+        session.title = short_title(title)
+        session.started, session.last = (times[0], times[-1]) if times else (None, None)
+
+
+def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) -> Iterator[Message]:
+    """A message and the tool results its parts hold, in order, given as its parts are read: a text
+    part of over ``PART_CHARS`` is a message of its own (after the text before it), so that no
+    text joins it whole."""
     time = _mapping(message.get("time"))
     timestamp = iso_utc(time.get("created"))
     model = text_or_none(message.get("modelID"))
@@ -334,9 +406,17 @@ def _messages(message: dict[str, Any], parts: list[Any], models: list[str]) -> l
     calls: list[ToolCall] = []
     outputs: list[str] = []
     attached: list[Attachment] = []
+    assistant = message["role"] == "assistant"
     for part in parts:
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
+            if len(part["text"]) > PART_CHARS:
+                if any(texts):
+                    joined = "\n\n".join(text for text in texts if text)
+                    yield Message(message["role"], joined, timestamp, model if assistant else None)
+                    texts = []
+                yield Message(message["role"], part["text"].strip(), timestamp, model if assistant else None)
+                continue
             texts.append(part["text"].strip())
         elif kind == "reasoning" and isinstance(part.get("text"), str):
             thinking.append(part["text"].strip())
@@ -359,19 +439,18 @@ def _messages(message: dict[str, Any], parts: list[Any], models: list[str]) -> l
             output = state.get("output") if isinstance(state.get("output"), str) else state.get("error")
             if isinstance(output, str) and output.strip():
                 outputs.append(output.strip())
-    found = [
-        Message(
-            message["role"],
-            "\n\n".join(text for text in texts if text),
-            timestamp,
-            model if message["role"] == "assistant" else None,
-            calls,
-            thinking="\n\n".join(text for text in thinking if text),
-            usage=_usage(message) if message["role"] == "assistant" else None,
-            attachments=attached,
-        )
-    ]
-    return found + [Message("tool", "", timestamp, tool_output=output) for output in outputs]
+    yield Message(
+        message["role"],
+        "\n\n".join(text for text in texts if text),
+        timestamp,
+        model if assistant else None,
+        calls,
+        thinking="\n\n".join(text for text in thinking if text),
+        usage=_usage(message) if assistant else None,
+        attachments=attached,
+    )
+    for output in outputs:
+        yield Message("tool", "", timestamp, tool_output=output)
 
 
 def _usage(message: dict[str, Any]) -> Usage | None:

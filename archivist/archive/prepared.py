@@ -54,11 +54,18 @@ class Prepared:
     part: str = "whole"
 
 
-def prepare(session: Session, source: str, known: Callable[[str], str | None], now: str, masker: Masker) -> Prepared:
+def prepare(
+    session: Session,
+    source: str,
+    known: Callable[[str], str | None],
+    now: str,
+    masker: Masker,
+    content_hash: str | None = None,
+) -> Prepared:
     """What storing ``session`` takes, but for the database: ``known`` gives the content hash of
     the source's stored session of a key, if any (one that is the same is not masked nor made
-    into rows)."""
-    content_hash = session_hash(session)
+    into rows). ``content_hash``: its hash where it is not its own (a session read in parts)."""
+    content_hash = content_hash or session_hash(session)
     if len(session.messages) > schema.MESSAGE_IDS:
         session.problems.append(f"only its first {schema.MESSAGE_IDS} of {len(session.messages)} messages are kept")
         session.tail = None
@@ -92,26 +99,64 @@ def prepare_parts(
     Its first part is stored as a session of its own; each next part's messages are added to it,
     and its document row made again with what the parts before it counted (``Before``); the last
     gives its fields as they are once it is read whole (title, last time, problems, where to read
-    on). Its content hash is chained through the parts: it is stored again whenever it is read
-    again whole (an append is read on, as any session's).
+    on). Its content hash is chained through the parts and its final fields. One stored before is
+    first only hashed, part by part: unchanged, nothing of it is stored; changed, it is read again
+    (``again``) and stored (where it cannot be read again, it is stored as it is read).
     """
-    parts = session.more
-    if parts is None:
+    if session.more is None:
         yield prepare(session, source, known, now, masker)
         return
-    first = prepare(session, source, lambda key: None, now, masker)
+    stored = known(f"{source}:{masker.name(session.key)}")
+    if stored is not None and session.again is not None:
+        content_hash = _hash_parts(session)
+        if content_hash == stored:
+            yield prepare(_fields(session), source, known, now, masker, content_hash)  # (unchanged: no rows)
+            return
+        again = session.again()
+        if again is None or again.more is None:  # (gone, or read whole now)
+            if again is not None:
+                yield prepare(again, source, known, now, masker)
+            return
+        session = again
+    yield from _store_parts(session, source, now, masker)
+
+
+def _fields(session: Session) -> Session:
+    """A session read in parts as its fields alone, once its parts are read (no message)."""
+    return replace(session, messages=[], more=None, again=None)
+
+
+def _hash_parts(session: Session) -> str:
+    """The content hash of a session read in parts (``_store_parts`` stores it with it): its parts
+    used up, hashed one after the other, and its fields once they are read."""
+    assert session.more is not None
+    chain = session_hash(replace(session, more=None, again=None))
+    for messages in session.more:
+        chain = _chained(chain, session_hash(replace(session, messages=messages, more=None, again=None)))
+    return _chained(chain, session_hash(_fields(session)))
+
+
+def _chained(chain: str, digest: str) -> str:
+    return hashlib.sha256(f"{chain}\x00{digest}".encode()).hexdigest()
+
+
+def _store_parts(session: Session, source: str, now: str, masker: Masker) -> Iterator[Prepared]:
+    """A session read in parts, prepared part by part for storing (``prepare_parts``)."""
+    assert session.more is not None
+    first = prepare(replace(session, more=None, again=None), source, lambda key: None, now, masker)
     assert first.rows is not None  # (stored whatever is stored under its key)
     chain = first.content_hash
     yield replace(first, problems=[], tail=None, part="first")
     document = first.rows[0]
-    for messages in parts:
-        piece = replace(session, messages=messages, more=None)
-        chain = hashlib.sha256(f"{chain}\x00{session_hash(piece)}".encode()).hexdigest()
+    for messages in session.more:
+        piece = replace(session, messages=messages, more=None, again=None)
+        chain = _chained(chain, session_hash(piece))
         masked, found = mask_session(piece, masker)
         found.session = 0  # (its fields were counted with its first part)
         document, rows = document_rows(masked, source, now, chain, found, _before(document))
         yield replace(first, content_hash=chain, problems=[], tail=None, rows=(document, rows), part="more")
-    masked, _ = mask_session(replace(session, messages=[], more=None), masker)
+    chain = _chained(chain, session_hash(_fields(session)))
+    masked, _ = mask_session(_fields(session), masker)
     document, _ = document_rows(masked, source, now, chain, Found(), _before(document))
     yield replace(
         first,
