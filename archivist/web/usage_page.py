@@ -39,7 +39,9 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
         "group_by": group_by,
         "groups": [{"name": name, "href": _url(datasette, {**given, "group_by": name})} for name in USAGE_GROUPS],
         "action": datasette.urls.path("/usage"),
-        "json_url": datasette.urls.path(f"/{DATABASE_NAME}/usage.json") + "?" + urlencode({**given, "_shape": "objects"}),
+        "json_url": datasette.urls.path(f"/{DATABASE_NAME}/usage.json")
+        + "?"
+        + urlencode({**given, "_shape": "objects"}),
     }
     try:
         rows = await canned(datasette, "usage", given)
