@@ -60,6 +60,7 @@ def every_surface(workspace: Path) -> dict:
     told = {
         "status": cli_told("status", str(workspace)),
         "search": cli_told("search", str(workspace), "zeppelin"),
+        "sources": cli_told("sources", str(workspace)),
         "mcp": asyncio.run(mcp_told(workspace)),
         "web": asyncio.run(web_told(workspace)),
         "index": cli_told("index", str(workspace)),
@@ -99,6 +100,7 @@ def test_on_a_full_disk_every_surface_answers_from_the_archive_and_index_says_wh
         assert not [words for words in FOREIGN if words in everything], (case, everything[:3000])
         assert told["status"]["code"] == 0 and "note: 1" in told["status"]["out"], told["status"]
         assert told["search"]["code"] == 0 and "notes/a.md" in told["search"]["out"], told["search"]
+        assert told["sources"]["code"] == 0, told["sources"]
         assert not told["mcp"]["error"] and told["mcp"]["answer"]["total"] >= 1, told["mcp"]
         assert told["web"]["page"]["code"] == 200 and "notes/a.md" in told["web"]["page"]["text"]
         assert told["web"]["api"]["code"] == 200 and told["web"]["api"]["body"]["total"] >= 1

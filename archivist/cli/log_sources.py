@@ -42,6 +42,7 @@ def sources(
     of a kind no longer installed). Sources are read where they are, never copied or changed.
     """
     from archivist.archive import building, schema, sessions
+    from archivist.archive.database import Database, connect_read_only
     from archivist.cli.search_output import tell_building
 
     workspace = workspace_folder(workspace, "sources")
@@ -67,7 +68,7 @@ def sources(
                     click.echo(f"Removed {kind}: {source_path} ({removed} documents)", err=True)
         finally:
             db.close()
-    db = schema.open_archive(path)
+    db = Database(connect_read_only(path))  # (listing writes nothing: a full disk still lists)
     try:
         rows = sessions.listing(db)
         told = building.told(db)
