@@ -242,8 +242,8 @@ LOG_COUNTS = ("cases", "sessions stored", "problems told", "internal errors", "s
 
 def fuzz_logs(examples: int, run_seed: int, timeout: float, tally: Tally, kinds: tuple[str, ...]) -> dict[str, Counter]:
     """Damaged agent logs of every kind registered (tests/fuzzing.py: ``log_damage``; each of the kind's
-    damages in turn, ``examples`` in all: cut, a line cut short, bytes that are not UTF-8, NUL and control
-    bytes, brackets, lines reordered, a value of another type, huge, nested deeply or hostile text with
+    damages in turn, ``examples`` in all: a file renamed with bytes that are not UTF-8, cut, a line cut
+    short, bytes that are not UTF-8, NUL and control bytes, brackets, lines reordered, a value of another type, huge, nested deeply or hostile text with
     lone surrogates escaped; a store's cell changed, a row deleted, the file truncated, a page of garbage)
     indexed as a source, masking and storing included: nothing raises, nothing hangs, no text stored is
     anything but UTF-8, and every session the damaged file does not hold is stored. The counts, per kind."""

@@ -16,6 +16,9 @@ numbers. A check returns the properties an answer breaks, as ``Violation``s:
 
 The embedding tools only ever get a ``workspace_path`` or ``path`` that must fail fast:
 never a real folder of the machine, never the whole sample workspace.
+
+The agent logs of every kind registered are damaged here too (the section "agent logs" below):
+each kind's sample, damaged in one file or store, indexed as a source.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import random
 import shutil
 from collections.abc import Awaitable, Callable, Iterable
@@ -33,7 +37,7 @@ from urllib.parse import quote as url_quote
 from urllib.parse import unquote, urlencode
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from conftest import sample_source
+from conftest import LOGS, sample_source
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 from mcp import Client
@@ -1272,6 +1276,7 @@ def prepare_place(workspace: Path, scratch: Path) -> Place:
 # it) damaged in one file, then indexed as `archivist index WS --source KIND=PATH` indexes it
 # (reading, masking, storing). The damage depends on the form of the file:
 #
+# - any file: renamed with bytes that are not UTF-8;
 # - a JSON document, JSONL lines or a text transcript: cut at a byte, a line cut short, bytes
 #   that are not UTF-8, NUL and control bytes, a line of brackets never closed, lines
 #   reordered; and one value (a JSON value, a text line) of another type, huge, nested deeply,
@@ -1284,9 +1289,9 @@ def prepare_place(workspace: Path, scratch: Path) -> Place:
 # What the run must keep: no exception escapes, nothing runs past the time bound, every text
 # the archive holds is UTF-8 (no lone surrogate, no byte that is not UTF-8), and every session
 # the sample holds without the damaged file is stored. Used by tests/test_fuzz.py (a few
-# examples of each damage of each kind), tests/test_hostile_text.py and bench/fuzz.py.
+# examples of each kind, and hostile text and broken stores for each), tests/test_hostile_text.py
+# and bench/fuzz.py (hundreds of each kind).
 
-LOGS = Path(__file__).resolve().parent.parent / "sample-agent-logs"
 SQLITE, JSON_DOCUMENT, JSONL, TEXT = "sqlite", "json", "jsonl", "text"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 JOURNALS = ("-wal", "-shm", "-journal")  # what opening a database leaves beside it: never part of a sample
@@ -1316,11 +1321,12 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).
 TEXT_DAMAGES = ("cut", "line cut", "invalid UTF-8", "control bytes", "brackets", "reordered")
+NAME = "name not UTF-8"  # the file renamed with bytes that are not UTF-8 (Python names them with surrogates)
 FORM_DAMAGES = {
-    JSON_DOCUMENT: (*TEXT_DAMAGES, "wrong type", "huge", "deep", "hostile text"),
-    JSONL: (*TEXT_DAMAGES, "wrong type", "huge", "deep", "hostile text"),
-    TEXT: (*TEXT_DAMAGES, "huge", "hostile text"),
-    SQLITE: ("truncated", "garbage page", "row deleted", "wrong type", "huge", "deep", "hostile text"),
+    JSON_DOCUMENT: (*TEXT_DAMAGES, "wrong type", "huge", "deep", "hostile text", NAME),
+    JSONL: (*TEXT_DAMAGES, "wrong type", "huge", "deep", "hostile text", NAME),
+    TEXT: (*TEXT_DAMAGES, "huge", "hostile text", NAME),
+    SQLITE: ("truncated", "garbage page", "row deleted", "wrong type", "huge", "deep", "hostile text", NAME),
 }
 
 # Hostile text, in pieces: lone surrogates (written as JSON escapes where the file is JSON, as the
@@ -1371,11 +1377,17 @@ class LogSample:
 
     def damages(self) -> tuple[str, ...]:
         """Every damage its files get, in a stable order."""
-        found: list[str] = []
-        for form in FORM_DAMAGES:
-            if form in dict(self.forms).values():
-                found += [how for how in FORM_DAMAGES[form] if how not in found]
-        return tuple(found)
+        return damages_of(form for _, form in self.forms)
+
+
+def damages_of(forms: Iterable[str]) -> tuple[str, ...]:
+    """Every damage files of ``forms`` get, in a stable order."""
+    forms = set(forms)
+    found: list[str] = []
+    for form in FORM_DAMAGES:
+        if form in forms:
+            found += [how for how in FORM_DAMAGES[form] if how not in found]
+    return tuple(found)
 
 
 def log_kinds() -> tuple[str, ...]:
@@ -1389,7 +1401,9 @@ def log_kinds() -> tuple[str, ...]:
 def log_sample(kind: str) -> LogSample:
     from archivist.agents import registry
 
-    folder, _, source = registry.get(kind).sample.partition("/")
+    sample = registry.get(kind).sample
+    assert sample, f"the kind {kind} has no sample (its registry entry's sample): nothing to fuzz"
+    folder, _, source = sample.partition("/")
     base = pristine(folder)
     files = sorted(path.relative_to(base).as_posix() for path in base.rglob("*") if path.is_file())
     return LogSample(
@@ -1920,6 +1934,14 @@ def _value_at(kind: str, spot: Spot) -> Any:
     return _at(json.loads(line), spot.path)
 
 
+def _renamed(file: str, bad: str) -> Callable[[Path], None]:
+    def write(folder: Path) -> None:
+        path = folder / file
+        path.rename(path.with_name(f"{path.stem}{bad}{path.suffix}"))
+
+    return write
+
+
 @st.composite
 def log_damage(draw: st.DrawFn, kind: str, how: str | None = None, huge: int = LOG_HUGE_BYTES) -> LogDamage:
     """One damage to one file of the kind's sample (``how``: that damage, to a file it applies to; ``huge``:
@@ -1932,7 +1954,10 @@ def log_damage(draw: st.DrawFn, kind: str, how: str | None = None, huge: int = L
     if how is None:
         how = draw(st.sampled_from(FORM_DAMAGES[form]))
     data = (pristine(sample.folder) / file).read_bytes()
-    if form == SQLITE:
+    if how == NAME:
+        bad = b"".join(draw(st.lists(st.sampled_from(NOT_UTF8), min_size=1, max_size=3)))
+        what, write = f"renamed with {bad!r}", _renamed(file, os.fsdecode(bad))
+    elif form == SQLITE:
         what, write = draw(store_damage(kind, file, data, how, huge))
     elif how in TEXT_DAMAGES:
         what, write = draw(text_damage(file, data, how))
