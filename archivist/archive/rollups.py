@@ -24,26 +24,39 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from archivist.archive.database import Database
 
-# the usage rows of the documents that {documents} (a SELECT of ids) names
-USAGE_HOURS_SQL = """
-SELECT m.document_id, substr(coalesce(m.timestamp, d.extra ->> '$.started'), 1, 13),
-       coalesce(m.model, d.extra ->> '$.models[#-1]'), coalesce(d.extra ->> '$.agent', d.type),
-       d.extra ->> '$.project',
+# what the rollups take of each session of those {documents} (a SELECT of ids) names: its start,
+# last model, agent and project, apart (MATERIALIZED), so that a grouping's rows never carry the
+# session's whole ``extra`` (SQLite sorts in memory here: a long session's rows would hold it each)
+SESSIONS_CTE = """
+WITH d AS MATERIALIZED (
+    SELECT id, extra ->> '$.started' AS started, extra ->> '$.models[#-1]' AS last_model,
+           coalesce(extra ->> '$.agent', type) AS agent, extra ->> '$.project' AS project
+    FROM documents WHERE id IN ({documents})
+)
+"""
+# the usage rows of the documents that {documents} names
+USAGE_HOURS_SQL = (
+    SESSIONS_CTE
+    + """
+SELECT m.document_id, substr(coalesce(m.timestamp, d.started), 1, 13), coalesce(m.model, d.last_model), d.agent,
+       d.project,
        sum(m.input_tokens), sum(m.output_tokens), sum(m.cache_write_tokens), sum(m.cache_read_tokens),
        sum(m.price), count(m.price), sum(m.cost), count(*),
-       min(coalesce(m.timestamp, d.extra ->> '$.started')), max(coalesce(m.timestamp, d.extra ->> '$.started'))
-FROM messages m JOIN documents d ON d.id = m.document_id
-WHERE m.document_id IN ({documents}) AND m.input_tokens IS NOT NULL
+       min(coalesce(m.timestamp, d.started)), max(coalesce(m.timestamp, d.started))
+FROM messages m JOIN d ON d.id = m.document_id
+WHERE m.input_tokens IS NOT NULL
 GROUP BY m.document_id, 2, 3
 """
+)
 # the message counts by the hour of the documents that {documents} names (every role)
-MESSAGE_HOURS_ROWS_SQL = """
-SELECT m.document_id, substr(coalesce(m.timestamp, d.extra ->> '$.started'), 1, 13),
-       coalesce(d.extra ->> '$.agent', d.type), d.extra ->> '$.project', count(*)
-FROM messages m JOIN documents d ON d.id = m.document_id
-WHERE m.document_id IN ({documents})
+MESSAGE_HOURS_ROWS_SQL = (
+    SESSIONS_CTE
+    + """
+SELECT m.document_id, substr(coalesce(m.timestamp, d.started), 1, 13), d.agent, d.project, count(*)
+FROM messages m JOIN d ON d.id = m.document_id
 GROUP BY m.document_id, 2
 """
+)
 DELETE_USAGE_SQL = "DELETE FROM usage_hours WHERE document_id = ?"
 DELETE_MESSAGE_HOURS_SQL = "DELETE FROM message_hours WHERE document_id = ?"
 INSERT_USAGE_SQL = """
