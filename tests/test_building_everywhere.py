@@ -294,23 +294,23 @@ async def test_each_answer_says_what_the_building_row_says(place, state, answer,
 
 
 async def document_answers(workspace: Path, state: str) -> None:
-    """The document page, its JSON and get_document answer for the workspace's note, and say ``state``;
-    its source view says why it cannot show the file yet."""
+    """The document page, its JSON, its source view and get_document answer for the workspace's note,
+    and say ``state``: the workspace's folder is committed with its documents, before the agent logs."""
     with Archive.for_workspace(workspace) as archive:
-        assert archive.conn.execute("SELECT count(*) FROM workspace_root").fetchone()[0] == 0  # not recorded yet
+        assert archive.conn.execute("SELECT count(*) FROM workspace_root").fetchone()[0] == 1
         note = archive.run("find_document", {"document": "notes/a.md"})[0]["id"]
     datasette = await started_datasette(archive_path(workspace))
     shown = await datasette.client.get(f"/document/{note}")
     assert shown.status_code == 200 and page_says(shown.text, told(workspace)) == state
     assert "zeppelin notes" in shown.text
     source = await datasette.client.get(f"/document/{note}/source")
-    assert source.status_code == 404 and "not recorded yet" in source.text
+    assert source.status_code == 200 and "zeppelin notes" in source.text
     data = await datasette.client.get(f"/archive/get_document.json?document={note}&_shape=objects")
-    assert data.status_code == 200 and data.json()["rows"][0]["file"] is None
+    assert data.status_code == 200 and data.json()["rows"][0]["file"] == str(workspace.resolve() / "notes/a.md")
     server = tools.create_server(archive_path(workspace), workspace)
     result: Any = await server.call_tool("get_document", {"document": "notes/a.md"})
     assert not result.is_error, result.content
-    assert result.structured_content["title"] == "A" and result.structured_content["file"] is None
+    assert result.structured_content["title"] == "A" and result.structured_content["file"].endswith("notes/a.md")
     assert result.structured_content["building"]["state"] == state
     report: Any = await server.call_tool("get_report", {"path": "reports/cmd/r.md"})
     assert not report.is_error and report.structured_content["content"].startswith("# R")
@@ -362,3 +362,23 @@ async def test_a_document_is_shown_after_a_first_index_that_stopped(tmp_path, mo
     assert 3 <= len(titles(workspace)) < SESSIONS
     assert told(workspace)["state"] == "stopped"  # type: ignore[index]
     await document_answers(workspace, "stopped")
+
+
+async def test_a_document_of_an_archive_that_never_recorded_its_workspace_is_shown_without_its_file(tmp_path):
+    """An archive whose first run was stopped by an earlier version (its documents committed, its
+    workspace's folder not yet): the page and get_document answer; only the source view cannot."""
+    workspace = write_files(tmp_path / "ws", FIRST_FILES)
+    index_workspace(workspace)
+    with closing(sqlite3.connect(archive_path(workspace))) as conn, conn:
+        conn.execute("DELETE FROM archive_meta WHERE key = 'workspace_root'")
+    with Archive.for_workspace(workspace) as archive:
+        note = archive.run("find_document", {"document": "notes/a.md"})[0]["id"]
+    datasette = await started_datasette(archive_path(workspace))
+    shown = await datasette.client.get(f"/document/{note}")
+    assert shown.status_code == 200 and "zeppelin notes" in shown.text
+    source = await datasette.client.get(f"/document/{note}/source")
+    assert source.status_code == 404 and "not recorded yet" in source.text
+    result: Any = await tools.create_server(archive_path(workspace), workspace).call_tool(
+        "get_document", {"document": "notes/a.md"}
+    )
+    assert not result.is_error and result.structured_content["file"] is None

@@ -135,6 +135,7 @@ def index_workspace(
             for kind, path in log_sources:
                 sessions.add(db, kind, path)
             summary = _apply(db, workspace, sources, problems, progress, key)
+            _record_workspace(db, workspace, reports_dir)  # (with its documents: their files are known)
         with db.atomic():  # the agent logs: committed as they are read (archive.pace)
             read, unchanged, log_problems = sessions.index_sources(db, key, log_progress)
             summary.indexed += read
@@ -362,12 +363,23 @@ def _store_problems(db: Database, problems: list[documents.Problem], summary: Su
     summary.problems = [documents.Problem(*row) for row in db.execute(PROBLEMS_SQL)]
 
 
-def _record_run(db: Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str) -> None:
+def _record_workspace(db: Database, workspace: Path, reports_dir: str) -> None:
+    """Where the workspace whose documents are stored is, and its reports' folder: committed with the
+    documents, so that a page shows their files while the agent logs are still read."""
     db.upsert(
         "archive_meta",
         [
             {"key": "workspace_root", "value": str(workspace.resolve())},
             {"key": "reports_dir", "value": reports_dir},
+        ],
+        pk="key",
+    )
+
+
+def _record_run(db: Database, workspace: Path, reports_dir: str, summary: Summary, started_at: str) -> None:
+    db.upsert(
+        "archive_meta",
+        [
             {"key": "parser_version", "value": str(documents.PARSER_VERSION)},
             {"key": "last_indexed_at", "value": _now()},
         ],
