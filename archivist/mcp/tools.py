@@ -147,7 +147,7 @@ TOOLS = (
     Tool(
         "get_document",
         "One document whole, of any kind: id, kind, type, title, path, date, tags, its product (a record's), file "
-        "(its absolute path, null until a first index run has ended), link, whether it is embedded, and body "
+        "(its absolute path, null where the archive has not recorded the workspace's folder), link, whether it is embedded, and body "
         "(its text). A conversation read from an agent log has its title and opening prompt here, and its "
         "messages in get_conversation.",
         "get_document",

@@ -210,8 +210,8 @@ QUERIES: dict[str, Query] = {
         description="One document by id or path (its own, or any file's of it), with its body, metadata and tags: "
         "what the document page shows. "
         "file is its absolute path on this machine, link a URL for it (reports: under report_link_base_url "
-        "when that is set), both null until the archive's first index run has ended (it records the "
-        "workspace's folder last); product is the title of its product record, when there is one.",
+        "when that is set), both null where the archive has not recorded the workspace's folder (an index run "
+        "records it with the workspace's documents); product is the title of its product record, when there is one.",
         params=(params.document(),),
         checks=(rules.document_exists,),
     ),
