@@ -41,7 +41,9 @@ def json_value(text: str | bytes) -> Any:
         raise NotJSON(NOT_JSON)
     try:
         value = _decode(text)
-    except (msgspec.MsgspecError, RecursionError):  # or what msgspec refuses and json allows: the standard way
+    # or what msgspec refuses and json allows: the standard way (a text holding a lone surrogate
+    # itself, which msgspec cannot encode to read, included)
+    except (msgspec.MsgspecError, RecursionError, UnicodeEncodeError):
         try:
             value = json.loads(text)
         except RecursionError:

@@ -10,8 +10,10 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from archivist.agents import claude_code
+from archivist.agents import claude_code, pieces
 from archivist.archive.database import sqlite3
 from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path, secret_key_path
@@ -225,3 +227,12 @@ def test_a_session_read_in_parts_and_unchanged_is_not_stored_again_and_one_chang
     changed = messages_of(workspace, SESSION_KEY)
     assert any("step 3: recheck" in str(row) for row in changed)
     assert changed == messages_of(index(tmp_path, "whole", projects), SESSION_KEY)
+
+
+@given(st.text(alphabet=st.sampled_from("ab \n\u00e9"), max_size=200), st.integers(min_value=1, max_value=30))
+def test_a_text_in_pieces_is_the_text_each_piece_within_its_size(text, size):
+    found = list(pieces(text, size))
+    assert "".join(found) == text and all(len(piece) <= size for piece in found)
+    assert all(piece for piece in found) or found == [""]
+    for piece in found[:-1]:  # a piece ends after a white space where it holds one
+        assert piece[-1] in " \n" or not any(space in piece for space in " \n")

@@ -373,6 +373,19 @@ def held_whole(session: Session) -> Session:
     return session
 
 
+def pieces(text: str, size: int) -> Iterator[str]:
+    """``text`` in pieces of at most ``size`` characters, each cut after the last white space in
+    it where there is one (a word stays whole); the pieces joined are ``text``."""
+    start = 0
+    while len(text) - start > size:
+        cut = max(text.rfind(" ", start, start + size), text.rfind("\n", start, start + size))
+        end = cut + 1 if cut >= start else start + size
+        yield text[start:end]
+        start = end
+    if start < len(text) or not text:
+        yield text[start:]
+
+
 TITLE_CHARS = 80
 
 

@@ -61,6 +61,7 @@ from archivist.agents import (
     json_value,
     named_files,
     no_source,
+    pieces,
     short_title,
     size_text,
     text_or_none,
@@ -80,7 +81,7 @@ ROWIDS_AT_ONCE = 500  # the rows asked for by one query
 TOO_LARGE = f"a record not read: over {size_text(MAX_VALUE_BYTES)}"
 INLINE_BYTES = 64 * 1024  # a record larger than this is read alone, when its turn comes
 WHOLE_CHARS = 64 * 1024 * 1024  # a session whose messages hold more text is given in parts (``Session.more``),
-PART_CHARS = 8 * 1024 * 1024  # of this much text each; a text part longer than this is a message of its own
+PART_CHARS = 8 * 1024 * 1024  # of this much text each; a text part longer is messages of its own, of this much each
 PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a folder of the storage, never ".."
 
 
@@ -394,8 +395,8 @@ class _Reading:
 
 def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) -> Iterator[Message]:
     """A message and the tool results its parts hold, in order, given as its parts are read: a text
-    part of over ``PART_CHARS`` is a message of its own (after the text before it), so that no
-    text joins it whole."""
+    part of over ``PART_CHARS`` is messages of its own (after the text before it), of at most that
+    much each (``pieces``), so that nothing holds it twice or joins it whole."""
     time = _mapping(message.get("time"))
     timestamp = iso_utc(time.get("created"))
     model = text_or_none(message.get("modelID"))
@@ -415,7 +416,8 @@ def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) 
                     joined = "\n\n".join(text for text in texts if text)
                     yield Message(message["role"], joined, timestamp, model if assistant else None)
                     texts = []
-                yield Message(message["role"], part["text"].strip(), timestamp, model if assistant else None)
+                for piece in pieces(part["text"].strip(), PART_CHARS):
+                    yield Message(message["role"], piece, timestamp, model if assistant else None)
                 continue
             texts.append(part["text"].strip())
         elif kind == "reasoning" and isinstance(part.get("text"), str):
