@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,12 @@ from archivist.workspace import archive_path
 NOTE = {"notes/a.md": "# A\n\nzeppelin notes\n"}
 # What is never said of an archive that is there and intact.
 FOREIGN = ("Not an Archivist archive", "not an Archivist archive", "move it aside", "Traceback")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def cli_told(*arguments: str) -> dict:
@@ -77,6 +84,14 @@ dd if=/dev/zero of="$DISK/filler" bs=4k 2>/dev/null
 df -k "$DISK" | tail -1 > "$OUT/filled.df"
 "$PYTHON" "$TEST" "$DISK/filled" "$OUT/filled.json" || exit 4
 ls -a "$DISK/filled/.archivist" > "$OUT/filled.files"
+# serve, which indexes first: it says the disk is full and serves the archive as it is
+ARCHIVIST_TOKEN=T "$ARCHIVIST" serve "$DISK/filled" --port "$PORT" > /dev/null 2> "$OUT/serve.err" &
+SERVER=$!
+for i in $(seq 1 100); do
+  "$PYTHON" -c "import urllib.request as u; print(u.urlopen(u.Request('http://127.0.0.1:$PORT/api/search?query=zeppelin', headers={'Authorization': 'Bearer T'}), timeout=2).read().decode())" > "$OUT/serve.json" 2>/dev/null && break
+  sleep 0.2
+done
+kill $SERVER; wait $SERVER 2>/dev/null
 # a disk filled by the index run itself, reading agent logs
 rm -rf "$DISK/filled" "$DISK/filler"
 mkdir -p "$DISK/run/notes" && printf '# A\\n\\nzeppelin notes\\n' > "$DISK/run/notes/a.md"
@@ -88,9 +103,8 @@ echo $? > "$OUT/run.code"
 
 def test_on_a_full_disk_every_surface_answers_from_the_archive_and_index_says_what_to_free(tmp_path):
     source = big_source(tmp_path / "logs", 40)
-    out = on_small_disk(
-        tmp_path, SURFACES_SCRIPT, {"TEST": str(Path(__file__).resolve()), "SOURCE": str(source)}, size="2m"
-    )
+    environment = {"TEST": str(Path(__file__).resolve()), "SOURCE": str(source), "PORT": str(free_port())}
+    out = on_small_disk(tmp_path, SURFACES_SCRIPT, environment, size="2m")
     assert out.joinpath("filled.df").read_text().split()[3] == "0"  # nothing free
     run_error = out.joinpath("run.err").read_text()
     assert out.joinpath("run.code").read_text().strip() == "1" and "the disk is full" in run_error
@@ -112,6 +126,10 @@ def test_on_a_full_disk_every_surface_answers_from_the_archive_and_index_says_wh
         assert told["status after index"]["code"] == 0, told["status after index"]
         assert json.loads(told["status after index"]["out"])["documents"]["note"] == 1
     assert out.joinpath("filled.files").read_text().split().count("archive.db") == 1  # where it was
+    served = out.joinpath("serve.err").read_text()
+    assert "the disk is full" in served and "Serving the archive as it is meanwhile" in served, served
+    assert not [words for words in FOREIGN if words in served], served
+    assert json.loads(out.joinpath("serve.json").read_text())["total"] >= 1  # (it serves)
 
 
 def _nothing_read_on_a_full_disk(monkeypatch):

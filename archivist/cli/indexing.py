@@ -210,6 +210,9 @@ def index_while_serving(
             background.set()
     if ended:
         told = ended[0]
+        if isinstance(told, ArchivistError) and told.code == "ARCHIVE_NOT_WRITTEN" and _readable(workspace, db_path):
+            click.echo(f"{one_line(told)} Serving the archive as it is meanwhile.", err=True)
+            return  # (a full disk: the archive is served as it stands, and the server says what to free)
         if isinstance(told, ArchivistError):
             fail(told)
         if isinstance(told, Exception):
@@ -222,6 +225,23 @@ def index_while_serving(
         "answers say that the archive is being built until it is.",
         err=True,
     )
+
+
+def _readable(workspace: Path, db_path: Path | None) -> bool:
+    """Whether the archive is there to be served, as it stands, without writing to it."""
+    from archivist.archive.database import connect_read_only, sqlite3
+
+    path = db_path or archive_path(workspace)
+    if not path.is_file():
+        return False
+    try:
+        conn = connect_read_only(path)
+        try:
+            return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'documents'").fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
 
 
 @click.command()
