@@ -114,9 +114,9 @@ def test_every_surface_says_it(tmp_path):
     assert told(workspace) is None
 
 
-def test_a_server_serves_while_the_logs_are_read_and_then_goes_on(tmp_path, monkeypatch, large):
-    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nzeppelin notes\n"})
-    source = write_source(tmp_path / "logs")
+def paused_reading(monkeypatch) -> threading.Event:
+    """Claude Code's reading made to wait after its fifth session until the event returned is set,
+    and a server that waits 0.2 s for the logs: it serves while they are read."""
     go_on = threading.Event()
     whole_read = claude_code.read
 
@@ -128,6 +128,13 @@ def test_a_server_serves_while_the_logs_are_read_and_then_goes_on(tmp_path, monk
 
     monkeypatch.setattr(claude_code, "read", slow)
     monkeypatch.setattr(indexing, "SERVE_AFTER_SECONDS", 0.2)
+    return go_on
+
+
+def test_a_server_serves_while_the_logs_are_read_and_then_goes_on(tmp_path, monkeypatch, large):
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nzeppelin notes\n"})
+    source = write_source(tmp_path / "logs")
+    go_on = paused_reading(monkeypatch)
     then_ran = threading.Event()
     indexing.index_while_serving(workspace, None, None, [("claude-code", source)], then_ran.set)
     # returned while the logs are read: the server would start now, and find what is stored

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE, sample_source, started_datasette, write_files
-from test_building import told, write_meta
+from test_building import paused_reading, told, write_meta
 from test_newest_first import SESSIONS, titles, write_source
 from test_web import EXAMPLES
 
@@ -322,17 +322,7 @@ FIRST_FILES: dict[str, str | bytes] = {"notes/a.md": "# A\n\nzeppelin notes\n", 
 async def test_a_document_is_shown_during_a_first_index_under_serve(tmp_path, monkeypatch, large):
     workspace = write_files(tmp_path / "ws", FIRST_FILES)
     source = write_source(tmp_path / "logs")
-    go_on = threading.Event()
-    whole_read = claude_code.read
-
-    def slow(path, problems=None):
-        for number, session in enumerate(whole_read(path, problems)):
-            if number == 4:
-                assert go_on.wait(30)
-            yield session
-
-    monkeypatch.setattr(claude_code, "read", slow)
-    monkeypatch.setattr(indexing, "SERVE_AFTER_SECONDS", 0.2)
+    go_on = paused_reading(monkeypatch)
     then_ran = threading.Event()
     indexing.index_while_serving(workspace, None, None, [("claude-code", source)], then_ran.set)
     try:
