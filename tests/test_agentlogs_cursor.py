@@ -266,6 +266,82 @@ def test_a_composer_s_bubbles_are_its_messages_with_tools_thinking_usage_and_an_
     assert [session.key for session in read(SAMPLE)[0]] == [RETRY, SIGNATURE]  # the same keys, in the same order
 
 
+def test_a_request_of_an_image_alone_is_kept_with_its_image(tmp_path: Path) -> None:
+    """A request made of a pasted image and no words (its image in the request's context, as Cursor
+    keeps it) is a user message: the answers after it answer it."""
+    shot = {"uuid": "img-1", "path": "/home/ana/Pictures/stack-trace.png", "dimension": {"width": 800, "height": 600}}
+    bubbles = [
+        {"bubbleId": "q1", "type": 1, "text": "Why does the build fail?", "richText": "", "images": []},
+        {"bubbleId": "a1", "type": 2, "text": "Which error does it give?"},
+        {"bubbleId": "q2", "type": 1, "text": "", "richText": "", "images": [], "context": {"selectedImages": [shot]}},
+        {"bubbleId": "a2", "type": 2, "text": "The trace says the lock file is stale."},
+        {"bubbleId": "q3", "type": 1, "text": "", "images": [shot], "context": {"selectedImages": [shot]}},
+        {
+            "bubbleId": "q4",
+            "type": 1,
+            "text": "",
+            "images": [{"path": "/tmp/b.png"}],
+            "context": {"selectedImages": [{"uuid": "u", "path": "/tmp/b.png"}]},
+        },
+        {
+            "bubbleId": "q5",
+            "type": 1,
+            "text": "",
+            "context": {"selectedImages": [{"uuid": "x", "data": "iVBORw0KGgo" * 4}]},
+        },
+        {"bubbleId": "q6", "type": 1, "text": "", "context": {"selectedImages": []}},  # nothing in it: no request
+    ]
+    database(tmp_path / "globalStorage" / "state.vscdb", {}, composer_rows("c", {}, bubbles))
+    (session,), problems = read(tmp_path)
+    assert problems == [] and session.problems == []
+    said = [(m.role, m.text) for m in session.messages]
+    assert said == [
+        ("user", "Why does the build fail?"),
+        ("assistant", "Which error does it give?"),
+        ("user", "[image: stack-trace.png]"),
+        ("assistant", "The trace says the lock file is stale."),
+        ("user", "[image: stack-trace.png]"),  # the same image in both lists, once
+        ("user", "[image: b.png]"),
+        ("user", "[image]"),
+    ]
+    assert [(a.type, a.name, a.size) for a in session.messages[2].attachments] == [
+        ("image/png", "stack-trace.png", None)
+    ]
+    assert [(a.type, a.size) for a in session.messages[-1].attachments] == [("image", 33)]
+    assert all("iVBOR" not in m.text for m in session.messages)
+
+
+def test_an_empty_tool_entry_is_no_call_and_a_nameless_one_with_something_in_it_is(tmp_path: Path) -> None:
+    """Cursor gives an answer that calls no tool an empty ``toolFormerData``: it is left out, and
+    the answer's text, thinking and usage read; one with a number, arguments or a result is a call."""
+    empty: dict[str, Any] = {"additionalData": {}}
+    bubbles = [
+        {"bubbleId": "q", "type": 1, "text": "Tidy the imports."},
+        {"bubbleId": "a1", "type": 2, "text": "", "thinking": {"text": "Look first."}, "toolFormerData": empty},
+        {"bubbleId": "a2", "type": 2, "text": "", "toolFormerData": {"additionalData": {}, "status": "completed"}},
+        {"bubbleId": "a3", "type": 2, "text": "", "toolFormerData": {"toolCallId": "", "rawArgs": "", "params": "{}"}},
+        {"bubbleId": "a4", "type": 2, "text": "Done.", "toolFormerData": empty, "tokenCount": {"inputTokens": 9}},
+        {"bubbleId": "a5", "type": 2, "text": "", "toolFormerData": {"tool": 15, "additionalData": {}}},
+        {"bubbleId": "a6", "type": 2, "text": "", "toolFormerData": {"params": {"command": "ruff check ."}}},
+        {"bubbleId": "a7", "type": 2, "text": "", "toolFormerData": {"result": '{"output": "All checks passed!"}'}},
+    ]
+    database(tmp_path / "globalStorage" / "state.vscdb", {}, composer_rows("c", {}, bubbles))
+    (session,), problems = read(tmp_path)
+    assert problems == [] and session.problems == []
+    said = [(m.role, m.text or m.thinking or m.tool_output, [c.name for c in m.tool_calls]) for m in session.messages]
+    assert said == [
+        ("user", "Tidy the imports.", []),
+        ("assistant", "Look first.", []),
+        ("assistant", "Done.", []),
+        ("assistant", "", ["tool 15"]),
+        ("assistant", "", ["tool"]),
+        ("assistant", "", ["tool"]),
+        ("tool", "All checks passed!", []),
+    ]
+    assert session.messages[4].tool_calls[0].commands == ["ruff check ."]
+    assert session.messages[2].usage is not None and session.messages[2].usage.input == 9
+
+
 def test_each_part_of_the_user_folder_is_a_source(user: Path) -> None:
     shared = user / "globalStorage"
     window = user / "workspaceStorage" / WORKSPACE

@@ -5,9 +5,16 @@ A composer's bubble is one JSON object (its shape: see ``archivist.agents.cursor
 ``richText``); ``createdAt`` (ISO text, or Unix ms), else the wall-clock times of
 ``timingInfo``; ``modelInfo.modelName``; ``thinking.text`` (else ``allThinkingBlocks``);
 ``toolFormerData`` (one tool call: ``name``, the JSON text of ``rawArgs`` and ``params``, the
-JSON text of its ``result``); ``tokenCount`` (``inputTokens``, ``outputTokens``); ``images``.
-An older chat tab's bubble has ``type`` "user" or "ai", ``text`` or ``rawText``, ``modelType``
-and an ``image``.
+JSON text of its ``result``); ``tokenCount`` (``inputTokens``, ``outputTokens``); its images,
+``images`` and the request's ``context.selectedImages`` (each with a ``uuid``, the ``path`` of
+the image and its ``dimension``): a request of an image alone is a user message whose text is
+the image's placeholder. An older chat tab's bubble has ``type`` "user" or "ai", ``text`` or
+``rawText``, ``modelType`` and an ``image``.
+
+Left out on purpose: a ``toolFormerData`` that names no tool and holds nothing (no ``name``, no
+``tool`` number, no arguments, no result). Cursor gives many answers that call no tool such an
+empty one by default (public readers of these files read a tool call only where it has a name):
+it is no call, and the bubble's text, thinking and usage are read as they are.
 
 ``Conversation`` takes a conversation's bubbles in order and keeps its messages, its models
 and what it skipped. No value of the wrong type raises here.
@@ -203,10 +210,14 @@ def tool_call(data: Any) -> tuple[ToolCall | None, str]:
     if not isinstance(data, dict) or not data:
         return None, ""
     tool = data.get("tool")
+    number = tool if isinstance(tool, int) and not isinstance(tool, bool) else None
     name = text_or_none(data.get("name"))
-    if name is None:
-        name = f"tool {tool}" if isinstance(tool, int) and not isinstance(tool, bool) else "tool"
     arguments = [_arguments(data.get("rawArgs")), _arguments(data.get("params"))]
+    output = _output(data.get("result"))
+    if name is None and number is None and not any(arguments) and not output:
+        return None, ""  # the empty one Cursor gives an answer that calls no tool
+    if name is None:
+        name = "tool" if number is None else f"tool {number}"
     files: list[str] = []
     for found in arguments:
         for file in named_files(found, FILE_ARGUMENTS):
@@ -218,7 +229,7 @@ def tool_call(data: Any) -> tuple[ToolCall | None, str]:
         None,
     )
     call = ToolCall(name[:MAX_NAME], files=files, commands=[command] if command else [])
-    return call, _output(data.get("result"))
+    return call, output
 
 
 def _arguments(value: Any) -> dict[str, Any]:
@@ -249,13 +260,23 @@ def _output(value: Any) -> str:
 
 
 def images(bubble: dict[str, Any]) -> list[Attachment]:
-    """The images of a bubble (``images``; an older tab's ``image``), recorded, never their data."""
+    """The images of a bubble (``images``, its request's ``context.selectedImages``; an older tab's
+    ``image``), each once, recorded, never their data."""
     found = []
-    items = _list(bubble.get("images")) + ([bubble["image"]] if isinstance(bubble.get("image"), dict) else [])
+    seen: set[str] = set()
+    items = (
+        _list(bubble.get("images"))
+        + _list(_mapping(bubble.get("context")).get("selectedImages"))
+        + ([bubble["image"]] if isinstance(bubble.get("image"), dict) else [])
+    )
     for item in items:
         if not isinstance(item, dict):
             continue
         path = text_or_none(item.get("path")) or text_or_none(item.get("uri"))
+        same = {key for key in (text_or_none(item.get("uuid")), path) if key}
+        if same & seen:
+            continue  # the same image in both lists
+        seen |= same
         name = (uri_path(path) or "").replace("\\", "/").rsplit("/", 1)[-1] if path else None
         name = name or text_or_none(item.get("name"))
         kind = text_or_none(item.get("mimeType")) or (mimetypes.guess_type(name)[0] if name else None) or "image"
