@@ -207,7 +207,8 @@ def test_each_message_stores_its_usage_and_each_session_totals_it(usage_archive)
     for document_id, extra in sessions.items():
         (sums,) = db.query(
             "select sum(input_tokens) as input, sum(output_tokens) as output, sum(cache_write_tokens) as cache_write, "
-            "sum(cache_read_tokens) as cache_read, sum(cost) as cost, count(input_tokens) as responses "
+            "sum(cache_read_tokens) as cache_read, coalesce(sum(cache_write_1h_tokens), 0) as cache_write_1h, "
+            "sum(cost) as cost, count(input_tokens) as responses "
             "from messages where document_id = ?",
             [document_id],
         )
@@ -508,3 +509,37 @@ async def test_a_project_named_with_html_and_slashes_is_text_and_links_to_itself
     link = re.search(r'<a href="([^"]+)">/home/ana/&lt;img', page)[1]
     narrowed = await page_of(datasette, html.unescape(link))
     assert re.findall(r'<tr data-key="([^"]+)">', narrowed)  # the link finds the project's responses
+
+
+def test_one_hour_cache_writes_are_kept_apart_and_priced_at_their_own_rate(tmp_path):
+    """A Claude Code line whose cache writes are for an hour (``ephemeral_1h_input_tokens``) is
+    priced as genai-prices prices those (as ccusage and agentsview do), not at the five-minute
+    rate; the count stays apart through a repricing by new price data."""
+    import genai_prices
+
+    project = tmp_path / "projects" / "-home-dev-p"
+    project.mkdir(parents=True)
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 1045, "cache_read_input_tokens": 0,
+             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 1045}}  # fmt: skip
+    lines = [
+        {"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": "2025-11-24T09:00:01Z", "cwd": "/p",
+         "message": {"role": "user", "content": "hello"}},
+        {"type": "assistant", "sessionId": "s1", "uuid": "a1", "timestamp": "2025-11-24T09:00:03Z", "cwd": "/p",
+         "message": {"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                     "content": [{"type": "text", "text": "hi"}], "usage": usage}},
+    ]  # fmt: skip
+    (project / "s1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n"})
+    index_workspace(workspace, log_sources=[("claude-code", tmp_path / "projects")])
+    db = sqlite_utils.Database(archive_path(workspace))
+    (row,) = db.query("select cache_write_tokens, cache_write_1h_tokens, price from messages where price is not null")
+    assert (row["cache_write_tokens"], row["cache_write_1h_tokens"]) == (1045, 1045)
+    counts = dict(input_tokens=10 + 1045, output_tokens=5, cache_write_tokens=1045)
+    one_hour = genai_prices.calc_price(genai_prices.Usage(**counts, cache_write_1h_tokens=1045), "claude-sonnet-4-5")
+    five_minutes = genai_prices.calc_price(genai_prices.Usage(**counts), "claude-sonnet-4-5")
+    assert row["price"] == pytest.approx(float(one_hour.total_price)) and row["price"] > float(five_minutes.total_price)
+    db.execute("UPDATE messages SET price = NULL")
+    db.execute("DELETE FROM archive_meta WHERE key = ?", [prices.META_KEY])
+    with db.conn:
+        prices.price_again(db)  # (as new price data would)
+    assert db.execute("select price from messages where price is not null").fetchone()[0] == pytest.approx(row["price"])

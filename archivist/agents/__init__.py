@@ -85,8 +85,9 @@ class Usage:
     """The tokens one model response used, as its log counts them: each response once.
 
     ``input`` is the prompt's tokens not read from the cache; ``cache_read`` those read from
-    it, ``cache_write`` those written to it. ``cost`` is in US dollars, only where the log
-    itself states it (Aider); a price is never guessed here.
+    it, ``cache_write`` those written to it, of which ``cache_write_1h`` for an hour (Anthropic's
+    one-hour cache, priced higher than its five minutes), where the log says so. ``cost`` is in
+    US dollars, only where the log itself states it (Aider); a price is never guessed here.
     """
 
     input: int = 0
@@ -94,8 +95,9 @@ class Usage:
     cache_write: int = 0
     cache_read: int = 0
     cost: float | None = None
+    cache_write_1h: int = 0
 
-    FIELDS = ("input", "output", "cache_write", "cache_read")
+    FIELDS = ("input", "output", "cache_write", "cache_read", "cache_write_1h")
 
     def __bool__(self) -> bool:
         return any(getattr(self, name) for name in self.FIELDS) or bool(self.cost)
@@ -108,13 +110,20 @@ class Usage:
             cache_write=self.cache_write + other.cache_write,
             cache_read=self.cache_read + other.cache_read,
             cost=cost,
+            cache_write_1h=self.cache_write_1h + other.cache_write_1h,
         )
 
 
 def usage(
-    input: Any = None, output: Any = None, cache_write: Any = None, cache_read: Any = None, cost: Any = None
+    input: Any = None,
+    output: Any = None,
+    cache_write: Any = None,
+    cache_read: Any = None,
+    cost: Any = None,
+    cache_write_1h: Any = None,
 ) -> Usage | None:
-    """A log's token counts as a ``Usage``, or None where it counts none.
+    """A log's token counts as a ``Usage``, or None where it counts none (``cache_write_1h``: of
+    ``cache_write``, the tokens written for an hour; never more than ``cache_write``).
 
     Each count is taken where it is a whole number from 0 to 10**12 (a bool, a string, a
     negative or a fraction is no count: 0); ``cost`` where it is a finite number from 0 to 10**6.
@@ -126,6 +135,7 @@ def usage(
         cache_read=whole_count(cache_read),
         cost=_cost(cost),
     )
+    found.cache_write_1h = min(whole_count(cache_write_1h), found.cache_write)
     return found or None
 
 

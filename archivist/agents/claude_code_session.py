@@ -430,10 +430,12 @@ def _first_said(messages: list[Message]) -> str:
 
 def _usage(counted: dict[str, Any]) -> Usage | None:
     """A line's ``message.usage`` as a ``Usage``: the tokens written to the cache are
-    ``cache_creation_input_tokens``, else the sum of its ``cache_creation`` breakdown."""
+    ``cache_creation_input_tokens``, else the sum of its ``cache_creation`` breakdown, which
+    tells those written for an hour (``ephemeral_1h_input_tokens``: priced apart)."""
     written = counted.get("cache_creation_input_tokens")
     breakdown = counted.get("cache_creation")
-    if not isinstance(written, int) and isinstance(breakdown, dict):
+    breakdown = breakdown if isinstance(breakdown, dict) else {}
+    if not isinstance(written, int):
         parts = [breakdown.get(name) for name in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")]
         written = sum(part for part in parts if isinstance(part, int) and not isinstance(part, bool))
     return usage(
@@ -441,6 +443,7 @@ def _usage(counted: dict[str, Any]) -> Usage | None:
         output=counted.get("output_tokens"),
         cache_write=written,
         cache_read=counted.get("cache_read_input_tokens"),
+        cache_write_1h=breakdown.get("ephemeral_1h_input_tokens"),
     )
 
 

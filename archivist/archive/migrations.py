@@ -555,6 +555,12 @@ def m019_archive_building(db: sqlite_utils.Database) -> None:
     db.executescript(BUILDING_SQL)
 
 
+@migrations()
+def m020_cache_write_1h(db: sqlite_utils.Database) -> None:
+    """Of a response's tokens written to the cache, those written for an hour (priced higher)."""
+    db.execute("ALTER TABLE messages ADD COLUMN cache_write_1h_tokens INTEGER")
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

@@ -172,7 +172,7 @@ CREATE TABLE messages (
     thinking TEXT NOT NULL DEFAULT '',
     tool_output TEXT NOT NULL DEFAULT '',
     tool_calls TEXT NOT NULL DEFAULT '[]'
-, secrets INTEGER NOT NULL DEFAULT 0, input_tokens INTEGER, output_tokens INTEGER, cache_write_tokens INTEGER, cache_read_tokens INTEGER, cost REAL, attachments TEXT NOT NULL DEFAULT '[]', price REAL);
+, secrets INTEGER NOT NULL DEFAULT 0, input_tokens INTEGER, output_tokens INTEGER, cache_write_tokens INTEGER, cache_read_tokens INTEGER, cost REAL, attachments TEXT NOT NULL DEFAULT '[]', price REAL, cache_write_1h_tokens INTEGER);
 CREATE UNIQUE INDEX messages_document ON messages (document_id, seq);
 CREATE VIRTUAL TABLE message_index USING fts5(
     text, filter_tokens, content='', contentless_delete=1, tokenize='porter unicode61'
@@ -289,28 +289,29 @@ CREATE TRIGGER messages_ad_commands AFTER DELETE ON messages BEGIN
 END;
 CREATE VIEW archive_building AS
     SELECT value FROM archive_meta WHERE key = 'building';
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-11-26 18:01:27.344826+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-11-26 18:01:27.347156+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-11-26 18:01:27.347984+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-11-26 18:01:27.348736+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-11-26 18:01:27.350596+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-11-26 18:01:27.352331+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-11-26 18:01:27.354153+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-11-26 18:01:27.356031+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-11-26 18:01:27.356292+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-11-26 18:01:27.356450+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-11-26 18:01:27.376907+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-11-26 18:01:27.377145+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-11-26 18:01:27.378766+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-11-26 18:01:27.378895+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-11-26 18:01:27.379339+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-11-26 18:01:27.379466+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-11-26 18:01:27.380948+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-11-26 18:01:27.383181+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-11-26 18:01:27.384566+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-11-26 18:01:27.386166+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-11-26 18:01:27.386686+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-11-26 18:01:27.388898+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups','2026-11-26 18:01:27.389850+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (24,'archivist','m019_archive_building','2026-11-26 18:01:27.390001+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-12-02 01:39:18.294154+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-12-02 01:39:18.295059+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-12-02 01:39:18.295964+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-12-02 01:39:18.298585+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-12-02 01:39:18.303105+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-12-02 01:39:18.306561+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-12-02 01:39:18.309998+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-12-02 01:39:18.312174+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-12-02 01:39:18.312605+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-12-02 01:39:18.312805+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-12-02 01:39:18.339693+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-12-02 01:39:18.339956+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-12-02 01:39:18.341971+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-12-02 01:39:18.342113+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-12-02 01:39:18.342610+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-12-02 01:39:18.342756+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-12-02 01:39:18.344542+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-12-02 01:39:18.347090+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-12-02 01:39:18.348827+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-12-02 01:39:18.350610+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-12-02 01:39:18.351205+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-12-02 01:39:18.353724+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups','2026-12-02 01:39:18.354778+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (24,'archivist','m019_archive_building','2026-12-02 01:39:18.354943+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (25,'archivist','m020_cache_write_1h','2026-12-02 01:39:18.355386+00:00');
 COMMIT;

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 # How sessions are stored; a change reads every source again (with the parser's version).
 # 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
 # by date; 4: role words (a message's role; a session's, those of its messages); 5: token usage
-# and attachments of each message, a session's usage totalled; 6: the tools a session used, as words
-LAYOUT = 6
+# and attachments of each message, a session's usage totalled; 6: the tools a session used, as words;
+# 7: the cache's one-hour writes apart
+LAYOUT = 7
 
 
 def new_masker(key: bytes | None) -> Masker:

@@ -2,8 +2,8 @@
 
 The prices are pydantic's ``genai-prices`` (its data snapshot, shipped with the package and
 never fetched at run time): a response is priced by its model and its time (prices change),
-its input, output, cache write and cache read tokens each at the provider's own price for
-them, long prompts at their tier. A model named with its provider (``anthropic/claude-…``)
+its input, output, cache write (those for an hour apart) and cache read tokens each at the
+provider's own price for them, long prompts at their tier. A model named with its provider (``anthropic/claude-…``)
 is looked for at that provider. A model the data does not know (at a provider it does not
 know: ``copilot/…``), or a response without a model, has no price (NULL): never a guess. Each message's price is stored with it
 (``messages.price``), and the version of the data that priced it in ``archive_meta``
@@ -30,7 +30,7 @@ META_KEY = "price_data"
 BATCH = 5000  # messages priced again per statement
 USAGE_ROWS_SQL = """
 SELECT m.id, m.model, coalesce(m.timestamp, d.extra ->> '$.started'), m.input_tokens, m.output_tokens, m.cache_write_tokens, m.cache_read_tokens,
-       json_extract(d.extra, '$.models[#-1]') AS session_model
+       coalesce(m.cache_write_1h_tokens, 0), json_extract(d.extra, '$.models[#-1]') AS session_model
 FROM messages m JOIN documents d ON d.id = m.document_id
 WHERE m.input_tokens IS NOT NULL AND m.id > :after
 ORDER BY m.id LIMIT :batch
@@ -54,11 +54,15 @@ def price(model: str | None, used: Usage | None, timestamp: str | None) -> float
     """A response's price in US dollars, or None: no usage, no model, or a model the data does not know."""
     if used is None or not model:
         return None
-    return _price(model, used.input, used.output, used.cache_write, used.cache_read, (timestamp or "")[:10])
+    return _price(
+        model, used.input, used.output, used.cache_write, used.cache_read, used.cache_write_1h, (timestamp or "")[:10]
+    )
 
 
 @functools.lru_cache(maxsize=65536)
-def _price(model: str, input: int, output: int, cache_write: int, cache_read: int, day: str) -> float | None:
+def _price(
+    model: str, input: int, output: int, cache_write: int, cache_read: int, cache_write_1h: int, day: str
+) -> float | None:
     library = _library()
     try:
         when = dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC) if day else None
@@ -70,6 +74,7 @@ def _price(model: str, input: int, output: int, cache_write: int, cache_read: in
         output_tokens=output,
         cache_write_tokens=cache_write,
         cache_read_tokens=cache_read,
+        cache_write_1h_tokens=cache_write_1h,  # (of the cache's writes, those at the one-hour price)
     )
     try:
         found = library.calc_price(counts, model, genai_request_timestamp=when)
@@ -107,6 +112,7 @@ def _batches(db: Database) -> Iterator[list[tuple[float | None, int]]]:
         batch = []
         for id_, model, timestamp, *counts, session_model in rows:
             used = Usage(input=counts[0], output=counts[1], cache_write=counts[2], cache_read=counts[3])
+            used.cache_write_1h = counts[4]
             batch.append((price(model or session_model, used, timestamp), id_))
         yield batch
         after = rows[-1][0]

@@ -19,6 +19,7 @@ USAGE_COLUMNS = {
     "output": "output_tokens",
     "cache_write": "cache_write_tokens",
     "cache_read": "cache_read_tokens",
+    "cache_write_1h": "cache_write_1h_tokens",
 }
 
 
@@ -161,6 +162,7 @@ def stored_usage(row: dict[str, Any], cost: float | None) -> Usage:
         cache_write=row["cache_write_tokens"],
         cache_read=row["cache_read_tokens"],
         cost=cost,
+        cache_write_1h=row.get("cache_write_1h_tokens") or 0,
     )
 
 

@@ -83,16 +83,17 @@ EDGE_BYTES = 4096  # those before where reading resumes: hashed, so that a rewri
 INSERT_MESSAGE_SQL = """
 INSERT INTO messages (
     id, document_id, seq, role, timestamp, model, text, thinking, tool_output, tool_calls, secrets,
-    input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, attachments, price
+    input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, attachments, price, cache_write_1h_tokens
 ) VALUES (
     :id, :document_id, :seq, :role, :timestamp, :model, :text, :thinking, :tool_output, :tool_calls, :secrets,
-    :input_tokens, :output_tokens, :cache_write_tokens, :cache_read_tokens, :cost, :attachments, :price
+    :input_tokens, :output_tokens, :cache_write_tokens, :cache_read_tokens, :cost, :attachments, :price,
+    :cache_write_1h_tokens
 )
 """
 # the usage of a session's messages before seq (those kept when it is read on)
 USAGE_BEFORE_SQL = """
 SELECT coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cache_write_tokens), 0),
-       coalesce(sum(cache_read_tokens), 0), sum(cost), count(input_tokens)
+       coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_1h_tokens), 0), sum(cost), count(input_tokens)
 FROM messages WHERE document_id = :id AND seq < :seq
 """
 INSERT_MESSAGE_INDEX_SQL = "INSERT INTO message_index (rowid, text, filter_tokens) VALUES (?, ?, ?)"
