@@ -28,25 +28,27 @@ stwalsh4118/clio ``docs/api-specs/cursor/cursor-api.md``):
 The source is the ``User`` folder, its ``globalStorage`` or ``workspaceStorage`` folder, one
 workspace's folder, or one ``state.vscdb``. A composer is one session, keyed by its id; an
 older chat tab is one keyed ``chat:<tabId>``; composers come first, by id, then the tabs by
-workspace. A request is a user message (its images as attachments, a placeholder in its
-text; a request of an image alone is kept, its text the placeholder); each assistant bubble is an assistant message: its text, its thinking apart, its tool
-call (the files its arguments name, a terminal's command; the result's output a tool message
-after it) and its ``tokenCount`` as usage. The models are the composer's ``modelConfig`` and
-the requests' ``modelInfo`` (Cursor's "default", its Auto choice, is none); an answer's model
-is its request's. The title is the composer's name (unless a default one: "New Chat", "New
-Agent"), else the first request. Times are the log's own: the composer's, the bubbles', a
-tab's last send, never a file's. Only the keys named here are read: ItemTable's other keys
-hold settings and sign-in tokens.
+workspace. A request is a user message (its images as attachments, a placeholder in its text; a
+request of an image alone is kept, its text the placeholder); each assistant bubble is an
+assistant message: its text, its thinking apart, its tool call (the files its arguments name, a
+terminal's command; the result's output a tool message after it) and its ``tokenCount`` as
+usage. The models are the composer's ``modelConfig`` and the requests' ``modelInfo`` (Cursor's
+"default", its Auto choice, is none); an answer's model is its request's. The title is the
+composer's name (unless a default one: "New Chat", "New Agent"), else the first request. Times
+are the log's own: the composer's, the bubbles', a tab's last send, never a file's. Only the
+keys named here are read: ItemTable's other keys hold settings and sign-in tokens.
 
-Skipped, and why: ``aiService.prompts`` and ``aiService.generations`` (requests alone,
-without answers or conversation); a composer's context, code blocks, diffs and checkpoints
-(what the editor showed or changed, not what was said); a ``toolFormerData`` that names no
-tool and holds nothing (the empty one Cursor gives an answer that calls no tool: no call); a value over ``MAX_VALUE_BYTES`` or
-not JSON (a bubble: told in its session's problems; a composer: told as Unread); a removed
-(null) bubble. The Cursor CLI's chats (``~/.cursor/chats/<hash>/<id>/store.db``: a ``meta``
-table of hex-encoded JSON and a content-addressed ``blobs`` table of binary records with no
-public schema, as yashas-salankimatt/sidecar ``docs/plans/cursor-cli-adapter.md`` describes
-them) are not read: ``check`` says so. A database locked past a brief wait is
+Skipped, and why: ``aiService.prompts`` and ``aiService.generations`` (requests alone, without
+answers or conversation); a composer's context (its requests' images apart), code blocks, diffs and
+checkpoints (what the
+editor showed or changed, not what was said); a ``toolFormerData`` that names no tool and holds
+nothing (the empty one Cursor gives an answer that calls no tool: no call); a value over
+``MAX_VALUE_BYTES`` or not JSON (a bubble: told in its session's problems; a composer: told as
+Unread); a removed (null) bubble. The Cursor CLI's chats
+(``~/.cursor/chats/<hash>/<id>/store.db``: a ``meta`` table of hex-encoded JSON and a
+content-addressed ``blobs`` table of binary records with no public schema, as
+yashas-salankimatt/sidecar ``docs/plans/cursor-cli-adapter.md`` describes them) are not read:
+``check`` says so. A database locked past a brief wait is
 ``Unavailable``; a damaged one, a ``state.vscdb`` that is no regular file (a pipe is never
 opened), or a source that is none, is ``Unread``, and the source's other databases are read.
 A database whose rollback journal (``state.vscdb-journal``) holds a write the editor did not
