@@ -41,9 +41,10 @@ keys named here are read: ItemTable's other keys hold settings and sign-in token
 Skipped, and why: ``aiService.prompts`` and ``aiService.generations`` (requests alone, without
 answers or conversation); a composer's context (its requests' images apart), code blocks,
 diffs and checkpoints (what the editor showed or changed, not what was said); a
-``toolFormerData`` that names no tool and holds nothing (the empty one Cursor gives an answer that calls no tool: no call); a value over
-``MAX_VALUE_BYTES`` or not JSON (a bubble: told in its session's problems; a composer: told as
-Unread); a removed (null) bubble. The Cursor CLI's chats
+``toolFormerData`` that names no tool and holds nothing (the empty one Cursor gives an answer
+that calls no tool: no call); a value over ``MAX_VALUE_BYTES`` or not JSON (a bubble: told in
+its session's problems; a composer: told as Unread); a removed (null) bubble. The Cursor CLI's
+chats
 (``~/.cursor/chats/<hash>/<id>/store.db``: a ``meta`` table of hex-encoded JSON and a
 content-addressed ``blobs`` table of binary records with no public schema, as
 yashas-salankimatt/sidecar ``docs/plans/cursor-cli-adapter.md`` describes them) are not read:
