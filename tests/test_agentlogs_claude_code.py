@@ -786,7 +786,7 @@ def test_a_command_tagged_the_other_way_round_is_kept_as_typed(tmp_path: Path) -
         [user(typed, u(1), None, "2025-11-23T04:53:42Z"), answer(2, "2025-11-23T04:53:45Z")],
     )
     [session] = read(tmp_path / PROJECT)
-    assert session.title == "/init" and session.messages[0].text == "/init"
+    assert session.title == "/init: set up the project's instructions file" and session.messages[0].text == "/init"
 
 
 def test_a_prompt_quoting_command_tags_is_a_prompt(tmp_path: Path) -> None:
@@ -1283,3 +1283,46 @@ def test_a_reading_the_file_system_stops_is_told_as_unread(tmp_path: Path, monke
     assert [s.key for s in read(tmp_path, problems)] == [f"-a/{SID}"]
     assert [type(problem) for problem in problems] == [Unread]
     assert problems[0].endswith("reading stopped (Permission denied)")
+
+
+# --- titles: a command alone is no request ----------------------------------------------------
+
+CLEAR_THEN_INIT = [
+    command("clear", "", u(1), None, "2025-11-23T04:50:00Z"),
+    stdout("", u(2), u(1), "2025-11-23T04:50:00Z"),
+    command("init", "", u(3), u(2), "2025-11-23T04:50:10Z"),
+    user("Please analyze this codebase and create a CLAUDE.md file.", u(4), u(3), "2025-11-23T04:50:10Z", isMeta=True),
+    answer(5, "2025-11-23T04:50:20Z"),
+]
+
+
+def test_a_session_opening_with_clear_then_init_is_titled_by_the_request_after(tmp_path: Path) -> None:
+    lines = [
+        *CLEAR_THEN_INIT,
+        user("add a test for the parser", u(6), u(5), "2025-11-23T04:51:00Z"),
+        answer(7, "2025-11-23T04:51:05Z"),
+    ]
+    write(tmp_path / PROJECT / f"{SID}.jsonl", lines)
+    [session] = read(tmp_path / PROJECT)
+    assert session.title == "add a test for the parser"
+    said = [message.text for message in session.messages if message.role == "user"]
+    assert said == ["/clear", "/init", "add a test for the parser"]  # the commands are kept
+
+
+def test_a_session_of_init_alone_is_titled_by_what_init_does(tmp_path: Path) -> None:
+    write(tmp_path / PROJECT / f"{SID}.jsonl", CLEAR_THEN_INIT)
+    [session] = read(tmp_path / PROJECT)
+    assert session.title == "/init: set up the project's instructions file"
+
+
+def test_a_command_alone_with_no_known_meaning_titles_as_typed_until_a_request_follows(tmp_path: Path) -> None:
+    lines = [command("deploy-check", "", u(1), None, "2025-11-23T04:50:00Z"), answer(2, "2025-11-23T04:50:05Z")]
+    write(tmp_path / PROJECT / f"{SID}.jsonl", lines)
+    [session] = read(tmp_path / PROJECT)
+    assert session.title == "/deploy-check"
+
+
+def test_reading_on_titles_by_a_request_after_init(tmp_path: Path) -> None:
+    after = [user("add a test for the parser", u(6), u(5), "2025-11-23T04:51:00Z"), answer(7, "2025-11-23T04:51:05Z")]
+    whole, on = read_on(tmp_path, CLEAR_THEN_INIT, after)
+    assert whole.title == on.title == "add a test for the parser" and on.titled

@@ -4,14 +4,17 @@ The title is the log's own: the last ``custom-title`` (the user's ``/rename``), 
 last ``ai-title``, else the ``summary`` whose ``leafUuid`` is the latest message of the
 session it names (older versions wrote a session's summary at the top of the next
 session's file). Without one, it is the session's first request: the first prompt the
-person typed, or the slash command it opened with (``/review-pr 12``) when the model
-answered that command. A local command (``/clear``, ``/model``: answered by the CLI's
-``<local-command-stdout>``, not by the model), a caveat, a tool result, an interruption
-notice or a compaction summary is never the title.
+person typed, or the slash command with arguments it opened with (``/review-pr 12``) when
+the model answered that command. A command alone that the model answered (``/init``) is
+no request: it titles the session only where no request follows, said with what it does
+(``/init: set up the project's instructions file``). A local command (``/clear``,
+``/model``: answered by the CLI's ``<local-command-stdout>``, not by the model), a caveat,
+a tool result, an interruption notice or a compaction summary is never the title.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +23,27 @@ from archivist.agents.claude_code_content import command_text, is_output, is_req
 
 COMPACTION_SUMMARY = "Compaction summary"  # how a compaction's summary of the conversation before it begins
 COMPACTED = "Conversation compacted"
+SLASH_COMMAND_RE = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
+COMMANDS = {  # what a command that titles a session alone does
+    "/init": "set up the project's instructions file",
+    "/review": "review the changes",
+    "/security-review": "review the changes for security",
+    "/compact": "compact the conversation",
+    "/pr-comments": "read the pull request's comments",
+}
+
+
+def is_slash_command(text: str) -> bool:
+    """Whether a user text is one slash command as typed (``/init``, ``/model gpt-5``), no request."""
+    return SLASH_COMMAND_RE.fullmatch(text.strip()) is not None
+
+
+def command_title(command: str) -> str:
+    """A slash command as a title: said with what it does where that is known (``/init: set up
+    the project's instructions file``), else as typed."""
+    command = command.strip()
+    meaning = COMMANDS.get(command)
+    return f"{command}: {meaning}" if meaning else command
 
 
 class Titles:
@@ -29,7 +53,8 @@ class Titles:
         self.custom: str | None = None
         self.ai: str | None = None
         self.summaries: list[tuple[str, str]] = []  # (leafUuid, summary), in file order
-        self.first_request: str | None = None
+        self.request: str | None = None  # the first request: a prompt, or a command with arguments answered
+        self.command: str | None = None  # the first command alone (``/init``) the model answered
         self.pending: str | None = None  # the slash command the session opened with, until it is answered
 
     def take(self, record: dict[str, Any], kind: str) -> bool:
@@ -45,9 +70,15 @@ class Titles:
         return True
 
     @property
+    def first_request(self) -> str | None:
+        """The title the session's requests give: its first request, else the first command
+        alone the model answered (said with what it does); None where there is neither."""
+        return self.request or (command_title(self.command) if self.command else None)
+
+    @property
     def settled(self) -> bool:
         """Whether the first request is known: later lines change it no more."""
-        return self.first_request is not None
+        return self.request is not None
 
     def user_message(self, text: str, timestamp: str | None, attachments: Sequence[Attachment] = ()) -> Message | None:
         """The message a user line's text is: a command's output is tool output, a slash
@@ -57,19 +88,24 @@ class Titles:
             return Message("tool", "", timestamp, tool_output=output_text(text), attachments=list(attachments))
         command = command_text(text)
         if command is not None:
-            if self.first_request is None:
+            if self.request is None:
                 self.pending = command
             text = command
-        elif self.first_request is None and is_request(text):
-            self.first_request, self.pending = text, None
+        elif self.request is None and is_request(text):
+            self.request, self.pending = text, None
         if not text.strip() and not attachments:
             return None
         return Message("user", text, timestamp, attachments=list(attachments))
 
     def answered(self) -> None:
-        """The model answered: a slash command waiting for that was the session's first request."""
-        if self.first_request is None and self.pending is not None:
-            self.first_request, self.pending = self.pending, None
+        """The model answered: a slash command waiting for that was the session's first request
+        where it has arguments, and its first command alone where it has none."""
+        if self.request is None and self.pending is not None:
+            if " " in self.pending.strip():
+                self.request = self.pending
+            else:
+                self.command = self.command or self.pending
+            self.pending = None
 
     def heard(self, message: Message) -> None:
         """A system line: a local command's output there answers the command waiting."""
