@@ -7,7 +7,8 @@ sessions of their own whose ``parent`` is that key, in all three layouts Claude 
 used: sidechain lines inside the session file (``<parent key>/sidechain-<agentId>``),
 ``agent-<id>.jsonl`` beside it (``<project folder>/agent-<id>``), and
 ``<uuid>/subagents/agent-<id>.jsonl`` (``<parent key>/agent-<id>``; one another sub-agent
-started has that agent's key as its ``parent``). A sub-agent is titled by the
+started has that agent's key as its ``parent``), and the project of its parent, wherever it
+ran (a sub-agent sent into a sub-folder is its parent's work). A sub-agent is titled by the
 ``description`` of the ``Task``/``Agent`` call that started it: its ``agent-<id>.meta.json``
 says it and names the call (``toolUseId``), else the parent's call is found by the
 ``agentId`` its result or its ``progress`` lines name (``claude_code_agents``).
@@ -431,6 +432,7 @@ def _read_agent_file(
         description=(parent.agent_titles.get(agent_id(path)) if parent else None) or internal_title(path),
         seen=seen,
     )
+    builder.parent_project = parent.parent_project or parent.project if parent is not None else None
     read_lines_into(path, builder, None)
     if parent is not None:
         parent.link_agent(builder.key, agent_id(path), None)
@@ -456,6 +458,7 @@ def _subagent_builder(
         description=description or internal_title(path),
         seen=seen,
     )
+    builder.parent_project = parent.parent_project or parent.project if parent is not None else None
     read_lines_into(path, builder, None)
     if parent is not None and not meta.parent_agent_id:  # (a nested agent's call is its parent agent's)
         parent.link_agent(builder.key, agent_id(path), meta.tool_use_id)

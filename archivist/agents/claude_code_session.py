@@ -146,6 +146,9 @@ class Builder:
         self.file = file
         self.parent = parent
         self.fallback_project = fallback_project
+        # a sub-agent's parent's project, where it is known: its project, wherever it ran (a
+        # sub-agent sent into a sub-folder is the parent's work, not a project of its own)
+        self.parent_project: str | None = None
         self.description = description  # a sub-agent's task, its title after the log's own
         self.seen = seen if seen is not None else Seen()
         self.messages: list[Message | Response] = []  # in file order
@@ -410,7 +413,7 @@ class Builder:
             agent=KIND,
             title=short_title(title),
             messages=messages,
-            project=self.project or self.fallback_project,
+            project=self.parent_project or self.project or self.fallback_project,
             models=self.models,
             branch=self.branch,
             started=min(stamps) if stamps else None,
@@ -475,6 +478,7 @@ class Sidechains:
         """The transcripts in order of their first line, told what their parent knows of them."""
         for name, builder in self.by_name.items():
             builder.fallback_project = self.main.project or self.main.fallback_project
+            builder.parent_project = self.main.parent_project or self.main.project
             agent_id = name[len("sidechain-") :]
             builder.description = self.main.agent_titles.get(agent_id)
             self.main.link_agent(builder.key, agent_id, None)
