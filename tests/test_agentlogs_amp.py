@@ -196,3 +196,65 @@ def test_an_image_a_tool_returns_is_an_attachment_and_its_data_never_kept(tmp_pa
     first, second = session.messages[2:]
     assert (first.tool_output, json.loads(second.tool_output)) == ("[image]", {"shot": "[image]"})
     assert [(a.type, a.size) for m in (first, second) for a in m.attachments] == [("image/png", 1508)] * 2
+
+
+def test_a_tool_result_written_twice_is_one_tool_message_with_its_later_state(tmp_path: Path) -> None:
+    """Amp writes a run's result again, under the same toolUseID, in a later user message (a run
+    that waited, then ended) or twice in one: one tool use is one tool message, never two."""
+
+    def result(use: str, run: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "tool_result", "toolUseID": use, "run": run}
+
+    def calls(*uses: str) -> dict[str, Any]:
+        blocks = [{"type": "tool_use", "id": use, "name": "Bash", "input": {"cmd": f"echo {use}"}} for use in uses]
+        return {"role": "assistant", "content": blocks}
+
+    write(
+        tmp_path,
+        "T-1.json",
+        thread(
+            {"role": "user", "content": "run both"},
+            calls("a", "b"),
+            {
+                "role": "user",
+                "content": [
+                    result("a", {"status": "done", "result": {"output": "a", "exitCode": 0}}),
+                    result("b", {"status": "in-progress", "progress": {"output": "b so far"}}),
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "b is still running."}]},
+            {
+                "role": "user",
+                "content": [
+                    result("b", {"status": "done", "result": {"output": "b done", "exitCode": 0}}),
+                    result("a", {"status": "done"}),  # told again with nothing in it: the first stands
+                    {"type": "text", "text": "and now?"},
+                ],
+            },
+            calls("c"),
+            {
+                "role": "user",
+                "content": [
+                    result("c", {"status": "done", "result": {"output": "c", "exitCode": 0}}),
+                    result("c", {"status": "done", "result": {"output": "c", "exitCode": 0}}),
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "run": {"status": "done", "result": "no id"}}]},
+        ),
+    )
+    (session,), problems = read(tmp_path)
+    assert problems == [] and session.problems == []
+    said = [(m.role, m.text or m.tool_output) for m in session.messages]
+    assert said == [
+        ("user", "run both"),
+        ("assistant", ""),
+        ("tool", "a"),
+        ("tool", "b done"),  # where it was first given, in its later state
+        ("assistant", "b is still running."),
+        ("user", "and now?"),
+        ("assistant", ""),
+        ("tool", "c"),
+        ("tool", "no id"),  # a result naming no tool use is kept as it is
+    ]
+    calls_made = sum(len(m.tool_calls) for m in session.messages)
+    assert calls_made == 3 and sum(m.role == "tool" for m in session.messages) == 4

@@ -25,7 +25,9 @@ assistant's text, its thinking apart, its tool calls with the files (``path``, `
 token usage (each assistant message is one model response); each tool result is a tool
 message whose output is the run's result (its text, else its ``output`` or ``content``,
 else the result as JSON; an image in it is an attachment, named by its placeholder), else
-its progress or error. A session starts and ends at its messages' own times, else at the
+its progress or error. A tool use has one tool message: a ``tool_result`` whose ``toolUseID``
+an earlier block already gave (the same run written again in a later user message, or twice
+in one) adds none, and what it says, the run's later state, replaces what the first said. A session starts and ends at its messages' own times, else at the
 thread's ``created``.
 
 Skipped: ``info`` messages (Amp's notes in the thread: summaries, hand-offs), redacted
@@ -138,9 +140,10 @@ def _session(file: Path, root: Root, problems: list[str], relative: str, used: s
         return None
     messages: list[Message] = []
     models: list[str] = []
+    results: dict[str, Message] = {}  # each tool use's result given, by its toolUseID
     skipped = 0
     for item in value["messages"]:
-        found = _messages(item, models) if isinstance(item, dict) else None
+        found = _messages(item, models, results) if isinstance(item, dict) else None
         if found is None:
             skipped += 1
         else:
@@ -178,7 +181,7 @@ def _project(env: Any) -> str | None:
     return cwd or uri_path(tree.get("uri")) or text_or_none(tree.get("displayName"))
 
 
-def _messages(item: dict[str, Any], models: list[str]) -> list[Message] | None:
+def _messages(item: dict[str, Any], models: list[str], results: dict[str, Message]) -> list[Message] | None:
     """A thread message as messages ([] for Amp's own notes); None for one of no known shape."""
     role = item.get("role")
     if role == "info":
@@ -188,7 +191,7 @@ def _messages(item: dict[str, Any], models: list[str]) -> list[Message] | None:
         return None
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     if role == "user":
-        return _user(blocks, iso_utc(_meta(item).get("sentAt")))
+        return _user(blocks, iso_utc(_meta(item).get("sentAt")), results)
     spent = _object(item.get("usage"))
     model = text_or_none(spent.get("model")) or text_or_none(item.get("model"))
     if model and model not in models:
@@ -224,11 +227,13 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _user(blocks: list[Any], timestamp: str | None) -> list[Message]:
-    """A user message: the person's text and images, and one tool message per tool result."""
+def _user(blocks: list[Any], timestamp: str | None, results: dict[str, Message]) -> list[Message]:
+    """A user message: the person's text and images, and one tool message per tool use. A result
+    whose ``toolUseID`` was given before is the same run told again: no second tool message, and
+    what it says (its later state) replaces what the first said, where it says anything."""
     texts: list[str] = []
     attachments: list[Attachment] = []
-    results: list[Message] = []
+    tools: list[Message] = []
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str):
@@ -238,10 +243,19 @@ def _user(blocks: list[Any], timestamp: str | None) -> list[Message]:
             texts.append(attachments[-1].placeholder())
         elif kind == "tool_result":
             output, images = _output(block.get("run"))
-            results.append(Message("tool", "", timestamp, tool_output=output, attachments=images))
+            use = text_or_none(block.get("toolUseID"))
+            given = results.get(use) if use else None
+            if given is not None:
+                if output or images:
+                    given.tool_output, given.attachments = output, images
+                continue
+            message = Message("tool", "", timestamp, tool_output=output, attachments=images)
+            tools.append(message)
+            if use:
+                results[use] = message
     text = "\n\n".join(piece.strip() for piece in texts if piece.strip())
     person = [Message("user", text, timestamp, attachments=attachments)] if text else []
-    return person + results
+    return person + tools
 
 
 def _image(block: dict[str, Any]) -> Attachment:
