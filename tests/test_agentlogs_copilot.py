@@ -425,6 +425,16 @@ def test_a_last_message_date_before_the_session_s_other_times_is_not_taken(tmp_p
     assert (session.started, session.last) == ("2025-11-28T03:20:00Z", "2025-11-28T03:20:00Z")
 
 
+def test_the_sample_cli_session_s_usage_is_its_shutdown_s_totals() -> None:
+    (session,), problems = read(LOGS / "session-state")
+    assert problems == [] and session.title == "Add a health check endpoint that reports the cache's size."
+    assert [m.usage for m in session.messages if m.role == "assistant"] == [
+        Usage(output=61),
+        Usage(output=24),
+        Usage(input=230, output=38, cache_write=13620, cache_read=27400),  # 41250 prompt tokens, 41020 of the cache's
+    ]
+
+
 if __name__ == "__main__":  # python tests/test_agentlogs_copilot.py: write the sample's state.vscdb
     build_sample(Path(sys.argv[1]) if len(sys.argv) > 1 else LOGS / "workspaceStorage" / WORKSPACE)
 
@@ -478,3 +488,116 @@ def test_a_log_whose_reading_stops_is_unread_and_not_read_in_part(
         "s1/events.jsonl: reading stopped (Input/output error)",
     ]
     assert all(isinstance(problem, Unread) for problem in problems)
+
+
+def cli_events(root: Path, name: str, events: list[dict[str, Any]]) -> None:
+    folder = root / "session-state" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "events.jsonl").write_text("\n".join(json.dumps(event) for event in events) + "\n", encoding="utf-8")
+
+
+def said(when: str, content: str) -> dict[str, Any]:
+    return {"type": "user.message", "timestamp": when, "data": {"content": content}}
+
+
+def answered(when: str, content: str, **data: Any) -> dict[str, Any]:
+    return {"type": "assistant.message", "timestamp": when, "data": {"content": content, "toolRequests": [], **data}}
+
+
+def shutdown(when: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "session.shutdown",
+        "timestamp": when,
+        "data": {"shutdownType": "routine", "totalPremiumRequests": 2, "modelMetrics": metrics},
+    }
+
+
+def metric(prompt: int, output: int, read: int = 0, written: int = 0) -> dict[str, Any]:
+    counted = {"inputTokens": prompt, "outputTokens": output, "cacheReadTokens": read, "cacheWriteTokens": written}
+    return {"requests": {"count": 2, "cost": 1}, "usage": counted}
+
+
+def test_the_cli_s_usage_is_each_run_s_totals_by_model_on_its_last_message_of_that_model(tmp_path: Path) -> None:
+    start = {"type": "session.start", "timestamp": "2025-11-28T04:00:00Z", "data": {"selectedModel": "gpt-5"}}
+    change = {"type": "session.model_change", "timestamp": "2025-11-28T04:02:00Z", "data": {"newModel": "claude-x"}}
+    cli_events(
+        tmp_path,
+        "s1",
+        [
+            start,
+            said("2025-11-28T04:00:10Z", "list the routes"),
+            answered("2025-11-28T04:00:20Z", "three routes", outputTokens=30),
+            answered("2025-11-28T04:00:30Z", "and a fourth", outputTokens=10),
+            change,
+            said("2025-11-28T04:02:10Z", "now test them"),
+            answered("2025-11-28T04:02:20Z", "tested"),
+            shutdown(
+                "2025-11-28T04:03:00Z",
+                {
+                    "gpt-5": metric(1000, 50, read=600, written=100),  # input counts the cache's tokens too
+                    "claude-x": metric(500, 70),
+                    "helper-mini": metric(200, 5, read=150),  # a sub-agent's model: no message of its own
+                },
+            ),
+            said("2025-11-29T09:00:00Z", "and the docs"),  # resumed: a new run, a shutdown of its own
+            answered("2025-11-29T09:00:10Z", "done", model="claude-x", outputTokens=8),
+            shutdown("2025-11-29T09:01:00Z", {"claude-x": metric(300, 20, read=250)}),
+        ],
+    )
+    (session,), _ = read(tmp_path)
+    assistants = [message for message in session.messages if message.role == "assistant"]
+    assert [(m.text, m.model, m.timestamp, m.usage) for m in assistants] == [
+        ("three routes", "gpt-5", "2025-11-28T04:00:20Z", Usage(output=30)),
+        ("and a fourth", "gpt-5", "2025-11-28T04:00:30Z", Usage(input=300, output=20, cache_write=100, cache_read=600)),
+        ("tested", "claude-x", "2025-11-28T04:02:20Z", Usage(input=500, output=70)),
+        ("", "helper-mini", "2025-11-28T04:03:00Z", Usage(input=50, output=5, cache_read=150)),
+        ("done", "claude-x", "2025-11-29T09:00:10Z", Usage(input=50, output=20, cache_read=250)),
+    ]
+    assert session.models == ["gpt-5", "claude-x", "helper-mini"]
+    total = sum((m.usage for m in assistants if m.usage), Usage())
+    assert (total.input, total.output, total.cache_read, total.cache_write) == (900, 145, 1000, 100)
+    assert total.cost is None  # the requests' cost is a premium-request multiplier, never dollars
+
+
+def test_a_cli_session_still_running_has_its_messages_output_and_bad_metrics_are_no_usage(tmp_path: Path) -> None:
+    start = {"type": "session.start", "timestamp": "2025-11-28T04:00:00Z", "data": {"selectedModel": "gpt-5"}}
+    cli_events(
+        tmp_path,
+        "running",
+        [start, said("2025-11-28T04:00:10Z", "hi"), answered("2025-11-28T04:00:20Z", "hello", outputTokens=12)],
+    )
+    bad = {"gpt-5": {"usage": {"inputTokens": "many", "outputTokens": -3}}, "": metric(5, 5), "x": "no metric"}
+    cli_events(
+        tmp_path,
+        "stopped",
+        [
+            start,
+            said("2025-11-28T04:00:10Z", "hi"),
+            answered("2025-11-28T04:00:20Z", "hello"),
+            shutdown("2025-11-28T04:01:00Z", bad),
+        ],
+    )
+    sessions, _ = read(tmp_path)
+    by_key = {session.key: session for session in sessions}
+    assert [m.usage for m in by_key["cli/running"].messages] == [None, Usage(output=12)]
+    assert [m.usage for m in by_key["cli/stopped"].messages] == [None, None]
+    assert by_key["cli/stopped"].problems == []
+
+
+@pytest.mark.parametrize(
+    ("requests", "title"),
+    [
+        (["/clear", "/init", "fix the flaky test"], "fix the flaky test"),
+        (["/model gpt-5", "why is the cache stale?"], "why is the cache stale?"),
+        (["/clear", "/init"], "/init: set up the project's instructions file"),
+        (["/usage"], "/usage"),
+        (["/tmp/x.log is huge\nwhy?"], "/tmp/x.log is huge why?"),  # a path that opens a request is no command
+    ],
+)
+def test_a_cli_session_is_titled_by_its_first_request_never_a_command_alone(
+    tmp_path: Path, requests: list[str], title: str
+) -> None:
+    events = [said(f"2025-11-28T04:00:0{n}Z", text) for n, text in enumerate(requests)]
+    cli_events(tmp_path, "s1", [*events, answered("2025-11-28T04:01:00Z", "ok")])
+    (session,), _ = read(tmp_path)
+    assert session.title == title

@@ -1,8 +1,24 @@
 """A Copilot CLI session (``~/.copilot/session-state/<id>/events.jsonl``, as the CLI's SDK writes its
 session events; vscode-copilot-chat ``src/extension/chatSessions/copilotcli`` reads them): ``session.start``
 (the working directory, the model), ``user.message``, ``assistant.message`` (its ``toolRequests`` are
-calls, its ``reasoningText`` thinking) and ``tool.execution_complete`` (a result: a tool message). The
-CLI's ``assistant.usage`` events are ephemeral (never written to the file): no usage is read."""
+calls, its ``reasoningText`` thinking, its ``model`` the model that wrote it), ``tool.execution_complete`` (a
+result: a tool message), ``session.model_change`` (``newModel``: the model from then on) and
+``session.shutdown``.
+
+Usage: the CLI's ``assistant.usage`` events, one per model call, are ephemeral (never written to the file).
+What the file keeps is an ``assistant.message``'s ``outputTokens`` (kept as that message's output) and, at
+each ``session.shutdown`` (one per run of the CLI: a resumed session has one for each), ``modelMetrics``:
+per model, the run's ``usage`` totals (``inputTokens`` counts every prompt token, the cache's too,
+``cacheReadTokens`` and ``cacheWriteTokens`` apart; ``outputTokens`` counts reasoning) and ``requests``
+(``cost`` is a premium-request multiplier, not dollars: never read as a cost). A run's totals of a model,
+less the output its messages already hold, are put on the run's last assistant message of that model, or,
+where the run has none (a model only a sub-agent called), on an assistant message with no text standing
+for that model's calls at the shutdown's time: the totals by day and by model are the log's, the
+split among the run's hours is not known. A session still running (no shutdown yet) has only its
+messages' output.
+
+The title is the first request: a slash command (``/clear``, ``/init``, ``/model gpt-5``) is no request,
+and titles a session only where no request follows it (``/init`` with what it does)."""
 
 from __future__ import annotations
 
@@ -16,13 +32,17 @@ from archivist.agents import (
     Session,
     ToolCall,
     Unread,
+    Usage,
     iso_utc,
     json_value,
     lines,
     named_files,
     short_title,
     text_or_none,
+    usage,
+    whole_count,
 )
+from archivist.agents.claude_code_titles import COMMANDS, command_title, is_slash_command
 
 KIND = "copilot"
 
@@ -34,6 +54,8 @@ def cli_session(file: Path, unread: list[str]) -> Session | None:
     skipped: dict[str, int] = {}
     messages: list[Message] = []
     models: list[str] = []
+    model: str | None = None  # the model in use, as the session's start or its last change says
+    run = 0  # where the messages of the CLI's current run begin (after the last shutdown)
     project = None
     times: list[str] = []
     try:
@@ -57,8 +79,9 @@ def cli_session(file: Path, unread: list[str]) -> Session | None:
                 if kind == "session.start":
                     context = _mapping(data.get("context"))
                     project = text_or_none(context.get("cwd")) or project
-                    model = text_or_none(data.get("selectedModel"))
-                    models += [model] if model and model not in models else []
+                    model = _model(data.get("selectedModel"), models) or model
+                elif kind == "session.model_change":
+                    model = _model(data.get("newModel"), models) or model
                 elif kind == "user.message" and text_or_none(data.get("content")):
                     messages.append(Message("user", str(data["content"]).strip(), when))
                 elif kind == "assistant.message":
@@ -66,7 +89,12 @@ def cli_session(file: Path, unread: list[str]) -> Session | None:
                     calls = [_call(request) for request in requests if isinstance(request, dict)]
                     text = text_or_none(data.get("content")) or ""
                     thinking = text_or_none(data.get("reasoningText")) or ""
-                    messages.append(Message("assistant", text, when, models[-1] if models else None, calls, thinking))
+                    said = _model(data.get("model"), models) or model
+                    messages.append(Message("assistant", text, when, said, calls, thinking))
+                    messages[-1].usage = usage(output=data.get("outputTokens"))
+                elif kind == "session.shutdown":
+                    _shutdown(_mapping(data.get("modelMetrics")), messages, run, when, models)
+                    run = len(messages)
                 elif kind == "tool.execution_complete":
                     content = _mapping(data.get("result")).get("content")
                     messages.append(
@@ -78,12 +106,11 @@ def cli_session(file: Path, unread: list[str]) -> Session | None:
     problems += [f"{count} line(s) skipped: {reason}" for reason, count in skipped.items()]
     if not any(message.text for message in messages):
         return None
-    first = next((message.text for message in messages if message.role == "user"), "")
     times.sort()
     return Session(
         key=f"cli/{file.parent.name}",
         agent=KIND,
-        title=short_title(first),
+        title=short_title(_title([message.text for message in messages if message.role == "user"])),
         messages=messages,
         project=project,
         models=models,
@@ -92,6 +119,49 @@ def cli_session(file: Path, unread: list[str]) -> Session | None:
         files=[file],
         problems=problems,
     )
+
+
+def _title(requests: list[str]) -> str:
+    """The first request that is no slash command; else the first command whose work is known
+    (``/init``, said with what it does), else the first command."""
+    first = next((text for text in requests if not is_slash_command(text)), None)
+    if first is not None or not requests:
+        return first or ""
+    return next((command_title(text) for text in requests if text.strip() in COMMANDS), requests[0])
+
+
+def _model(value: Any, models: list[str]) -> str | None:
+    """A model the log names, added to the session's models; None where it names none."""
+    model = text_or_none(value)
+    if model and model not in models:
+        models.append(model)
+    return model
+
+
+def _shutdown(metrics: dict[str, Any], messages: list[Message], run: int, when: str | None, models: list[str]) -> None:
+    """A run's ``modelMetrics``: each model's totals, less the output its messages hold, put on the
+    run's last assistant message of that model (or on a message standing for its calls)."""
+    for name, metric in metrics.items():
+        model = _model(name, models)
+        counted = _mapping(_mapping(metric).get("usage"))
+        if not model or not counted:
+            continue
+        read, written = whole_count(counted.get("cacheReadTokens")), whole_count(counted.get("cacheWriteTokens"))
+        prompt = whole_count(counted.get("inputTokens"))
+        own = [message for message in messages[run:] if message.role == "assistant" and message.model == model]
+        said = sum(message.usage.output for message in own if message.usage)
+        rest = usage(
+            input=prompt - read - written if prompt >= read + written else prompt,
+            output=max(0, whole_count(counted.get("outputTokens")) - said),
+            cache_write=written,
+            cache_read=read,
+        )
+        if rest is None:
+            continue
+        if not own:
+            messages.append(Message("assistant", "", when, model))
+            own = [messages[-1]]
+        own[-1].usage = (own[-1].usage or Usage()) + rest
 
 
 def _call(request: dict[str, Any]) -> ToolCall:
