@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from archivist.agents import continue_dev
+from archivist.agents import Usage, continue_dev
 
 
 def write(folder: Path, sid: str, session: object, listed: list | None = None) -> Path:
@@ -106,3 +106,62 @@ def test_a_source_that_is_not_continue_s_says_what_was_expected(tmp_path: Path) 
     assert "holds no Continue session" in (continue_dev.check(tmp_path / "empty") or "")
     assert "is not a Continue session" in (continue_dev.check(tmp_path / "other.json") or "")
     assert "does not exist" in (continue_dev.check(tmp_path / "nowhere") or "")
+
+
+def answer_with(text: str, prompt: int, completion: int, cached: int = 0, written: int = 0) -> dict:
+    answer = item("assistant", text)
+    details = {"cachedTokens": cached, "cacheWriteTokens": written}
+    answer["message"]["usage"] = {
+        "promptTokens": prompt,
+        "completionTokens": completion,
+        "promptTokensDetails": details,
+    }
+    return answer
+
+
+def test_the_command_line_s_session_usage_beyond_its_answers_and_its_cost_go_on_the_last_answer(tmp_path: Path) -> None:
+    history = [item("user", "add a retry"), answer_with("Added.", 5000, 120, 4000, 300), item("assistant", "Tested.")]
+    totals = {  # both answers, and a compaction no message keeps
+        "promptTokens": 9000,
+        "completionTokens": 300,
+        "promptTokensDetails": {"cachedTokens": 7000, "cacheWriteTokens": 500},
+        "totalCost": 0.0421,
+    }
+    write(
+        tmp_path,
+        "s1",
+        {"sessionId": "s1", "title": "Retry", "workspaceDirectory": "/srv/app", "history": history, "usage": totals},
+    )
+    (session,), problems = read(tmp_path)
+    assert problems == [] and [m.usage for m in session.messages] == [
+        None,
+        Usage(input=1000, output=120, cache_write=300, cache_read=4000),
+        Usage(input=1000, output=180, cache_write=200, cache_read=3000, cost=0.0421),
+    ]
+    total = sum((m.usage for m in session.messages if m.usage), Usage())
+    assert (total.input + total.cache_read, total.output, total.cache_write) == (9000, 300, 500)
+
+
+def test_a_session_usage_its_answers_already_hold_adds_only_its_cost_and_a_bad_one_nothing(tmp_path: Path) -> None:
+    held = {
+        "promptTokens": 5000,
+        "completionTokens": 120,
+        "promptTokensDetails": {"cachedTokens": 4000},
+        "totalCost": 0.01,
+    }
+    history = [item("user", "go"), answer_with("Done.", 5000, 120, 4000)]
+    write(tmp_path, "s1", {"sessionId": "s1", "title": "t", "history": history, "usage": held})
+    bad = {"promptTokens": "many", "completionTokens": -4, "totalCost": float("inf")}
+    write(
+        tmp_path,
+        "s2",
+        {"sessionId": "s2", "title": "t", "history": [item("user", "go"), item("assistant", "ok")], "usage": bad},
+    )
+    write(
+        tmp_path,
+        "s3",
+        {"sessionId": "s3", "title": "t", "history": [item("user", "go"), item("assistant", "ok")], "usage": [1]},
+    )
+    (first, second, third), problems = read(tmp_path)
+    assert first.messages[-1].usage == Usage(input=1000, output=120, cache_read=4000, cost=0.01)
+    assert second.messages[-1].usage is None and third.messages[-1].usage is None and problems == []

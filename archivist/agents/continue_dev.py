@@ -19,6 +19,13 @@ one session file.
   its ``dateCreated`` in ``sessions.json`` (ms, as a string) and ends at its last reasoning's
   end, else where it starts: never at the file's modification time.
 - The title: the session's, else (Continue's default "New Session") the first request.
+- Usage: an assistant message's ``usage`` is that answer's (OpenAI's counts: ``promptTokens``
+  counts ``promptTokensDetails.cachedTokens``). The command line also keeps the session's
+  ``usage`` (``extensions/cli/src/session.ts``: every model call's counts added up, those no
+  message keeps too, such as a compaction's, and ``totalCost``, the dollars it priced them
+  at). What it counts beyond its messages' usage, and its cost, are put on the session's last
+  assistant message: the totals by day are the log's, their split among the session's
+  answers is not known where no message says it.
 
 Skipped: the context items attached to a request (whole files, kept by the editor), the
 editor's state, the prompt logs' prompts. The sessions of Continue's first, Python server
@@ -139,6 +146,7 @@ def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str])
     if not any(message.text for message in messages):
         problems.append(f"{file.name}: no message to read")
         return None
+    _session_usage(value.get("usage"), messages)
     started = iso_utc(entry.get("dateCreated"))
     times = sorted(time for time in [started, *(message.timestamp for message in messages)] if time)
     title = text_or_none(value.get("title"))
@@ -237,6 +245,26 @@ def _usage(given: Any) -> Usage | None:
         cache_write=details.get("cacheWriteTokens"),
         cache_read=cached,
     )
+
+
+def _session_usage(given: Any, messages: list[Message]) -> None:
+    """The session's ``usage`` (the command line's): what it counts beyond its answers' usage,
+    and its ``totalCost``, added to its last assistant message."""
+    total = _usage(given)
+    answers = [message for message in messages if message.role == "assistant"]
+    if not isinstance(given, dict) or not answers:
+        return
+    held = sum((message.usage for message in answers if message.usage), Usage())
+    total = total or Usage()
+    rest = usage(
+        input=max(0, total.input - held.input),
+        output=max(0, total.output - held.output),
+        cache_write=max(0, total.cache_write - held.cache_write),
+        cache_read=max(0, total.cache_read - held.cache_read),
+        cost=given.get("totalCost"),
+    )
+    if rest is not None:
+        answers[-1].usage = (answers[-1].usage or Usage()) + rest
 
 
 def _call(call: dict[str, Any]) -> ToolCall:
