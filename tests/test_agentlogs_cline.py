@@ -116,10 +116,14 @@ def test_the_samples_index_and_are_found_by_their_words(tmp_path: Path) -> None:
         backoff = archive.search({"query": "backs off", "mode": "keyword", "agents": "cline", "output": "full"})
         february = archive.search({"query": "february", "mode": "keyword", "output": "full"})
         tests = archive.search({"query": "tests pass", "mode": "keyword", "roles": "assistant", "output": "full"})
+        by_agent = {row["key"]: row for row in archive.run("usage", {"group_by": "agent"})}
     assert [hit["entity_type"] for hit in backoff["results"]] == ["cline"]
     assert [hit["entity_type"] for hit in february["results"]] == ["roo-code"]
     assert {hit["entity_type"] for hit in tests["results"]} == {"cline", "roo-code"}
     assert all(hit["message"]["role"] == "assistant" for hit in tests["results"])
+    # each request's tokens, from the panel's api_req_started messages, whether the conversation
+    # was read from its file or from the panel
+    assert by_agent["cline"]["input_tokens"] == 12450 and by_agent["roo-code"]["input_tokens"] == 9120 + 9260
 
 
 @pytest.mark.skipif(os.name == "nt", reason="permissions")

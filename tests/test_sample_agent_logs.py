@@ -29,7 +29,7 @@ COUNTS = {
     "specstory": 1,
     "llm": 2,
     "cline": 1,
-    "roo-code": 1,
+    "roo-code": 2,  # a task with its conversation file, and one with only its panel
     "continue": 1,
     "opencode": 3,
     "copilot": 4,
@@ -226,24 +226,46 @@ def test_cline_a_task_in_the_xml_tool_format_with_its_workspace_from_the_task_li
         "replace_in_file",
         "execute_command",
         "attempt_completion",
+        "attempt_completion",
     ]
     assert files(task) == ["src/net/retry.ts", "src/net/retry.ts"] and commands(task) == ["npm test -- retry"]
-    assert [message.role for message in task.messages] == ["user", *["assistant", "tool"] * 3, "assistant"]
+    roles = ["user", *["assistant", "tool"] * 4, "user", "assistant", "system", "assistant"]
+    assert [message.role for message in task.messages] == roles
+    # the feedback on the completion is the person's; the notice that no tool was used, the extension's
+    assert (
+        task.messages[9].text.startswith("Also log each retry's delay")
+        and "<feedback>" not in task.messages[8].tool_output
+    )
+    assert (
+        task.messages[11].text.startswith("[ERROR] You did not use a tool") and "Reminder" not in task.messages[11].text
+    )
     assert not any("<environment_details>" in message.text or "<task>" in message.text for message in task.messages)
     assert task.messages[1].thinking == "Read the helper before changing it."
     assert "PASS src/net/retry.test.ts" in task.messages[6].tool_output and task.messages[6].text == ""
-    assert task.messages[-1].text.startswith("The retry helper now waits 1, 2, 4, 8")  # what the completion says
-    assert (task.started, task.last) == ("2025-11-23T12:13:20Z", "2025-11-23T12:13:56Z")
+    assert task.messages[7].text.startswith("The retry helper now waits 1, 2, 4, 8")  # what the completion says
+    assert (task.started, task.last) == ("2025-11-23T12:13:20Z", "2025-11-23T12:14:10Z")
 
 
-def test_roo_code_a_task_with_native_tool_calls_and_reasoning():
-    (task,) = read_sessions("roo-code")
+def test_roo_code_a_task_with_native_tool_calls_and_reasoning_and_one_read_from_its_panel():
+    task, panel = read_sessions("roo-code")
     assert task.project == "/home/ana/projects/ledger" and task.models == []  # Roo keeps no model id
     assert task.title == "Why does the monthly report show February twice? Find the bug in src/report.py."
     assert [call.name for call in calls(task)] == ["read_file", "apply_diff", "execute_command"]
     assert commands(task) == ["python -m pytest tests/test_report.py -q"]
     assert task.messages[1].thinking.startswith("A month loop that adds 30 days")
     assert [message.tool_output for message in task.messages if message.role == "tool"][-1] == "4 passed in 0.21s"
+    assert [message.role for message in panel.messages] == [
+        "user",
+        *["assistant"] * 3,
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert [call.name for call in calls(panel)] == ["readFile", "appliedDiff", "execute_command"]
+    assert panel.messages[1].thinking == "Read the defaults before renaming the key."
+    assert panel.messages[4].text == "Keep reading the old name for one release, with a warning."
+    assert sum(message.usage.input for message in panel.messages if message.usage) == 9260  # as its task list says
 
 
 def test_continue_a_session_with_its_workspace_uri_and_reasoning_times():
