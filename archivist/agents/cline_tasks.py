@@ -260,8 +260,8 @@ def _task(folder: Path, kind: str, root: Root, listed: dict[str, dict[str, Any]]
     skipped: dict[str, int] = {}
     messages: list[Message] = []
     models: list[str] = []
-    entry = listed.get(folder.name) or (item if isinstance(item, dict) else {})
-    project = text_or_none(entry.get("cwdOnTaskInitialization")) or text_or_none(entry.get("workspace"))
+    listing = listed.get(folder.name) or (item if isinstance(item, dict) else {})
+    project = text_or_none(listing.get("cwdOnTaskInitialization")) or text_or_none(listing.get("workspace"))
     for raw in history or []:
         if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant"):
             skipped["record of no known shape"] = skipped.get("record of no known shape", 0) + 1
@@ -276,7 +276,7 @@ def _task(folder: Path, kind: str, root: Root, listed: dict[str, dict[str, Any]]
         messages = _panel_messages(panel, models, skipped)
     if not messages:
         return None
-    _listed_usage(messages, entry)
+    _listed_usage(messages, listing)
     usages = metadata.get("model_usage") if isinstance(metadata, dict) else None
     for entry in usages if isinstance(usages, list) else []:
         model = text_or_none(entry.get("model_id")) if isinstance(entry, dict) else None
