@@ -204,7 +204,7 @@ def check(path: str | Path, expected: str) -> str | None:
     if not path.is_dir():
         return f"{path} is not a folder: expected {expected}."
     if not task_folders(Root(path)):
-        return f"{path} holds no task folder (tasks/<id>/ with {HISTORY}): expected {expected}."
+        return f"{path} holds no task folder (tasks/<id>/ with {HISTORY} or {UI}): expected {expected}."
     return None
 
 
