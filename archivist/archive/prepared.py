@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 # 2: the body is the opening prompt, messages searched one by one; 3: agent and project words
 # by date; 4: role words (a message's role; a session's, those of its messages); 5: token usage
 # and attachments of each message, a session's usage totalled; 6: the tools a session used, as words;
-# 7: the cache's one-hour writes apart, a Claude Code sub-agent's project its parent's
+# 7: the cache's one-hour writes apart, a Claude Code sub-agent's project its parent's (every source
+# read again, so the readers' repairs of this version reach what is stored)
 LAYOUT = 7
 
 
