@@ -12,7 +12,14 @@ every system), as its own code writes it (sst/opencode ``packages/opencode/src/s
   ``message/<session id>/<message id>.json`` and ``part/<message id>/<part id>.json``. A
   session the database holds too is read from the database.
 
-The source is that folder, its ``storage`` folder, or one database. A message is a user's
+The older Go OpenCode (opencode-ai/opencode, archived) kept each project's sessions in that
+project's ``.opencode/opencode.db``, with tables ``sessions`` and ``messages`` of the shape its
+successor Crush kept: a database of those tables is read as ``archivist.agents.crush_store``
+reads Crush's (the project: the folder holding ``.opencode``). It is read here, not as a kind of
+its own, because a user gives either OpenCode's folder as an ``opencode`` source, and the tables
+tell which OpenCode wrote it.
+
+The source is that folder, its ``storage`` folder, a project's ``.opencode`` folder, or one database. A message is a user's
 or an assistant's (``modelID``: the models); its parts in order: ``text`` (a ``synthetic``
 one, written by OpenCode itself, is left out), ``reasoning`` (thinking), ``tool`` (a call
 with the ``filePath`` or ``path`` and the ``command`` of its input, its output a tool
@@ -53,6 +60,7 @@ from archivist.agents import (
     Unread,
     Usage,
     attachment,
+    crush_store,
     databases,
     is_dir,
     is_file,
@@ -71,7 +79,10 @@ from archivist.agents import (
 )
 
 KIND = "opencode"
-EXPECTED = "OpenCode's data folder (~/.local/share/opencode), its storage folder, or its opencode.db"
+EXPECTED = (
+    "OpenCode's data folder (~/.local/share/opencode), its storage folder, or its opencode.db "
+    "(or the Go OpenCode's .opencode folder in a project)"
+)
 TABLES = frozenset({"session", "message", "part"})
 DEFAULT_TITLES = ("New session - ", "Child session - ")
 DATABASE = "opencode.db"
@@ -94,7 +105,7 @@ def check(path: str | Path) -> str | None:
         found = databases.tables_of(path)
         if isinstance(found, str):
             return f"{found}: expected {EXPECTED}."
-        if not found >= TABLES:
+        if not found >= TABLES and not crush_store.is_store(found):
             return f"{path} has no session, message and part tables: expected {EXPECTED}."
         return None
     root = Root(path)
@@ -103,7 +114,7 @@ def check(path: str | Path) -> str | None:
     reasons = []
     for database in _databases(root):
         found = databases.tables_of(database)
-        if isinstance(found, str) or found >= TABLES:
+        if isinstance(found, str) or found >= TABLES or crush_store.is_store(found):
             return None  # (OpenCode's, or damaged: told when it is read, and the rest of the source is read)
         reasons.append(f"{database} has no session, message and part tables")
     if reasons:
@@ -179,7 +190,11 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
         return
     with databases.reading(database, root.problems):
         with closing(databases.connect(database, root.problems)) as connection:
-            if not databases.tables(connection) >= TABLES:
+            found = databases.tables(connection)
+            if not found >= TABLES and crush_store.is_store(found):
+                yield from crush_store.sessions(connection, database, KIND)  # (the Go OpenCode's)
+                return
+            if not found >= TABLES:
                 root.problems.append(f"{database.name}: no session, message and part tables: not read")
                 return
             rows = connection.execute(

@@ -1,0 +1,258 @@
+"""The SQLite store that Crush and the older Go OpenCode share: its ``sessions`` and ``messages`` tables.
+
+Crush (charmbracelet/crush) began as a fork of the Go OpenCode (opencode-ai/opencode, archived),
+and both keep a project's sessions in one database in a folder of that project: ``.crush/crush.db``
+and ``.opencode/opencode.db``. The shape read here is theirs, as their own code writes it
+(charmbracelet/crush ``internal/db/migrations/20250424200609_initial.sql``, ``internal/db/models.go``,
+``internal/message/message.go`` and ``content.go``; the Go OpenCode's ``internal/message/message.go``
+marshals the same parts):
+
+- ``sessions``: ``id``, ``parent_session_id`` (a sub-agent's session: its id is the id of the
+  ``agent`` tool call that started it), ``title``, ``prompt_tokens``, ``completion_tokens``,
+  ``cost``, ``created_at`` and ``updated_at`` (Unix seconds);
+- ``messages``: ``id``, ``session_id``, ``role`` (``user``, ``assistant``, ``tool``, ``system``),
+  ``model``, ``created_at`` and ``parts``, a JSON list of ``{"type": …, "data": {…}}``:
+  ``text`` (``text``; one marked ``hidden`` is a continuation Crush wrote itself, left out),
+  ``reasoning`` (``thinking``), ``tool_call`` (``id``, ``name``, ``input``: the arguments as a JSON
+  text), ``tool_result`` (``content``: the output, a ``tool`` message), ``image_url`` (``url``) and
+  ``binary`` (``Path``, ``MIMEType``, ``Data``: an attachment, ``[image: NAME]`` in the text, its
+  data never kept), ``finish`` (the reason a response ended: bookkeeping, skipped).
+
+Columns are looked for, never assumed from a version: a column a version lacks reads as nothing.
+A tool call keeps its name, the files its input names (``file_path``, ``path``) and the
+``command`` it ran (``bash``). The models are the messages' ``model``. The title is the session's,
+unless it is the default ("New Session", "New Agent Session"): then the first request. The project
+is the folder that holds the ``.crush`` (or ``.opencode``) folder the database is in.
+
+Usage: neither program records a response's tokens on its message; a session holds only
+``cost``, the sum over its responses, and ``prompt_tokens`` and ``completion_tokens``, which each
+response overwrites (those of its last response, the cache's tokens counted in them). They are put
+on the session's last assistant message, as one usage: its cost is the whole session's, its tokens
+only the last response's (the others' are recorded nowhere).
+
+A message whose parts are not JSON, or over ``databases.MAX_VALUE_BYTES``, a part of no known type,
+and a message of no known role are skipped and counted in the session's problems. A session is
+held whole (each record at most 64 MB); one with no message that holds text is not yielded (a
+session Crush made only to ask for a title holds none).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import (
+    ROLES,
+    Attachment,
+    Message,
+    NotJSON,
+    Session,
+    ToolCall,
+    attachment,
+    databases,
+    iso_utc,
+    json_value,
+    named_files,
+    short_title,
+    text_or_none,
+    url_attachment,
+    usage,
+)
+
+TABLES = frozenset({"sessions", "messages"})
+DATA_FOLDERS = (".crush", ".opencode")  # the folder of a project that holds its database
+DEFAULT_TITLES = frozenset({"New Session", "New Agent Session"})
+FILE_KEYS = ("file_path", "path")
+ROWIDS_AT_ONCE = 200  # the messages asked for by one query
+INLINE_BYTES = 64 * 1024  # a message's parts larger than this are read alone, when their turn comes
+SESSION_COLUMNS = ("id", "parent_session_id", "title", "prompt_tokens", "completion_tokens", "cost")
+MESSAGE_COLUMNS = ("role", "model", "created_at")
+
+
+def project_of(database: Path) -> str | None:
+    """The project a database is of: the folder holding its ``.crush`` or ``.opencode`` folder."""
+    folder = Path(os.path.abspath(database)).parent
+    return str(folder.parent) if folder.name in DATA_FOLDERS else None
+
+
+def is_store(tables: set[str]) -> bool:
+    """Whether a database's tables are this store's."""
+    return tables >= TABLES
+
+
+def sessions(connection: sqlite3.Connection, database: Path, agent: str) -> Iterator[Session]:
+    """The sessions of an open store, in the order they began, each read as its turn comes."""
+    session_columns = _columns(connection, "sessions")
+    message_columns = _columns(connection, "messages")
+    selected = ", ".join(_column(name, session_columns) for name in SESSION_COLUMNS)
+    times = ", ".join(_column(name, session_columns) for name in ("created_at", "updated_at"))
+    order = "created_at, rowid" if "created_at" in session_columns else "rowid"
+    rows = connection.execute(f"SELECT {selected}, {times} FROM sessions ORDER BY {order}").fetchall()
+    keys = {row[0] for row in rows if isinstance(row[0], str)}
+    message_order = "created_at, rowid" if "created_at" in message_columns else "rowid"
+    if "session_id" not in message_columns:
+        return
+    by_session = databases.rowids_by(connection, "messages", "session_id", message_order)
+    project = project_of(database)
+    for key, parent, title, prompt, completion, cost, created, updated in rows:
+        if not isinstance(key, str) or not key.strip():
+            continue  # (no id, or one that is none of theirs: nothing is linked to it)
+        problems: list[str] = []
+        records = _messages(connection, message_columns, by_session.pop(key, []), problems)
+        messages, models = _read(records, keys, problems)
+        if not any(message.text for message in messages):
+            continue
+        last = next((message for message in reversed(messages) if message.role == "assistant"), None)
+        if last is not None:
+            last.usage = usage(input=prompt, output=completion, cost=cost)
+        stamps = sorted(
+            stamp for stamp in [*(m.timestamp for m in messages), iso_utc(created), iso_utc(updated)] if stamp
+        )
+        named = text_or_none(title)
+        if named is None or named in DEFAULT_TITLES:
+            named = next((m.text for m in messages if m.role == "user" and m.text), "")
+        yield Session(
+            key=key,
+            agent=agent,
+            title=short_title(named),
+            messages=messages,
+            project=project,
+            models=models,
+            started=stamps[0] if stamps else None,
+            last=stamps[-1] if stamps else None,
+            files=[database],
+            problems=problems,
+            parent=text_or_none(parent),
+        )
+
+
+def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in connection.execute(f'PRAGMA table_info("{table}")').fetchall()}
+
+
+def _column(name: str, present: set[str]) -> str:
+    if name not in present:
+        return "NULL"
+    if name in ("id", "parent_session_id", "role", "model"):
+        return databases.bounded(name, databases.MAX_ID_BYTES)
+    if name == "title":
+        return databases.bounded(name)
+    return f'"{name}"'
+
+
+def _messages(
+    connection: sqlite3.Connection, present: set[str], rowids: list[int], problems: list[str]
+) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """A session's messages (their rowids) in order, as ``role``, ``model``, ``created_at`` and the
+    parts' JSON value (None: not read, told in ``problems``), read as they are taken: parts over
+    ``INLINE_BYTES`` alone, when their turn comes."""
+    columns = ", ".join(_column(name, present) for name in MESSAGE_COLUMNS)
+    parts = "parts" if "parts" in present else None
+    inline = f"{databases.bounded(parts, INLINE_BYTES)}, typeof(parts)" if parts else "NULL, 'null'"
+    alone = f"SELECT {databases.bounded('parts')} FROM messages WHERE rowid = ?"
+    for start in range(0, len(rowids), ROWIDS_AT_ONCE):
+        chunk = rowids[start : start + ROWIDS_AT_ONCE]
+        query = f"SELECT rowid, {columns}, {inline} FROM messages WHERE rowid IN ({', '.join('?' * len(chunk))})"
+        found = {row[0]: row[1:] for row in connection.execute(query, chunk).fetchall()}
+        for rowid in chunk:
+            if rowid not in found:
+                continue
+            role, model, created, data, stored = found.pop(rowid)
+            if data is None and stored != "null":
+                data = (connection.execute(alone, [rowid]).fetchone() or [None])[0]
+                if data is None:
+                    problems.append(f"a message not read: its parts are over {databases.MAX_VALUE_BYTES // 2**20} MB")
+                    continue
+            try:
+                value = json_value(data) if isinstance(data, str | bytes) else None
+            except NotJSON as error:
+                problems.append(f"a message not read: {error}")
+                continue
+            yield role, model, created, value
+
+
+def _read(
+    records: Iterator[tuple[Any, Any, Any, Any]], sessions: set[str], problems: list[str]
+) -> tuple[list[Message], list[str]]:
+    """A session's messages and the models they name, of its records in order."""
+    messages: list[Message] = []
+    models: list[str] = []
+    skipped = {"message": 0, "part": 0}
+    for role, model, created, parts in records:
+        if role not in ROLES or not isinstance(parts, list):
+            skipped["message"] += 1
+            continue
+        timestamp = iso_utc(created)
+        named = text_or_none(model) if role == "assistant" else None
+        if named and named not in models:
+            models.append(named)
+        texts: list[str] = []
+        thinking: list[str] = []
+        calls: list[ToolCall] = []
+        outputs: list[str] = []
+        attached: list[Attachment] = []
+        for part in parts:
+            kind = part.get("type") if isinstance(part, dict) else None
+            data = part.get("data") if isinstance(part, dict) else None
+            if not isinstance(data, dict):
+                skipped["part"] += 1
+            elif kind == "text":
+                if isinstance(data.get("text"), str) and not data.get("hidden"):
+                    texts.append(data["text"].strip())
+            elif kind == "reasoning":
+                if isinstance(data.get("thinking"), str):
+                    thinking.append(data["thinking"].strip())
+            elif kind == "tool_call":
+                calls.append(_call(data, sessions))
+            elif kind == "tool_result":
+                content = data.get("content")
+                if isinstance(content, str) and content.strip():
+                    outputs.append(content.strip())
+            elif kind in ("image_url", "binary"):
+                found = (
+                    url_attachment(data.get("url"))
+                    if kind == "image_url"
+                    else attachment(data.get("MIMEType"), data.get("Path"), data=data.get("Data"))
+                )
+                attached.append(found)
+                texts.append(found.placeholder())
+            elif kind != "finish":
+                skipped["part"] += 1
+        if role != "tool" or texts or calls:
+            messages.append(
+                Message(
+                    role,
+                    "\n\n".join(text for text in texts if text),
+                    timestamp,
+                    named,
+                    calls,
+                    thinking="\n\n".join(text for text in thinking if text),
+                    attachments=attached,
+                )
+            )
+        messages.extend(Message("tool", "", timestamp, tool_output=output) for output in outputs)
+    problems.extend(f"{count} {what}(s) of no known shape skipped" for what, count in skipped.items() if count)
+    return messages, models
+
+
+def _call(data: dict[str, Any], sessions: set[str]) -> ToolCall:
+    """A ``tool_call`` part: its name, the files and command of its input (a JSON text), and the
+    session it started where one has its id (Crush's and OpenCode's ``agent`` tool)."""
+    arguments: Any = data.get("input")
+    if isinstance(arguments, str):
+        try:
+            arguments = json_value(arguments)
+        except NotJSON:
+            arguments = None
+    arguments = arguments if isinstance(arguments, dict) else {}
+    command = arguments.get("command")
+    identity = data.get("id")
+    return ToolCall(
+        name=text_or_none(data.get("name")) or "tool",
+        files=named_files(arguments, FILE_KEYS),
+        commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
+        agent=identity if isinstance(identity, str) and identity in sessions else None,
+    )
