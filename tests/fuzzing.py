@@ -1307,6 +1307,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "cline": frozenset({JSON_DOCUMENT}),
     "codex": frozenset({JSONL}),
     "continue": frozenset({JSON_DOCUMENT}),
+    "crush": frozenset({SQLITE}),
     "copilot": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
     "cursor": frozenset({JSON_DOCUMENT, SQLITE}),
     "gemini-cli": frozenset({JSON_DOCUMENT, TEXT}),
