@@ -31,6 +31,7 @@ COUNTS = {
     "cline": 1,
     "roo-code": 2,  # a task with its conversation file, and one with only its panel
     "continue": 1,
+    "crush": 2,  # a session and its sub-agent
     "opencode": 3,
     "copilot": 4,
     "goose": 2,
