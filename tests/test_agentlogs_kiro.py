@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +185,6 @@ def test_the_1_0_sessions_are_read_from_their_event_logs(tmp_path: Path) -> None
             b'{"id": "y", "payload": {"type": "assistant", "content": "still writ',
         ),
     )
-    dump(tmp_path / ".kiro" / "sessions" / "cli" / "5f1c.jsonl", '{"version": "v1", "kind": "Prompt"}\n')
     (session,), problems = read(tmp_path / ".kiro")
     assert problems == [] and (session.key, session.title, session.project) == (
         "sess_6329c3e3",
@@ -206,7 +207,6 @@ def test_the_1_0_sessions_are_read_from_their_event_logs(tmp_path: Path) -> None
         "1 line not valid UTF-8: decoded with replacement characters",
     ]
     assert (session.started, session.last, session.models) == ("2026-09-30T05:30:00Z", "2026-09-30T05:30:05Z", ["auto"])
-    assert "holds the Kiro CLI's sessions" in (kiro.check(tmp_path / ".kiro" / "sessions" / "cli") or "")
     assert kiro.check(folder / "session.json") is None and kiro.check(folder) is None
 
 
@@ -310,3 +310,300 @@ def test_an_image_a_tool_returns_is_an_attachment_and_its_data_never_kept(tmp_pa
     assert json.loads(first.tool_output) == ["[image]", {"json": {"path": "shot.png"}}]
     assert second.tool_output == "and\n[image]"
     assert [(a.type, a.size) for m in (first, second) for a in m.attachments] == [("image/png", 1508)] * 2
+
+
+# -- the Kiro CLI ------------------------------------------------------------------------------------
+
+
+def record(kind: str, message_id: str, *content: Any, **data: Any) -> dict[str, Any]:
+    return {"version": "v1", "kind": kind, "data": {"message_id": message_id, "content": list(content), **data}}
+
+
+def text(value: Any) -> dict[str, Any]:
+    return {"kind": "text", "data": value}
+
+
+def jsonl(*records: Any) -> bytes:
+    return b"".join(item if isinstance(item, bytes) else json.dumps(item).encode() + b"\n" for item in records)
+
+
+def test_the_kiro_cli_s_sessions_are_read_with_their_companion_file(tmp_path: Path) -> None:
+    cli = tmp_path / ".kiro" / "sessions" / "cli"
+    dump(
+        cli / "7c1e.jsonl",
+        jsonl(
+            record("Prompt", "p1", text("why does the build fail?"), meta={"timestamp": 1779949360.42}),
+            record(
+                "AssistantMessage",
+                "a1",
+                {"kind": "thinking", "data": {"text": "The log says a path."}},
+                text("Reading the config."),
+                {
+                    "kind": "toolUse",
+                    "data": {
+                        "toolUseId": "t1",
+                        "name": "fs_read",
+                        "input": {"operations": [{"mode": "Line", "path": "build.toml"}]},
+                    },
+                },
+                {
+                    "kind": "toolUse",
+                    "data": {
+                        "toolUseId": "t2",
+                        "name": "shell",
+                        "input": {"command": "make", "__tool_use_purpose": "build"},
+                    },
+                },
+                {
+                    "kind": "toolUse",
+                    "data": {
+                        "toolUseId": "t3",
+                        "name": "write",
+                        "input": {"command": "strReplace", "path": "build.toml"},
+                    },
+                },
+            ),
+            record(
+                "ToolResults",
+                "r1",
+                {"kind": "toolResult", "data": {"toolUseId": "t1", "status": "success", "content": [text("[paths]")]}},
+                {
+                    "kind": "toolResult",
+                    "data": {
+                        "toolUseId": "t2",
+                        "status": "success",
+                        "content": [{"kind": "json", "data": {"exit_status": "exit status: 0", "stdout": "ok\n"}}],
+                    },
+                },
+            ),
+            record("AssistantMessage", "a2", text("The path was wrong; fixed.")),
+            {"version": "v1", "kind": "Clear", "data": None},
+            {"version": "v1", "kind": "Compaction", "data": {}},
+            record(
+                "Prompt",
+                "p2",
+                text("thanks"),
+                {"kind": "image", "data": {"format": "png", "source": {"bytes": "AAAA"}}},
+            ),
+            b'{"version": "v1", "kind": "Assistant',
+        ),
+    )
+    dump(
+        cli / "7c1e.json",
+        {
+            "session_id": "7c1e-uuid",
+            "cwd": "/home/mei/src/builder",
+            "title": "Build failure",
+            "created_at": "2026-05-28T06:22:40Z",
+            "updated_at": "2026-05-28T06:25:00Z",
+            "session_state": {
+                "rts_model_state": {"model_info": {"model_id": "claude-sonnet-4.5"}},
+                "conversation_metadata": {
+                    "user_turn_metadatas": [
+                        {
+                            "input_token_count": 1200,
+                            "output_token_count": 80,
+                            "end_timestamp": 1779949390,
+                            "message_ids": ["p1", "a1", "r1", "a2"],
+                        },
+                        {"input_token_count": 0, "output_token_count": 0, "message_ids": ["p2"]},
+                    ]
+                },
+            },
+        },
+    )
+    (session,), problems = read(tmp_path / ".kiro" / "sessions")
+    assert problems == [] and session.problems == ["1 line skipped: 1 a record of unknown kind"]
+    assert (session.key, session.title, session.project, session.models) == (
+        "7c1e-uuid",
+        "Build failure",
+        "/home/mei/src/builder",
+        ["claude-sonnet-4.5"],
+    )
+    assert [(m.role, m.text, m.thinking, m.tool_output, m.timestamp) for m in session.messages] == [
+        ("user", "why does the build fail?", "", "", "2026-05-28T06:22:40Z"),
+        ("assistant", "Reading the config.", "The log says a path.", "", None),
+        ("tool", "", "", "[paths]", None),
+        ("tool", "", "", '{"exit_status": "exit status: 0", "stdout": "ok\\n"}', None),
+        ("assistant", "The path was wrong; fixed.", "", "", "2026-05-28T06:23:10Z"),  # the turn's end
+        ("user", "thanks", "", "", None),
+    ]
+    calls = [(c.name, c.files, c.commands) for c in session.messages[1].tool_calls]
+    assert calls == [("fs_read", ["build.toml"], []), ("shell", [], ["make"]), ("write", ["build.toml"], [])]
+    assert session.messages[4].usage is not None and (
+        session.messages[4].usage.input,
+        session.messages[4].usage.output,
+    ) == (1200, 80)
+    assert session.messages[1].usage is None and session.messages[4].model == "claude-sonnet-4.5"
+    assert [a.type for a in session.messages[5].attachments] == ["image/png"]
+    assert (session.started, session.last) == ("2026-05-28T06:22:40Z", "2026-05-28T06:23:10Z")
+    assert [f.name for f in session.files] == ["7c1e.jsonl", "7c1e.json"]
+    assert kiro.check(cli) is None and kiro.check(cli / "7c1e.jsonl") is None
+    assert [s.key for s in read(cli / "7c1e.jsonl")[0]] == ["7c1e-uuid"]
+
+
+def test_a_kiro_cli_session_without_its_companion_is_keyed_by_its_file(tmp_path: Path) -> None:
+    cli = tmp_path / "sessions" / "cli"
+    dump(cli / "a.jsonl", jsonl(record("Prompt", "p", text("hello")), b"not json\n", [1]))
+    dump(cli / "b.jsonl", jsonl(record("Prompt", "p", text({"not": "text"}))))
+    dump(cli / "c.jsonl", b"")
+    (session,), problems = read(cli)
+    assert (session.key, session.title, session.project, session.models) == ("a", "hello", None, [])
+    assert session.problems == ["2 lines skipped: 1 not JSON, 1 a record that is not an object"]
+    assert problems == ["b.jsonl: no message to read", "c.jsonl: no message to read"]
+    assert "is not a Kiro session file" in (kiro.check(dump(tmp_path / "other.jsonl", '{"type": "x"}\n')) or "")
+
+
+def test_an_empty_kiro_cli_sessions_folder_is_a_source_with_no_session(tmp_path: Path) -> None:
+    (tmp_path / ".kiro" / "sessions" / "cli").mkdir(parents=True)
+    assert kiro.check(tmp_path / ".kiro") is None and kiro.check(tmp_path / ".kiro" / "sessions") is None
+    assert kiro.check(tmp_path / ".kiro" / "sessions" / "cli") is None
+    assert read(tmp_path / ".kiro") == ([], [])
+
+
+def store(file: Path, *rows: tuple[str, str, Any], old: bool = False) -> Path:
+    """A Kiro CLI store as its migrations make it, holding ``rows`` (``conversations`` alone where ``old``)."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(file)
+    connection.executescript(
+        "CREATE TABLE migrations (id INTEGER PRIMARY KEY, version INTEGER, migration_time INTEGER);"
+        "CREATE TABLE state (key TEXT PRIMARY KEY, value BLOB);"
+        "CREATE TABLE conversations (key TEXT PRIMARY KEY, value TEXT);"
+        + (
+            ""
+            if old
+            else "CREATE TABLE conversations_v2 (key TEXT NOT NULL, conversation_id TEXT NOT NULL, value TEXT NOT NULL,"
+            " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (key, conversation_id));"
+        )
+    )
+    for cwd, conversation, value in rows:
+        text_value = value if isinstance(value, str) else json.dumps(value)
+        if old:
+            connection.execute("INSERT INTO conversations VALUES (?, ?)", (cwd, text_value))
+        else:
+            connection.execute(
+                "INSERT INTO conversations_v2 VALUES (?, ?, ?, ?, ?)",
+                (cwd, conversation, text_value, 1780000000000, 1780000100000),
+            )
+    connection.commit()
+    connection.close()
+    return file
+
+
+def test_an_empty_kiro_cli_store_is_a_source_with_no_session(tmp_path: Path) -> None:
+    database = store(tmp_path / "kiro-cli" / "data.sqlite3")
+    assert kiro.check(database) is None and kiro.check(database.parent) is None
+    assert read(database) == ([], []) and read(database.parent) == ([], [])
+    empty = dump(tmp_path / "new" / "data.sqlite3", b"")  # made, not written yet
+    assert kiro.check(empty) is None and read(empty) == ([], [])
+    other = tmp_path / "other" / "data.sqlite3"
+    other.parent.mkdir()
+    with closing_connection(other) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+    assert "has none of the Kiro CLI's tables" in (kiro.check(other) or "")
+    assert "is not a SQLite database" in (kiro.check(dump(tmp_path / "text" / "data.sqlite3", "hello")) or "")
+
+
+def closing_connection(file: Path) -> Any:
+    connection = sqlite3.connect(file)
+    connection.isolation_level = None
+    return closing(connection)
+
+
+def test_the_kiro_cli_store_s_conversations_are_read(tmp_path: Path) -> None:
+    state = {
+        "conversation_id": "conv-1",
+        "model_info": {"model_id": "claude-sonnet-4"},
+        "next_message": {"content": {"Prompt": {"prompt": "unsent"}}},
+        "history": [
+            {
+                "user": {
+                    "additional_context": "--- CONTEXT ENTRY BEGIN ---",
+                    "env_context": {"env_state": {"current_working_directory": "/srv/app"}},
+                    "content": {"Prompt": {"prompt": "list the routes"}},
+                    "timestamp": "2026-05-28T08:00:00.123+02:00",
+                    "images": None,
+                },
+                "assistant": {
+                    "ToolUse": {
+                        "message_id": "m1",
+                        "content": "Reading them.",
+                        "tool_uses": [
+                            {
+                                "id": "t1",
+                                "name": "execute_bash",
+                                "orig_name": "execute_bash",
+                                "args": {"command": "ls routes"},
+                                "orig_args": {},
+                            }
+                        ],
+                    }
+                },
+                "request_metadata": {
+                    "request_start_timestamp_ms": 1779948001000,
+                    "stream_end_timestamp_ms": 1779948005000,
+                },
+            },
+            {
+                "user": {
+                    "content": {
+                        "ToolUseResults": {
+                            "tool_use_results": [
+                                {
+                                    "tool_use_id": "t1",
+                                    "content": [{"Text": "a.py b.py"}, {"Json": {"exit": 0}}],
+                                    "status": "Success",
+                                }
+                            ]
+                        }
+                    },
+                    "timestamp": None,
+                },
+                "assistant": {"Response": {"message_id": "m2", "content": "Two routes: a and b."}},
+                "request_metadata": None,
+            },
+            7,
+        ],
+    }
+    old = {
+        "conversation_id": "conv-0",
+        "model": "claude-3.7",
+        "history": [
+            [{"content": {"Prompt": {"prompt": "hello"}}}, {"Response": {"message_id": "x", "content": "Hi."}}]
+        ],
+    }
+    database = store(
+        tmp_path / "data.sqlite3",
+        ("/srv/app", "conv-1", state),
+        ("/srv/old", "conv-0", old),
+        ("/srv/bad", "conv-2", "{not json"),
+        ("/srv/none", "conv-3", {"conversation_id": "conv-3", "history": []}),
+    )
+    with closing_connection(database) as connection:  # the older table's copy of conv-1
+        connection.execute("INSERT INTO conversations VALUES (?, ?)", ("/srv/app", json.dumps(state)))
+    first, second = (sessions := read(database))[0]
+    assert sessions[1] == ["data.sqlite3: 1 conversation not a conversation's JSON"]
+    assert (first.key, first.title, first.project, first.models, first.files) == (
+        "conv-1",
+        "list the routes",
+        "/srv/app",
+        ["claude-sonnet-4"],
+        [database],
+    )
+    assert [(m.role, m.text, m.tool_output, m.timestamp) for m in first.messages] == [
+        ("user", "list the routes", "", "2026-05-28T06:00:00Z"),
+        ("assistant", "Reading them.", "", "2026-05-28T06:00:05Z"),
+        ("tool", "", 'a.py b.py\n{"exit": 0}', None),
+        ("assistant", "Two routes: a and b.", "", None),
+    ]
+    assert [(c.name, c.commands) for c in first.messages[1].tool_calls] == [("execute_bash", ["ls routes"])]
+    assert first.problems == ["1 history entry of no known shape skipped"]
+    assert (first.started, first.last) == ("2026-05-28T06:00:00Z", "2026-05-28T06:00:05Z")
+    assert (second.key, second.models, [m.text for m in second.messages]) == (
+        "conv-0",
+        ["claude-3.7"],
+        ["hello", "Hi."],
+    )
+    assert (second.started, second.last) == ("2026-05-28T20:26:40Z", "2026-05-28T20:28:20Z")  # the row's times
+    older = store(tmp_path / "q" / "data.sqlite3", ("/srv/old", "", old), old=True)
+    assert [s.key for s in read(older)[0]] == ["conv-0"]

@@ -18,8 +18,10 @@ workspace's folder in that; or one session file (a workspace session's ``.json``
 ``.chat``, a 1.0 session's ``session.json``). Sessions are keyed by their id (a ``.chat`` by
 ``<workspace hash>/<file name>``) and read in the order of their paths, the 1.0 ones first.
 
-Not read: the Kiro CLI's own sessions (``~/.kiro/sessions/cli``, and its SQLite store: another
-shape, another program), Kiro's settings, steering files and specs (the project's files, not
+The Kiro CLI's sessions are read too (``kiro_cli``): ``~/.kiro/sessions/cli/<id>.jsonl``, each with
+its companion ``<id>.json``, and its SQLite store ``data.sqlite3`` (``~/.local/share/kiro-cli``),
+given as a source or as the folder that holds it; a store without conversations is a source
+with no session. Not read: Kiro's settings, steering files and specs (the project's files, not
 a conversation). What a file that yields no session holds is told in ``problems``; a link
 that leads out of the source is never opened; nothing is ever written.
 """
@@ -32,13 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archivist.agents import Root, Session, file_key, is_dir, is_file, json_file, relative_path
+from archivist.agents import kiro_cli as cli
 from archivist.agents import kiro_sessions as current
 from archivist.agents import kiro_workspace as earlier
 
 KIND = "kiro"
 EXPECTED = (
     "expected Kiro's ~/.kiro (sessions/<workspace>/<session>/messages.jsonl), its agent's "
-    "globalStorage/kiro.kiroagent folder (workspace-sessions/, *.chat), one folder of either, or one session file"
+    "globalStorage/kiro.kiroagent folder (workspace-sessions/, *.chat), one folder of either, the Kiro CLI's "
+    "sessions/cli folder or its data.sqlite3, or one session file"
 )
 WORKSPACE_SESSIONS = "workspace-sessions"
 
@@ -50,10 +54,12 @@ class Layout:
     folders: list[Path] = field(default_factory=list)  # 1.0 session folders
     workspace: list[Path] = field(default_factory=list)  # workspace-sessions/<workspace>/<id>.json
     chats: list[Path] = field(default_factory=list)  # <workspace hash>/<file>.chat
+    cli: list[Path] = field(default_factory=list)  # the Kiro CLI's sessions/cli/<id>.jsonl
+    stores: list[Path] = field(default_factory=list)  # the Kiro CLI's data.sqlite3
     home: Path | None = None  # kiro.kiroagent, where the execution logs are
 
     def __bool__(self) -> bool:
-        return bool(self.folders or self.workspace or self.chats)
+        return bool(self.folders or self.workspace or self.chats or self.cli or self.stores)
 
 
 def check(path: str | os.PathLike[str]) -> str | None:
@@ -62,13 +68,16 @@ def check(path: str | os.PathLike[str]) -> str | None:
     if not path.exists():
         return f"{path} does not exist: {EXPECTED}."
     if path.is_file():
+        if path.suffix == ".sqlite3" or path.name == cli.STORE:
+            why = cli.why_not_store(path)
+            return f"{path} {why}: {EXPECTED}." if why else None
         return None if _is_session_file(path) else f"{path} is not a Kiro session file: {EXPECTED}."
     if not path.is_dir():
         return f"{path} is neither a folder nor a file: {EXPECTED}."
     if _layout(Root(path)):
         return None
-    if path.name == current.CLI or [entry.name for entry in Root(path).entries(path)] == [current.CLI]:
-        return f"{path} holds the Kiro CLI's sessions, which are of another shape and not read here: {EXPECTED}."
+    if _cli_folder(path) is not None:
+        return None  # (the Kiro CLI's sessions folder, with no session yet)
     return f"{path} holds no Kiro session: {EXPECTED}."
 
 
@@ -99,6 +108,12 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
         relative = relative_path(file, base)
         key = file_key(f"{file.parent.name}/{file.stem}", relative, used)
         yield from _kept(earlier.chat_session(file, key, KIND, root), relative, key, used, problems)
+    for file in layout.cli:
+        relative = relative_path(file, base)
+        key = file_key(cli.session_id(file, root) or file.stem, relative, used)
+        yield from _kept(cli.cli_session(file, key, KIND, root), relative, key, used, problems)
+    for database in layout.stores:
+        yield from cli.store_sessions(database, KIND, root, relative_path(database, base), used)
 
 
 def _kept(
@@ -131,7 +146,23 @@ def _layout(root: Root) -> Layout:
     layout.workspace = [file for folder in workspaces for file in _workspace_files(folder, root)]
     if path.parent.name != WORKSPACE_SESSIONS and path.name != WORKSPACE_SESSIONS:
         layout.chats = sorted(earlier.chat_files(path, root), key=lambda file: relative_path(file, path))
+    sessions = _cli_folder(path)
+    if sessions is not None:
+        layout.cli = cli.session_files(sessions, root)
+    store = path / cli.STORE
+    if os.path.lexists(store) and root.allows(store):
+        layout.stores = [store]
     return layout
+
+
+def _cli_folder(path: Path) -> Path | None:
+    """The Kiro CLI's ``sessions/cli`` folder of a source (``~/.kiro``, its ``sessions``, or that
+    folder itself), or None."""
+    root = Root(path)
+    for folder in (path, path / cli.CLI, path / "sessions" / cli.CLI):
+        if folder.name == cli.CLI and folder.parent.name == "sessions" and (folder == path or _folder(root, folder)):
+            return folder
+    return None
 
 
 def _named(file: Path) -> Layout:
@@ -140,6 +171,10 @@ def _named(file: Path) -> Layout:
         return Layout(folders=[file.parent])
     if file.suffix == ".chat":
         return Layout(chats=[file])
+    if file.suffix == ".jsonl":
+        return Layout(cli=[file])
+    if file.suffix == ".sqlite3" or file.name == cli.STORE:
+        return Layout(stores=[file])
     home = file.parent.parent.parent if file.parent.parent.name == WORKSPACE_SESSIONS else None
     return Layout(workspace=[file], home=home)
 
@@ -157,6 +192,8 @@ def _folder(root: Root, folder: Path) -> bool:
 def _is_session_file(file: Path) -> bool:
     if file.name in (current.META, current.EVENTS):
         return current.is_session_folder(file.parent)
+    if file.suffix == ".jsonl":
+        return cli.is_session_file(file)
     if file.suffix not in (".json", ".chat") or not is_file(file):
         return False
     value = json_file(file, Root(file))

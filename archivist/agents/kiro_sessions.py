@@ -17,8 +17,8 @@ that describe ``session.json`` and ``messages.jsonl`` as Kiro 1.0's):
   document it inlines is an attachment, never its data);
 - ``turn_end``: the end of a turn, bookkeeping.
 
-The ``cli`` folder beside the workspaces is the older Kiro CLI's (a different shape) and
-is not read. Lines that are not JSON, events of other types and a line over 64 MB are
+The ``cli`` folder beside the workspaces is the Kiro CLI's (another shape, read by
+``kiro_cli``). Lines that are not JSON, events of other types and a line over 64 MB are
 skipped and counted in the session's problems; a last line still being written is left
 for the next reading. Tokens are not recorded (Kiro counts credits): no usage.
 """
@@ -54,7 +54,7 @@ from archivist.agents import (
 from archivist.agents.kiro_workspace import FILE_KEYS, content_text
 
 META, EVENTS = "session.json", "messages.jsonl"
-CLI = "cli"  # the Kiro CLI 2.x sessions, another shape
+CLI = "cli"  # the Kiro CLI's sessions, another shape (kiro_cli)
 SAID = ("Say", "Summary")
 MAX_ARGUMENT_CHARS = 1_000_000
 
