@@ -236,3 +236,39 @@ def test_a_text_in_pieces_is_the_text_each_piece_within_its_size(text, size):
     assert all(piece for piece in found) or found == [""]
     for piece in found[:-1]:  # a piece ends after a white space where it holds one
         assert piece[-1] in " \n" or not any(space in piece for space in " \n")
+
+
+def test_a_session_over_64_mb_is_stored_in_parts_by_the_worker_process_as_whole(tmp_path, projects, monkeypatch):
+    """The worker process (which a monkeypatch does not reach) reads a real file over
+    ``WHOLE_BYTES`` in parts; the archive holds what a whole reading in this process stores."""
+    from archivist.archive import pace
+
+    with (projects / SAMPLE.name / f"{SESSION}.jsonl").open("a", encoding="utf-8") as handle:
+        while handle.tell() <= claude_code.WHOLE_BYTES:
+            handle.write(turns(2000).replace("pad", f"pad{handle.tell()}"))  # (every id new)
+    monkeypatch.setattr(pace, "LARGE_BYTES", 1)  # (read in the worker process)
+    parts = index(tmp_path, "parts", projects)
+    monkeypatch.setattr(pace, "IN_WORKER", False)
+    monkeypatch.setattr(claude_code, "WHOLE_BYTES", 1 << 40)
+    whole = index(tmp_path, "whole", projects)
+    assert messages_of(parts, SESSION_KEY) == messages_of(whole, SESSION_KEY)
+    for table in ("usage_hours", "message_hours", "documents"):
+        assert stored(parts)[table] == stored(whole)[table], table
+
+
+def test_a_response_replayed_after_its_part_was_stored_is_left_out_as_a_whole_reading_merges_it(
+    tmp_path, projects, monkeypatch
+):
+    """A line repeating a response taken out with an earlier part adds nothing (a whole reading
+    merges it into that response, where a replay changes nothing); a hostile id is no id."""
+    session = projects / SAMPLE.name / f"{SESSION}.jsonl"
+    replayed = [json.loads(line) for line in session.read_text().splitlines() if '"msg_pad3"' in line]
+    with session.open("a", encoding="utf-8") as handle:  # (lines of their own: new uuids, the response's id)
+        handle.write("".join(json.dumps({**record, "uuid": f"replay-{record['uuid']}"}) + "\n" for record in replayed))
+        handle.write(line({"type": "assistant", "uuid": "odd", "timestamp": "2025-11-29T10:00:00Z",
+                           "message": {"id": {"not": "an id"}, "role": "assistant", "content": "odd id"}}))  # fmt: skip
+    whole = messages_of(index(tmp_path, "whole", projects), SESSION_KEY)
+    monkeypatch.setattr(claude_code, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(claude_code, "PART_BYTES", 4000)
+    assert messages_of(index(tmp_path, "parts", projects), SESSION_KEY) == whole
+    assert sum('"msg_pad3"' in str(row) or "Looking at part 3." == row[4] for row in whole) == 1

@@ -166,6 +166,7 @@ class Builder:
         self.problems: list[str] = []
         self.offsets: list[int] = []  # the byte offset of the line that began each of messages
         self.drained = 0  # the messages taken out before the rest was read (``drain``)
+        self.taken: set[str] = set()  # the ids of the responses taken out (a later line of one is a replay)
         self.first_said = ""  # the first text said among them (a title where there is no other)
         self.stamps: tuple[str, str] | None = None  # the first and last time among them
         # a sub-agent transcript's key by its id, and by the id of the Task/Agent call that
@@ -287,6 +288,8 @@ class Builder:
     def _response(self, response_id: object, timestamp: str | None, model: str | None) -> Response:
         """The response a line belongs to: the one of its ``message.id``, else a new one."""
         draft = self.responses.get(response_id) if isinstance(response_id, str) else None
+        if draft is None and isinstance(response_id, str) and response_id in self.taken:  # (stored already: a replay)
+            return Response(timestamp, model)  # (held by nothing: what it adds is left out)
         if draft is None:
             draft = Response(timestamp, model)
             self.messages.append(draft)
@@ -385,6 +388,7 @@ class Builder:
         done, self.messages, self.offsets = self.messages[:last], self.messages[last:], self.offsets[last:]
         finished = {id(item) for item in done if isinstance(item, Response)}
         if finished:
+            self.taken.update(key for key, item in self.responses.items() if id(item) in finished)
             self.responses = {key: item for key, item in self.responses.items() if id(item) not in finished}
         messages = [message for item in done if (message := item.message() if isinstance(item, Response) else item)]
         if messages:
