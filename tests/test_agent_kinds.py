@@ -307,6 +307,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("opencode", home / ".local" / "share" / "opencode"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
+        ("windsurf", home / ".windsurf" / "transcripts"),
     ]
     assert ("llm", home / "Library" / "Application Support" / "io.datasette.llm" / "logs.db") in where({}, "macos")
     roaming = home / "AppData" / "Roaming"
@@ -328,6 +329,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("opencode", home / ".local" / "share" / "opencode"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
+        ("windsurf", home / ".windsurf" / "transcripts"),
     ]
     moved = {
         "CLAUDE_CONFIG_DIR": f"{tmp_path / 'a'},{tmp_path / 'b'}",
@@ -354,6 +356,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("llm", tmp_path / "llm" / "logs.db"),
         ("opencode", tmp_path / "share" / "opencode"),
         ("qwen-code", tmp_path / "qwen"),
+        ("windsurf", home / ".windsurf" / "transcripts"),
     ]
 
     def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders: no variable moves them

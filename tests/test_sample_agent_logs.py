@@ -39,6 +39,7 @@ COUNTS = {
     "kiro": 1,
     "amp": 1,
     "cursor": 2,  # a composer with tools, thinking, usage and an image; an older one inline
+    "windsurf": 1,
 }
 SOURCES = {
     name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
