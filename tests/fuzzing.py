@@ -1318,6 +1318,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "qwen-code": frozenset({JSONL}),
     "roo-code": frozenset({JSON_DOCUMENT}),
     "specstory": frozenset({TEXT}),
+    "windsurf": frozenset({JSONL}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).
