@@ -107,7 +107,7 @@ def write(path: Path, model: str, sessions: list, messages: list) -> None:
 
 MAIN, AGENT = "5f0c7a4e-1b2d-4c3e-9a8b-0d1e2f3a4b5c", "toolu_01AgentSearch"
 GO_MAIN = "9a1b2c3d-4e5f-4a6b-8c7d-1e2f3a4b5c6d"
-T = 1767261600  # 2026-01-01T10:00:00Z
+T = 1764583200  # 2025-12-01T10:00:00Z
 
 
 def write_samples(logs: Path = LOGS) -> None:
@@ -224,7 +224,7 @@ def test_sessions_messages_and_a_sub_agent(logs: Path) -> None:
     main, agent = found
     assert (main.key, main.agent, main.title) == (MAIN, "crush", "Fix the failing date parser test")
     assert main.project == str(logs / "crush") and main.models == ["claude-sonnet-4-5"]
-    assert (main.started, main.last) == ("2026-01-01T10:00:00Z", "2026-01-01T10:01:00Z")
+    assert (main.started, main.last) == ("2025-12-01T10:00:00Z", "2025-12-01T10:01:00Z")
     assert [message.role for message in main.messages] == [
         "user",
         "assistant",
