@@ -39,7 +39,7 @@ def said(role: str, content: Any, **more: Any) -> dict[str, Any]:
 
 
 def test_the_sample_s_answers_come_from_its_execution_logs() -> None:
-    (session,), problems = read(SAMPLE)
+    (session, _), problems = read(SAMPLE)
     assert problems == [] and session.problems == []
     assert (session.key, session.agent, session.title) == (
         "6c0f4d2e-8a1b-4c3d-9e5f-7a8b9c0d1e2f",
@@ -607,3 +607,39 @@ def test_the_kiro_cli_store_s_conversations_are_read(tmp_path: Path) -> None:
     assert (second.started, second.last) == ("2026-05-28T20:26:40Z", "2026-05-28T20:28:20Z")  # the row's times
     older = store(tmp_path / "q" / "data.sqlite3", ("/srv/old", "", old), old=True)
     assert [s.key for s in read(older)[0]] == ["conv-0"]
+
+
+def test_the_sample_s_kiro_cli_session_is_read_with_its_turn_s_tokens() -> None:
+    (_, session), _ = read(SAMPLE)
+    assert (session.key, session.title, session.project) == (
+        "3b9e7f12-5c4d-4a8e-9f61-2d7c0b8a4e53",
+        "CI test timeouts",
+        "/home/mei/src/parcel-tracker",
+    )
+    assert [m.role for m in session.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    calls = [(c.name, c.files, c.commands) for m in session.messages for c in m.tool_calls]
+    assert calls == [
+        ("execute_bash", [], ["npm test -- --runInBand"]),
+        ("fs_read", ["test/carrier.test.ts"], []),
+        ("fs_write", ["test/carrier.test.ts"], []),
+    ]
+    last = session.messages[-1]
+    assert last.usage is not None and (last.usage.input, last.usage.output, last.timestamp) == (
+        18420,
+        612,
+        "2025-11-13T11:03:12Z",
+    )
+    assert (session.started, session.last, session.models) == (
+        "2025-11-13T11:00:00Z",
+        "2025-11-13T11:03:12Z",
+        ["claude-sonnet-4.5"],
+    )

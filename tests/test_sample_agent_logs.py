@@ -36,7 +36,7 @@ COUNTS = {
     "copilot": 4,
     "goose": 2,
     "qwen-code": 1,
-    "kiro": 1,
+    "kiro": 2,  # a workspace session of the agent extension, and a Kiro CLI session
     "amp": 1,
     "cursor": 2,  # a composer with tools, thinking, usage and an image; an older one inline
     "windsurf": 1,
