@@ -1312,7 +1312,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "cursor": frozenset({JSON_DOCUMENT, SQLITE}),
     "gemini-cli": frozenset({JSON_DOCUMENT, TEXT}),
     "goose": frozenset({JSONL, SQLITE}),
-    "kiro": frozenset({JSON_DOCUMENT}),
+    "kiro": frozenset({JSON_DOCUMENT, JSONL}),
     "llm": frozenset({SQLITE}),
     "opencode": frozenset({JSON_DOCUMENT, SQLITE}),
     "qwen-code": frozenset({JSONL}),
