@@ -760,6 +760,136 @@ def test_each_workspace_s_older_tabs_are_read_when_their_sessions_are_made(
     assert [s.key for s in sessions] == ["chat:tab-w2", "chat:tab-w3"]
 
 
+# --- the agent's transcripts (~/.cursor/projects/<project>/agent-transcripts) -----------------------------
+
+PROJECTS = SAMPLE.parent / "projects"
+TRANSCRIPT = "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+
+
+def transcript(file: Path, *lines: Any) -> Path:
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
+    return file
+
+
+def said(role: str, *blocks: Any) -> dict[str, Any]:
+    return {"role": role, "message": {"content": list(blocks)}}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def test_a_transcript_s_requests_answers_tool_calls_and_results() -> None:
+    (session,), problems = read(PROJECTS)
+    assert problems == [] and session.problems == []
+    assert (session.key, session.agent, session.project) == (
+        f"transcript:{TRANSCRIPT}",
+        "cursor",
+        "home-ana-src-weather-api",  # Cursor's name of the project's folder, as it is
+    )
+    assert session.title.startswith("The forecast endpoint returns 500")  # without <user_query>
+    assert [m.role for m in session.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    calls = [(c.name, c.files, c.commands) for m in session.messages for c in m.tool_calls]
+    forecast = "/home/ana/src/weather-api/app/forecast.py"
+    assert calls == [
+        ("Read", [forecast], []),
+        ("StrReplace", [forecast], []),
+        ("Shell", [], ["pytest tests/test_forecast.py -q"]),
+    ]
+    assert session.messages[2].tool_output.startswith("def forecast(city):")
+    assert session.messages[5].tool_output == "...\n3 passed in 0.08s"
+    file = PROJECTS / "home-ana-src-weather-api" / "agent-transcripts" / TRANSCRIPT / f"{TRANSCRIPT}.jsonl"
+    assert session.files == [file] and session.models == [] and session.messages[0].timestamp is None
+    assert (
+        session.started
+        == session.last
+        == dt.datetime.fromtimestamp(file.stat().st_mtime, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    )  # the lines have no time: the file's, when the agent last wrote it
+
+
+def test_each_form_of_transcript_source_is_one_and_the_editor_s_stay_what_they_were(tmp_path: Path) -> None:
+    home = tmp_path / ".cursor"
+    flat = transcript(home / "projects" / "srv-app" / "agent-transcripts" / "t1.jsonl", said("user", text("Flat")))
+    transcript(home / "projects" / "srv-app" / "agent-transcripts" / "t2" / "t2.jsonl", said("user", text("Nested")))
+    (home / "projects" / "srv-other" / "worker.log").parent.mkdir(parents=True)  # a project with no transcript
+    project = home / "projects" / "srv-app"
+    for source in (home, home / "projects", project, project / "agent-transcripts"):
+        assert cursor.check(source) is None
+        sessions, problems = read(source)
+        assert problems == [] and [(s.key, s.title) for s in sessions] == [
+            ("transcript:t1", "Flat"),
+            ("transcript:t2", "Nested"),
+        ]
+    assert cursor.check(flat) is None and [s.key for s in read(flat)[0]] == ["transcript:t1"]
+    assert cursor.log_files(home) == [home]
+    assert cursor.check(SAMPLE) is None and len(read(SAMPLE)[0]) == 2
+
+
+def test_a_damaged_transcript_line_is_skipped_and_told(tmp_path: Path) -> None:
+    file = transcript(
+        tmp_path / "agent-transcripts" / "t1.jsonl",
+        said("user", text("<user_query>Go</user_query>")),
+        '{"role":"assistant","message":{"content":[{"type":"te',
+        {"kind": "unknown"},
+        {"type": "turn_ended", "status": "completed"},
+        said("assistant", text("Gone"), {"type": "tool_use", "name": "Shell", "input": "not an object"}),
+        said("assistant", {"type": "tool_use", "input": {"command": 3, "path": ["a.py", 4]}}, 7, None),
+        {"role": "user", "message": "a plain string"},
+    )
+    (session,), problems = read(file)
+    assert problems == []
+    assert [(m.role, m.text) for m in session.messages] == [
+        ("user", "Go"),
+        ("assistant", "Gone"),
+        ("assistant", ""),
+        ("user", "a plain string"),
+    ]
+    assert [(c.name, c.files, c.commands) for m in session.messages for c in m.tool_calls] == [
+        ("Shell", [], []),
+        ("tool", ["a.py"], []),
+    ]
+    assert len(session.problems) == 1 and session.problems[0].startswith("2 lines skipped:")
+
+
+def test_a_transcript_link_leading_out_of_the_source_is_never_opened(tmp_path: Path) -> None:
+    outside = transcript(tmp_path / "elsewhere" / "secret.jsonl", said("user", text("Not for this archive")))
+    folder = tmp_path / ".cursor" / "projects" / "srv-app" / "agent-transcripts"
+    transcript(folder / "mine.jsonl", said("user", text("Mine")))
+    (folder / "theirs.jsonl").symlink_to(outside)
+    (folder / "theirs-folder").symlink_to(outside.parent)
+    sessions, problems = read(tmp_path / ".cursor")
+    assert [s.key for s in sessions] == ["transcript:mine"]
+    assert sorted(problems) == [
+        "projects/srv-app/agent-transcripts/theirs-folder: not opened: a symbolic link that leads out of the source",
+        "projects/srv-app/agent-transcripts/theirs.jsonl: not opened: a symbolic link that leads out of the source",
+    ]
+    assert all(isinstance(problem, Unread) for problem in problems)
+
+
+def test_a_folder_that_is_no_transcript_source_says_what_was_expected(tmp_path: Path) -> None:
+    empty = tmp_path / "p" / "agent-transcripts"
+    empty.mkdir(parents=True)
+    not_one = transcript(tmp_path / "q" / "agent-transcripts" / "x.jsonl", {"events": []})
+    reason = cursor.check(empty.parent) or ""
+    assert "holds no agent transcript (agent-transcripts/*/*.jsonl)" in reason and reason.endswith(
+        f"expected {cursor.EXPECTED}."
+    )
+    reason = cursor.check(not_one.parent) or ""
+    assert f"{not_one} under {not_one.parent} is not a Cursor agent transcript" in reason
+    assert "has neither a cursorDiskKV nor an ItemTable table" not in reason
+    reason = cursor.check(transcript(tmp_path / "notes.jsonl", said("user", text("x")))) or ""
+    assert "is not a SQLite database" in reason  # a transcript is one under agent-transcripts
+
+
 if __name__ == "__main__":  # write the sample again
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE
     if target.exists():

@@ -54,6 +54,12 @@ opened), or a source that is none, is ``Unread``, and the source's other databas
 A database whose rollback journal (``state.vscdb-journal``) holds a write the editor did not
 finish (it was stopped in the middle of it) is read as it was before that write, from a private
 copy in which SQLite undoes it, and the problems say so. Nothing is ever written.
+
+The agent's transcripts (``~/.cursor/projects/<project>/agent-transcripts``) are Cursor's
+conversations too, and a source of this kind: ``~/.cursor``, its ``projects``, one project's
+folder, its ``agent-transcripts`` or one transcript is read by
+``archivist.agents.cursor_transcripts`` (where ``~/.cursor`` holds them, its CLI chats are not
+looked at).
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ from archivist.agents import (
     Root,
     Session,
     Unread,
+    cursor_transcripts,
     databases,
     is_file,
     iso_utc,
@@ -87,7 +94,9 @@ from archivist.agents.cursor_places import DATABASE, WORKSPACE_FILE, Workspace, 
 KIND = "cursor"
 EXPECTED = (
     "Cursor's User folder (~/.config/Cursor/User, ~/Library/Application Support/Cursor/User or "
-    "~/AppData/Roaming/Cursor/User), its globalStorage or workspaceStorage folder, or one state.vscdb"
+    "~/AppData/Roaming/Cursor/User), its globalStorage or workspaceStorage folder, or one state.vscdb; "
+    "or the agent's transcripts: ~/.cursor, its projects folder, one project's folder or agent-transcripts "
+    "folder, or one transcript (.jsonl)"
 )
 KEYS = "cursorDiskKV"
 ITEMS = "ItemTable"
@@ -103,6 +112,8 @@ def check(path: str | Path) -> str | None:
     path = Path(path).expanduser()
     if (reason := no_source(path, EXPECTED)) is not None:
         return reason
+    if (reason := _transcripts_check(path)) is not None:
+        return reason or None
     store = cli_store(path)
     if store is not None:
         return (
@@ -121,6 +132,22 @@ def check(path: str | Path) -> str | None:
     if global_databases(root, windows) or any(window.database for window in windows):
         return None
     return f"{path} holds no {DATABASE} (globalStorage/{DATABASE}, workspaceStorage/*/{DATABASE}): expected {EXPECTED}."
+
+
+def _transcripts_check(path: Path) -> str | None:
+    """Of a source of the agent's transcripts: "" where it is one, why it is not (a sentence);
+    None where it is no such source (the editor's databases are looked for then)."""
+    if path.is_file():
+        return "" if cursor_transcripts.is_transcript(path) else None
+    root = Root(path)
+    if cursor_transcripts.transcript_folders(root) is None:
+        return None
+    files = cursor_transcripts.transcripts(root)
+    if not files:
+        return f"{path} holds no agent transcript ({cursor_transcripts.FOLDER}/*/*.jsonl): expected {EXPECTED}."
+    if not cursor_transcripts.is_transcript(files[0]):
+        return f"{files[0]} under {path} is not a Cursor agent transcript: expected {EXPECTED}."
+    return ""
 
 
 def log_files(path: Path) -> list[Path]:
@@ -143,6 +170,9 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
     are made, rather than held all at once."""
     problems = problems if problems is not None else []
     root = Root(Path(path).expanduser(), problems)
+    if _transcripts_check(root.path) == "":
+        yield from cursor_transcripts.read(root)
+        return
     if root.named is not None and not is_file(root.path):  # (a pipe would never end)
         root.problems.append(Unread(f"{root.path.name} is not a regular file: not read"))
         return
