@@ -1309,7 +1309,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "continue": frozenset({JSON_DOCUMENT}),
     "crush": frozenset({SQLITE}),
     "copilot": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
-    "cursor": frozenset({JSON_DOCUMENT, SQLITE}),
+    "cursor": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
     "gemini-cli": frozenset({JSON_DOCUMENT, TEXT}),
     "goose": frozenset({JSONL, SQLITE}),
     "kiro": frozenset({JSON_DOCUMENT, JSONL}),

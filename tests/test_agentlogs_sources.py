@@ -109,7 +109,7 @@ def test_every_kind_named_is_read_by_its_module():
 
 def test_a_source_is_kind_equals_path_of_a_known_kind():
     with pytest.raises(ArchivistError) as unknown:
-        sessions.parse_argument("windsurf=/tmp")
+        sessions.parse_argument("notakind=/tmp")
     assert unknown.value.code == "INVALID_SOURCE"
     assert "Known kinds: " + ", ".join(sessions.KINDS) + "." in unknown.value.message  # every kind registered
     with pytest.raises(ArchivistError) as shapeless:
@@ -119,7 +119,7 @@ def test_a_source_is_kind_equals_path_of_a_known_kind():
 
 def test_a_bad_source_is_one_line_and_adds_nothing(workspace, tmp_path):
     too_long = "/" + "a" * 300 + "/x"
-    arguments = [f"claude-code={tmp_path / 'missing'}", "windsurf=/tmp", f"claude-code={workspace / 'notes'}"]
+    arguments = [f"claude-code={tmp_path / 'missing'}", "notakind=/tmp", f"claude-code={workspace / 'notes'}"]
     arguments += [f"{kind}={too_long}" for kind in sessions.KINDS]
     for argument in arguments:
         result = run("index", workspace, "--source", argument)
