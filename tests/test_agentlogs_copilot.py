@@ -468,7 +468,8 @@ def test_a_state_database_read_alone_has_the_project_of_the_workspace_json_besid
 def test_a_log_whose_reading_stops_is_unread_and_not_read_in_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from archivist.agents import copilot_cli, copilot_log
+    from archivist import agents
+    from archivist.agents import copilot_log
 
     chat(tmp_path, "s.jsonl", json.dumps({"kind": 0, "v": {"requests": [REQUEST]}}) + "\n")
     events = tmp_path / "session-state" / "s1" / "events.jsonl"
@@ -481,7 +482,7 @@ def test_a_log_whose_reading_stops_is_unread_and_not_read_in_part(
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(copilot_log, "lines", stopping)
-    monkeypatch.setattr(copilot_cli, "lines", stopping)
+    monkeypatch.setattr(agents, "lines", stopping)  # (what copilot_cli reads through: agents.json_lines)
     found, problems = read(tmp_path)
     assert found == [] and problems == [
         "s.jsonl: reading stopped (Input/output error)",

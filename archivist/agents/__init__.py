@@ -552,6 +552,22 @@ def _skip_line(handle: BinaryIO) -> int:
         skipped += len(piece)
 
 
+def json_lines(handle: BinaryIO, skipped: dict[str, int]) -> Iterator[Any]:
+    """The JSON value of each line of ``handle`` from where it stands (bytes that are not UTF-8
+    replaced); a line too long or not JSON is counted in ``skipped`` by its reason, a blank one
+    passed over."""
+    for line, _size in lines(handle):
+        if line is None:
+            skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
+            continue
+        if not line.strip():
+            continue
+        try:
+            yield json_value(line.decode("utf-8", "replace"))
+        except NotJSON as error:
+            skipped[str(error)] = skipped.get(str(error), 0) + 1
+
+
 def head_lines(handle: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
     """The lines of ``handle`` from where it stands, for a peek at a file's first lines: they
     end at the first line longer than ``limit`` bytes, which is not read through."""

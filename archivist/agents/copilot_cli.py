@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    LONG_LINE,
     Message,
     NotJSON,
     Session,
@@ -34,8 +33,8 @@ from archivist.agents import (
     Unread,
     Usage,
     iso_utc,
+    json_lines,
     json_value,
-    lines,
     named_files,
     short_title,
     text_or_none,
@@ -60,17 +59,7 @@ def cli_session(file: Path, unread: list[str]) -> Session | None:
     times: list[str] = []
     try:
         with file.open("rb") as handle:
-            for line, _size in lines(handle):
-                if line is None:
-                    skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
-                    continue
-                if not line.strip():
-                    continue
-                try:
-                    event = json_value(line.decode("utf-8", "replace"))
-                except NotJSON as error:
-                    skipped[str(error)] = skipped.get(str(error), 0) + 1
-                    continue
+            for event in json_lines(handle, skipped):
                 if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
                     skipped["an event of no known shape"] = skipped.get("an event of no known shape", 0) + 1
                     continue

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    LONG_LINE,
     Message,
     NotJSON,
     Root,
@@ -40,8 +39,8 @@ from archivist.agents import (
     head_lines,
     is_dir,
     iso_utc,
+    json_lines,
     json_value,
-    lines,
     named_files,
     parts_text,
     relative_path,
@@ -130,17 +129,7 @@ def _session(file: Path, unread: list[str]) -> Session | None:
     skipped: dict[str, int] = {}
     try:
         with file.open("rb") as handle:
-            for line, _size in lines(handle):
-                if line is None:
-                    skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
-                    continue
-                if not line.strip():
-                    continue
-                try:
-                    value = json_value(line.decode("utf-8", "replace"))
-                except NotJSON as error:
-                    skipped[str(error)] = skipped.get(str(error), 0) + 1
-                    continue
+            for value in json_lines(handle, skipped):
                 if not _is_line(value):
                     skipped[NO_MESSAGE] = skipped.get(NO_MESSAGE, 0) + 1
                     continue

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    LONG_LINE,
     Message,
     NotJSON,
     Root,
@@ -46,8 +45,8 @@ from archivist.agents import (
     head_lines,
     is_dir,
     iso_utc,
+    json_lines,
     json_value,
-    lines,
     no_source,
     short_title,
     skipped_problems,
@@ -163,17 +162,7 @@ def _session(file: Path, project: str | None, unread: list[str]) -> Session | No
     commands_cwd: str | None = None
     try:
         with file.open("rb") as handle:
-            for line, _size in lines(handle):
-                if line is None:
-                    skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
-                    continue
-                if not line.strip():
-                    continue
-                try:
-                    step = json_value(line.decode("utf-8", "replace"))
-                except NotJSON as error:
-                    skipped[str(error)] = skipped.get(str(error), 0) + 1
-                    continue
+            for step in json_lines(handle, skipped):
                 if not _is_step(step):
                     skipped[NO_STEP] = skipped.get(NO_STEP, 0) + 1
                     continue
