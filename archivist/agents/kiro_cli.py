@@ -45,7 +45,6 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
-    LONG_LINE,
     Message,
     NotJSON,
     Root,
@@ -60,12 +59,11 @@ from archivist.agents import (
     json_value,
     lines,
     named_files,
-    replaced_problems,
     short_title,
-    skipped_problems,
     text_or_none,
     usage,
 )
+from archivist.agents.kiro_sessions import read_lines
 from archivist.agents.kiro_workspace import FILE_KEYS
 
 CLI = "cli"
@@ -132,26 +130,9 @@ def cli_session(file: Path, key: str, kind: str, root: Root) -> tuple[Session | 
     """One ``cli/<id>.jsonl`` session, with its companion ``.json``, or None and why."""
     companion = file.with_suffix(".json")
     meta = _object(json_file(companion, root)) if is_file(companion) and root.allows(companion) else {}
-    skipped: dict[str, int] = {}
-    replaced = 0
     messages: list[Message] = []
     ids: dict[str, Message] = {}
-    try:
-        with file.open("rb") as handle:
-            for raw, _ in lines(handle):
-                if raw is None:
-                    skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
-                    continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    text, replaced = raw.decode("utf-8", "replace"), replaced + 1
-                reason = _record(text, raw.endswith(b"\n"), messages, ids)
-                if reason:
-                    skipped[reason] = skipped.get(reason, 0) + 1
-    except OSError as error:
-        skipped[f"reading stopped ({error.strerror or error})"] = 1
-    problems = [*skipped_problems(skipped), *replaced_problems(replaced)]
+    problems = read_lines(file, lambda text, whole: _record(text, whole, messages, ids))
     if not any(m.text for m in messages):
         return None, problems + ["no message to read"]
     state = _object(meta.get("session_state"))

@@ -26,6 +26,7 @@ for the next reading. Tokens are not recorded (Kiro counts credits): no usage.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,31 +88,40 @@ def session_folders(base: Path, root: Root) -> list[Path]:
     ]
 
 
+def read_lines(file: Path, take: Callable[[str, bool], str | None]) -> list[str]:
+    """Each line of a JSONL file given to ``take`` (its text, and whether it is whole: a last line
+    with no newline may still be being written), which says why it skipped it, if it did; what was
+    skipped, a line that is not UTF-8 (decoded with replacement characters) and a reading that
+    stopped, as problems."""
+    skipped: dict[str, int] = {}
+    replaced = 0
+    try:
+        with file.open("rb") as handle:
+            for raw, _ in lines(handle):
+                if raw is None:
+                    skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    text, replaced = raw.decode("utf-8", "replace"), replaced + 1
+                reason = take(text, raw.endswith(b"\n"))
+                if reason:
+                    skipped[reason] = skipped.get(reason, 0) + 1
+    except OSError as error:
+        skipped[f"reading stopped ({error.strerror or error})"] = 1
+    return [*skipped_problems(skipped), *replaced_problems(replaced)]
+
+
 def session(folder: Path, key: str, kind: str, root: Root) -> tuple[Session | None, list[str]]:
     """One session folder as a session, or None and why."""
     meta = json_file(folder / META, root)
     meta = meta if isinstance(meta, dict) else {}
     events = folder / EVENTS
-    skipped: dict[str, int] = {}
-    replaced = 0
     messages: list[Message] = []
+    problems: list[str] = []
     if is_file(events) and root.allows(events):
-        try:
-            with events.open("rb") as handle:
-                for raw, _ in lines(handle):
-                    if raw is None:
-                        skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
-                        continue
-                    try:
-                        text = raw.decode("utf-8")
-                    except UnicodeDecodeError:
-                        text, replaced = raw.decode("utf-8", "replace"), replaced + 1
-                    reason = _event(text, raw.endswith(b"\n"), messages)
-                    if reason:
-                        skipped[reason] = skipped.get(reason, 0) + 1
-        except OSError as error:
-            skipped[f"reading stopped ({error.strerror or error})"] = 1
-    problems = [*skipped_problems(skipped), *replaced_problems(replaced)]
+        problems = read_lines(events, lambda text, whole: _event(text, whole, messages))
     if not any(m.text for m in messages):
         return None, problems + ["no message to read"]
     model = text_or_none(meta.get("modelId"))
