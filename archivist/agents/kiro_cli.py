@@ -132,7 +132,7 @@ def cli_session(file: Path, key: str, kind: str, root: Root) -> tuple[Session | 
     meta = _object(json_file(companion, root)) if is_file(companion) and root.allows(companion) else {}
     messages: list[Message] = []
     ids: dict[str, Message] = {}
-    problems = read_lines(file, lambda text, whole: _record(text, whole, messages, ids))
+    problems = read_lines(file, lambda record: _record(record, messages, ids))
     if not any(m.text for m in messages):
         return None, problems + ["no message to read"]
     state = _object(meta.get("session_state"))
@@ -161,15 +161,8 @@ def cli_session(file: Path, key: str, kind: str, root: Root) -> tuple[Session | 
     )
 
 
-def _record(text: str, complete: bool, messages: list[Message], ids: dict[str, Message]) -> str | None:
+def _record(record: Any, messages: list[Message], ids: dict[str, Message]) -> str | None:
     """Add one line's record to ``messages``; why it was skipped, if it was."""
-    text = text.lstrip("\ufeff").strip()
-    if not text:
-        return None
-    try:
-        record = json_value(text)
-    except NotJSON as error:
-        return str(error) if complete else None  # a last line without its newline is still being written
     if not isinstance(record, dict):
         return "a record that is not an object"
     kind, data = record.get("kind"), _object(record.get("data"))

@@ -88,11 +88,11 @@ def session_folders(base: Path, root: Root) -> list[Path]:
     ]
 
 
-def read_lines(file: Path, take: Callable[[str, bool], str | None]) -> list[str]:
-    """Each line of a JSONL file given to ``take`` (its text, and whether it is whole: a last line
-    with no newline may still be being written), which says why it skipped it, if it did; what was
-    skipped, a line that is not UTF-8 (decoded with replacement characters) and a reading that
-    stopped, as problems."""
+def read_lines(file: Path, take: Callable[[Any], str | None]) -> list[str]:
+    """The JSON value of each line of a JSONL file given to ``take``, which says why it skipped it,
+    if it did; what was skipped (a line that is not JSON: unless it is a last line with no newline,
+    still being written), a line that is not UTF-8 (decoded with replacement characters) and a
+    reading that stopped, as problems."""
     skipped: dict[str, int] = {}
     replaced = 0
     try:
@@ -105,12 +105,23 @@ def read_lines(file: Path, take: Callable[[str, bool], str | None]) -> list[str]
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     text, replaced = raw.decode("utf-8", "replace"), replaced + 1
-                reason = take(text, raw.endswith(b"\n"))
+                reason = _line(text, raw.endswith(b"\n"), take)
                 if reason:
                     skipped[reason] = skipped.get(reason, 0) + 1
     except OSError as error:
         skipped[f"reading stopped ({error.strerror or error})"] = 1
     return [*skipped_problems(skipped), *replaced_problems(replaced)]
+
+
+def _line(text: str, complete: bool, take: Callable[[Any], str | None]) -> str | None:
+    text = text.lstrip("\ufeff").strip()
+    if not text:
+        return None
+    try:
+        value = json_value(text)
+    except NotJSON as error:
+        return str(error) if complete else None  # a last line without its newline is still being written
+    return take(value)
 
 
 def session(folder: Path, key: str, kind: str, root: Root) -> tuple[Session | None, list[str]]:
@@ -121,7 +132,7 @@ def session(folder: Path, key: str, kind: str, root: Root) -> tuple[Session | No
     messages: list[Message] = []
     problems: list[str] = []
     if is_file(events) and root.allows(events):
-        problems = read_lines(events, lambda text, whole: _event(text, whole, messages))
+        problems = read_lines(events, lambda event: _event(event, messages))
     if not any(m.text for m in messages):
         return None, problems + ["no message to read"]
     model = text_or_none(meta.get("modelId"))
@@ -151,15 +162,8 @@ def session_id(folder: Path, root: Root) -> str | None:
     return text_or_none(meta.get("id")) if isinstance(meta, dict) else None
 
 
-def _event(text: str, complete: bool, messages: list[Message]) -> str | None:
+def _event(event: Any, messages: list[Message]) -> str | None:
     """Add one line's event to ``messages``; why it was skipped, if it was."""
-    text = text.lstrip("\ufeff").strip()
-    if not text:
-        return None
-    try:
-        event = json_value(text)
-    except NotJSON as error:
-        return str(error) if complete else None  # a last line without its newline is still being written
     payload = event.get("payload") if isinstance(event, dict) else None
     if not isinstance(payload, dict):
         return "an event without a payload"
