@@ -14,7 +14,13 @@ import click
 
 from archivist.cli.arguments import db_option, reports_option, source_option, workspace_argument
 from archivist.cli.output import fail, info, interactive, one_line
-from archivist.cli.workspaces import archive_to_read, check_archive_to_write, checked_sources, workspace_folder
+from archivist.cli.workspaces import (
+    _database_problem,
+    archive_to_read,
+    check_archive_to_write,
+    checked_sources,
+    workspace_folder,
+)
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
@@ -229,19 +235,8 @@ def index_while_serving(
 
 def _readable(workspace: Path, db_path: Path | None) -> bool:
     """Whether the archive is there to be served, as it stands, without writing to it."""
-    from archivist.archive.database import connect_read_only, sqlite3
-
     path = db_path or archive_path(workspace)
-    if not path.is_file():
-        return False
-    try:
-        conn = connect_read_only(path)
-        try:
-            return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'documents'").fetchone() is not None
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
+    return path.is_file() and _database_problem(path, tables=True) is None
 
 
 @click.command()
