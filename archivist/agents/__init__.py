@@ -68,6 +68,8 @@ ROLES = ("user", "assistant", "tool", "system")
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a JSONL line longer than this is skipped, never held
 MAX_FILE_BYTES = 1024 * 1024 * 1024  # a file read whole (a JSON document, a transcript) may have at most this
 _SKIP_BYTES = 1024 * 1024  # read at a time through the rest of a line that is too long
+WHOLE_SESSION = 64 * 1024 * 1024  # a session holding more (a file's bytes, a text's characters) is read in parts,
+SESSION_PART = 8 * 1024 * 1024  # of this much each (``Session.more``): memory holds a part, never the session
 
 
 @dataclass

@@ -40,7 +40,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from archivist.agents import Message, NotJSON, Root, Session, Unread, head_lines, json_value
+from archivist.agents import (
+    SESSION_PART,
+    WHOLE_SESSION,
+    Message,
+    NotJSON,
+    Root,
+    Session,
+    Unread,
+    head_lines,
+    json_value,
+)
 from archivist.agents.claude_code_agents import (
     AGENT_PREFIX,
     SUBAGENTS_FOLDER,
@@ -59,8 +69,8 @@ EXPECTED = (
     "a Claude Code projects folder (~/.claude/projects), one project's folder in it, or one session's .jsonl file"
 )
 
-WHOLE_BYTES = 64 * 1024 * 1024  # a session file larger than this is read and stored in parts, never held whole
-PART_BYTES = 8 * 1024 * 1024  # of lines, each part
+WHOLE_BYTES = WHOLE_SESSION  # a session file larger than this is read and stored in parts, never held whole
+PART_BYTES = SESSION_PART  # of lines, each part
 CHECK_LINES = 5  # lines looked at to tell a Claude Code file
 CHECK_FILES = 5  # files looked at to tell a Claude Code folder
 

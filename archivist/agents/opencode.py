@@ -51,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
+    SESSION_PART,
+    WHOLE_SESSION,
     Attachment,
     Message,
     NotJSON,
@@ -91,8 +93,8 @@ MAX_ID_BYTES = databases.MAX_ID_BYTES  # an id longer than this is none of OpenC
 ROWIDS_AT_ONCE = 500  # the rows asked for by one query
 TOO_LARGE = f"a record not read: over {size_text(MAX_VALUE_BYTES)}"
 INLINE_BYTES = 64 * 1024  # a record larger than this is read alone, when its turn comes
-WHOLE_CHARS = 64 * 1024 * 1024  # a session whose messages hold more text is given in parts (``Session.more``),
-PART_CHARS = 8 * 1024 * 1024  # of this much text each; a text part longer is messages of its own, of this much each
+WHOLE_CHARS = WHOLE_SESSION  # a session whose messages hold more text is given in parts (``Session.more``),
+PART_CHARS = SESSION_PART  # of this much text each; a text part longer is messages of its own, of this much each
 PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a folder of the storage, never ".."
 
 
