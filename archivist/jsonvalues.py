@@ -84,3 +84,15 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return False
+
+
+_encode = msgspec.json.Encoder().encode
+
+
+def json_text(value: Any) -> str:
+    """``value`` (as ``json_value`` reads it) written back as compact JSON text: msgspec's, else
+    the standard way (a lone surrogate, NaN or a number too large for msgspec), never failing."""
+    try:
+        return _encode(value).decode("utf-8")
+    except (msgspec.MsgspecError, TypeError, ValueError, OverflowError, UnicodeError, RecursionError):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

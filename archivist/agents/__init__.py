@@ -59,6 +59,7 @@ from archivist.jsonvalues import MAX_DEPTH as MAX_DEPTH
 from archivist.jsonvalues import NOT_JSON as NOT_JSON
 from archivist.jsonvalues import TOO_DEEP as TOO_DEEP
 from archivist.jsonvalues import NotJSON as NotJSON
+from archivist.jsonvalues import json_text as json_text
 from archivist.jsonvalues import json_value as json_value
 from archivist.jsonvalues import too_deep as too_deep
 from archivist.texts import valid_unicode
@@ -73,13 +74,59 @@ SESSION_PART = 8 * 1024 * 1024  # of this much each (``Session.more``): memory h
 
 
 @dataclass
+class Edit:
+    """One change a tool call made to a file, as its log gives it: the text replaced and the text
+    put in its place (``old`` and ``new``; ``old`` None where the call wrote the whole file), or a
+    patch (``patch``: unified-diff lines, ``-`` removed, ``+`` added, ``@@`` a hunk), never both."""
+
+    file: str
+    old: str | None = None
+    new: str | None = None
+    patch: str | None = None
+
+
+@dataclass
 class ToolCall:
-    """One tool call of a message: its name, the files it read or changed, the commands it ran."""
+    """One tool call of a message: its name, the files it read or changed, the commands it ran,
+    its input as the log gives it, and the changes it made to files.
+
+    ``input`` is the call's arguments as JSON text (``call_input``), less the texts its ``edits``
+    hold: an Edit's old and new text are kept once, in the edit.
+    """
 
     name: str
     files: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     agent: str | None = None  # the key of the sub-agent session the call started, where the log tells
+    input: str = ""
+    edits: list[Edit] = field(default_factory=list)
+
+
+def call_input(args: Any, without: Iterable[str] = ()) -> str:
+    """A tool call's arguments as ``ToolCall.input`` holds them: compact JSON text (a text as it
+    is), the keys ``without`` names left out (what an edit holds); "" where there are none."""
+    if args is None or args == "" or args == {} or args == []:
+        return ""
+    if isinstance(args, str):
+        return args
+    if isinstance(args, Mapping):
+        left = set(without)
+        args = {str(key): value for key, value in args.items() if key not in left}
+        if not args:
+            return ""
+    return json_text(args)
+
+
+def text_edit(file: Any, old: Any, new: Any) -> Edit | None:
+    """An edit that replaced ``old`` with ``new`` in ``file`` (``old`` None: the file written
+    whole), or None where the file is not named or a text is not text."""
+    if not isinstance(file, str) or not file.strip():
+        return None
+    if old is not None and not isinstance(old, str):
+        return None
+    if not isinstance(new, str):
+        return None
+    return Edit(file=file, old=old, new=new)
 
 
 @dataclass
@@ -335,6 +382,10 @@ def _valid_messages(messages: list[Message]) -> int:
             call.name, call.agent = text(call.name), optional(call.agent)
             call.files = [text(file) for file in call.files]
             call.commands = [text(command) for command in call.commands]
+            call.input = text(call.input)
+            for edit in call.edits:
+                edit.file = text(edit.file)
+                edit.old, edit.new, edit.patch = optional(edit.old), optional(edit.new), optional(edit.patch)
         for item in message.attachments:
             item.type, item.name = text(item.type), optional(item.name)
     return text.replaced

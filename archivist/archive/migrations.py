@@ -561,6 +561,13 @@ def m020_cache_write_1h(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE messages ADD COLUMN cache_write_1h_tokens INTEGER")
 
 
+@migrations()
+def m021_file_changes(db: sqlite_utils.Database) -> None:
+    """Whether a tool call changed the file it names (its ``edits``), so that a file's history can
+    list its changes alone. The sources are read again (sessions.LAYOUT), which fills it."""
+    db.execute("ALTER TABLE file_calls ADD COLUMN changed INTEGER NOT NULL DEFAULT 0")
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

@@ -256,7 +256,7 @@ CREATE TABLE file_calls (
     call INTEGER NOT NULL,  -- the call's place in its message's tool_calls
     file TEXT NOT NULL,  -- as the call named it, with / for \
     name TEXT NOT NULL  -- its last part
-);
+, changed INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX file_calls_file ON file_calls (file, message_id);
 CREATE INDEX file_calls_name ON file_calls (name, message_id);
 CREATE INDEX file_calls_message ON file_calls (message_id);
@@ -289,29 +289,30 @@ CREATE TRIGGER messages_ad_commands AFTER DELETE ON messages BEGIN
 END;
 CREATE VIEW archive_building AS
     SELECT value FROM archive_meta WHERE key = 'building';
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-12-02 01:39:18.294154+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-12-02 01:39:18.295059+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-12-02 01:39:18.295964+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-12-02 01:39:18.298585+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-12-02 01:39:18.303105+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-12-02 01:39:18.306561+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-12-02 01:39:18.309998+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-12-02 01:39:18.312174+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-12-02 01:39:18.312605+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-12-02 01:39:18.312805+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-12-02 01:39:18.339693+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-12-02 01:39:18.339956+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-12-02 01:39:18.341971+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-12-02 01:39:18.342113+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-12-02 01:39:18.342610+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-12-02 01:39:18.342756+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-12-02 01:39:18.344542+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-12-02 01:39:18.347090+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-12-02 01:39:18.348827+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-12-02 01:39:18.350610+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-12-02 01:39:18.351205+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-12-02 01:39:18.353724+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups','2026-12-02 01:39:18.354778+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (24,'archivist','m019_archive_building','2026-12-02 01:39:18.354943+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (25,'archivist','m020_cache_write_1h','2026-12-02 01:39:18.355386+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-12-02 02:54:35.998761+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-12-02 02:54:35.999927+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-12-02 02:54:36.001023+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-12-02 02:54:36.002376+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-12-02 02:54:36.005254+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-12-02 02:54:36.007379+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-12-02 02:54:36.009886+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-12-02 02:54:36.012996+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-12-02 02:54:36.013405+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-12-02 02:54:36.013692+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-12-02 02:54:36.057838+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-12-02 02:54:36.058165+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-12-02 02:54:36.060555+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-12-02 02:54:36.060850+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-12-02 02:54:36.061752+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-12-02 02:54:36.062035+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-12-02 02:54:36.064190+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-12-02 02:54:36.066998+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-12-02 02:54:36.068878+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-12-02 02:54:36.070873+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-12-02 02:54:36.071719+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-12-02 02:54:36.077629+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups','2026-12-02 02:54:36.078992+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (24,'archivist','m019_archive_building','2026-12-02 02:54:36.079221+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (25,'archivist','m020_cache_write_1h','2026-12-02 02:54:36.079816+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (26,'archivist','m021_file_changes','2026-12-02 02:54:36.080465+00:00');
 COMMIT;

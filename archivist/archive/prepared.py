@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archivist import documents
-from archivist.agents import Message, Session, Tail, ToolCall, Usage
+from archivist.agents import Edit, Message, Session, Tail, ToolCall, Usage
 from archivist.archive import schema
 from archivist.archive.session_rows import Before, Found, document_rows
 
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 # by date; 4: role words (a message's role; a session's, those of its messages); 5: token usage
 # and attachments of each message, a session's usage totalled; 6: the tools a session used, as words;
 # 7: the cache's one-hour writes apart, a Claude Code sub-agent's project its parent's (every source
-# read again, so the readers' repairs of this version reach what is stored)
-LAYOUT = 7
+# read again, so the readers' repairs of this version reach what is stored); 8: each tool call's
+# input, and the changes it made to files (``edits``)
+LAYOUT = 8
 
 
 def new_masker(key: bytes | None) -> Masker:
@@ -210,7 +211,16 @@ def _masked_call(call: ToolCall, masker: Masker, names: _Names) -> ToolCall:
         [masker.name(file) for file in call.files],
         [masker(c) for c in call.commands],
         masker.name(call.agent) if call.agent else None,
+        masker(call.input) if call.input else "",
+        [_masked_edit(edit, masker) for edit in call.edits],
     )
+
+
+def _masked_edit(edit: Edit, masker: Masker) -> Edit:
+    def text(value: str | None) -> str | None:
+        return masker(value) if value else value
+
+    return Edit(masker.name(edit.file), text(edit.old), text(edit.new), text(edit.patch))
 
 
 def mask_session(session: Session, masker: Masker) -> tuple[Session, Found]:
@@ -276,5 +286,5 @@ def session_hash(session: Session) -> str:
     for m in session.messages:
         add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.usage, m.attachments)
         for call in m.tool_calls:
-            add(call.name, call.files, call.commands, call.agent)
+            add(call.name, call.files, call.commands, call.agent, call.input, call.edits)
     return digest.hexdigest()

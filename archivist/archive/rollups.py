@@ -68,7 +68,7 @@ INSERT INTO usage_hours (
 INSERT_MESSAGE_HOURS_SQL = (
     "INSERT INTO message_hours (document_id, hour, agent, project, messages) VALUES (?, ?, ?, ?, ?)"
 )
-INSERT_FILE_SQL = "INSERT INTO file_calls (message_id, call, file, name) VALUES (?, ?, ?, ?)"
+INSERT_FILE_SQL = "INSERT INTO file_calls (message_id, call, file, name, changed) VALUES (?, ?, ?, ?, ?)"
 INSERT_COMMAND_SQL = "INSERT INTO command_calls (message_id, call, command) VALUES (?, ?, ?)"
 
 
@@ -153,15 +153,17 @@ def write_all_usage(db: Database) -> None:
 
 def write_calls(db: Database, messages: list[dict[str, Any]]) -> None:
     """The files and the commands the tool calls of these ``messages`` rows name (their ``id`` and
-    ``tool_calls``)."""
+    ``tool_calls``): a file a call's ``edits`` changed is marked ``changed``."""
     files, commands = [], []
     for message in messages:
         if message["tool_calls"] == "[]":
             continue
         for place, call in enumerate(json.loads(message["tool_calls"])):
-            for file in call.get("files") or []:
-                path = str(file).replace("\\", "/")
-                files.append((message["id"], place, path, path.rsplit("/", 1)[-1]))
+            changed = {str(edit["file"]) for edit in call.get("edits") or [] if edit.get("file")}
+            named = list(dict.fromkeys([*(str(file) for file in call.get("files") or []), *changed]))
+            for file in named:
+                path = file.replace("\\", "/")
+                files.append((message["id"], place, path, path.rsplit("/", 1)[-1], int(file in changed)))
             for command in call.get("commands") or []:
                 if isinstance(command, str):
                     commands.append((message["id"], place, command))

@@ -167,11 +167,16 @@ def stored_usage(row: dict[str, Any], cost: float | None) -> Usage:
 
 
 def _call_row(call: ToolCall) -> dict[str, Any]:
-    """A tool call as ``messages.tool_calls`` holds it: its name, files and commands, and the
-    key of the sub-agent session it started (``agent``) where there is one."""
+    """A tool call as ``messages.tool_calls`` holds it: its name, files and commands, and where
+    there are: the key of the sub-agent session it started (``agent``), its input (``input``) and
+    the changes it made (``edits``: each ``{"file", "old", "new"}`` or ``{"file", "patch"}``)."""
     row: dict[str, Any] = {"name": call.name, "files": call.files, "commands": call.commands}
     if call.agent:
         row["agent"] = call.agent
+    if call.input:
+        row["input"] = call.input
+    if call.edits:
+        row["edits"] = [{key: value for key, value in vars(edit).items() if value is not None} for edit in call.edits]
     return row
 
 
