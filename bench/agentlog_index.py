@@ -1,7 +1,8 @@
 """Indexing Claude Code sessions as a source, against reading the same bytes with json.loads line by line.
 
 Writes --sessions synthetic sessions totalling about --megabytes MB (user prompts,
-assistant text with thinking and tool calls, tool results with file contents, as
+assistant text with thinking and tool calls (a Read, or every third turn an Edit with its old
+and new text), tool results with file contents, as
 Claude Code writes them), then times `index_workspace` with them as a `claude-code`
 source (a fresh archive), a no-op re-index, a re-index after one line is appended to
 one session of --append-megabytes MB among them, and a plain loop of `json.loads` over
@@ -59,6 +60,15 @@ def sentence(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
+def tool_use(rng: random.Random, n: int) -> dict[str, object]:
+    """The n-th turn's tool call: every third an Edit (its old and new text), else a Read."""
+    path = f"/home/dev/project/src/module_{n % 50}.py"
+    if n % 3:
+        return {"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"file_path": path}}
+    edit = {"file_path": path, "old_string": sentence(rng, 30), "new_string": sentence(rng, 40)}
+    return {"type": "tool_use", "id": f"toolu_{n}", "name": "Edit", "input": edit}
+
+
 def session_lines(rng: random.Random, session: str, target_bytes: int) -> Iterator[str]:
     """The lines of one session of about ``target_bytes``, as they are made."""
     size, parent, n = 0, None, 0
@@ -74,8 +84,7 @@ def session_lines(rng: random.Random, session: str, target_bytes: int) -> Iterat
                      "model": "claude-sonnet-4-5-20250929", "content": [
                          {"type": "thinking", "thinking": sentence(rng, 60), "signature": "x" * 40},
                          {"type": "text", "text": sentence(rng, 80)},
-                         {"type": "tool_use", "id": f"toolu_{n}", "name": "Read",
-                          "input": {"file_path": f"/home/dev/project/src/module_{n % 50}.py"}}]}}  # fmt: skip
+                         tool_use(rng, n)]}}  # fmt: skip
         result = {**envelope, "type": "user", "parentUuid": assistant["uuid"], "uuid": f"{session}-t{n}",
                   "timestamp": at, "message": {"role": "user", "content": [
                       {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": sentence(rng, 400)}]}}  # fmt: skip
