@@ -1,38 +1,72 @@
 """Archivist's usage of Claude Code's logs against ccusage's (the npm package, run as people run it).
 
-ccusage reads the same sample sessions (``CLAUDE_CONFIG_DIR``), offline and in UTC. Input and
-cache tokens agree exactly, day by day and model by model. Output differs on purpose: Claude
-Code writes one API message's usage on each of its content lines, its output_tokens growing
-from line to line; ccusage keeps the first line of a message (its deduplication), Archivist
-the last, which holds the message's whole output. Priced at the same counts, the two price
-data agree within 1%.
+ccusage reads the same sessions (``CLAUDE_CONFIG_DIR``: the Claude Code samples, and one session
+whose cache writes are for an hour), offline and in UTC. Every count agrees exactly, day by day
+and model by model: Claude Code writes one API message's usage on each of its content lines, its
+output_tokens growing from line to line, and ccusage 20 keeps a message's last line, as Archivist
+does. The cost agrees to a hundredth of a cent, one-hour cache writes priced at their own rate.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
-from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, sample_source, write_files
 
-from archivist.archive import prices
 from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 
 CCUSAGE = ROOT / "mcp-clients" / "node_modules" / ".bin" / "ccusage"
+ONE_HOUR_DAY = "2025-11-25"
+
+
+def one_hour_session() -> list[dict]:
+    """A Claude Code session of two responses whose cache writes are for an hour, the second
+    written on two lines whose output grows."""
+    cache = {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 3000}
+    usage = {"input_tokens": 12, "cache_creation_input_tokens": 3200, "cache_read_input_tokens": 4000,
+             "cache_creation": cache}  # fmt: skip
+    where = {"sessionId": "s1h", "cwd": "/home/dev/src/hour", "version": "2.0.50"}
+
+    def answer(uuid: str, message_id: str, at: str, output: int, text: str) -> dict:
+        return {"type": "assistant", "uuid": uuid, "requestId": f"req_{message_id}", "timestamp": at, **where,
+                "message": {"id": message_id, "type": "message", "role": "assistant",
+                            "model": "claude-opus-4-5-20251101", "content": [{"type": "text", "text": text}],
+                            "usage": {**usage, "output_tokens": output}}}  # fmt: skip
+
+    asked = {"role": "user", "content": "Summarise the hour."}
+    return [
+        {"type": "user", "uuid": "u1", "timestamp": f"{ONE_HOUR_DAY}T09:00:00.000Z", **where, "message": asked},
+        answer("a1", "msg_h1", f"{ONE_HOUR_DAY}T09:00:04.000Z", 40, "First."),
+        answer("a2", "msg_h2", f"{ONE_HOUR_DAY}T09:01:00.000Z", 7, "Second,"),
+        answer("a3", "msg_h2", f"{ONE_HOUR_DAY}T09:01:02.000Z", 95, "Second, whole."),
+    ]
 
 
 @pytest.fixture(scope="module")
-def ccusage_daily(tmp_path_factory):
+def claude_dir(tmp_path_factory) -> Path:
+    """A Claude Code folder: the samples' projects, and the one-hour session."""
+    folder = tmp_path_factory.mktemp("claude")
+    shutil.copytree(sample_source("claude-code"), folder / "projects")
+    hour = folder / "projects" / "-home-dev-src-hour"
+    hour.mkdir()
+    compact = (json.dumps(line, separators=(",", ":")) + "\n" for line in one_hour_session())
+    (hour / "s1h.jsonl").write_text("".join(compact))  # as Claude Code writes them
+    return folder
+
+
+@pytest.fixture(scope="module")
+def ccusage_daily(tmp_path_factory, claude_dir):
     assert CCUSAGE.exists(), "ccusage is installed with the MCP clients (make test installs them)"
-    home = tmp_path_factory.mktemp("home")
     env = {
         "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(sample_source("claude-code").parent),
+        "HOME": str(tmp_path_factory.mktemp("home")),
+        "CLAUDE_CONFIG_DIR": str(claude_dir),
         "TZ": "UTC",
     }
     done = subprocess.run(
@@ -47,9 +81,9 @@ def ccusage_daily(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory):
+def archive(tmp_path_factory, claude_dir):
     workspace = write_files(tmp_path_factory.mktemp("ccusage") / "ws", {"notes/a.md": "# A\n\nalpha\n"})
-    index_workspace(workspace, log_sources=[("claude-code", sample_source("claude-code"))])
+    index_workspace(workspace, log_sources=[("claude-code", claude_dir / "projects")])
     with Archive.for_workspace(workspace) as opened:
         yield opened
 
@@ -63,63 +97,29 @@ def ours_by_day_and_model(archive) -> dict[tuple[str, str], dict]:
 
 
 def theirs_by_day_and_model(daily) -> dict[tuple[str, str], dict]:
-    return {(day["date"], model["modelName"]): model for day in daily for model in day["modelBreakdowns"]}
+    return {(day["period"], model["modelName"]): model for day in daily for model in day["modelBreakdowns"]}
 
 
-def test_input_and_cache_tokens_are_ccusages_day_by_day_and_model_by_model(archive, ccusage_daily):
+def test_every_count_is_ccusages_day_by_day_and_model_by_model(archive, ccusage_daily):
     ours, theirs = ours_by_day_and_model(archive), theirs_by_day_and_model(ccusage_daily)
-    assert set(ours) == set(theirs) and theirs
+    assert set(ours) == set(theirs) and len(theirs) == 3
     for key, model in theirs.items():
         assert ours[key]["input_tokens"] == model["inputTokens"], key
+        assert ours[key]["output_tokens"] == model["outputTokens"], key
         assert ours[key]["cache_write_tokens"] == model["cacheCreationTokens"], key
         assert ours[key]["cache_read_tokens"] == model["cacheReadTokens"], key
 
 
-def output_counted_both_ways() -> tuple[dict[str, int], dict[str, int]]:
-    """Each model's output tokens from the raw lines: each API message (message.id and requestId)
-    by its first line, and by its last."""
-    responses: dict[tuple[str, str], tuple[str, int, int]] = {}
-    for file in sorted(sample_source("claude-code").rglob("*.jsonl")):
-        for line in file.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            message = record.get("message")
-            if record.get("type") != "assistant" or not isinstance(message, dict) or "usage" not in message:
-                continue
-            if message.get("model") == "<synthetic>":
-                continue
-            key = (str(message.get("id")), str(record.get("requestId")))
-            output = message["usage"]["output_tokens"]
-            model, first, _ = responses.get(key, (message["model"], output, output))
-            responses[key] = (model, first, output)
-    first_lines, last_lines = defaultdict(int), defaultdict(int)
-    for model, first, last in responses.values():
-        first_lines[model] += first
-        last_lines[model] += last
-    return dict(first_lines), dict(last_lines)
+def test_a_messages_output_is_its_last_lines(archive, ccusage_daily):
+    (hour,) = [row for (day, _), row in ours_by_day_and_model(archive).items() if day == ONE_HOUR_DAY]
+    assert hour["output_tokens"] == 40 + 95 and hour["responses"] == 2
 
 
-def test_output_is_each_messages_last_line_where_ccusage_keeps_its_first(archive, ccusage_daily):
-    first_lines, last_lines = output_counted_both_ways()
-    ours = {model: row["output_tokens"] for (_, model), row in ours_by_day_and_model(archive).items()}
-    theirs = {model: row["outputTokens"] for (_, model), row in theirs_by_day_and_model(ccusage_daily).items()}
-    assert theirs == first_lines and ours == last_lines
-    assert sum(ours.values()) > sum(theirs.values())  # the sample's responses grow from their first line
-
-
-def test_priced_at_the_same_counts_the_two_price_data_agree_within_one_percent(ccusage_daily):
-    from archivist.agents import Usage
-
-    compared = 0
-    for (day, model), counts in theirs_by_day_and_model(ccusage_daily).items():
-        used = Usage(
-            input=counts["inputTokens"],
-            output=counts["outputTokens"],
-            cache_write=counts["cacheCreationTokens"],
-            cache_read=counts["cacheReadTokens"],
-        )
-        ours = prices.price(model, used, f"{day}T12:00:00Z")
-        if ours is None or not counts["cost"]:
-            continue  # a model one of the two does not price
-        assert ours == pytest.approx(counts["cost"], rel=0.01), (day, model)
-        compared += 1
-    assert compared == 2
+def test_the_cost_is_ccusages_to_a_hundredth_of_a_cent_one_hour_cache_writes_included(archive, ccusage_daily):
+    ours, theirs = ours_by_day_and_model(archive), theirs_by_day_and_model(ccusage_daily)
+    for key, model in theirs.items():
+        assert ours[key]["cost"] == pytest.approx(model["cost"], abs=0.0001), key
+    hour = next(model for (day, _), model in theirs.items() if day == ONE_HOUR_DAY)
+    per_token = {"inputTokens": 5e-6, "outputTokens": 25e-6, "cacheCreationTokens": 6.25e-6, "cacheReadTokens": 0.5e-6}
+    at_five_minutes = sum(hour[count] * rate for count, rate in per_token.items())  # Opus 4.5's prices
+    assert hour["cost"] == pytest.approx(at_five_minutes + 2 * 3000 * (10e-6 - 6.25e-6))
