@@ -70,6 +70,7 @@ from archivist.agents import (
     uri_path,
     usage,
 )
+from archivist.agents.editor_edits import editor_call
 
 KIND = "amp"
 EXPECTED = (
@@ -273,10 +274,11 @@ def _call(block: dict[str, Any]) -> ToolCall:
     given = block.get("input")
     arguments: dict[str, Any] = given if isinstance(given, dict) else {}
     commands = [text for text in (text_or_none(arguments.get(key)) for key in COMMAND_KEYS) if text]
-    return ToolCall(
-        name=text_or_none(block.get("name")) or "tool",
-        files=list(dict.fromkeys(named_files(arguments, FILE_KEYS))),
-        commands=commands,
+    return editor_call(
+        text_or_none(block.get("name")) or "tool",
+        given,
+        list(dict.fromkeys(named_files(arguments, FILE_KEYS))),
+        commands,
     )
 
 

@@ -97,6 +97,7 @@ from archivist.agents import (
     text_or_none,
     usage,
 )
+from archivist.agents.editor_edits import editor_call
 
 HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"
@@ -133,6 +134,8 @@ XML_TOOLS = [
     "attempt_completion",
     "plan_mode_respond",
 ]
+# the arguments read from a tool written as XML: its path and command, and what an edit tool's holds
+XML_ARGUMENTS = ("path", "command", "diff", "content", "line", "search", "replace")
 SPOKEN = {"attempt_completion": "result", "ask_followup_question": "question", "plan_mode_respond": "response"}
 _XML_OPEN_RE = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>")
 _WRAPPERS_RE = re.compile(r"</?(?:task|feedback|user_message|answer)>")
@@ -656,15 +659,17 @@ def _cut(text: str, opening: str, closing: str, unclosed_to_end: bool = False) -
     return "".join(kept), inside
 
 
-def _call(name: Any, arguments: Any) -> ToolCall:
-    """A tool call from its name and arguments: the files its path arguments name, the command it runs."""
-    arguments = arguments if isinstance(arguments, dict) else {}
+def _call(name: Any, given: Any) -> ToolCall:
+    """A tool call from its name and arguments: the files its path arguments name, the command it
+    runs, its input and the edits it made."""
+    arguments = given if isinstance(given, dict) else {}
     files = named_files(arguments, ("path", "file_path", "paths"))
     command = arguments.get("command")
-    return ToolCall(
-        name=text_or_none(name) or "tool",
-        files=files,
-        commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
+    return editor_call(
+        text_or_none(name) or "tool",
+        given,
+        files,
+        [command.strip()] if isinstance(command, str) and command.strip() else [],
     )
 
 
@@ -685,7 +690,7 @@ def _xml_tools(text: str) -> tuple[str, list[ToolCall]]:
             continue
         inner = text[opening.end() : closing]
         kept.append(text[position : opening.start()])
-        arguments = {key: _tag(inner, key) for key in ("path", "command", SPOKEN.get(name, "")) if key}
+        arguments = {key: _tag(inner, key) for key in (*XML_ARGUMENTS, SPOKEN.get(name, "")) if key}
         if name in SPOKEN:
             kept.append(arguments.get(SPOKEN[name]) or "")
         if name not in SPOKEN or name == "attempt_completion":

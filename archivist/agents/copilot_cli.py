@@ -42,6 +42,7 @@ from archivist.agents import (
     whole_count,
 )
 from archivist.agents.claude_code_titles import COMMANDS, command_title, is_slash_command
+from archivist.agents.editor_edits import editor_call
 
 KIND = "copilot"
 
@@ -153,19 +154,26 @@ def _shutdown(metrics: dict[str, Any], messages: list[Message], run: int, when: 
         own[-1].usage = (own[-1].usage or Usage()) + rest
 
 
+EDITORS = ("str_replace_editor",)  # its ``command`` says what it does to a file: no shell command
+
+
 def _call(request: dict[str, Any]) -> ToolCall:
-    arguments = request.get("arguments")
+    """A tool request: its name, the files and the command its arguments name, its input and its edits."""
+    given = request.get("arguments")
+    arguments = given
     if isinstance(arguments, str):
         try:
             arguments = json_value(arguments)
         except NotJSON:
             arguments = {}
     arguments = arguments if isinstance(arguments, dict) else {}
-    command = arguments.get("command")
-    return ToolCall(
-        text_or_none(request.get("name")) or "tool",
-        files=named_files(arguments, ("path", "file_path", "filePath")),
-        commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
+    name = text_or_none(request.get("name")) or "tool"
+    command = arguments.get("command") if name not in EDITORS else None
+    return editor_call(
+        name,
+        given,
+        named_files(arguments, ("path", "file_path", "filePath")),
+        [command.strip()] if isinstance(command, str) and command.strip() else [],
     )
 
 

@@ -25,6 +25,7 @@ from archivist.agents import (
     uri_path,
     usage,
 )
+from archivist.agents.editor_edits import editor_call
 
 KIND = "copilot"
 FILE_INPUTS = ("filePath", "path", "file_path", "uri")
@@ -82,6 +83,7 @@ def _request(request: dict[str, Any], models: list[str], asked: list[str]) -> li
     thinking: list[str] = []
     calls: list[ToolCall] = []
     outputs: list[str] = []
+    arguments = _tool_arguments(request.get("result"))
     parts = request.get("response")
     for part in [parts] if isinstance(parts, str) else parts if isinstance(parts, list) else []:
         kind = part.get("kind") if isinstance(part, dict) else None
@@ -94,7 +96,7 @@ def _request(request: dict[str, Any], models: list[str], asked: list[str]) -> li
         elif kind == "thinking" and isinstance(part.get("value"), str):
             thinking.append(part["value"].strip())
         elif kind == "toolInvocationSerialized":
-            call, output = _tool(part)
+            call, output = _tool(part, arguments)
             calls.append(call)
             outputs += [output] if output else []
         elif kind == "textEditGroup":
@@ -194,8 +196,23 @@ def _uri(value: Any) -> Any:
     return value
 
 
-def _tool(part: dict[str, Any]) -> tuple[ToolCall, str]:
-    """A tool invocation: its call (name, files, command), and a terminal's output."""
+def _tool_arguments(result: Any) -> dict[str, tuple[str, Any]]:
+    """The name and the arguments (JSON text) of each tool call of a response, by its id, from its
+    ``result.metadata.toolCallRounds``."""
+    found: dict[str, tuple[str, Any]] = {}
+    rounds = _mapping(_mapping(result).get("metadata")).get("toolCallRounds")
+    for round_ in rounds if isinstance(rounds, list) else []:
+        calls = _mapping(round_).get("toolCalls")
+        for call in calls if isinstance(calls, list) else []:
+            call = _mapping(call)
+            if isinstance(call.get("id"), str) and isinstance(call.get("name"), str):
+                found[call["id"]] = (call["name"], call.get("arguments"))
+    return found
+
+
+def _tool(part: dict[str, Any], arguments: dict[str, tuple[str, Any]]) -> tuple[ToolCall, str]:
+    """A tool invocation: its call (name, files, command; its input and edits from the arguments
+    its round gave, by ``toolCallId``, else its ``rawInput``), and a terminal's output."""
     data = _mapping(part.get("toolSpecificData"))
     commands: list[str] = []
     output = ""
@@ -212,4 +229,8 @@ def _tool(part: dict[str, Any]) -> tuple[ToolCall, str]:
         files += [path] if path else []
     given = data.get("rawInput") if data.get("kind") == "input" else None
     files += [uri_path(file) or file for file in named_files(given if isinstance(given, dict) else {}, FILE_INPUTS)]
-    return ToolCall(text_or_none(part.get("toolId")) or "tool", files=files, commands=commands), output
+    name = text_or_none(part.get("toolId")) or "tool"
+    called, given = arguments.get(str(part.get("toolCallId")), (name, given))
+    call = editor_call(called, given, list(dict.fromkeys(files)), commands)
+    call.name = name
+    return call, output

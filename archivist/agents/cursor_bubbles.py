@@ -40,6 +40,7 @@ from archivist.agents import (
     uri_path,
     usage,
 )
+from archivist.agents.editor_edits import editor_call
 
 # Cursor's "Auto" model choice is stored as this name: no model.
 NO_MODEL = ("default", "auto")
@@ -205,8 +206,9 @@ def thinking_text(bubble: dict[str, Any]) -> str:
 
 
 def tool_call(data: Any) -> tuple[ToolCall | None, str]:
-    """A bubble's ``toolFormerData`` as a call (its name, the files it names, its command), and its
-    output; (None, "") for none."""
+    """A bubble's ``toolFormerData`` as a call (its name, the files it names, its command, its
+    input: the model's ``rawArgs``, else ``params``; the edits it made), and its output; (None, "")
+    for none."""
     if not isinstance(data, dict) or not data:
         return None, ""
     tool = data.get("tool")
@@ -228,7 +230,8 @@ def tool_call(data: Any) -> tuple[ToolCall | None, str]:
         (found["command"].strip() for found in arguments if text_or_none(found.get("command"))),
         None,
     )
-    call = ToolCall(name[:MAX_NAME], files=files, commands=[command] if command else [])
+    given = data.get("rawArgs") if data.get("rawArgs") not in (None, "", {}) else data.get("params")
+    call = editor_call(name[:MAX_NAME], given, files, [command] if command else [])
     return call, output
 
 

@@ -48,6 +48,7 @@ from archivist.agents import (
     skipped_problems,
     text_or_none,
 )
+from archivist.agents.editor_edits import editor_call
 
 FOLDER = "agent-transcripts"
 PROJECTS = "projects"
@@ -180,7 +181,7 @@ def _message(value: dict[str, Any], messages: list[Message]) -> None:
             arguments: dict[str, Any] = given if isinstance(given, dict) else {}
             name = text_or_none(block.get("name")) or "tool"
             commands = [text for key in COMMAND_KEYS if (text := text_or_none(arguments.get(key)))][:1]
-            calls.append(ToolCall(name, named_files(arguments, FILE_KEYS), commands))
+            calls.append(editor_call(name, given, named_files(arguments, FILE_KEYS), commands))
         elif block.get("type") == "tool_result":
             outputs.append(parts_text(block.get("content")))
     text = "\n".join(text for text in texts if text.strip()).strip()

@@ -63,6 +63,7 @@ from archivist.agents import (
     text_or_none,
     usage,
 )
+from archivist.agents.editor_edits import editor_call
 from archivist.agents.kiro_sessions import read_lines
 from archivist.agents.kiro_workspace import FILE_KEYS
 
@@ -85,14 +86,15 @@ def _list(value: Any) -> list[Any]:
 
 def tool_call(name: Any, arguments: Any) -> ToolCall:
     """A Kiro CLI tool call: its name, the files its arguments name (``fs_read``'s operations
-    included), and the command a shell tool runs (``write``'s ``command`` is no shell command)."""
+    included), the command a shell tool runs (``write``'s ``command`` is no shell command), its
+    input and the edits it made."""
     given = _object(arguments)
     named = text_or_none(name) or "tool"
     files = named_files(given, FILE_KEYS)
     for operation in _list(given.get("operations")):
         files += named_files(_object(operation), FILE_KEYS)
     command = text_or_none(given.get("command")) if named in SHELLS else None
-    return ToolCall(named, list(dict.fromkeys(files)), [command] if command else [])
+    return editor_call(named, arguments, list(dict.fromkeys(files)), [command] if command else [])
 
 
 # -- the JSONL sessions --------------------------------------------------------------------------

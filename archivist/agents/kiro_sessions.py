@@ -37,7 +37,6 @@ from archivist.agents import (
     NotJSON,
     Root,
     Session,
-    ToolCall,
     attachment,
     attachments_of,
     is_file,
@@ -52,6 +51,7 @@ from archivist.agents import (
     skipped_problems,
     text_or_none,
 )
+from archivist.agents.editor_edits import editor_call
 from archivist.agents.kiro_workspace import FILE_KEYS, content_text
 
 META, EVENTS = "session.json", "messages.jsonl"
@@ -196,7 +196,9 @@ def _call(payload: dict[str, Any], when: str | None, messages: list[Message]) ->
     arguments: dict[str, Any] = given if isinstance(given, dict) else {}
     command = text_or_none(arguments.get("command"))
     name = text_or_none(payload.get("toolName")) or text_or_none(payload.get("actionType")) or "tool"
-    call = ToolCall(name, list(dict.fromkeys(named_files(arguments, FILE_KEYS))), [command] if command else [])
+    call = editor_call(
+        name, given, list(dict.fromkeys(named_files(arguments, FILE_KEYS))), [command] if command else []
+    )
     last = messages[-1] if messages else None
     if last is not None and last.role == "assistant":
         last.tool_calls.append(call)

@@ -55,6 +55,7 @@ from archivist.agents import (
     short_title,
     text_or_none,
 )
+from archivist.agents.editor_edits import editor_call
 
 NOT_WORKSPACES = ("workspace-sessions", "dev_data", "index", "default")
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
@@ -148,7 +149,9 @@ def _action(action: dict[str, Any], run: Run) -> None:
         arguments: dict[str, Any] = given if isinstance(given, dict) else {}
         command = text_or_none(arguments.get("command"))
         run.calls.append(
-            ToolCall(kind, list(dict.fromkeys(named_files(arguments, FILE_KEYS))), [command] if command else [])
+            editor_call(
+                kind, given, list(dict.fromkeys(named_files(arguments, FILE_KEYS))), [command] if command else []
+            )
         )
 
 

@@ -42,6 +42,7 @@ from archivist.agents import (
     Session,
     ToolCall,
     Unread,
+    call_input,
     head_lines,
     is_dir,
     iso_utc,
@@ -222,6 +223,8 @@ def _step(step: dict[str, Any], messages: list[Message], models: list[str]) -> s
         if found and found not in call.files:
             call.files.append(found)
     call.commands = [command for key in COMMAND_KEYS if (command := text_or_none(body.get(key)))][:1]
+    said = [key for key in COMMAND_KEYS if isinstance(body.get(key), str) and body[key] in call.commands]
+    call.input = call_input(body, without=(*OUTPUT_KEYS, *said))
     if not messages or messages[-1].role != "assistant":
         messages.append(Message("assistant", "", when, model))
     messages[-1].tool_calls.append(call)
