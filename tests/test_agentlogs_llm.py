@@ -346,9 +346,9 @@ def test_tool_calls_and_their_results(legacy: Path):
     assert calls.text == ""
     assert calls.tool_calls == [
         ToolCall(name="llm_time"),
-        ToolCall(name="read_file", files=["notes/today.txt"]),
-        ToolCall(name="run_shell", commands=["date -u"]),
-        ToolCall(name="broken"),
+        ToolCall(name="read_file", files=["notes/today.txt"], input='{"path":"notes/today.txt"}'),
+        ToolCall(name="run_shell", commands=["date -u"], input='{"timeout":5}'),
+        ToolCall(name="broken", input="{not json"),
     ]
     assert session.problems == ["the arguments of a broken tool call are not JSON"]
     assert session.messages[2].tool_output == '{"utc_time": "2025-05-21 09:00:01 UTC"}'
@@ -612,9 +612,9 @@ def test_llms_own_migrations_and_logging_are_read_alike(tmp_path: Path):
     assert all(isinstance(m, Message) and m.timestamp for m in echo.messages)
     [tools] = [s for s in found.values() if s.title == "read app.py"]
     assert [m.role for m in tools.messages] == ["user", "assistant", "tool", "assistant"]
-    assert tools.messages[1].tool_calls == [ToolCall(name="read_file", files=["app.py"])]
+    assert tools.messages[1].tool_calls == [ToolCall(name="read_file", files=["app.py"], input='{"path":"app.py"}')]
     assert tools.messages[2].tool_output == "print('hi')"
     assert roles(found["01jvp3k5y8m2n4q6r8t0v2x4z6"])[1] == ("user", "Ten names for cheesecakes")
     assert found["01jvp4aaaaaaaaaaaaaaaaaaaa"].messages[1].tool_calls[1] == ToolCall(
-        name="read_file", files=["notes/today.txt"]
+        name="read_file", files=["notes/today.txt"], input='{"path":"notes/today.txt"}'
     )

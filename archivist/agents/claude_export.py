@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Attachment, Message, Session, ToolCall, attachment, iso_utc
+from archivist.agents import Attachment, Message, Session, ToolCall, attachment, call_input, iso_utc
 from archivist.agents.export_files import ExportFile
 from archivist.agents.exports import (
     CLAUDE_KIND,
@@ -63,6 +63,7 @@ ROOT_PARENT = "00000000-0000-4000-8000-000000000000"  # the parent of a conversa
 _SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
 _QUIET_BLOCKS = {"token_budget"}  # blocks with nothing to read, not worth a problem
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "notebook_path")
+_SHOWN_KEYS = ("content", "new_str", "file_text")  # texts of a call's input the answer shows
 _SHELL_WORDS = ("bash", "shell", "terminal", "run_command", "execute_command")
 
 
@@ -272,7 +273,11 @@ def _tool_call(block: dict[str, Any]) -> tuple[ToolCall, str]:
             shown = f"[artifact: {title}]\n{body}"
     elif isinstance(tool_input.get("file_text"), str) and tool_input["file_text"].strip():
         shown = f"[created file: {files[0] if files else name}]\n{tool_input['file_text']}"
-    return ToolCall(name=name, files=files, commands=commands), shown
+    given = block.get("input")
+    left = [key for key in _SHOWN_KEYS if isinstance(tool_input.get(key), str) and tool_input[key] in shown]
+    if commands and tool_input.get("command", "").strip() in commands:
+        left.append("command")
+    return ToolCall(name=name, files=files, commands=commands, input=call_input(given, without=left)), shown
 
 
 def _tool_output(content: Any) -> str:

@@ -42,7 +42,6 @@ from typing import Any
 from archivist.agents import (
     Attachment,
     Message,
-    NotJSON,
     Root,
     Session,
     ToolCall,
@@ -50,7 +49,6 @@ from archivist.agents import (
     is_dir,
     iso_utc,
     json_file,
-    json_value,
     named_files,
     short_title,
     text_or_none,
@@ -59,6 +57,7 @@ from archivist.agents import (
     usage,
     whole_count,
 )
+from archivist.agents.tool_edits import parsed_arguments, with_input
 
 KIND = "continue"
 EXPECTED = "Continue's folder (~/.continue), its sessions folder, or one session's .json"
@@ -270,14 +269,12 @@ def _session_usage(given: Any, messages: list[Message]) -> None:
 def _call(call: dict[str, Any]) -> ToolCall:
     given = call.get("function")
     function: dict[str, Any] = given if isinstance(given, dict) else {}
-    try:
-        arguments = json_value(function.get("arguments") or "{}")  # (within the depth budget)
-    except NotJSON:
-        arguments = {}
-    arguments = arguments if isinstance(arguments, dict) else {}
+    given = parsed_arguments(function.get("arguments"))  # (within the depth budget)
+    arguments = given if isinstance(given, dict) else {}
     command = arguments.get("command")
-    return ToolCall(
+    found = ToolCall(
         name=text_or_none(function.get("name")) or "tool",
         files=named_files(arguments, FILE_ARGUMENTS),
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
     )
+    return with_input(found, given)

@@ -61,6 +61,7 @@ from archivist.agents import (
     url_attachment,
     usage,
 )
+from archivist.agents.tool_edits import parsed_arguments, with_input
 
 TABLES = frozenset({"sessions", "messages"})
 DATA_FOLDERS = (".crush", ".opencode")  # the folder of a project that holds its database
@@ -241,18 +242,14 @@ def _read(
 def _call(data: dict[str, Any], sessions: set[str]) -> ToolCall:
     """A ``tool_call`` part: its name, the files and command of its input (a JSON text), and the
     session it started where one has its id (Crush's and OpenCode's ``agent`` tool)."""
-    arguments: Any = data.get("input")
-    if isinstance(arguments, str):
-        try:
-            arguments = json_value(arguments)
-        except NotJSON:
-            arguments = None
-    arguments = arguments if isinstance(arguments, dict) else {}
+    given = parsed_arguments(data.get("input"))
+    arguments = given if isinstance(given, dict) else {}
     command = arguments.get("command")
     identity = data.get("id")
-    return ToolCall(
+    call = ToolCall(
         name=text_or_none(data.get("name")) or "tool",
         files=named_files(arguments, FILE_KEYS),
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
         agent=identity if isinstance(identity, str) and identity in sessions else None,
     )
+    return with_input(call, given)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import iso_utc
+from archivist.agents.tool_edits import with_input
 
 from . import (
     LONG_LINE,
@@ -497,19 +498,27 @@ def _usage(tokens: Any) -> Usage | None:
 
 def tool_call(call: dict[str, Any]) -> ToolCall:
     name = text_or_none(call.get("name")) or text_or_none(call.get("displayName")) or "tool"
-    args = call.get("args")
-    args = args if isinstance(args, dict) else {}
-    files = named_files(args, _FILE_KEYS)
-    display = call.get("resultDisplay")
-    shown = text_or_none(display.get("filePath")) if isinstance(display, dict) else None
-    if shown:  # the absolute path of a file the arguments may name relatively
-        files = [f for f in files if f != shown and not shown.endswith("/" + f)] + [shown]
+    given = call.get("args")
+    args = given if isinstance(given, dict) else {}
     commands = []
     for key in ("command", "cmd"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             commands.append(value.strip())
-    return ToolCall(name=name, files=list(dict.fromkeys(files)), commands=commands)
+    found = with_input(ToolCall(name=name, files=named_files(args, _FILE_KEYS), commands=commands), given)
+    display = call.get("resultDisplay")
+    shown = text_or_none(display.get("filePath")) if isinstance(display, dict) else None
+    if shown:  # the absolute path of a file the arguments may name relatively
+        found.files = [f for f in found.files if not _names(shown, f)] + [shown]
+        for edit in found.edits:
+            edit.file = shown if _names(shown, edit.file) else edit.file
+    found.files = list(dict.fromkeys(found.files))
+    return found
+
+
+def _names(shown: str, file: str) -> bool:
+    """Whether ``file``, as a call's arguments name it, is the file the CLI showed as ``shown``."""
+    return file == shown or shown.endswith("/" + file)
 
 
 def _result_text(call: dict[str, Any]) -> str:

@@ -58,6 +58,7 @@ from archivist.agents import (
     text_or_none,
     usage,
 )
+from archivist.agents.tool_edits import with_input
 
 KIND = "goose"
 FILE_ARGUMENTS = ("path", "file_path", "filePath", "paths")
@@ -237,11 +238,12 @@ def _call(value: Any) -> ToolCall | None:
     arguments: dict[str, Any] = given if isinstance(given, dict) else {}
     base = name.rsplit("__", 1)[-1].lower()
     command = arguments.get("command") if base in SHELL_TOOLS or base.endswith("shell") else None
-    return ToolCall(
+    found = ToolCall(
         name=name,
         files=named_files(arguments, FILE_ARGUMENTS),
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
     )
+    return with_input(found, given)
 
 
 def _output(result: Any) -> tuple[str, list[Attachment]]:

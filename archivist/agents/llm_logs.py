@@ -61,6 +61,7 @@ from archivist.agents import (
     ToolCall,
     Unread,
     Usage,
+    call_input,
     confined_log_file,
     databases,
     is_file,
@@ -162,11 +163,13 @@ def _chunks(items: list[Any]) -> Iterator[list[Any]]:
 
 
 def _tool_call(name: object, arguments: object, problems: list[str]) -> ToolCall:
-    """A tool call with the files and commands its arguments name."""
+    """A tool call with its arguments as its input (a text that is not JSON as it is, a command
+    its commands hold left out) and the files and commands they name."""
     call = ToolCall(name=str(name) if name else "tool")
     if isinstance(arguments, str):
         if not arguments.strip():
             return call
+        call.input = arguments
         try:
             arguments = json_value(arguments)
         except NotJSON as error:
@@ -177,13 +180,20 @@ def _tool_call(name: object, arguments: object, problems: list[str]) -> ToolCall
             )
             return call
     if not isinstance(arguments, dict):
+        call.input = call_input(arguments)
         return call
+    call.input = call_input(arguments, without=[key for key in COMMAND_KEYS if _kept(arguments.get(key))])
     for keys, into in ((FILE_KEYS, call.files), (COMMAND_KEYS, call.commands)):
         for key in keys:
             value = arguments.get(key)
             values = value if isinstance(value, list) else [value]
             into.extend(item for item in values if isinstance(item, str) and item.strip())
     return call
+
+
+def _kept(command: Any) -> bool:
+    """Whether a command argument is kept whole among a call's commands: a text that is not blank."""
+    return isinstance(command, str) and bool(command.strip())
 
 
 @dataclass

@@ -79,6 +79,7 @@ from archivist.agents import (
     whole_count,
     within,
 )
+from archivist.agents.tool_edits import with_input
 
 KIND = "opencode"
 EXPECTED = (
@@ -450,13 +451,12 @@ def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) 
             state = _mapping(part.get("state"))
             arguments = _mapping(state.get("input"))
             command = arguments.get("command")
-            calls.append(
-                ToolCall(
-                    name=text_or_none(part.get("tool")) or "tool",
-                    files=named_files(arguments, ("filePath", "path")),
-                    commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
-                )
+            call = ToolCall(
+                name=text_or_none(part.get("tool")) or "tool",
+                files=named_files(arguments, ("filePath", "path")),
+                commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
             )
+            calls.append(with_input(call, state.get("input")))
             output = state.get("output") if isinstance(state.get("output"), str) else state.get("error")
             if isinstance(output, str) and output.strip():
                 outputs.append(output.strip())
