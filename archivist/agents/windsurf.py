@@ -14,8 +14,9 @@ with its ``type``, its ``status``, and an object named for its type:
   ``command_line`` and ``cwd``; ``view_file``, ``list_directory``, ``grep_search``, an MCP tool…):
   one tool call named for the type, on the answer it follows: the files its object names
   (``path``, ``file_path``, ``absolute_path``, ``directory_path``, a ``file://`` URI), its command
-  (``command_line``, ``command``), and its output where it has one (``output``, ``stdout``,
-  ``stderr``, ``result``, ``mcp_result``) as a tool message.
+  (``command_line``, ``command``), its input (its object less its output and its command), a
+  ``code_action``'s ``new_content`` as the file written whole (an edit), and its output where it
+  has one (``output``, ``stdout``, ``stderr``, ``result``, ``mcp_result``) as a tool message.
 
 The documentation warns that a step's fields may change: a reader takes what it knows and lets
 the rest be. A file is one session, keyed by its name (the trajectory's id); its title is its
@@ -23,9 +24,8 @@ first request. The documented steps carry no time and no model: a step's ``times
 ``created_at`` and its ``model_name`` or ``model`` are read where a version writes them, and
 otherwise the session's time is the file's modification time (the end of its last response,
 when the hook wrote it). No usage is recorded. The project is the folder holding a project's
-``.windsurf``, or the working directory of the first command. Left out on purpose: a
-``code_action``'s ``new_content`` (a file's contents, which the file holds), ``rules_applied``,
-and the steps' ``status``. A line that is not JSON, or not a step, is skipped and told in the
+``.windsurf``, or the working directory of the first command. Left out on purpose:
+``rules_applied`` and the steps' ``status``. A line that is not JSON, or not a step, is skipped and told in the
 session's problems.
 """
 
@@ -51,6 +51,7 @@ from archivist.agents import (
     no_source,
     short_title,
     skipped_problems,
+    text_edit,
     text_or_none,
     uri_path,
 )
@@ -224,7 +225,9 @@ def _step(step: dict[str, Any], messages: list[Message], models: list[str]) -> s
             call.files.append(found)
     call.commands = [command for key in COMMAND_KEYS if (command := text_or_none(body.get(key)))][:1]
     said = [key for key in COMMAND_KEYS if isinstance(body.get(key), str) and body[key] in call.commands]
-    call.input = call_input(body, without=(*OUTPUT_KEYS, *said))
+    written = text_edit(call.files[0], None, body.get("new_content")) if call.files else None
+    call.edits = [written] if written is not None else []
+    call.input = call_input(body, without=(*OUTPUT_KEYS, *said, *(["new_content"] if written else [])))
     if not messages or messages[-1].role != "assistant":
         messages.append(Message("assistant", "", when, model))
     messages[-1].tool_calls.append(call)
