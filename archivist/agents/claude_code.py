@@ -310,7 +310,9 @@ def _read_session_file(
         session = _session_of(main, summaries, root)
         if session is not None and not sidechains.by_name:
             session.tail = main.tail()  # alone in its file: an append can be read on its own
-    agents = [_session_of(_subagent_builder(agent, key, project, main, root, seen), {}, root) for agent in transcripts]
+    builders = [_subagent_builder(agent, key, project, main, root, seen) for agent in transcripts]
+    _link_nested(builders, root)
+    agents = [_session_of(builder, {}, root) for builder in builders]
     agents += [_read_agent_file(agent, project, main.key, main, root, seen) for agent in beside(main)]
     inline = sidechains.builders()
     yield from _maybe(session)
@@ -473,6 +475,17 @@ def _subagent_builder(
     if parent is not None and not meta.parent_agent_id:  # (a nested agent's call is its parent agent's)
         parent.link_agent(builder.key, agent_id(path), meta.tool_use_id)
     return builder
+
+
+def _link_nested(builders: list[Builder], root: Root) -> None:
+    """Each agent another sub-agent started (its metadata's ``parentAgentId``) on the Task/Agent
+    call of that agent's transcript that started it."""
+    by_id = {agent_id(builder.file): builder for builder in builders}
+    for builder in builders:
+        meta = agent_meta(builder.file, root)
+        started_by = by_id.get(meta.parent_agent_id) if meta.parent_agent_id else None
+        if started_by is not None:
+            started_by.link_agent(builder.key, agent_id(builder.file), meta.tool_use_id)
 
 
 def _session_of(builder: Builder, summaries: dict[str, str], root: Root) -> Session | None:

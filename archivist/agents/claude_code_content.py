@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from archivist.agents import Attachment, attachment, between, text_or_none
+from archivist.agents import Attachment, Edit, attachment, between, text_edit, text_or_none
 
 # User text the CLI writes, not the person: never a request, never a title.
 NOT_A_REQUEST = (
@@ -41,6 +41,7 @@ OUTPUT_PREFIXES = ("<local-command-stdout>", "<local-command-stderr>", "<bash-st
 OUTPUT_TAGS_RE = re.compile(r"</?(?:local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>")
 AGENT_ID_RE = re.compile(r"agentId:\s*([0-9A-Za-z_-]+)")
 ATTACHED = ("image", "document")  # the blocks recorded as attachments
+NOTEBOOK_INSERT = "insert"  # the NotebookEdit mode that adds a cell (the others name no text replaced)
 
 
 @dataclass
@@ -112,6 +113,38 @@ def result_agent_id(block: dict[str, Any], result: object) -> str | None:
         return agent_id
     found = AGENT_ID_RE.search(blocks_content(block.get("content")).text)
     return found.group(1) if found else None
+
+
+def call_edits(name: str, inputs: dict[str, Any]) -> tuple[list[Edit], list[str]]:
+    """The changes a tool call's input makes to files, and the keys of the input they hold.
+
+    ``Edit`` replaces ``old_string`` with ``new_string`` in ``file_path``; ``MultiEdit`` makes
+    each of its ``edits`` (``old_string``, ``new_string``) in it; ``Write`` writes
+    ``content`` as the whole file; ``NotebookEdit`` inserting a cell (``edit_mode``
+    ``insert``) adds ``new_source`` to ``notebook_path``. A value that is not a text makes no
+    edit, and its key stays in the input.
+    """
+    file = inputs.get("file_path")
+    if name == "Edit":
+        edit = text_edit(file, inputs.get("old_string"), inputs.get("new_string"))
+        return ([edit], ["old_string", "new_string"]) if edit else ([], [])
+    if name == "Write":
+        edit = text_edit(file, None, inputs.get("content"))
+        return ([edit], ["content"]) if edit else ([], [])
+    if name == "MultiEdit":
+        entries = inputs.get("edits")
+        if not isinstance(entries, list):
+            return [], []
+        edits = [
+            text_edit(file, entry.get("old_string"), entry.get("new_string")) if isinstance(entry, dict) else None
+            for entry in entries
+        ]
+        made = [edit for edit in edits if edit is not None]
+        return made, ["edits"] if made and len(made) == len(edits) else []
+    if name == "NotebookEdit" and inputs.get("edit_mode") == NOTEBOOK_INSERT:
+        edit = text_edit(inputs.get("notebook_path"), "", inputs.get("new_source"))
+        return ([edit], ["new_source"]) if edit else ([], [])
+    return [], []
 
 
 # --- user text ----------------------------------------------------------------------------

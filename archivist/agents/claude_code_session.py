@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import Message, Session, Tail, ToolCall, Usage, iso_utc, short_title, usage
-from archivist.agents.claude_code_content import blocks_content, result_agent_id, tool_results
+from archivist.agents import Message, Session, Tail, ToolCall, Usage, call_input, iso_utc, short_title, usage
+from archivist.agents.claude_code_content import blocks_content, call_edits, result_agent_id, tool_results
 from archivist.agents.claude_code_titles import Titles, compaction_text, system_message
 
 KIND = "claude-code"
@@ -318,8 +318,12 @@ class Builder:
             if isinstance(value, str) and value and value not in call.files:
                 call.files.append(value)
         command = inputs.get("command")
+        held: list[str] = []  # the input's keys whose values the call keeps elsewhere
         if name in SHELL_TOOLS and isinstance(command, str) and command.strip():
             call.commands.append(command)
+            held.append("command")
+        call.edits, edited = call_edits(name, inputs)
+        call.input = call_input(given, without=[*held, *edited])
         description = inputs.get("description")
         if name in SUBAGENT_TOOLS and isinstance(call_id, str) and isinstance(description, str) and description.strip():
             self.tasks[call_id] = description
@@ -362,7 +366,7 @@ class Builder:
     def link_agent(self, key: str, agent_id: str, tool_use_id: str | None) -> None:
         """A sub-agent's session ``key`` on the Task/Agent call that started it: the call its
         metadata names, else the one whose result or progress named the agent's id."""
-        call = self.task_calls.get(tool_use_id or self.agent_calls.get(agent_id, ""))
+        call = self.task_calls.get(tool_use_id or "") or self.task_calls.get(self.agent_calls.get(agent_id, ""))
         if call is not None:
             call.agent = key
 
