@@ -19,6 +19,7 @@ from archivist.agents import (
     Usage,
     attachments_of,
     between,
+    call_input,
     iso_utc,
     json_value,
     lines,
@@ -274,10 +275,12 @@ class Rollout:
             self._call(tool_call(name, raw), timestamp)
         elif kind == "local_shell_call":
             action = item.get("action")
-            argv = action.get("command") if isinstance(action, dict) else None
-            self._call(tool_call("local_shell", {"command": argv}), timestamp)
-        elif kind in ("web_search_call", "tool_search_call", "image_generation_call"):
-            self._call(ToolCall(name=str(kind).removesuffix("_call")), timestamp)
+            self._call(tool_call("local_shell", action if isinstance(action, dict) else {}), timestamp)
+        elif kind in ("web_search_call", "tool_search_call"):
+            name = str(kind).removesuffix("_call")
+            self._call(ToolCall(name=name, input=call_input(item.get("action") or item.get("arguments"))), timestamp)
+        elif kind == "image_generation_call":  # (its result is the image: not kept)
+            self._call(ToolCall(name="image_generation"), timestamp)
         elif kind in OUTPUT_TYPES:
             output = output_text(item.get("output"))
             if output:

@@ -8,7 +8,18 @@ import re
 import shlex
 from typing import Any
 
-from archivist.agents import NotJSON, ToolCall, between, json_value, named_files, parts_text, text_or_none
+from archivist.agents import (
+    Edit,
+    NotJSON,
+    ToolCall,
+    between,
+    call_input,
+    json_value,
+    named_files,
+    parts_text,
+    text_or_none,
+)
+from archivist.agents.codex_patch import find_patch
 
 _ROLLOUT_NAME = re.compile(r"^rollout-.+\.jsonl?$")
 ENVELOPE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -121,31 +132,60 @@ def users_words(text: str) -> str:
 
 
 def tool_call(name: str, raw: Any) -> ToolCall:
-    """A tool call with the files its arguments name or patch and the commands it runs."""
+    """A tool call with the files its arguments name or patch, the commands it runs, its input,
+    and the edits of an ``apply_patch`` patch it carries (``codex_patch``).
+
+    Its input is its arguments less what the call keeps already: a command in ``commands``,
+    a patch read into ``edits`` (a text that is only a patch); a text that is not JSON (a
+    custom tool's input) is kept as it is.
+    """
     args: Any = raw
+    text = None  # the input, where it is a text that is not JSON
     if isinstance(raw, str):
         try:
             args = json_value(raw)
         except NotJSON:
-            args = {"input": raw}
+            args, text = {"input": raw}, raw
+    given = args
     if not isinstance(args, dict):
         args = {"input": args}
     files = named_files(args, _FILE_KEYS)
     commands: list[str] = []
+    held: list[str] = []  # the keys whose values the call keeps elsewhere
     for key in ("command", "cmd"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             commands.append(value.strip())
+            held.append(key)
         elif isinstance(value, list) and value and all(isinstance(item, str) for item in value):
             commands.append(_argv_command(value))
-    strings = [value for value in args.values() if isinstance(value, str)]
-    for value in args.values():
-        if isinstance(value, list):
-            strings.extend(item for item in value if isinstance(item, str))
-    for value in strings:
-        if _PATCH_START in value:
-            files.extend(match.strip() for match in _PATCH_FILE.findall(value))
-    return ToolCall(name=name, files=list(dict.fromkeys(files)), commands=commands)
+            held.append(key)
+    edits: list[Edit] = []
+    for key, value in _strings(args):
+        if _PATCH_START not in value:
+            continue
+        files.extend(match.strip() for match in _PATCH_FILE.findall(value))
+        patch = find_patch(value)
+        if patch is not None:
+            edits.extend(patch.edits)
+            if not value[: patch.start].strip() and not value[patch.end :].strip():
+                held.append(key)
+    files = list(dict.fromkeys([*files, *(edit.file for edit in edits)]))
+    if text is not None:
+        kept = "" if held == ["input"] else text
+    else:
+        kept = call_input(given, without=held) if isinstance(given, dict) else call_input(given)
+    return ToolCall(name=name, files=files, commands=commands, input=kept, edits=edits)
+
+
+def _strings(args: dict[str, Any]) -> list[tuple[str, str]]:
+    """The texts of a call's arguments, each with its key: a value, or an item of a list."""
+    found = []
+    for key, value in args.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                found.append((str(key), item))
+    return found
 
 
 def _argv_command(argv: list[str]) -> str:
