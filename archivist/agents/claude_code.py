@@ -11,7 +11,9 @@ started has that agent's key as its ``parent``), and the project of its parent, 
 ran (a sub-agent sent into a sub-folder is its parent's work). A sub-agent is titled by the
 ``description`` of the ``Task``/``Agent`` call that started it: its ``agent-<id>.meta.json``
 says it and names the call (``toolUseId``), else the parent's call is found by the
-``agentId`` its result or its ``progress`` lines name (``claude_code_agents``).
+``agentId`` its result or its ``progress`` lines name (``claude_code_agents``); that call
+names the sub-agent's key (``ToolCall.agent``), and so does a sub-agent's call that started
+another (``parentAgentId``).
 
 Each line is one JSON object with a ``type``. ``user``, ``assistant`` and ``system`` lines
 are messages: an assistant response written over several lines sharing ``message.id`` is
@@ -19,7 +21,8 @@ one message, whose token usage is its last line's; a message line already read (
 ``uuid`` again, in the file or in the session a resumed file continues; a sub-agent's
 replay of its parent's responses) is a copy and is dropped (``claude_code_session``). A
 compaction's summary is a system message saying what it is; images and documents are
-attachments (``claude_code_content``); ``summary``, ``custom-title`` and ``ai-title`` lines
+attachments, and a tool call keeps its input and the changes an ``Edit``, ``MultiEdit``,
+``Write`` or ``NotebookEdit`` insert made, their texts once (``claude_code_content``); ``summary``, ``custom-title`` and ``ai-title`` lines
 give the title, else the first request (``claude_code_titles``). The other known types
 are bookkeeping. Unknown types and lines that are not JSON are skipped and counted in the
 session's problems; the last line of a file still being written (no newline yet) is left
