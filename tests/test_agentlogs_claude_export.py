@@ -213,6 +213,10 @@ def test_a_conversation_with_tools_thinking_and_attachments(tmp_path: Path) -> N
     assert answer.text == "Here is a decorator with backoff.\n\n[artifact: retry.py]\ndef retry(): ..."
     assert [c.name for c in answer.tool_calls] == ["artifacts"]
     assert answer.tool_calls[0].commands == []  # an artifact's "command" is no shell command
+    # each call keeps its input, less what the answer's text shows and the command it ran
+    assert think.tool_calls[0].input == '{"description":"look around"}'
+    assert create.tool_calls[0].input == '{"path":"/mnt/user-data/outputs/retry.py"}'
+    assert answer.tool_calls[0].input == '{"id":"retry","command":"create","title":"retry.py"}'
     assert session.started == "2025-11-17T05:34:21Z"
     assert session.last == "2025-11-17T05:34:26Z"
 
@@ -320,6 +324,29 @@ def test_tool_errors_and_images_in_results(tmp_path: Path) -> None:
         ("assistant", "Done.", ""),
     ]
     assert [c.files for m in session.messages for c in m.tool_calls] == [[], ["/mnt/a.png"]]
+    assert [c.input for m in session.messages for c in m.tool_calls] == [
+        '{"url":"https://example.com"}',
+        '{"path":"/mnt/a.png"}',
+    ]
+
+
+def test_a_tool_input_that_is_no_object_is_kept_as_it_is(tmp_path: Path) -> None:
+    content = [
+        block("tool_use", name="bash_tool", input="ls -la"),
+        block("tool_use", name="create_file", input=["/mnt/a.py", 3]),
+        block("tool_use", name="create_file", input={"path": "/mnt/b.py", "file_text": 7}),
+    ]
+    messages = [
+        message("q", "human", "2025-01-01T00:00:00Z", [block("text", text="go")]),
+        message("a", "assistant", "2025-01-01T00:00:01Z", content),
+    ]
+    (session,), _ = read_all(write_export(tmp_path / "e", {"conversations.json": [conversation("c", "C", messages)]}))
+    calls = [call for m in session.messages for call in m.tool_calls]
+    assert [(call.input, call.commands, call.edits) for call in calls] == [
+        ("ls -la", [], []),
+        ('["/mnt/a.py",3]', [], []),
+        ('{"path":"/mnt/b.py","file_text":7}', [], []),
+    ]
 
 
 # --- the export: folder, zip, split files, damage
