@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from archivist.agents import Session, Unread, kiro
+from archivist.archive import sources
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-agent-logs" / "kiro"
 WORKSPACE = "L3Nydi9hcHA_"  # /srv/app in URL-safe base64, its padding written as "_"
@@ -643,3 +644,23 @@ def test_the_sample_s_kiro_cli_session_is_read_with_its_turn_s_tokens() -> None:
         "2025-11-13T11:03:12Z",
         ["claude-sonnet-4.5"],
     )
+
+
+def test_discover_finds_the_kiro_cli_s_store_where_it_keeps_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    share, support = home / ".local" / "share", home / "Library" / "Application Support"
+    assert {path for kind, path in sources.default_locations({}, home, "linux") if kind == "kiro"} >= {
+        share / "kiro-cli" / "data.sqlite3",
+        share / "amazon-q" / "data.sqlite3",
+    }
+    assert {path for kind, path in sources.default_locations({}, home, "macos") if kind == "kiro"} >= {
+        support / "kiro-cli" / "data.sqlite3",
+        support / "amazon-q" / "data.sqlite3",
+    }
+    stores = [
+        path for kind, path in sources.default_locations({}, home) if kind == "kiro" and path.name == "data.sqlite3"
+    ]
+    for number, path in enumerate(stores):
+        store(path, old=number % 2 == 1)
+    dump(home / ".local" / "share" / "kiro-cli-notes" / "data.sqlite3", "not a store")
+    assert [path for kind, path in sources.discover({}, home) if kind == "kiro"] == stores
