@@ -1,5 +1,5 @@
 """``archivist usage``: the tokens and cost of a workspace's agent logs, by day, month, 5-hour block,
-model, agent or project (the ``usage`` canned query, as every other surface runs it)."""
+model, agent, project or session (the ``usage`` canned query, as every other surface runs it)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ import click
 
 from archivist.cli.arguments import db_option, workspace_argument
 from archivist.queries.declarations import QUERIES
-from archivist.queries.rules import USAGE_GROUPS
-from archivist.queries.totals import USAGE_TOKENS, usage_totals
+from archivist.queries.totals import (
+    USAGE_BY,
+    USAGE_SESSIONS,
+    USAGE_TOKENS,
+    recorded,
+    unrecorded,
+    unrecorded_line,
+    usage_totals,
+)
 
 QUERY = QUERIES["usage"]
 # each token column of a usage row, and its heading
@@ -24,9 +31,11 @@ TOKEN_COLUMNS = tuple(zip(USAGE_TOKENS, ("input", "output", "cache write", "cach
 @db_option
 @click.option("--since", metavar="DATE", help=QUERY.param("start_date").description)
 @click.option("--until", metavar="DATE", help=QUERY.param("end_date").description)
-@click.option("--by", "group_by", type=click.Choice(USAGE_GROUPS), default="day", show_default=True)
+@click.option("--by", "group_by", type=click.Choice(USAGE_BY), default="day", show_default=True)
 @click.option("--agent", "agents", multiple=True, metavar="KIND", help=QUERY.param("agents").description)
 @click.option("--project", "projects", multiple=True, metavar="PROJECT", help=QUERY.param("projects").description)
+@click.option("--limit", type=int, default=USAGE_SESSIONS, show_default=True, help=QUERY.param("limit").description)
+@click.option("--offset", type=int, default=0, show_default=True, help=QUERY.param("offset").description)
 @click.option("--json", "as_json", is_flag=True, help="Print the rows and their totals as JSON.")
 def usage(
     workspace: Path | None,
@@ -36,10 +45,13 @@ def usage(
     group_by: str,
     agents: tuple[str, ...],
     projects: tuple[str, ...],
+    limit: int,
+    offset: int,
     as_json: bool,
 ) -> None:
     """Tokens (input, output, cache write, cache read) and cost of WORKSPACE's agent logs, one row per
-    day, month, 5-hour block, model, agent or project.
+    day, month, 5-hour block, model, agent, project or session (newest first, a page by --limit and
+    --offset). An agent whose logs record no usage is listed as such, with its sessions.
 
     Cost is at the prices of maintained price data (genai-prices, named on the last line); a model
     the data does not know is counted as unpriced, never guessed. What a log itself says a response
@@ -56,19 +68,25 @@ def usage(
         "end_date": until or "",
         "agents": ",".join(agents),
         "projects": json.dumps(list(projects)) if projects else "",
+        "limit": str(limit),
+        "offset": str(offset),
     }
     rows, told = answer_told(path, lambda archive: archive.run("usage", params))
-    rows = [{**row, "models": json.loads(row["models"] or "[]")} for row in rows]
+    rows = [usage_row(row) for row in rows]
     totals = usage_totals(rows)
     if as_json:
         answered = with_building({"group_by": group_by, "rows": rows, "totals": totals}, told)
         click.echo(json.dumps(answered, indent=2, ensure_ascii=False))
         return
+    silent = unrecorded_line(unrecorded(rows))
+    rows = recorded(rows)
     if not rows:
-        click.echo("No usage recorded in this range: no agent log of these kinds records its tokens.")
+        click.echo(silent or "No usage recorded in this range: no agent log of these kinds records its tokens.")
         tell_building(told)
         return
     click.echo(_table(group_by, rows, totals))
+    if silent:
+        click.echo(silent)
     data = next((row["price_data"] for row in rows if row["price_data"]), None)
     unpriced = totals["unpriced"]
     note = f"Cost at {data} prices" if data else "No price data"
@@ -78,21 +96,38 @@ def usage(
     tell_building(told)
 
 
+def usage_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A usage row as JSON says it: its models a list, usage_recorded true or false."""
+    return {**row, "models": json.loads(row["models"] or "[]"), "usage_recorded": bool(row["usage_recorded"])}
+
+
 def _table(group_by: str, rows: list[dict[str, Any]], totals: dict[str, Any]) -> str:
-    header = [group_by, *(name for _, name in TOKEN_COLUMNS), "cost", "responses"]
+    about = ["agent", "title"] if group_by == "session" else []
+    header = [group_by, *about, *(name for _, name in TOKEN_COLUMNS), "cost", "responses"]
     lines = [
-        [str(row["key"] if row["key"] is not None else "(none)"), *_figures(row), str(row["responses"])] for row in rows
+        [
+            str(row["key"] if row["key"] is not None else "(none)"),
+            *(_short(row[column]) for column in about),
+            *_figures(row),
+            str(row["responses"]),
+        ]
+        for row in rows
     ]
-    lines.append(["total", *_figures(totals), str(totals["responses"])])
+    lines.append(["total", *("" for _ in about), *_figures(totals), str(totals["responses"])])
     widths = [max(len(line[index]) for line in [header, *lines]) for index in range(len(header))]
 
     def shown(cells: list[str]) -> str:
         return "  ".join(
-            cell.ljust(width) if index == 0 else cell.rjust(width)
+            cell.ljust(width) if index <= len(about) else cell.rjust(width)
             for index, (cell, width) in enumerate(zip(cells, widths, strict=True))
         )
 
     return "\n".join([shown(header), *(shown(line) for line in lines)])
+
+
+def _short(text: str | None, most: int = 40) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _figures(row: dict[str, Any]) -> list[str]:

@@ -115,6 +115,11 @@ def _rows(call: Call) -> dict[str, Any]:
     return outputs.rows_payload(call.rows())
 
 
+def _usage(call: Call) -> dict[str, Any]:
+    """usage's rows, each one's usage_recorded true or false (false: an agent whose logs record none)."""
+    return outputs.models_payload([{**row, "usage_recorded": bool(row["usage_recorded"])} for row in call.rows()])
+
+
 TOOLS = (
     Tool(
         "search_workspace",
@@ -215,12 +220,14 @@ TOOLS = (
     Tool(
         "usage",
         "Tokens (input, output, cache write, cache read) and cost of the agents' model responses, one row per "
-        "day, month, 5-hour block, model, agent or project (group_by), within a date range and for some agents "
-        "or projects: what did it cost, and where did the tokens go. Cost is at maintained prices (price_data); "
-        "a model they do not know is counted in unpriced, never guessed.",
+        "day, month, 5-hour block, model, agent, project or session (group_by), within a date range and for some "
+        "agents or projects: what did it cost, and where did the tokens go. Cost is at maintained prices "
+        "(price_data); a model they do not know is counted in unpriced, never guessed. By session: id (key), "
+        "title, agent, project, first, last, models, tokens and cost, newest first; page with offset. An agent "
+        "whose logs record no usage in the range is a row with usage_recorded false and its sessions.",
         "usage",
         outputs.Rows,
-        lambda call: outputs.models_payload(call.rows()),
+        _usage,
     ),
     Tool(
         "search_semantic",

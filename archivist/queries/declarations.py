@@ -33,6 +33,7 @@ from archivist.queries.params import (
 )
 from archivist.queries.rules import Check
 from archivist.queries.search_params import SEARCH_ALIASES, SEARCH_PARAMS
+from archivist.queries.totals import USAGE_BY, USAGE_SESSIONS
 
 __all__ = ["QUERIES", "QUERY_LIMITS", "TOOL_PARAMS", "WORKSPACE", "Alias", "Param", "Query"]
 
@@ -375,13 +376,16 @@ QUERIES: dict[str, Query] = {
         "day, month or block start in UTC, or the model, agent or project), cost (US dollars at the prices of "
         "the price data named in price_data; null where no response of the group could be priced), "
         "stated_cost (what the logs themselves say, where they do), responses, unpriced (responses of a model "
-        "the price data does not know: their cost is never guessed), sessions, models (JSON), first and last. "
-        "Each response is counted once, as its log records it.",
+        "the price data does not know: their cost is never guessed), sessions, models (JSON), first, last, "
+        "agent, title and project (a session's), and usage_recorded. Each response is counted once, as its log "
+        "records it. By session: the newest last response first, a page by limit and offset. An agent with "
+        "sessions in the range whose logs record no usage there is one more row, last: usage_recorded 0, key "
+        "and agent its name, sessions how many, tokens and cost null.",
         params=(
             Param(
                 "group_by",
-                rules.one_of("group_by", rules.USAGE_GROUPS),
-                f"One row per: {', '.join(rules.USAGE_GROUPS)} (block: five hours from the first response "
+                rules.one_of("group_by", USAGE_BY),
+                f"One row per: {', '.join(USAGE_BY)} (block: five hours from the first response "
                 "that no earlier block holds, as ccusage reports them). Default day.",
                 default="day",
             ),
@@ -390,6 +394,11 @@ QUERIES: dict[str, Query] = {
                 "whole: usage is kept by the hour)"
             ),
             *params.log_filters(),
+            params.limit(USAGE_SESSIONS, "sessions (by session only)"),
+            params.offset(
+                "How many sessions to skip (by session only; default 0). Next page: offset + limit; fewer "
+                "sessions than limit is the last page."
+            ),
         ),
         checks=(rules.dates_in_order,),
     ),

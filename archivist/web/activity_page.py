@@ -18,6 +18,7 @@ from datasette.utils.asgi import Response
 
 from archivist.queries.declarations import QUERIES
 from archivist.queries.rules import ACTIVITY_PERIODS
+from archivist.queries.totals import recorded, unrecorded
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url, file_url, project_url
@@ -74,8 +75,8 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
     try:
         periods = await canned(datasette, "activity_periods", {**given, "group_by": group_by})
         rows = await canned(datasette, "project_activity", given)
-        agents = await canned(datasette, "usage", {**ranged, "group_by": "agent"})
-        models = await canned(datasette, "usage", {**ranged, "group_by": "model"})
+        by_agent = await canned(datasette, "usage", {**ranged, "group_by": "agent"})
+        models = recorded(await canned(datasette, "usage", {**ranged, "group_by": "model"}))
     except QueryFailed as failure:
         return await render_page(datasette, request, "archivist_activity.html", {**context, "failure": failure}, 400)
     for period in periods:  # each period's bar narrows the view to it
@@ -101,6 +102,7 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
         project["label"] = row["project"] or "(no project)"
         project["href"] = project_url(datasette, row["project"]) if row["project"] else None
         projects.append(project)
+    agents = recorded(by_agent)
     busiest: dict[str, int] = {}
     for project in projects:
         for touched in project["files_touched"]:
@@ -127,6 +129,7 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
             for heading, found in (("Agent", agents), ("Model", models))
             if found
         ],
+        unrecorded=unrecorded(by_agent),
         busiest_projects=chart(
             sorted(projects, key=lambda project: (-project["sessions"], -(project["messages"] or 0))),
             "sessions",

@@ -12,6 +12,7 @@ from urllib.parse import unquote, urlencode
 
 from datasette.utils.asgi import Response
 
+from archivist.queries.totals import recorded
 from archivist.web.activity_page import LISTS
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
@@ -37,7 +38,7 @@ async def project_page(datasette: Datasette, request: Any) -> Response:
     context: dict[str, Any] = {"project": project, "given": given}
     try:
         rows = await canned(datasette, "project_activity", given)
-        days = await canned(datasette, "usage", {**given, "group_by": "day"})
+        days = recorded(await canned(datasette, "usage", {**given, "group_by": "day"}))
     except QueryFailed as failure:
         return await render_page(datasette, request, "archivist_project.html", {**context, "failure": failure}, 400)
     if not rows:

@@ -1,6 +1,7 @@
 """GET /usage: tokens and cost of the agent logs' model responses, per day, month, 5-hour block,
-model, agent or project, from the ``usage`` canned query: bars of the groups' tokens, and a
-table of each group's tokens, cost and responses; the same range by model and by agent beside.
+model, agent, project or session, from the ``usage`` canned query: bars of the groups' tokens, and
+a table of each group's tokens, cost and responses; the same range by model and by agent beside.
+The agents whose logs record no usage are listed as such, with their sessions.
 
 Its URL is the query's parameters (``?group_by=month&start_date=2025-11``), so a view can be
 shared; a bad one is the query's error, with the form to mend it.
@@ -15,10 +16,10 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from archivist.queries.declarations import QUERIES
-from archivist.queries.rules import USAGE_GROUPS
-from archivist.queries.totals import usage_totals
+from archivist.queries.totals import USAGE_BY, USAGE_SESSIONS, recorded, unrecorded, usage_totals
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
+from archivist.web.urls import document_url
 from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
     context: dict[str, Any] = {
         "given": given,
         "group_by": group_by,
-        "groups": [{"name": name, "href": _url(datasette, {**given, "group_by": name})} for name in USAGE_GROUPS],
+        "groups": [{"name": name, "href": _url(datasette, {**given, "group_by": name})} for name in USAGE_BY],
         "action": datasette.urls.path("/usage"),
         "json_url": datasette.urls.path(f"/{DATABASE_NAME}/usage.json")
         + "?"
@@ -52,9 +53,9 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
         if name != group_by:
             beside[name] = [
                 _row(datasette, given, name, row)
-                for row in await canned(datasette, "usage", {**given, "group_by": name})
+                for row in recorded(await canned(datasette, "usage", {**given, "group_by": name}))
             ]
-    shown = [_row(datasette, given, group_by, row) for row in rows]
+    shown = [_row(datasette, given, group_by, row) for row in recorded(rows)]
     highest = max((row["total_tokens"] for row in shown), default=0)
     for row in shown:
         row["height"] = max(2, round(100 * row["total_tokens"] / highest)) if highest else 0
@@ -63,6 +64,8 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
         bars=shown if group_by in PERIODS else [],
         totals=usage_totals(shown),
         beside=beside,
+        unrecorded=unrecorded(rows),
+        next_url=_next_page(datasette, given, group_by, len(shown)),
         price_data=next((row["price_data"] for row in rows if row["price_data"]), None),
     )
     return await render_page(datasette, request, "archivist_usage.html", context)
@@ -76,12 +79,28 @@ def _row(datasette: Datasette, given: dict[str, str], group_by: str, row: dict[s
         narrowed = {**given, "start_date": key, "end_date": key, "group_by": "day" if group_by == "month" else "block"}
     elif key is not None and group_by in ("agent", "project"):
         narrowed = {**given, f"{group_by}s": json.dumps([key])}
+    label = "(none)" if key is None else str(key)
+    if group_by == "session":
+        label = f"{row['title'] or '(untitled)'} ({row['agent']})"
     return {
         **row,
-        "label": "(none)" if key is None else str(key),
+        "label": label,
         "models": json.loads(row["models"] or "[]"),
-        "href": _url(datasette, narrowed) if narrowed is not None else None,
+        "href": _url(datasette, narrowed) if narrowed is not None else _session_url(datasette, group_by, key),
     }
+
+
+def _session_url(datasette: Datasette, group_by: str, key: str | None) -> str | None:
+    """A session's page, where the row is one."""
+    return document_url(datasette, key) if group_by == "session" and key is not None else None
+
+
+def _next_page(datasette: Datasette, given: dict[str, str], group_by: str, shown: int) -> str | None:
+    """The next page of sessions, where this one is full."""
+    limit = int(given.get("limit") or USAGE_SESSIONS)
+    if group_by != "session" or shown < limit:
+        return None
+    return _url(datasette, {**given, "offset": str(int(given.get("offset") or 0) + limit)})
 
 
 def _url(datasette: Datasette, params: dict[str, str]) -> str:
