@@ -130,7 +130,16 @@ def sample_rows() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
                 "type": 2,
                 "text": "",
                 "createdAt": "2025-11-20T09:14:30.700Z",
-                "toolFormerData": tool(38, "search_replace", {"file_path": sender}, {"relativeWorkspacePath": sender}),
+                "toolFormerData": tool(
+                    38,
+                    "search_replace",
+                    {
+                        "file_path": sender,
+                        "old_string": "    session.post(url, json=event.payload).raise_for_status()",
+                        "new_string": "    session.post(url, json=event.payload, timeout=10).raise_for_status()",
+                    },
+                    {"relativeWorkspacePath": sender},
+                ),
             },
             {
                 "bubbleId": "b5",

@@ -10,6 +10,7 @@ from typing import Any
 
 from conftest import write_files
 
+from archivist.agents import cursor_bubbles
 from archivist.agents.editor_edits import editor_call, search_replace_blocks
 from archivist.archive.indexer import index_workspace
 from archivist.queries.diffs import diff_text
@@ -342,3 +343,44 @@ def test_windsurf_keeps_a_step_s_input_and_a_code_action_s_new_content_as_the_fi
 def test_search_replace_blocks_need_all_three_markers() -> None:
     assert search_replace_blocks("<<<<<<< SEARCH\na\n=======\nb\n") == []
     assert search_replace_blocks("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE") == [("a", "b")]
+
+
+def test_a_cursor_bubble_s_call_keeps_its_raw_arguments_else_its_params() -> None:
+    replaced, _ = cursor_bubbles.tool_call(
+        {
+            "name": "search_replace",
+            "rawArgs": json.dumps({"file_path": "calc.py", "old_string": OLD, "new_string": NEW}),
+            "params": json.dumps({"relativeWorkspacePath": "calc.py"}),
+        }
+    )
+    assert replaced is not None and replaced.input == '{"file_path":"calc.py"}' and replaced.files == ["calc.py"]
+    assert diff_text(vars(replaced.edits[0])) == (REPLACED, 6)
+    written, _ = cursor_bubbles.tool_call({"name": "write", "params": {"file_path": "new.txt", "contents": "hi"}})
+    assert written is not None and (written.input, written.edits[0].new) == ('{"file_path":"new.txt"}', "hi")
+    broken, _ = cursor_bubbles.tool_call({"name": "search_replace", "rawArgs": "{cut", "params": 7})
+    assert broken is not None and (broken.input, broken.edits) == ("{cut", [])
+
+
+def test_cline_s_panel_tells_an_edited_file_s_blocks_and_a_new_file_s_content(tmp_path: Path) -> None:
+    blocks = "------- SEARCH\n    return a - b\n=======\n    return a + b\n+++++++ REPLACE"
+    panel = [
+        {"ts": 1761820800000, "type": "say", "say": "task", "text": "fix add"},
+        {
+            "ts": 1761820801000,
+            "type": "ask",
+            "ask": "tool",
+            "text": json.dumps({"tool": "editedExistingFile", "path": "calc.py", "content": blocks}),
+        },
+        {
+            "ts": 1761820802000,
+            "type": "ask",
+            "ask": "tool",
+            "text": json.dumps({"tool": "newFileCreated", "path": "new.txt", "content": "hi"}),
+        },
+    ]
+    dump(tmp_path / "cline" / "tasks" / "1" / "ui_messages.json", panel)
+    calls = indexed_calls(tmp_path, "cline", tmp_path / "cline")
+    (edited, rows), (created, _) = calls
+    assert edited["input"] == '{"tool":"editedExistingFile","path":"calc.py"}' and rows == [("calc.py", 1)]
+    assert edited["edits"] == [{"file": "calc.py", "old": "    return a - b", "new": "    return a + b"}]
+    assert created["edits"] == [{"file": "new.txt", "new": "hi"}]
