@@ -342,3 +342,52 @@ def test_an_empty_database_file_holds_nothing_and_nothing_is_written(logs: Path)
 
 if __name__ == "__main__":
     write_samples()
+
+
+def test_a_session_of_more_text_than_is_held_whole_is_read_in_parts_and_stored_alike(tmp_path, monkeypatch) -> None:
+    from test_session_parts import index, stored
+
+    from archivist.agents import crush_store
+    from archivist.archive import prepared
+
+    messages = [(MAIN, "user", [part("text", text="Tidy the date parser."), stop(T)], T)]
+    for n in range(1, 30):
+        said = part("text", text=f"step {n}: " + "word " * 60)
+        edited = call(f"t{n}", "edit", file_path="src/dates.py", old_string=f"v{n}", new_string=f"v{n + 1}")
+        messages.append((MAIN, "assistant", [said, edited, stop(T + n)], T + n))
+        messages.append((MAIN, "tool", [result(f"t{n}", "edit", f"edited {n}")], T + n))
+    source = tmp_path / "crush"
+    write(
+        source / ".crush" / "crush.db",
+        "claude-sonnet-4-5",
+        [(MAIN, None, "New Session", 59, 900, 40, 0.5, T + 99, T)],
+        messages,
+    )
+    whole = stored(index(tmp_path, "whole", source, "crush"))
+    monkeypatch.setattr(crush_store, "WHOLE_SESSION", 2000)
+    monkeypatch.setattr(crush_store, "SESSION_PART", 1500)
+    problems: list[str] = []
+    reading = crush.read(source, problems)
+    session = next(reading)  # (its parts are read while the database is open: before the next session)
+    assert session.more is not None
+    first = [message.text for message in session.messages]
+    parts = [list(part) for part in session.more]
+    assert len(parts) > 2 and sum(len(part) for part in parts) + len(first) == 59
+    assert session.title == "Tidy the date parser." and session.last == "2025-12-01T10:01:39Z"
+    assert parts[-1][-2].usage is not None and parts[-1][-2].usage.cost == 0.5  # the last answer's
+    again = session.again() if session.again else None
+    assert again is not None and [message.text for message in again.messages] == first
+    assert list(reading) == [] and problems == []
+    stores: list[str] = []
+    store = prepared._store_parts
+
+    def counted(session, *args):
+        stores.append(session.key)
+        yield from store(session, *args)
+
+    monkeypatch.setattr(prepared, "_store_parts", counted)
+    in_parts = stored(index(tmp_path, "parts", source, "crush"))
+    assert stores == [MAIN]  # (stored part by part)
+    for table in ("documents", "messages", "file_calls", "usage_hours"):
+        assert in_parts[table] == whole[table], table
+    assert sum(changed for *_, changed in whole["file_calls"]) == 29

@@ -32,8 +32,10 @@ only the last response's (the others' are recorded nowhere).
 
 A message whose parts are not JSON, or over ``databases.MAX_VALUE_BYTES``, a part of no known type,
 and a message of no known role are skipped and counted in the session's problems. A session is
-held whole (each record at most 64 MB); one with no message that holds text is not yielded (a
-session Crush made only to ask for a title holds none).
+held whole up to ``WHOLE_SESSION`` characters of text; one that holds more is given in parts of
+``SESSION_PART`` (``Session.more``) as the rest is read, its title, times, usage and problems final
+once its last part is read. One with no message that holds text is not yielded (a session Crush
+made only to ask for a title holds none).
 """
 
 from __future__ import annotations
@@ -41,11 +43,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from archivist.agents import (
     ROLES,
+    SESSION_PART,
+    WHOLE_SESSION,
     Attachment,
     Message,
     NotJSON,
@@ -101,33 +106,79 @@ def sessions(connection: sqlite3.Connection, database: Path, agent: str) -> Iter
     for key, parent, title, prompt, completion, cost, created, updated in rows:
         if not isinstance(key, str) or not key.strip():
             continue  # (no id, or one that is none of theirs: nothing is linked to it)
-        problems: list[str] = []
-        records = _messages(connection, message_columns, by_session.pop(key, []), problems)
-        messages, models = _read(records, keys, problems)
-        if not any(message.text for message in messages):
-            continue
-        last = next((message for message in reversed(messages) if message.role == "assistant"), None)
-        if last is not None:
-            last.usage = usage(input=prompt, output=completion, cost=cost)
-        stamps = sorted(
-            stamp for stamp in [*(m.timestamp for m in messages), iso_utc(created), iso_utc(updated)] if stamp
-        )
-        named = text_or_none(title)
-        if named is None or named in DEFAULT_TITLES:
-            named = next((m.text for m in messages if m.role == "user" and m.text), "")
-        yield Session(
-            key=key,
-            agent=agent,
-            title=short_title(named),
-            messages=messages,
-            project=project,
-            models=models,
-            started=stamps[0] if stamps else None,
-            last=stamps[-1] if stamps else None,
-            files=[database],
-            problems=problems,
-            parent=text_or_none(parent),
-        )
+        fields = _Fields(key, agent, project, database, parent, title, (prompt, completion, cost), (created, updated))
+        rowids = by_session.pop(key, [])
+
+        def read(fields: _Fields = fields, rowids: list[int] = rowids) -> Session | None:
+            problems: list[str] = []
+            return _session(fields, _Reading(_messages(connection, message_columns, rowids, problems), keys), problems)
+
+        session = read()
+        if session is not None:
+            session.again = read if session.more is not None else None
+            yield session
+
+
+@dataclass
+class _Fields:
+    """What a session's row gives: its key, title, usage and times, and where it is from."""
+
+    key: str
+    agent: str
+    project: str | None
+    database: Path
+    parent: Any
+    title: Any
+    usage: tuple[Any, Any, Any]  # prompt_tokens, completion_tokens, cost
+    times: tuple[Any, Any]  # created_at, updated_at
+
+
+def _session(fields: _Fields, reading: _Reading, problems: list[str]) -> Session | None:
+    """A session of its messages, read whole; one whose messages hold more than ``WHOLE_SESSION``
+    characters of text, given in parts of ``SESSION_PART`` (``Session.more``) as the rest is read."""
+    read = iter(reading)  # (one iterator: the rest goes on where the first part stopped)
+    messages, more = up_to(read, WHOLE_SESSION)
+    if not more and not any(message.text for message in messages):
+        return None
+    session = Session(
+        key=fields.key,
+        agent=fields.agent,
+        title="",
+        messages=messages,
+        project=fields.project,
+        models=reading.models,
+        files=[fields.database],
+        problems=problems,
+        parent=text_or_none(fields.parent),
+    )
+    first_request = next((m.text for m in messages if m.role == "user" and m.text), "")
+    if not more:
+        reading.finish(session, fields, first_request)
+        return session
+
+    def rest() -> Iterator[list[Message]]:
+        going_on = True
+        while going_on:
+            part, going_on = up_to(read, SESSION_PART)
+            if not going_on:  # (read whole: its fields are final before its last part is stored)
+                reading.finish(session, fields, first_request)
+            yield part
+
+    session.more = rest()
+    return session
+
+
+def up_to(read: Iterator[Message], limit: int) -> tuple[list[Message], bool]:
+    """The next messages of ``read``, up to the first that takes them past ``limit`` characters of
+    text; and whether it did (False: ``read`` is used up)."""
+    messages: list[Message] = []
+    held = 0
+    for message in read:
+        messages.append(message)
+        held += len(message.text) + len(message.thinking) + len(message.tool_output)
+        if held > limit:
+            return messages, True
+    return messages, False
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
@@ -175,21 +226,37 @@ def _messages(
             yield role, model, created, value
 
 
-def _read(
-    records: Iterator[tuple[Any, Any, Any, Any]], sessions: set[str], problems: list[str]
-) -> tuple[list[Message], list[str]]:
-    """A session's messages and the models they name, of its records in order."""
-    messages: list[Message] = []
-    models: list[str] = []
-    skipped = {"message": 0, "part": 0}
-    for role, model, created, parts in records:
-        if role not in ROLES or not isinstance(parts, list):
-            skipped["message"] += 1
-            continue
+class _Reading:
+    """A session's messages as its records are read (the models they name, the first and last
+    time they were written, its last answer, what was skipped), and its fields once all are read."""
+
+    def __init__(self, records: Iterator[tuple[Any, Any, Any, Any]], sessions: set[str]) -> None:
+        self.records = records
+        self.sessions = sessions
+        self.models: list[str] = []
+        self.stamps: list[str] = []  # the first and last time of a message
+        self.answer: Message | None = None  # the last assistant message read
+        self.skipped = {"message": 0, "part": 0}
+
+    def __iter__(self) -> Iterator[Message]:
+        for role, model, created, parts in self.records:
+            if role not in ROLES or not isinstance(parts, list):
+                self.skipped["message"] += 1
+                continue
+            for message in self._messages(role, model, created, parts):
+                at = message.timestamp
+                if at:
+                    self.stamps = [min(at, self.stamps[0]), max(at, self.stamps[1])] if self.stamps else [at, at]
+                if message.role == "assistant":
+                    self.answer = message
+                yield message
+
+    def _messages(self, role: str, model: Any, created: Any, parts: list[Any]) -> list[Message]:
+        """A record's message and the tool results its parts hold."""
         timestamp = iso_utc(created)
         named = text_or_none(model) if role == "assistant" else None
-        if named and named not in models:
-            models.append(named)
+        if named and named not in self.models:
+            self.models.append(named)
         texts: list[str] = []
         thinking: list[str] = []
         calls: list[ToolCall] = []
@@ -199,7 +266,7 @@ def _read(
             kind = part.get("type") if isinstance(part, dict) else None
             data = part.get("data") if isinstance(part, dict) else None
             if not isinstance(data, dict):
-                skipped["part"] += 1
+                self.skipped["part"] += 1
             elif kind == "text":
                 if isinstance(data.get("text"), str) and not data.get("hidden"):
                     texts.append(data["text"].strip())
@@ -207,7 +274,7 @@ def _read(
                 if isinstance(data.get("thinking"), str):
                     thinking.append(data["thinking"].strip())
             elif kind == "tool_call":
-                calls.append(_call(data, sessions))
+                calls.append(_call(data, self.sessions))
             elif kind == "tool_result":
                 content = data.get("content")
                 if isinstance(content, str) and content.strip():
@@ -221,22 +288,27 @@ def _read(
                 attached.append(found)
                 texts.append(found.placeholder())
             elif kind != "finish":
-                skipped["part"] += 1
+                self.skipped["part"] += 1
+        made = []
         if role != "tool" or texts or calls:
-            messages.append(
-                Message(
-                    role,
-                    "\n\n".join(text for text in texts if text),
-                    timestamp,
-                    named,
-                    calls,
-                    thinking="\n\n".join(text for text in thinking if text),
-                    attachments=attached,
-                )
-            )
-        messages.extend(Message("tool", "", timestamp, tool_output=output) for output in outputs)
-    problems.extend(f"{count} {what}(s) of no known shape skipped" for what, count in skipped.items() if count)
-    return messages, models
+            text = "\n\n".join(text for text in texts if text)
+            reasoned = "\n\n".join(text for text in thinking if text)
+            made.append(Message(role, text, timestamp, named, calls, thinking=reasoned, attachments=attached))
+        made.extend(Message("tool", "", timestamp, tool_output=output) for output in outputs)
+        return made
+
+    def finish(self, session: Session, fields: _Fields, first_request: str) -> None:
+        """``session``'s title, times and usage (on its last answer), and what was skipped, once
+        its records are read."""
+        session.problems.extend(
+            f"{count} {what}(s) of no known shape skipped" for what, count in self.skipped.items() if count
+        )
+        if self.answer is not None:
+            self.answer.usage = usage(input=fields.usage[0], output=fields.usage[1], cost=fields.usage[2])
+        stamps = sorted(stamp for stamp in [*self.stamps, *(iso_utc(time) for time in fields.times)] if stamp)
+        named = text_or_none(fields.title)
+        session.title = short_title(first_request if named is None or named in DEFAULT_TITLES else named)
+        session.started, session.last = (stamps[0], stamps[-1]) if stamps else (None, None)
 
 
 def _call(data: dict[str, Any], sessions: set[str]) -> ToolCall:

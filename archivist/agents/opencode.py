@@ -329,7 +329,7 @@ def _session(
     more than ``WHOLE_CHARS`` of text, given in parts (``Session.more``) as the rest is read."""
     reading = _Reading(records)
     read = iter(reading)  # (one iterator: the rest goes on where the first part stopped)
-    messages, more = _up_to(read, WHOLE_CHARS)
+    messages, more = crush_store.up_to(read, WHOLE_CHARS)
     if not more and not any(message.text for message in messages):
         return None
     session = Session(
@@ -351,30 +351,13 @@ def _session(
     def rest() -> Iterator[list[Message]]:
         going_on = True
         while going_on:
-            part, going_on = _up_to(read, PART_CHARS)
+            part, going_on = crush_store.up_to(read, PART_CHARS)
             if not going_on:  # (read whole: its fields are final before its last part is stored)
                 reading.finish(session, info, first_request)
             yield part
 
     session.more = rest()
     return session
-
-
-def _up_to(read: Iterator[Message], limit: int) -> tuple[list[Message], bool]:
-    """The next messages of ``read``, up to the first that takes them past ``limit`` characters of
-    text; and whether it did (False: ``read`` is used up)."""
-    messages: list[Message] = []
-    held = 0
-    for message in read:
-        messages.append(message)
-        held += _chars(message)
-        if held > limit:
-            return messages, True
-    return messages, False
-
-
-def _chars(message: Message) -> int:
-    return len(message.text) + len(message.thinking) + len(message.tool_output)
 
 
 class _Reading:
