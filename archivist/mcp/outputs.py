@@ -12,6 +12,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from archivist.errors import ArchivistError
+from archivist.queries import diffs
 from archivist.queries.rules import INCLUDABLE
 
 
@@ -73,6 +74,9 @@ class Conversation(Outcome, total=False):
     limit: int
     has_more: bool
     next_offset: int | None
+    price: float | None  # the session's, at the price data's prices; null where none could be priced
+    stated_cost: float | None  # what the session's log says it cost (Aider's); null where it says nothing
+    subagents: list[dict[str, Any]]
     num_results: int
     messages: list[dict[str, Any]]
 
@@ -140,13 +144,17 @@ def activity_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """file_history's rows: the paging once, then each call (with its session's document_id) and
-    its commands as a list."""
+    """file_history's rows: the paging once, then each call (with its session's document_id), its
+    commands as a list, whether it changed the file, and each change it made to the file as its
+    diff (``diffs``: file, diff (text, at most diffs.DIFF_LINES lines), diff_lines (its lines in
+    all) and diff_cut (true when the diff was cut)), never the texts whole."""
     first = rows[0] if rows else {"total": 0, "has_more": 0, "next_offset": None}
     calls = [
         {
-            **{key: value for key, value in row.items() if key not in PAGING[1:]},
+            **{key: value for key, value in row.items() if key not in (*PAGING[1:], "edits")},
             "commands": json.loads(row["commands"] or "[]"),
+            "changed": bool(row.get("changed")),
+            "diffs": [_diff(edit) for edit in diffs.edits_of({"edits": _json_list(row.get("edits"))}, row["file"])],
         }
         for row in rows
     ]
@@ -158,24 +166,43 @@ def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: int | None) -> dict[str, Any]:
-    """get_conversation's rows as one page: the paging once, then the messages.
+def _diff(edit: dict[str, Any]) -> dict[str, Any]:
+    text, count = diffs.diff_text(edit)
+    return {"file": edit["file"], "diff": text, "diff_lines": count, "diff_cut": count > diffs.DIFF_LINES}
 
-    Each message's tool calls are a list; its usage and attachments are there only where it
-    has them, thinking and tool_output only when asked for (include), so that a page stays small.
+
+def _json_list(value: Any) -> list[Any]:
+    try:
+        found = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return []
+    return found if isinstance(found, list) else []
+
+
+SESSION_FIGURES = ("session_price", "session_stated_cost", "subagents")
+
+
+def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: int | None) -> dict[str, Any]:
+    """get_conversation's rows as one page: the paging and the session's figures once, then the messages.
+
+    The session's figures: price (at the price data's prices) and stated_cost (what its log says),
+    and subagents (the sub-agent sessions it started, and theirs). Each message's tool calls are
+    a list, each call's edits shown as diffs (``diffs``, as file_history gives them); its usage,
+    price and attachments are there only where it has them, thinking and tool_output only when
+    asked for (include), so that a page stays small.
     """
     first = rows[0] if rows else {"document_id": None, "total": 0, "has_more": 0, "next_offset": None}
     messages = []
     for row in rows:
-        message = {key: value for key, value in row.items() if key not in PAGING}
-        message["tool_calls"] = json.loads(message["tool_calls"] or "[]")
+        message = {key: value for key, value in row.items() if key not in (*PAGING, *SESSION_FIGURES)}
+        message["tool_calls"] = [_call(call) for call in json.loads(message["tool_calls"] or "[]")]
         for part, empty in (("usage", None), ("attachments", "[]")):  # only where the message has them
             value = message.pop(part, empty)
             if value not in (None, empty):
                 message[part] = json.loads(value)
-        for part in INCLUDABLE:
-            if message[part] is None:
-                del message[part]
+        for part in (*INCLUDABLE, "price"):
+            if message.get(part) is None:
+                message.pop(part, None)
         messages.append(message)
     return {
         "success": True,
@@ -185,9 +212,20 @@ def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: 
         "limit": limit or CONVERSATION_LIMIT,
         "has_more": bool(first["has_more"]),
         "next_offset": first["next_offset"],
+        "price": first.get("session_price"),
+        "stated_cost": first.get("session_stated_cost"),
+        "subagents": _json_list(first.get("subagents")),
         "num_results": len(messages),
         "messages": messages,
     }
+
+
+def _call(call: Any) -> Any:
+    """A stored tool call as MCP gives it: its edits as diffs (never their texts whole)."""
+    if not isinstance(call, dict) or "edits" not in call:
+        return call
+    shown = {key: value for key, value in call.items() if key != "edits"}
+    return {**shown, "diffs": [_diff(edit) for edit in diffs.edits_of(call)]}
 
 
 def embedding_status_payload(rows: list[dict[str, Any]], job: dict[str, Any] | None) -> dict[str, Any]:

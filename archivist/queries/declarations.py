@@ -316,8 +316,9 @@ QUERIES: dict[str, Query] = {
         "full path as the log recorded it, or by its name alone (every path that ends in it). Each row: "
         "document_id, title, agent and project of the session; seq, timestamp and role of the message "
         "(get_conversation's offset); tool (the call's name: an edit, a write, a read, a command), file (the "
-        "path as the call named it, with / for a backslash) and commands (JSON); and on every row the paging: total, has_more and "
-        "next_offset.",
+        "path as the call named it, with / for a backslash), commands (JSON), changed (1 when the call's edits "
+        "changed the file) and edits (JSON: the changes the call made, each a file with its old and new text or "
+        "a patch); and on every row the paging: total, has_more and next_offset.",
         params=(
             Param(
                 "path",
@@ -325,6 +326,13 @@ QUERIES: dict[str, Query] = {
                 "The file: its full path as the logs recorded it (/home/ana/api/src/app.py), or its name alone "
                 "(app.py: every path that ends in it).",
                 required=True,
+            ),
+            Param(
+                "changes",
+                rules.boolean("changes"),
+                "True: only the calls that changed the file (their edits). False (default): every call that read "
+                "or changed it.",
+                type="boolean",
             ),
             params.limit(50, "tool calls"),
             params.offset("How many tool calls to skip (default 0). Next page: the answer's next_offset."),

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 DIFF_LINES = 400  # a diff longer than this is shown cut, saying how many lines it has
+LINE_CHARS = 1_000  # a diff line longer than this is shown cut, ending in … (a minified file is one line)
 _DIFF_TEXT_CHARS = 200_000  # a text longer than this is diffed as lines removed and added, not compared
 
 
@@ -60,9 +61,15 @@ def _hunks(old: list[str], new: list[str]) -> Iterator[str]:
 
 
 def diff_text(edit: Mapping[str, Any], limit: int = DIFF_LINES) -> tuple[str, int]:
-    """An edit's diff as text, at most ``limit`` lines, and how many lines it has in all."""
+    """An edit's diff as text, at most ``limit`` lines (each at most LINE_CHARS), and how many
+    lines it has in all."""
     lines = diff_lines(edit)
-    return "\n".join(lines[:limit]), len(lines)
+    return "\n".join(cut_line(line) for line in lines[:limit]), len(lines)
+
+
+def cut_line(line: str) -> str:
+    """A diff line as it is shown: at most LINE_CHARS characters, ending in … where it was cut."""
+    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…"
 
 
 def line_kind(line: str) -> str:
