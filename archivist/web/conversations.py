@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivist.archive.schema import MESSAGE_IDS
 from archivist.errors import ArchivistError
+from archivist.queries import diffs
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import render_markdown, shorten
 from archivist.web.search_navigation import page_links, project_name
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 MESSAGES_PER_PAGE = 200  # a session of 5,000 messages is read and shown a page at a time
 MESSAGE_CHARS = 20_000  # a message's text (or thinking) rendered at most; its row has the rest
 TOOL_OUTPUT_CHARS = 4_000  # raw tool output shown at most
+INPUT_CHARS = 4_000  # a tool call's input (or a sub-agent's prompt) shown at most
+SUBAGENT_CALLS = ("task", "agent")  # the tools that start a sub-agent with a prompt
 SUMMARY_COMMAND_CHARS = 120  # a command in a tool call's summary line (the fold has it whole)
 SUMMARY_FILES = 4  # files named in a tool call's summary line (the fold lists them all)
 ROLES = ("user", "assistant", "tool", "system")
@@ -71,6 +74,30 @@ def usage_text(usage: Any) -> str:
     if isinstance(cost, int | float) and cost > 0:
         parts.append(f"${cost:,.4f}")
     return " · ".join(parts)
+
+
+def money(value: Any) -> str:
+    """A cost in US dollars as the page shows it: ``$0.0142``; "" for none (or not a number)."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+        return ""
+    return f"${value:,.4f}"
+
+
+def message_usage_text(usage: Any, price: Any) -> str:
+    """A response's tokens and cost as its line shows them: ``1,204 in · 310 out · $0.0142
+    priced``, the cost its log states (Aider's) labelled apart; "" for none."""
+    tokens = usage_text({**usage, "cost": None}) if isinstance(usage, dict) else ""
+    costs = cost_text(price, usage.get("cost") if isinstance(usage, dict) else None)
+    return " · ".join(part for part in (tokens, costs) if part)
+
+
+def cost_text(price: Any, stated: Any) -> str:
+    """What something cost: ``$0.0500 priced · $0.0412 stated by the log``; "" where neither is known."""
+    parts = [
+        f"{money(price)} priced" if money(price) else "",
+        f"{money(stated)} stated by the log" if money(stated) else "",
+    ]
+    return " · ".join(part for part in parts if part)
 
 
 def json_list(value: Any) -> list[Any]:
@@ -149,7 +176,8 @@ def shown(text: str, limit: int) -> tuple[str, str | None]:
 
 
 def tool_call_view(call: Any) -> dict[str, Any] | None:
-    """One tool call as its fold shows it: name, and its files and commands, in full and in short."""
+    """One tool call as its fold shows it: name, its files and commands in full and in short,
+    its input (a sub-agent's prompt apart), and each change it made to a file as a diff."""
     if not isinstance(call, dict):
         return None
     files = [str(file) for file in call.get("files") or [] if file]
@@ -159,21 +187,57 @@ def tool_call_view(call: Any) -> dict[str, Any] | None:
         first = command.strip().splitlines()[0] if command.strip() else command
         short, _ = shorten(first, SUMMARY_COMMAND_CHARS)
         short_commands.append(short + ("…" if short != command.strip() else ""))
+    name = str(call.get("name") or "tool")
+    prompt, rest = call_prompt(name, call.get("input"))
+    input_text, input_cut = shown(rest, INPUT_CHARS)
+    prompt_text, prompt_cut = shown(prompt, INPUT_CHARS)
     return {
-        "name": str(call.get("name") or "tool"),
+        "name": name,
         "files": files,
         "commands": commands,
         "summary_commands": short_commands,
         "summary_files": files[:SUMMARY_FILES],
         "more_files": max(0, len(files) - SUMMARY_FILES),
         "agent": call["agent"] if isinstance(call.get("agent"), str) and call["agent"] else None,
+        "input": input_text,
+        "input_chars": len(rest),
+        "input_cut": input_cut,
+        "prompt": prompt_text,
+        "prompt_cut": prompt_cut,
+        "edits": [diff_view(edit) for edit in diffs.edits_of(call)],
     }
 
 
+def call_prompt(name: str, given: Any) -> tuple[str, str]:
+    """A call's input as (the prompt it gave a sub-agent, the rest as JSON text): a Task or Agent
+    call's ``prompt`` apart; ("", the input) for any other call, or an input that is not JSON."""
+    text = given if isinstance(given, str) else ""
+    if name.lower() not in SUBAGENT_CALLS or not text.startswith("{"):
+        return "", text
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return "", text
+    if not isinstance(found, dict) or not isinstance(found.get("prompt"), str):
+        return "", text
+    prompt = found.pop("prompt")
+    return prompt, json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else ""
+
+
+def diff_view(edit: dict[str, Any], limit: int = diffs.DIFF_LINES) -> dict[str, Any]:
+    """An edit as the page shows it: its file, its diff's lines (each with its kind, for its
+    colour, each cut as ``diffs.cut_line`` cuts it), and a note saying how much is shown, when it was cut."""
+    lines = diffs.diff_lines(edit)
+    shown_lines = [{"kind": diffs.line_kind(line), "text": diffs.cut_line(line)} for line in lines[:limit]]
+    cut = f"shown: the first {limit:,} of {len(lines):,} lines" if len(lines) > limit else None
+    return {"file": str(edit.get("file") or ""), "lines": shown_lines, "cut": cut}
+
+
 def link_files(datasette: Datasette, messages: list[dict[str, Any]]) -> None:
-    """Each file a page's tool calls name, with the link to its history (``/file``)."""
+    """Each file a page's tool calls name or change, with the link to its history (``/file``)."""
     for call in (call for message in messages for call in message["tool_calls"]):
-        call["file_links"] = {path: file_url(datasette, path) for path in call["files"]}
+        named = [*call["files"], *(edit["file"] for edit in call["edits"])]
+        call["file_links"] = {path: file_url(datasette, path) for path in named}
 
 
 def message_view(datasette: Datasette, document_id: int, row: dict[str, Any], previous_day: str) -> dict[str, Any]:
@@ -207,7 +271,7 @@ def message_view(datasette: Datasette, document_id: int, row: dict[str, Any], pr
         "output": output if output.strip() else "",
         "output_chars": len(row.get("tool_output") or ""),
         "output_cut": output_cut,
-        "usage": usage_text(usage),
+        "usage": message_usage_text(usage, row.get("price")),
         "attachments": [text for item in json_list(row.get("attachments")) if (text := attachment_text(item))],
         "href": message_url(datasette, document_id, seq),
         "row_href": datasette.urls.row(DATABASE_NAME, "messages", str(int(document_id) * MESSAGE_IDS + int(seq))),
@@ -244,8 +308,11 @@ async def conversation(
     # A link by fragment alone (/document/<id>#m300, as search hits give) reaches page 1:
     # each later message gets an anchor here that, when it is the target, links to its page.
     later = range(offset + len(rows), total) if not request.args and pages_count > 1 else range(0)
+    first = rows[0] if rows else {}
     return {
         "messages": messages,
+        "cost": cost_text(first.get("session_price"), first.get("session_stated_cost")),
+        "subagents": subagent_tree(datasette, document["id"], first.get("subagents")),
         "page": page,
         "pages": pages_count,
         "first": offset,
@@ -256,6 +323,30 @@ async def conversation(
         "later": later,
         "base_url": document_url(datasette, document["id"]),
     }
+
+
+def subagent_tree(datasette: Datasette, document_id: int, found: Any) -> list[dict[str, Any]]:
+    """A session's sub-agent sessions (get_conversation's ``subagents``, depth first) as a tree:
+    each with its link, title, messages, tokens and cost, and the sub-agents it started (``children``)."""
+    nodes: dict[Any, dict[str, Any]] = {document_id: {"children": []}}
+    for item in json_list(found):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), int) or item["id"] in nodes:
+            continue  # (a session reached again: each is shown once)
+        if item.get("parent") not in nodes:
+            continue
+        tokens = item.get("tokens")
+        node = {
+            "id": item["id"],
+            "title": str(item.get("title") or f"session {item['id']}"),
+            "href": document_url(datasette, item["id"]),
+            "messages": item["messages"] if isinstance(item.get("messages"), int) else 0,
+            "tokens": tokens if isinstance(tokens, int) and tokens > 0 else 0,
+            "cost": cost_text(item.get("price"), item.get("stated_cost")),
+            "children": [],
+        }
+        nodes[item["parent"]]["children"].append(node)
+        nodes[item["id"]] = node
+    return list(nodes[document_id]["children"])
 
 
 async def _link_agents(datasette: Datasette, agent: str, messages: list[dict[str, Any]]) -> None:
