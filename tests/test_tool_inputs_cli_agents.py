@@ -142,6 +142,7 @@ def test_crush_s_edit_write_and_multiedit_are_edits_and_a_bad_input_stays_text(t
         call("t1", "edit", {"file_path": "calc.py", "old_string": OLD, "new_string": NEW}),
         call("t2", "write", {"file_path": "notes.txt", "content": "one\ntwo"}),
         call("t3", "multiedit", several),
+        call("t6", "patch", {"patch_text": "*** Begin Patch\n*** Add File: docs/a.md\n+# A\n*** End Patch"}),
         call("t4", "edit", "{not json"),
         call("t5", "write", {"file_path": "x.txt", "content": {"not": "text"}}),
         stop(at + 1),
@@ -153,13 +154,16 @@ def test_crush_s_edit_write_and_multiedit_are_edits_and_a_bad_input_stays_text(t
         [(session, "user", [part("text", text="Fix add"), stop(at)], at), (session, "assistant", parts, at + 1)],
     )
     calls = indexed_calls(tmp_path, "crush", tmp_path / "crush")
-    assert [call["name"] for call, _ in calls] == ["edit", "write", "multiedit", "edit", "write"]
+    assert [call["name"] for call, _ in calls] == ["edit", "write", "multiedit", "patch", "edit", "write"]
     check_replaced_and_written(calls, hostile=2)
     (multi, rows) = calls[2]
     assert [(edit["old"], edit["new"]) for edit in multi["edits"]] == [("a - b", "a + b"), ("add", "plus")]
     assert json.loads(multi["input"]) == {"file_path": "calc.py"} and rows == [("calc.py", 1)]
-    assert calls[3][0]["input"] == "{not json"
-    assert json.loads(calls[4][0]["input"]) == {"file_path": "x.txt", "content": {"not": "text"}}
+    patched, rows = calls[3]  # (the Go OpenCode's patch tool, read by the same reader)
+    assert "input" not in patched and diffs(patched) == ["--- /dev/null\n+++ docs/a.md\n@@ -0,0 +1,1 @@\n+# A"]
+    assert rows == [("docs/a.md", 1)]
+    assert calls[4][0]["input"] == "{not json"
+    assert json.loads(calls[5][0]["input"]) == {"file_path": "x.txt", "content": {"not": "text"}}
 
 
 def gemini_call(identity: str, name: str, args: Any) -> dict[str, Any]:
