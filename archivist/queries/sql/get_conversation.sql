@@ -37,21 +37,25 @@ costs as materialized (
   from messages m
   where m.document_id = (select id from conversation where from_log)
 ),
-subagents(id, key, type, parent, depth, sort) as (
-  -- a sub-agent's session names its parent's key (extra.parent), among the sessions of its agent
-  select d.id, substr(d.path, length(d.type) + 2), d.type, p.id, 1,
-    printf('%s %012d', coalesce(d.extra ->> '$.started', ''), d.id)
+children as materialized (
+  -- the sessions of its agent that name a parent (extra.parent: the key of the session that
+  -- started them), read once: the tree below is walked among them alone
+  select d.id, substr(d.path, length(d.type) + 2) as key, d.extra ->> '$.parent' as parent,
+    coalesce(d.extra ->> '$.started', '') as started
   from conversation c
   join documents p on p.id = c.id
   join documents d indexed by documents_kind_type on d.kind = 'conversation' and d.type = p.type
-    and d.extra ->> '$.parent' = substr(p.path, length(p.type) + 2)
-  where c.from_log
+  where c.from_log and d.extra ->> '$.parent' is not null
+),
+subagents(id, key, parent, depth, sort) as (
+  select h.id, h.key, c.id, 1, printf('%s %012d', h.started, h.id)
+  from conversation c
+  join documents p on p.id = c.id
+  join children h on h.parent = substr(p.path, length(p.type) + 2)
   union
-  select d.id, substr(d.path, length(d.type) + 2), d.type, s.id, s.depth + 1,
-    s.sort || '/' || printf('%s %012d', coalesce(d.extra ->> '$.started', ''), d.id)
+  select h.id, h.key, s.id, s.depth + 1, s.sort || '/' || printf('%s %012d', h.started, h.id)
   from subagents s
-  join documents d indexed by documents_kind_type on d.kind = 'conversation' and d.type = s.type
-    and d.extra ->> '$.parent' = s.key
+  join children h on h.parent = s.key
   where s.depth < 8
 ),
 tree as materialized (
