@@ -293,6 +293,17 @@ async def test_a_sub_agent_links_to_the_session_it_belongs_to(datasette, workspa
     assert meta(await page_of(datasette, parent))["Agent"] == "claude-code"
 
 
+async def test_a_session_lists_its_sub_agents_with_their_messages(datasette, workspace):
+    sub = document_id(workspace, f"claude-code:{PROJECT}/{SESSION}/agent-{AGENT_ID}")
+    page = await page_of(datasette, f"/document/{main_session(workspace)}")
+    tree = re.search(r'<ul class="archivist-subagent-tree">(.*?)</ul>', page, re.S)[1]
+    entries = re.findall(
+        r'<li data-document="(\d+)"><a href="([^"]+)">([^<]+)</a> <span class="archivist-note">([^<]+)</span>', tree
+    )
+    assert [(int(found), href, note) for found, href, _, note in entries] == [(sub, f"/document/{sub}", "3 messages")]
+    assert 'class="archivist-subagent-tree"' not in await page_of(datasette, f"/document/{sub}")
+
+
 # --- a long session -----------------------------------------------------------------------------
 
 

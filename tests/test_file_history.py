@@ -126,3 +126,47 @@ async def test_the_file_page_links_each_call_to_its_message_and_the_conversation
     assert 'data-code="INVALID_PARAMETER"' in bad
     hostile = await page_of(datasette, "/file?path=%3Cscript%3Ealert(1)%3C%2Fscript%3E")
     assert "<script>alert(1)" not in hostile and "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile
+
+
+def every_change(workspace):
+    """Each (session, message, file) a call's edits changed, read the long way from the stored calls."""
+    db = sqlite_utils.Database(archive_path(workspace))
+    return {
+        (row["document_id"], row["seq"], row["file"].replace("\\", "/"))
+        for row in db.query(
+            "select m.document_id, m.seq, e.value ->> 'file' as file from messages m, json_each(m.tool_calls) c, "
+            "json_each(c.value, '$.edits') e"
+        )
+    }
+
+
+def test_changes_lists_only_the_calls_whose_edits_changed_the_file(logs_archive):
+    changes = every_change(logs_archive)
+    assert changes, "the samples hold edits"
+    for path in {file for _, _, file in changes}:
+        changed = history(logs_archive, path=path, changes="1", limit=100)
+        assert {(row["document_id"], row["seq"], row["file"]) for row in changed} == {
+            change for change in changes if change[2] == path
+        }, path
+        assert all(row["changed"] == 1 and json.loads(row["edits"]) for row in changed)
+        every = history(logs_archive, path=path, limit=100)
+        assert [row for row in every if row["changed"]] == [
+            {**row, "total": every[0]["total"], "has_more": 0, "next_offset": None} for row in changed
+        ]
+    for value in ("maybe", "2"):
+        with pytest.raises(ArchivistError) as error:
+            history(logs_archive, path="resolver.py", changes=value)
+        assert error.value.code == "INVALID_PARAMETER"
+
+
+async def test_the_mcp_tool_gives_each_change_of_the_file_as_its_diff(logs_archive):
+    path = sorted({file for _, _, file in every_change(logs_archive)})[0]
+    async with Client(mcp_tools.create_server(archive_path(logs_archive), logs_archive)) as client:
+        result = await client.call_tool("file_history", {"path": path, "changes": True})
+    calls = result.structured_content["results"]
+    assert calls and all(call["changed"] is True and call["diffs"] for call in calls)
+    for call in calls:
+        assert all(
+            diff["file"].replace("\\", "/") == path and diff["diff"].startswith("--- ") for diff in call["diffs"]
+        )
+        assert all(len(diff["diff"].splitlines()) <= diff["diff_lines"] for diff in call["diffs"])
