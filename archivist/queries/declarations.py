@@ -317,8 +317,9 @@ QUERIES: dict[str, Query] = {
         "document_id, title, agent and project of the session; seq, timestamp and role of the message "
         "(get_conversation's offset); tool (the call's name: an edit, a write, a read, a command), file (the "
         "path as the call named it, with / for a backslash), commands (JSON), changed (1 when the call's edits "
-        "changed the file) and edits (JSON: the changes the call made, each a file with its old and new text or "
-        "a patch); and on every row the paging: total, has_more and next_offset.",
+        "changed the file) and edits (JSON: where it changed the file, the changes the call made, each a file "
+        "with its old and new text or a patch; else []); and on every row the paging: total, has_more and "
+        "next_offset.",
         params=(
             Param(
                 "path",

@@ -5,9 +5,10 @@
 -- part it is): an index lookup of the files the tool calls name (file_calls), by path or name.
 -- Each row: document_id, title, agent and project of the session; seq, timestamp and role of the
 -- message; tool (the call's name), file (the path as the call named it, / for \), commands
--- (JSON), changed (1 when the call's edits changed the file) and edits (JSON: the call's edits,
--- of every file it changed: the pages and MCP keep this file's); and on every row the paging:
--- total, has_more and next_offset. With changes true, only the calls that changed it.
+-- (JSON), changed (1 when the call's edits changed the file) and edits (JSON: where it changed
+-- the file, the call's edits, of every file it changed: the pages and MCP keep this file's;
+-- else []); and on every row the paging: total, has_more and next_offset. With changes true,
+-- only the calls that changed it.
 with inputs as materialized (
   select
     replace(trim(:path), '\', '/') as path,
@@ -43,7 +44,7 @@ select
   p.tool_calls ->> ('$[' || p.call || '].name') as tool, p.file,
   p.tool_calls -> ('$[' || p.call || '].commands') as commands,
   p.changed,
-  coalesce(p.tool_calls -> ('$[' || p.call || '].edits'), '[]') as edits,
+  case when p.changed then coalesce(p.tool_calls -> ('$[' || p.call || '].edits'), '[]') else '[]' end as edits,
   t.n as total,
   i.skip + i.size < t.n as has_more,
   case when i.skip + i.size < t.n then i.skip + i.size end as next_offset
