@@ -15,7 +15,7 @@ import sqlite_utils
 from conftest import write_files
 
 from archivist.agents import claude_code, codex
-from archivist.agents.codex_patch import patch_edits
+from archivist.agents.apply_patch import patch_edits
 from archivist.archive.indexer import index_workspace
 from archivist.queries.diffs import diff_text, edits_of
 from archivist.workspace import archive_path
@@ -324,7 +324,7 @@ def test_codex_calls_keep_their_input_and_the_edits_of_their_patches(tmp_path: P
         '-    print("hi")',
         '+    print("hello")',
     ]
-    assert notes["patch"].splitlines()[0] == "+# Notes" and notes["patch"].startswith("+# Notes\n+key = ")
+    assert "patch" not in notes and notes["new"].startswith("# Notes\nkey = ")  # a file added: written whole
     assert secret not in json.dumps(patch)  # masked in storage
     assert old == {"file": "src/old.py", "patch": ""}
 

@@ -11,7 +11,9 @@ from typing import Any
 from conftest import write_files
 from test_agentlogs_crush import part, stop, write
 
-from archivist.agents.tool_edits import call_edits, patch_edits
+from archivist.agents import Edit
+from archivist.agents.apply_patch import find_patch
+from archivist.agents.tool_edits import edits_of
 from archivist.archive.indexer import index_workspace
 from archivist.queries.diffs import diff_text
 from archivist.workspace import archive_path
@@ -310,7 +312,7 @@ def test_continue_s_find_and_replace_and_new_file_are_edits_and_bad_arguments_st
     assert stored[3][0]["input"] == "{not json"
 
 
-def test_a_patch_adds_updates_and_skips_what_holds_no_text() -> None:
+def test_a_patch_tool_gives_one_edit_per_file_of_its_patch() -> None:
     patch = "\n".join(
         [
             "*** Begin Patch",
@@ -323,25 +325,32 @@ def test_a_patch_adds_updates_and_skips_what_holds_no_text() -> None:
             "+    return a + b",
             "*** End of File",
             "*** Delete File: old.py",
-            "*** Update File: empty.py",
             "*** End Patch",
         ]
     )
-    found = list(patch_edits(patch))
-    assert [(edit.file, edit.old, edit.new) for edit in found] == [("new.txt", None, "hello"), ("calc.py", None, None)]
-    assert found[1].patch == "@@ def add(a, b):\n-    return a - b\n+    return a + b"
-    assert call_edits("patch", {"patchText": "no patch here"}) == ([], ())
+    found, held = edits_of("patch", {"patchText": patch})
+    assert held == {"patchText"}
+    assert [(edit.file, edit.new) for edit in found[:1]] == [("new.txt", "hello")]
+    assert [(edit.file, edit.patch) for edit in found] == [
+        ("new.txt", None),
+        ("calc.py", ""),  # moved: changed where it was, as a deletion
+        ("sums.py", "@@ def add(a, b):\n-    return a - b\n+    return a + b\n*** End of File"),
+        ("old.py", ""),
+    ]
+    assert find_patch(patch) is not None
+    assert edits_of("patch", {"patchText": "no patch here"}) == ([], set())
 
 
 def test_an_edit_of_no_file_or_of_texts_that_are_not_text_is_no_edit() -> None:
-    assert call_edits("edit", {"oldString": OLD, "newString": NEW}) == ([], ())
-    assert call_edits("edit", {"filePath": "  ", "oldString": OLD, "newString": NEW}) == ([], ())
-    assert call_edits("edit", {"filePath": "a.py", "newString": NEW}) == ([], ())  # no old text: not a write tool
-    assert call_edits("multiedit", {"filePath": "a.py", "edits": [{"oldString": "a", "newString": "b"}, "x"]}) == (
-        [],
-        (),
-    )
-    assert call_edits("developer__text_editor", {"command": ["write"], "path": "a.py", "file_text": "x"}) == ([], ())
-    assert call_edits(
+    def edits(name: str, arguments: dict[str, object]) -> list[object]:
+        return edits_of(name, arguments)[0]
+
+    assert edits("edit", {"oldString": OLD, "newString": NEW}) == []
+    assert edits("edit", {"filePath": "  ", "oldString": OLD, "newString": NEW}) == []
+    assert edits("edit", {"filePath": "a.py", "newString": NEW}) == []  # no old text: not a write tool
+    assert edits("multiedit", {"filePath": "a.py", "edits": [{"oldString": "a", "newString": "b"}, "x"]}) == []
+    assert edits("developer__text_editor", {"command": ["write"], "path": "a.py", "file_text": "x"}) == []
+    inserted = edits(
         "developer__text_editor", {"command": "insert", "path": "a.py", "insert_line": True, "new_str": "x"}
-    ) == ([], ())
+    )
+    assert inserted == [Edit("a.py", patch="@@ +1 @@\n+x")]  # (a line that is no number: the place is not said)

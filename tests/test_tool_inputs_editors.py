@@ -11,7 +11,7 @@ from typing import Any
 from conftest import write_files
 
 from archivist.agents import cursor_bubbles
-from archivist.agents.editor_edits import editor_call, search_replace_blocks
+from archivist.agents.tool_edits import editor_call, search_replace_blocks
 from archivist.archive.indexer import index_workspace
 from archivist.queries.diffs import diff_text
 from archivist.workspace import archive_path

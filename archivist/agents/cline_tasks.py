@@ -97,7 +97,7 @@ from archivist.agents import (
     text_or_none,
     usage,
 )
-from archivist.agents.editor_edits import editor_call
+from archivist.agents.tool_edits import editor_call
 
 HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"

@@ -15,7 +15,7 @@ What is read, line by line:
 - ``response_item``: ``message`` (user and assistant text), ``reasoning`` (thinking),
   ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` / ``web_search_call``
   (tool calls, with the shell commands they ran, the files they name or patch, their
-  arguments as input, and an ``apply_patch`` patch as one edit per file: ``codex_patch``),
+  arguments as input, and an ``apply_patch`` patch as one edit per file: ``apply_patch``),
   and their ``*_output`` (tool messages whose output is kept apart from the text).
 - ``event_msg``: ``user_message`` / ``agent_message`` / ``item_completed`` only where it
   is not the other copy of a ``response_item``: Codex writes most messages both ways, one

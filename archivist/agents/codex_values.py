@@ -19,7 +19,7 @@ from archivist.agents import (
     parts_text,
     text_or_none,
 )
-from archivist.agents.codex_patch import find_patch
+from archivist.agents.apply_patch import find_patch
 
 _ROLLOUT_NAME = re.compile(r"^rollout-.+\.jsonl?$")
 ENVELOPE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -133,7 +133,7 @@ def users_words(text: str) -> str:
 
 def tool_call(name: str, raw: Any) -> ToolCall:
     """A tool call with the files its arguments name or patch, the commands it runs, its input,
-    and the edits of an ``apply_patch`` patch it carries (``codex_patch``).
+    and the edits of an ``apply_patch`` patch it carries (``apply_patch``).
 
     Its input is its arguments less what the call keeps already: a command in ``commands``,
     a patch read into ``edits`` (a text that is only a patch); a text that is not JSON (a

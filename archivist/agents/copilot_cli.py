@@ -42,7 +42,7 @@ from archivist.agents import (
     whole_count,
 )
 from archivist.agents.claude_code_titles import COMMANDS, command_title, is_slash_command
-from archivist.agents.editor_edits import editor_call
+from archivist.agents.tool_edits import editor_call
 
 KIND = "copilot"
 

@@ -25,7 +25,7 @@ from archivist.agents import (
     uri_path,
     usage,
 )
-from archivist.agents.editor_edits import editor_call
+from archivist.agents.tool_edits import editor_call
 
 KIND = "copilot"
 FILE_INPUTS = ("filePath", "path", "file_path", "uri")

@@ -40,7 +40,7 @@ from archivist.agents import (
     uri_path,
     usage,
 )
-from archivist.agents.editor_edits import editor_call
+from archivist.agents.tool_edits import editor_call
 
 # Cursor's "Auto" model choice is stored as this name: no model.
 NO_MODEL = ("default", "auto")

@@ -48,7 +48,7 @@ from archivist.agents import (
     skipped_problems,
     text_or_none,
 )
-from archivist.agents.editor_edits import editor_call
+from archivist.agents.tool_edits import editor_call
 
 FOLDER = "agent-transcripts"
 PROJECTS = "projects"

@@ -63,9 +63,9 @@ from archivist.agents import (
     text_or_none,
     usage,
 )
-from archivist.agents.editor_edits import editor_call
 from archivist.agents.kiro_sessions import read_lines
 from archivist.agents.kiro_workspace import FILE_KEYS
+from archivist.agents.tool_edits import editor_call
 
 CLI = "cli"
 STORE = "data.sqlite3"

@@ -51,8 +51,8 @@ from archivist.agents import (
     skipped_problems,
     text_or_none,
 )
-from archivist.agents.editor_edits import editor_call
 from archivist.agents.kiro_workspace import FILE_KEYS, content_text
+from archivist.agents.tool_edits import editor_call
 
 META, EVENTS = "session.json", "messages.jsonl"
 CLI = "cli"  # the Kiro CLI's sessions, another shape (kiro_cli)

@@ -55,7 +55,7 @@ from archivist.agents import (
     short_title,
     text_or_none,
 )
-from archivist.agents.editor_edits import editor_call
+from archivist.agents.tool_edits import editor_call
 
 NOT_WORKSPACES = ("workspace-sessions", "dev_data", "index", "default")
 HEX32 = re.compile(r"^[0-9a-f]{32}$")

@@ -1,38 +1,70 @@
-"""The changes coding agents' edit tools made to files, read from a call's arguments: a text
-replaced (``oldString``/``newString``, ``old_string``/``new_string``, ``old_str``/``new_str``),
-a file written whole (``content``, ``contents``, ``file_text`` of a write tool), several
-replacements in one file (``edits``), a line inserted (Goose's ``insert``), or a patch in the
-``*** Begin Patch`` form (``patchText``, ``patch_text``).
+"""The changes agents' edit tools made to files, read from a tool call's arguments, for every
+reader whose log gives a call's arguments as an object (Cursor, Copilot, Cline, Roo Code, Amp,
+Windsurf, Kiro, OpenCode, Crush, Gemini CLI, Qwen Code, Goose, Continue).
 
-A call keeps its arguments as its input, less the texts its edits hold, and less a command it
-keeps verbatim among its commands (``with_input``).
+A call replaces a text (``old_string``/``new_string``, ``oldString``/``newString``,
+``old_str``/``new_str``, ``oldStr``/``newStr``, ``old_text``/``new_text``, ``search``/``replace``),
+writes a file whole (a write tool's ``content``, ``contents``, ``file_text`` or ``text``), makes
+several replacements (``edits``, ``replacements``), applies SEARCH/REPLACE blocks (Cline's
+``replace_in_file``, Roo Code's ``apply_diff``) or a unified diff, applies a patch in the
+``*** Begin Patch`` form (``patchText``, ``patch_text``: ``apply_patch``), or inserts lines
+(``insert_content``; the ``insert`` command of the CLIs' text editors). A tool whose ``command``
+chooses what it does (``str_replace_editor``, ``fs_write``, Goose's ``text_editor``) is read by
+its command. Each change is an ``Edit``; the keys holding its texts, and a text the call keeps
+verbatim among its commands, are left out of the call's ``input`` (``with_input``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from archivist.agents import Edit, NotJSON, ToolCall, call_input, json_value, text_edit
+from archivist.agents import Edit, NotJSON, ToolCall, call_input, json_value, text_edit, uri_path
+from archivist.agents.apply_patch import find_patch
 
-FILE_KEYS = ("filePath", "file_path", "filepath", "path", "absolute_path", "file")
-_PAIRS = (("oldString", "newString"), ("old_string", "new_string"), ("old_str", "new_str"))
-_WHOLE_KEYS = ("content", "contents", "file_text")
-_PATCH_KEYS = ("patchText", "patch_text")
-WRITE_TOOLS = frozenset({"write", "write_file", "create_new_file", "create_file", "create"})
-_WRITE_COMMANDS = frozenset({"write", "create"})  # Goose's text_editor
-_SECTIONS = ("*** Begin Patch", "*** End Patch", "*** Add File: ", "*** Update File: ", "*** Delete File: ")
+FILE_KEYS = ("file_path", "filePath", "filepath", "path", "target_file", "targetFile", "absolute_path", "file", "uri")
+OLD_KEYS = ("old_string", "oldString", "old_str", "oldStr", "old_text", "oldText", "search")
+NEW_KEYS = ("new_string", "newString", "new_str", "newStr", "new_text", "newText", "replace")
+CONTENT_KEYS = ("content", "contents", "file_text", "fileText", "text")
+LIST_KEYS = ("edits", "replacements")
+DIFF_KEYS = ("diff", "patch", "content")
+PATCH_KEYS = ("patchText", "patch_text")
+# tools named (lower case, without _, - and an MCP server's prefix) as they write a file whole
+WRITERS = {"write", "writetofile", "createfile", "create", "createnewfile", "fswrite", "writefile", "newfilecreated"}
+# tools whose diff key holds SEARCH/REPLACE blocks or a unified diff
+DIFFERS = {"replaceinfile", "applydiff", "editedexistingfile", "applieddiff", "applypatch"}
+INSERTERS = {"insertcontent", "insert"}
+# tools whose ``command`` chooses what they do
+COMMANDED = {"strreplaceeditor", "fswrite", "write", "texteditor"}
+
+_BLOCK_RE = re.compile(
+    r"^(?:<{3,}|-{3,}) ?SEARCH[^\n]*\n(.*?)^={3,}[^\n]*\n(.*?)^(?:>{3,}|\+{3,}) ?REPLACE[^\n]*$",
+    re.MULTILINE | re.DOTALL,
+)
+_START_LINE_RE = re.compile(r"\A(?::start_line:\s*\d+\s*\n)?(?::end_line:\s*\d+\s*\n)?(?:-{3,}\s*\n)?")
+
+Found = tuple[list[Edit], set[str]]
+
+
+def editor_call(name: str, arguments: Any, files: Iterable[str] = (), commands: Iterable[str] = ()) -> ToolCall:
+    """A tool call from its ``name`` and its ``arguments`` as the log gives them, with the files
+    and commands named (see ``with_input``)."""
+    return with_input(ToolCall(name, list(dict.fromkeys(files)), list(commands)), arguments)
 
 
 def with_input(call: ToolCall, arguments: Any) -> ToolCall:
-    """``call`` given its arguments (as the log gives them: an object, or a text that is not
-    one): its input, the edits of an edit tool, and the files those edits changed."""
-    edits, held = call_edits(call.name, arguments)
-    left = list(held)
-    command = arguments.get("command") if isinstance(arguments, Mapping) else None
-    if isinstance(command, str) and command.strip() in call.commands:
-        left.append("command")
-    call.input = call_input(arguments, without=left)
+    """``call`` given its arguments as the log gives them (an object, its JSON text, or anything
+    else, kept as text): its input, less a text its edits or its commands hold, and the edits an
+    edit tool made, their files added to the call's."""
+    given = _object(arguments)
+    if given is None:
+        call.input = call_input(arguments)
+        return call
+    edits, held = edits_of(call.name, given)
+    commands = {command.strip() for command in call.commands}
+    held |= {key for key, value in given.items() if isinstance(value, str) and value.strip() in commands}
+    call.input = call_input(given, without=held)
     call.edits = edits
     call.files = list(dict.fromkeys([*call.files, *(edit.file for edit in edits)]))
     return call
@@ -48,92 +80,134 @@ def parsed_arguments(given: Any) -> Any:
         return given
 
 
-def call_edits(name: str, arguments: Any) -> tuple[list[Edit], tuple[str, ...]]:
-    """The edits a call of the tool ``name`` made, and the keys of its arguments whose texts they
-    hold; none where the arguments are not an object or a text is not text."""
-    if not isinstance(arguments, Mapping):
-        return [], ()
+def edits_of(name: str, arguments: Mapping[str, Any]) -> Found:
+    """The edits a call of the tool ``name`` made with these ``arguments``, and the keys that
+    hold their texts (none where a text is not text: the input keeps it)."""
+    tool = re.sub(r"[\s_\-]", "", name.rsplit("__", 1)[-1].lower())
     file = _file(arguments)
-    if arguments.get("command") == "insert":
-        return _inserted(file, arguments)
-    for old_key, new_key in _PAIRS:
-        if new_key in arguments or old_key in arguments:
-            edit = text_edit(file, arguments.get(old_key), arguments.get(new_key))
-            if edit is None or (old_key not in arguments and not _writes(name, arguments)):
-                return [], ()
-            return [_stripped(edit)], (old_key, new_key)
-    if _writes(name, arguments):
-        for key in _WHOLE_KEYS:
-            if key in arguments:
-                edit = text_edit(file, None, arguments[key])
-                return ([_stripped(edit)], (key,)) if edit else ([], ())
-    if isinstance(arguments.get("edits"), list):
-        return _several(file, arguments["edits"])
-    for key in _PATCH_KEYS:
-        if isinstance(arguments.get(key), str):
-            edits = list(patch_edits(arguments[key]))
-            return (edits, (key,)) if edits else ([], ())
-    return [], ()
+    command = arguments.get("command") if tool in COMMANDED else None
+    if isinstance(command, str) and file:
+        found = _commanded(command, file, arguments)
+        if found is not None:
+            return found
+    if file:
+        for found in (_replaced(file, arguments), _diffed(tool, file, arguments), _written(tool, file, arguments)):
+            if found is not None:
+                return found
+        if tool in INSERTERS and (found := _inserted(file, arguments)) is not None:
+            return found
+    return _patched(arguments) or _listed(file, arguments)
 
 
-def patch_edits(patch: str) -> Iterator[Edit]:
-    """The edits of a patch in the ``*** Begin Patch`` form: a file added as written whole, a file
-    updated as its hunks (``@@``, `` ``, ``-``, ``+`` lines); a file deleted holds no text."""
-    file, lines, added = "", list[str](), False
-    for line in [*patch.splitlines(), "*** End Patch"]:
-        if line.startswith(_SECTIONS):
-            if file.strip() and lines:
-                text = "\n".join(lines)
-                yield Edit(file.strip(), None, text) if added else Edit(file.strip(), patch=text)
-            file, lines, added = "", [], False
-            for start in ("*** Add File: ", "*** Update File: "):
-                if line.startswith(start):
-                    file, added = line[len(start) :], start == "*** Add File: "
-        elif line.startswith("*** "):
+def search_replace_blocks(diff: str) -> list[tuple[str, str]]:
+    """The SEARCH/REPLACE blocks of a diff (``<<<<<<< SEARCH`` or ``------- SEARCH`` … ``=======``
+    … ``>>>>>>> REPLACE`` or ``+++++++ REPLACE``): each block's text searched and its replacement,
+    without Roo Code's ``:start_line:`` lines."""
+    blocks = []
+    for match in _BLOCK_RE.finditer(diff):
+        old = _START_LINE_RE.sub("", match[1], count=1)
+        blocks.append((old.removesuffix("\n"), match[2].removesuffix("\n")))
+    return blocks
+
+
+def _commanded(command: str, file: str, arguments: Mapping[str, Any]) -> Found | None:
+    if command in ("create", "write"):
+        key = _key(arguments, ("file_text", "content", "text"))
+        edit = text_edit(file, None, arguments[key]) if key else None
+        return ([edit], {key}) if edit is not None and key else None
+    if command == "str_replace":
+        edit = text_edit(file, arguments.get("old_str"), arguments.get("new_str"))
+        return ([edit], {"old_str", "new_str"}) if edit is not None and edit.old is not None else None
+    if command in ("insert", "append"):
+        return _inserted(file, arguments, line_key="insert_line", text_key="new_str", after=True)
+    return None
+
+
+def _replaced(file: str, arguments: Mapping[str, Any]) -> Found | None:
+    old, new = _key(arguments, OLD_KEYS), _key(arguments, NEW_KEYS)
+    edit = text_edit(file, arguments[old], arguments[new]) if old and new else None
+    return ([edit], {old, new}) if edit is not None and old and new else None
+
+
+def _written(tool: str, file: str, arguments: Mapping[str, Any]) -> Found | None:
+    key = _key(arguments, CONTENT_KEYS) if tool in WRITERS else None
+    edit = text_edit(file, None, arguments[key]) if key else None
+    return ([edit], {key}) if edit is not None and key else None
+
+
+def _diffed(tool: str, file: str, arguments: Mapping[str, Any]) -> Found | None:
+    key = _key(arguments, DIFF_KEYS) if tool in DIFFERS else None
+    if key is None:
+        return None
+    diff = arguments[key]
+    blocks = search_replace_blocks(diff)
+    if blocks:
+        return [Edit(file, old, new) for old, new in blocks], {key}
+    if any(line.startswith("@@") for line in diff.splitlines()):
+        return [Edit(file, patch=diff)], {key}
+    return None
+
+
+def _patched(arguments: Mapping[str, Any]) -> Found | None:
+    """A patch in the ``*** Begin Patch`` form (``apply_patch``): one edit per file."""
+    key = _key(arguments, PATCH_KEYS)
+    patch = find_patch(arguments[key]) if key else None
+    return (patch.edits, {key}) if patch is not None and key else None
+
+
+def _inserted(
+    file: str, arguments: Mapping[str, Any], line_key: str = "line", text_key: str = "content", after: bool = False
+) -> Found | None:
+    """Lines put in before a line (``after`` it, for the CLIs' ``insert_line``) as a patch; where
+    no line is given (0, none: at the end) the hunk says no place."""
+    text = arguments.get(text_key)
+    if not isinstance(text, str):
+        return None
+    line = arguments.get(line_key)
+    lines = text.splitlines() or [""]
+    if isinstance(line, int) and not isinstance(line, bool) and (line > 0 or (after and line == 0)):
+        kept = line if after else line - 1
+        hunk = f"@@ -{kept},0 +{kept + 1},{len(lines)} @@"
+    else:
+        hunk = f"@@ +{len(lines)} @@"
+    patch = "\n".join([hunk, *(f"+{piece}" for piece in lines)])
+    return [Edit(file, patch=patch)], {text_key}
+
+
+def _listed(file: str | None, arguments: Mapping[str, Any]) -> Found:
+    """Several replacements (``edits`` or ``replacements``), each in the call's file or its own;
+    none where one of them is not a replacement of text by text."""
+    for key in LIST_KEYS:
+        items = arguments.get(key)
+        if not isinstance(items, list) or not items:
             continue
-        elif file and added and line.startswith("+"):
-            lines.append(line[1:])
-        elif file and not added and line.startswith(("@@", " ", "-", "+")):
-            lines.append(line)
-        elif file and not added and line == "":
-            lines.append(" ")
-
-
-def _writes(name: str, arguments: Mapping[str, Any]) -> bool:
-    command = arguments.get("command")
-    return name.rsplit("__", 1)[-1].lower() in WRITE_TOOLS or (isinstance(command, str) and command in _WRITE_COMMANDS)
+        edits = []
+        for item in items:
+            if not isinstance(item, Mapping):
+                return [], set()
+            old, new = _key(item, OLD_KEYS), _key(item, NEW_KEYS)
+            edit = text_edit(_file(item) or file, item.get(old) if old else None, item.get(new) if new else None)
+            if edit is None or edit.old is None:
+                return [], set()
+            edits.append(edit)
+        return edits, {key}
+    return [], set()
 
 
 def _file(arguments: Mapping[str, Any]) -> str | None:
     for key in FILE_KEYS:
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
-            return value
+            value = value.strip()
+            return uri_path(value) or value if value.startswith("file:") else value
     return None
 
 
-def _stripped(edit: Edit) -> Edit:
-    edit.file = edit.file.strip()
-    return edit
+def _key(arguments: Mapping[str, Any], keys: Iterable[str]) -> str | None:
+    return next((key for key in keys if isinstance(arguments.get(key), str)), None)
 
 
-def _several(file: str | None, items: list[Any]) -> tuple[list[Edit], tuple[str, ...]]:
-    """The replacements of a multi-edit's ``edits``, each in its own file or the call's; none
-    unless every one is a replacement of text by text."""
-    edits = []
-    for item in items:
-        found, _ = call_edits("edit", {"file": file, **item}) if isinstance(item, Mapping) else ([], ())
-        if len(found) != 1 or found[0].old is None:
-            return [], ()
-        edits.extend(found)
-    return (edits, ("edits",)) if edits else ([], ())
-
-
-def _inserted(file: str | None, arguments: Mapping[str, Any]) -> tuple[list[Edit], tuple[str, ...]]:
-    """Goose's ``insert``: ``new_str`` put after line ``insert_line``, as a patch that adds it."""
-    at, new = arguments.get("insert_line"), arguments.get("new_str")
-    if not file or not file.strip() or not isinstance(new, str) or type(at) is not int or at < 0:
-        return [], ()
-    added = new.splitlines() or [""]
-    hunk = f"@@ -{at},0 +{at + 1},{len(added)} @@"
-    return [Edit(file.strip(), patch="\n".join([hunk, *(f"+{line}" for line in added)]))], ("new_str",)
+def _object(arguments: Any) -> dict[str, Any] | None:
+    """The arguments as an object: as they are, or read from JSON text; None for anything else."""
+    arguments = parsed_arguments(arguments)
+    return arguments if isinstance(arguments, dict) else None

@@ -1,8 +1,9 @@
-"""Codex's ``apply_patch`` envelope read as the changes it makes, one ``Edit`` per file.
+"""The ``apply_patch`` envelope read as the changes it makes, one ``Edit`` per file: Codex's
+``apply_patch``, and the patch tools of OpenCode and Crush, which write the same.
 
 A patch is the text from ``*** Begin Patch`` to ``*** End Patch``: sections each opened by
-``*** Add File: <path>`` (every line after it ``+``), ``*** Delete File: <path>`` (no
-lines), or ``*** Update File: <path>``, optionally followed by ``*** Move to: <new path>``,
+``*** Add File: <path>`` (every line after it ``+``: the file written whole, an edit with no
+old text), ``*** Delete File: <path>`` (no lines), or ``*** Update File: <path>``, optionally followed by ``*** Move to: <new path>``,
 then hunks (``@@`` and context), with lines `` ``, ``-`` and ``+`` and ``*** End of File``
 (the Codex CLI's ``apply_patch`` grammar, ``codex-rs/apply-patch``). An edit holds its
 section's lines as the patch gives them; a file moved is changed where it was (an edit with
@@ -62,14 +63,14 @@ def patch_edits(body: str) -> list[Edit] | None:
                 edits.append(Edit(file=header[1], patch=""))
                 moved_from.patch = ""
                 continue
-            _close(edits, lines)
+            _close(edits, kind, lines)
             kind, lines = header[0], []
             edits.append(Edit(file=header[1], patch=""))
         elif not kind or not _fits(kind, line):
             return None
         else:
             lines.append(line)
-    _close(edits, lines)
+    _close(edits, kind, lines)
     return edits or None
 
 
@@ -89,6 +90,10 @@ def _fits(kind: str, line: str) -> bool:
     return False  # (a deletion has no lines)
 
 
-def _close(edits: list[Edit], lines: list[str]) -> None:
-    if edits and lines:
+def _close(edits: list[Edit], kind: str, lines: list[str]) -> None:
+    if not edits:
+        return
+    if kind == ADD:  # (a file added: written whole)
+        edits[-1].patch, edits[-1].new = None, "\n".join(line[1:] for line in lines)
+    elif lines:
         edits[-1].patch = "\n".join(lines)
