@@ -304,6 +304,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("kiro", home / ".kiro" / "sessions"),
         ("kiro", home / ".config" / "Kiro" / "User" / "globalStorage" / "kiro.kiroagent"),
         ("kiro", home / ".kiro-server" / "data" / "User" / "globalStorage" / "kiro.kiroagent"),
+        ("kiro", home / ".local" / "share" / "kiro-cli" / "data.sqlite3"),
+        ("kiro", home / ".local" / "share" / "amazon-q" / "data.sqlite3"),
         ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
         ("opencode", home / ".local" / "share" / "opencode"),
         ("qwen-code", home / ".qwen"),
@@ -356,6 +358,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("gemini-cli", tmp_path / "gemini" / ".gemini" / "tmp"),
         ("goose", tmp_path / "share" / "goose" / "sessions"),
         ("kiro", home / ".kiro" / "sessions"),
+        ("kiro", tmp_path / "share" / "kiro-cli" / "data.sqlite3"),
+        ("kiro", tmp_path / "share" / "amazon-q" / "data.sqlite3"),
         ("llm", tmp_path / "llm" / "logs.db"),
         ("opencode", tmp_path / "share" / "opencode"),
         ("qwen-code", tmp_path / "qwen"),
@@ -367,10 +371,13 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
 
     moved_linux = [place for place in where(moved, "linux") if not unmoved(place)]
     assert moved_linux == expected
-    # on Windows Goose keeps its data under its own root, moved by GOOSE_PATH_ROOT
+    # on Windows Goose keeps its data under its own root, moved by GOOSE_PATH_ROOT; the Kiro CLI's
+    # store is declared for Linux and macOS only
     windows_goose = ("goose", tmp_path / "goose" / "data" / "sessions")
     assert [place for place in where(moved, "windows") if not unmoved(place)] == [
-        windows_goose if kind == "goose" else (kind, path) for kind, path in expected
+        windows_goose if kind == "goose" else (kind, path)
+        for kind, path in expected
+        if path.name != "data.sqlite3"
     ]
     assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
 
