@@ -383,6 +383,23 @@ def test_the_message_tree_of_036_and_a_conversation_it_continues(both: Path):
     assert continued.last == "2025-06-01T08:00:00Z"
 
 
+def test_the_model_that_answered_is_the_resolved_one_and_both_are_the_sessions(both: Path):
+    with sqlite3.connect(both) as db:
+        db.execute(
+            "UPDATE responses SET resolved_model = 'gpt-4o-mini-2024-07-18' WHERE id = '01jvp3k5yb0c2e4g6j8m0p2r4t'"
+        )
+        db.execute("UPDATE turns SET resolved_model = 'gpt-4.1-2025-04-14' WHERE id = '01jvzt0000000000000000000a'")
+        db.execute("UPDATE turns SET resolved_model = ' ' WHERE id = '01jw0t0000000000000000000a'")
+    db.close()
+    found = read(both)
+    continued = found["01jvp3k5y8m2n4q6r8t0v2x4z6"]
+    answers = [m.model for m in continued.messages if m.role == "assistant"]
+    assert answers == ["gpt-4o-mini-2024-07-18", "gpt-4o-mini", "gpt-4.1-2025-04-14"]
+    assert continued.models == ["gpt-4o-mini", "gpt-4o-mini-2024-07-18", "gpt-4.1", "gpt-4.1-2025-04-14"]
+    calling = found["01jw0000000000000000000000"]
+    assert calling.messages[1].model == "claude-sonnet-4" and calling.models == ["claude-sonnet-4"]
+
+
 def test_a_thread_with_reasoning_tools_fragments_and_damaged_parts(both: Path):
     thread = read(both)["01jw0000000000000000000000"]
     assert [m.role for m in thread.messages] == ["user", "assistant", "tool", "assistant", "user", "assistant"]

@@ -25,7 +25,9 @@ by that id: its legacy responses (those that are not also turns) and its turns i
 order. A response with no conversation, or a turn with no thread, is a session of its
 own, keyed by its id. Each response gives the system prompt (once, and again when it
 changes), the tool results it was given (``tool`` messages), the prompt (``user``) and the
-response with its tool calls and reasoning (``assistant``, with its model). Each turn gives
+response with its tool calls and reasoning (``assistant``, with the model that answered: its
+``resolved_model``, the dated version, where the log names it, else the ``model`` asked for; the
+session's models list both). Each turn gives
 the messages it added to its thread: those it was given that the session has not shown yet
 and those it produced. A thread's messages after its last turn follow, without a time.
 
@@ -310,10 +312,7 @@ class _Reader:
         if not messages:
             return None
         stamps = [message.timestamp for message in messages if message.timestamp]
-        models: list[str] = []
-        for message in messages:
-            if message.role == "assistant" and message.model and message.model not in models:
-                models.append(message.model)
+        models = builder.models
         prompts = [message.text for message in messages if message.role == "user" and message.text.strip()]
         if plan.names:
             title = short_title(plan.names[0])
@@ -346,6 +345,7 @@ class _Reader:
         columns = (
             "id",
             "model",
+            "resolved_model",
             "prompt",
             "system",
             "response",
@@ -364,6 +364,7 @@ class _Reader:
             "parent_message_hash",
             "tip_message_hash",
             "model",
+            "resolved_model",
             "datetime_utc",
             "input_tokens",
             "output_tokens",
@@ -433,13 +434,21 @@ class _Builder:
         self.system: str | None = None  # the system prompt last shown
         self.rows: dict[str, _MessageRow | None] = {}
         self.shown: set[str] = set()  # messages of the tree already in the session
+        self.models: list[str] = []  # the models asked for and those that answered, in order
+
+    def _model(self, row: dict[str, Any]) -> str | None:
+        """The model that answered a response or turn: the one it resolved to (a dated version) where
+        the log names it, else the one asked for; both noted among the session's models."""
+        named = [str(row[key]).strip() for key in ("model", "resolved_model") if _named(row.get(key))]
+        self.models.extend(model for model in dict.fromkeys(named) if model not in self.models)
+        return named[-1] if named else None
 
     # -- legacy responses ----------------------------------------------
 
     def response(self, row: dict[str, Any]) -> None:
         id_ = str(row.get("id"))
         time = iso_utc(row.get("datetime_utc"))
-        model = str(row["model"]) if row.get("model") else None
+        model = self._model(row)
         system = row.get("system") or self.reader.fragments_of("system_fragments", id_)
         if system and system != self.system:
             self.messages.append(Message(role="system", text=str(system), timestamp=time))
@@ -474,7 +483,7 @@ class _Builder:
 
     def turn(self, row: dict[str, Any], after_legacy: bool) -> None:
         time = iso_utc(row.get("datetime_utc"))
-        model = str(row["model"]) if row.get("model") else None
+        model = self._model(row)
         parent = row.get("parent_message_hash")
         tip = row.get("tip_message_hash")
         given = self._walk(parent, stop=None, trailing=after_legacy and not self.shown)
@@ -615,6 +624,11 @@ class _Builder:
         if text is None and isinstance(data.get("text"), str):
             text = data["text"]
         return data, text
+
+
+def _named(value: Any) -> bool:
+    """Whether a model column names a model: a text that is not blank."""
+    return isinstance(value, str) and bool(value.strip())
 
 
 def _part_order(row: tuple[Any, ...]) -> tuple[int, float]:
