@@ -37,6 +37,7 @@ TIME_FORMS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S")
 WHOLE_WORD_BELOW = 40  # a shorter string is found only as whole words ("say" is not found in "essay")
 SIDE_FILES = ("-shm", "-wal", "-journal")  # a SQLite store's own files beside it, read through the store
 MARKUP = re.compile(r"^(?:#+|>|[-*]|\d+\.)\s+")  # a Markdown line's heading, quote or list mark
+FENCE = re.compile(r"^(?:`{3,}|~{3,})$")  # a Markdown code block's bare fence line, no text of its own
 
 
 @dataclass(frozen=True)
@@ -191,8 +192,8 @@ def kept(archive: Path, kind: str) -> str:
 
 
 def retained(text: str, archive_text: str, masker: Masker) -> bool:
-    """Whether ``text`` stands in the archive's texts: whole, or each of its lines; a time as the archive
-    writes it (to the second, in UTC)."""
+    """Whether ``text`` stands in the archive's texts: whole, or each of its lines but a code block's bare
+    fences; a time as the archive writes it (to the second, in UTC)."""
     if (instant := _instant(text)) is not None:
         return any(instant.strftime(form) in archive_text for form in TIME_FORMS)
     if text.startswith(FILE_URI):
@@ -201,7 +202,8 @@ def retained(text: str, archive_text: str, masker: Masker) -> bool:
     if stands_in(masked, archive_text):
         return True
     lines = [MARKUP.sub("", line.strip()) for line in masked.splitlines() if line.strip()]
-    return all(stands_in(line, archive_text) for line in lines)
+    lines = [line for line in lines if not FENCE.fullmatch(line)]
+    return bool(lines) and all(stands_in(line, archive_text) for line in lines)
 
 
 def _instant(text: str) -> datetime.datetime | None:
