@@ -20,6 +20,7 @@ from archivist.archive.indexer import index_workspace
 from archivist.archive.sessions import KINDS
 from archivist.errors import ArchivistError
 from archivist.mcp import tools as mcp_tools
+from archivist.mcp.outputs import SESSION_FIGURES
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
@@ -213,6 +214,8 @@ def test_every_conversation_newest_first_by_its_last_message(archive):
         "date": "2025-11-20",
         "path": LONG,
         "parent": None,
+        "tokens": None,  # (with include=usage: test_usage_complete)
+        "cost": None,
     }
     assert by_path[MIDNIGHT]["branch"] == "feature/login" and by_path[MIDNIGHT]["messages"] == 4
     auth = by_path[AUTH]
@@ -353,7 +356,14 @@ def test_by_id_as_by_path(archive):
     by_path = archive.run("get_conversation", {"document": MIDNIGHT})
     by_id = archive.run("get_conversation", {"document": str(by_path[0]["document_id"])})
     assert by_id == by_path and len(by_path) == 4
-    assert json.loads(by_path[3]["tool_calls"]) == [{"name": "Edit", "files": ["/home/ana/web/app.py"], "commands": []}]
+    assert json.loads(by_path[3]["tool_calls"]) == [
+        {
+            "name": "Edit",
+            "files": ["/home/ana/web/app.py"],
+            "commands": [],
+            "input": '{"file_path":"/home/ana/web/app.py"}',
+        }
+    ]
 
 
 def test_a_workspace_conversation_is_one_message_its_text(archive):
@@ -406,6 +416,9 @@ async def test_mcp_pages_through_a_long_session(workspace):
             "limit": 50,
             "has_more": start + 50 < LONG_MESSAGES,
             "next_offset": start + 50 if start + 50 < LONG_MESSAGES else None,
+            "price": None,  # (its responses record no usage)
+            "stated_cost": None,
+            "subagents": [],
             "num_results": min(50, LONG_MESSAGES - start),
         }
         for start in (0, 50, 100)
@@ -444,28 +457,39 @@ async def test_mcp_and_datasette_give_the_same_pages(workspace):
             page = result.structured_content
             assert [
                 {
-                    **{k: v for k, v in row.items() if k not in mcp_tools.PAGING and k != "tool_output"},
+                    **{
+                        k: v
+                        for k, v in row.items()
+                        if k not in (*mcp_tools.PAGING, *SESSION_FIGURES) and k != "tool_output"
+                    },
                     "tool_calls": json.loads(row["tool_calls"]),
                     # usage and attachments, only where a message has them (these messages have none)
                     **{k: json.loads(row[k]) for k in ("usage", "attachments") if row[k] not in (None, "[]")},
                 }
                 for row in rows
-            ] == [{"usage": None, "attachments": "[]", **message} for message in page["messages"]]
+            ] == [{"usage": None, "attachments": "[]", "price": None, **message} for message in page["messages"]]
             assert {(row["total"], bool(row["has_more"]), row["next_offset"]) for row in rows} == {
                 (page["total"], page["has_more"], page["next_offset"])
             }
             offset = rows[-1]["next_offset"]
             pages += 1
         assert pages == 4  # 40, 40, 40 and 15 of 135
-        for arguments in ({}, {"agents": "claude-code", "projects": "api", "limit": 2, "offset": 1}):
+        for arguments in (
+            {},
+            {"agents": "claude-code", "projects": "api", "limit": 2, "offset": 1},
+            {"include": "usage"},
+        ):
             listed = await client.call_tool("list_conversations", arguments)
             response = await datasette.client.get(
                 "/archive/list_conversations.json", params={**arguments, "_shape": "array", "_json": "models"}
             )
+            asked = "include" in arguments  # else MCP leaves out tokens and cost, never asked for
             assert listed.structured_content == {
                 "success": True,
                 "num_results": len(response.json()),
-                "results": response.json(),
+                "results": [
+                    {k: v for k, v in row.items() if asked or k not in ("tokens", "cost")} for row in response.json()
+                ],
             }
         assert listed.structured_content["results"][0]["models"] == [MODEL]
 

@@ -143,3 +143,83 @@ async def test_a_bad_page_of_sessions_is_a_clear_error(mixed):
     assert "limit" in page
     result = CliRunner().invoke(cli, ["usage", str(mixed), "--by", "session", "--limit", "0"])
     assert result.exit_code != 0 and "limit" in result.output
+
+
+def session_figures(workspace) -> dict[int, tuple[int, float | None]]:
+    """Each session's tokens and cost, as usage by session says them."""
+    rows = run(workspace, group_by="session", limit="100")
+    return {int(row["key"]): (row["total_tokens"], row["cost"]) for row in rows if row["usage_recorded"]}
+
+
+@pytest.mark.parametrize("sort", ["tokens", "cost"])
+def test_a_search_sorted_by_tokens_or_cost_carries_both(mixed, sort):
+    figures = session_figures(mixed)
+    for output in ("brief", "full"):
+        with Archive.for_workspace(mixed) as archive:
+            results = archive.search({"mode": "recent", "sort": sort, "output": output, "page_size": 100})["results"]
+        used = [result for result in results if result["id"] in figures]
+        assert len(used) == len(figures)
+        for result in used:
+            assert (result["tokens"], result.get("cost")) == figures[result["id"]], (output, result["id"])
+        assert all("tokens" not in result for result in results if result["id"] not in figures)
+    printed = cli_run("search", mixed, "--mode", "recent", "--sort", sort, "--limit", "100")
+    for tokens, cost in figures.values():
+        expected = f"{tokens:,} tokens" + ("" if cost is None else f" · ${cost:,.4f}")
+        assert expected in printed
+
+
+def test_a_search_not_sorted_by_usage_answers_as_before(mixed):
+    with Archive.for_workspace(mixed) as archive:
+        for sort in ("relevance", "newest"):
+            for output in ("brief", "full"):
+                results = archive.search({"mode": "recent", "sort": sort, "output": output})["results"]
+                assert results and all("tokens" not in result and "cost" not in result for result in results)
+
+
+async def test_the_search_page_sorted_by_cost_shows_each_sessions_tokens_and_cost(mixed):
+    figures = session_figures(mixed)
+    datasette = await started_datasette(archive_path(mixed))
+    page = await page_of(datasette, "/search?mode=recent&sort=cost")
+    shown = re.findall(r'<span class="tokens"[^>]*>([\d,]+) tokens</span>', page)
+    assert sorted(int(value.replace(",", "")) for value in shown) == sorted(tokens for tokens, _ in figures.values())
+    priced = [cost for _, cost in figures.values() if cost is not None]
+    assert len(re.findall(r'<span class="cost"[^>]*>\$[\d,.]+</span>', page)) == len(priced)
+    plain = await page_of(datasette, "/search?mode=recent")
+    assert 'class="tokens"' not in plain
+
+
+def test_list_conversations_gives_tokens_and_cost_when_asked(mixed):
+    figures = session_figures(mixed)
+    with Archive.for_workspace(mixed) as archive:
+        plain = archive.run("list_conversations", {"limit": 100})
+        asked = archive.run("list_conversations", {"limit": 100, "include": "usage"})
+        with pytest.raises(Exception) as wrong:
+            archive.run("list_conversations", {"include": "prices"})
+    assert "include" in str(wrong.value)
+    assert all(row["tokens"] is None and row["cost"] is None for row in plain)
+    assert {row["id"]: (row["tokens"], row["cost"]) for row in asked if row["tokens"] is not None} == figures
+    assert [row["id"] for row in plain] == [row["id"] for row in asked]
+
+
+async def test_the_mcp_list_conversations_tool_carries_tokens_and_cost_only_when_asked(mixed):
+    figures = session_figures(mixed)
+    async with Client(mcp_tools.create_server(archive_path(mixed), mixed)) as client:
+        plain = (await client.call_tool("list_conversations", {"limit": 100})).structured_content["results"]
+        asked = await client.call_tool("list_conversations", {"limit": 100, "include": ["usage"]})
+    assert plain and all("tokens" not in row and "cost" not in row for row in plain)
+    rows = asked.structured_content["results"]
+    assert {row["id"]: (row["tokens"], row["cost"]) for row in rows if row["tokens"] is not None} == figures
+
+
+async def test_the_project_page_shows_each_sessions_tokens_and_cost(mixed):
+    datasette = await started_datasette(archive_path(mixed))
+    page = await page_of(datasette, "/project/captions-gateway")
+    rows = run(mixed, group_by="session", projects='["captions-gateway"]')
+    sessions = [row for row in rows if row["usage_recorded"]]
+    assert len(sessions) == 2
+    for session in sessions:
+        assert re.search(
+            rf'{re.escape(session["title"])}</a> <span class="archivist-note">[^<]*'
+            rf"{session['total_tokens']:,} tokens · \${session['cost']:,.4f}</span>",
+            page,
+        ), session["title"]

@@ -66,6 +66,13 @@ def _score(value: Any) -> str | None:
     return f"score {value:.3g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def usage_facts(row: dict[str, Any]) -> list[str]:
+    """A result's tokens and cost, where it carries them (a search sorted by tokens or cost)."""
+    tokens, cost = row.get("tokens"), row.get("cost")
+    facts = [f"{tokens:,} tokens"] if isinstance(tokens, int) and not isinstance(tokens, bool) else []
+    return facts + ([f"${cost:,.4f}"] if isinstance(cost, (int, float)) and not isinstance(cost, bool) else [])
+
+
 def print_search(response: dict[str, Any]) -> None:
     """The unified search's page as a compact list, then where the page lies among all results."""
     results = response["results"]
@@ -75,6 +82,7 @@ def print_search(response: dict[str, Any]) -> None:
     for row in results:
         facts = [row["kind"], row.get("entity_type"), _agent(row), row.get("date"), _score(row.get("score"))]
         facts += [MATCHED_WORDS.get(row.get("matched") or "")]
+        facts += usage_facts(row)
         title = " ".join(str(row.get("title") or row.get("path") or "").split())
         title = title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1] + "…"
         click.echo(

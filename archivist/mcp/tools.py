@@ -115,6 +115,16 @@ def _rows(call: Call) -> dict[str, Any]:
     return outputs.rows_payload(call.rows())
 
 
+def _conversations(call: Call) -> dict[str, Any]:
+    """list_conversations' rows; each one's tokens and cost only where include asks for usage."""
+    rows = call.rows()
+    include = call.arguments.get("include") or ""
+    asked = include if isinstance(include, str) else ",".join(str(item) for item in include)
+    if "usage" not in asked.lower().split(","):
+        rows = [{key: value for key, value in row.items() if key not in ("tokens", "cost")} for row in rows]
+    return outputs.models_payload(rows)
+
+
 def _usage(call: Call) -> dict[str, Any]:
     """usage's rows, each one's usage_recorded true or false (false: an agent whose logs record none)."""
     return outputs.models_payload([{**row, "usage_recorded": bool(row["usage_recorded"])} for row in call.rows()])
@@ -180,11 +190,12 @@ TOOLS = (
     Tool(
         "list_conversations",
         "Recent conversations, newest first (by last message): agent-log sessions and the workspace's own, each "
-        "with id, title, agent, project, models, branch, started, last, messages (count), path and parent. Page "
-        "with offset and limit; read one with get_conversation.",
+        "with id, title, agent, project, models, branch, started, last, messages (count), path and parent; with "
+        "include=usage, each session's tokens and cost too. Page with offset and limit; read one with "
+        "get_conversation.",
         "list_conversations",
         outputs.Rows,
-        lambda call: outputs.models_payload(call.rows()),
+        _conversations,
     ),
     Tool(
         "get_conversation",

@@ -249,7 +249,8 @@ QUERIES: dict[str, Query] = {
         description="Conversations, newest first (by their last message, else their date): the sessions read "
         "from agent logs, and the conversations written in the workspace (agent workspace). Each row: id, title, "
         "agent, project, models (JSON), branch, started, last, messages (how many get_conversation pages "
-        "through), date, path and parent (a sub-agent transcript's session, by path). A session matches a "
+        "through), date, path, parent (a sub-agent transcript's session, by path), and tokens and cost (with "
+        "include=usage; else null). A session matches a "
         "time filter when it ran at some time inside it (from its first message to its last: a session "
         "past midnight matches both days); a workspace conversation when its whole date lies inside. "
         "Page with offset: fewer rows than limit is the last page.",
@@ -273,6 +274,18 @@ QUERIES: dict[str, Query] = {
             params.offset(
                 "How many conversations to skip (default 0). Next page: offset + limit; fewer results than limit "
                 "is the last page."
+            ),
+            Param(
+                "include",
+                rules.choice_list(
+                    ("usage",),
+                    "Cannot include ",
+                    "include names what each conversation leaves out by default: usage (its tokens and cost).",
+                    "Try include=usage, or leave include empty for the conversations alone.",
+                ),
+                "usage: each session's tokens and cost too (its responses', at the price data's prices); empty: "
+                "neither.",
+                many=True,
             ),
         ),
         checks=(rules.dates_in_order,),

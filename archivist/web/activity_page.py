@@ -57,6 +57,15 @@ def period_end(key: str, group_by: str) -> str:
     return (dt.date.fromisoformat(key) + dt.timedelta(days=6)).isoformat() if group_by == "week" else key
 
 
+NO_USAGE = {"tokens": None, "cost": None}
+
+
+async def session_usage(datasette: Datasette, given: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The tokens and cost of the sessions in a range (the newest hundred with usage), by session id."""
+    rows = await canned(datasette, "usage", {**given, "group_by": "session", "limit": "100"})
+    return {row["key"]: {"tokens": row["total_tokens"], "cost": row["cost"]} for row in recorded(rows)}
+
+
 @needs_archive
 async def activity_page(datasette: Datasette, request: Any) -> Response:
     """GET /activity: a section per project; a bad parameter is a 400 with its message."""
@@ -76,6 +85,7 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
         periods = await canned(datasette, "activity_periods", {**given, "group_by": group_by})
         rows = await canned(datasette, "project_activity", given)
         by_agent = await canned(datasette, "usage", {**ranged, "group_by": "agent"})
+        used = await session_usage(datasette, ranged)
         models = recorded(await canned(datasette, "usage", {**ranged, "group_by": "model"}))
     except QueryFailed as failure:
         return await render_page(datasette, request, "archivist_activity.html", {**context, "failure": failure}, 400)
@@ -97,6 +107,7 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
         project = {**row, **{key: json.loads(row[key] or "[]") for key in LISTS}}
         for session in project["newest"]:
             session["href"] = document_url(datasette, session["id"])
+            session.update(used.get(str(session["id"]), NO_USAGE))
         for touched in project["files_touched"]:
             touched["href"] = file_url(datasette, touched["file"])
         project["label"] = row["project"] or "(no project)"

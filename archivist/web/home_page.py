@@ -52,7 +52,7 @@ def examples(recent: list[dict[str, Any]]) -> dict[str, dict[str, str] | None]:
         "search_commands": {"query": word(command, command)} if report else None,
         "find_document": {"document": any_document["path"]} if any_document else None,
         "get_document": {"document": str(any_document["id"])} if any_document else None,
-        "list_conversations": {"limit": "10"},
+        "list_conversations": {"limit": "10", "include": "usage"},
         "get_conversation": {"document": str(conversation["id"]), "limit": "50"} if conversation else None,
         "similar": {"document": str(any_document["id"]), "limit": "5"} if any_document else None,
         "embedding_status": {},

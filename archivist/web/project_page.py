@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlencode
 from datasette.utils.asgi import Response
 
 from archivist.queries.totals import recorded
-from archivist.web.activity_page import LISTS
+from archivist.web.activity_page import LISTS, NO_USAGE, session_usage
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url, file_url
@@ -39,6 +39,7 @@ async def project_page(datasette: Datasette, request: Any) -> Response:
     try:
         rows = await canned(datasette, "project_activity", given)
         days = recorded(await canned(datasette, "usage", {**given, "group_by": "day"}))
+        used = await session_usage(datasette, given)
     except QueryFailed as failure:
         return await render_page(datasette, request, "archivist_project.html", {**context, "failure": failure}, 400)
     if not rows:
@@ -48,6 +49,7 @@ async def project_page(datasette: Datasette, request: Any) -> Response:
     for row in found:
         for session in row["newest"]:
             session["href"] = document_url(datasette, session["id"])
+            session.update(used.get(str(session["id"]), NO_USAGE))
         for touched in row["files_touched"]:
             touched["href"] = file_url(datasette, touched["file"])
     highest = max((day["total_tokens"] for day in days), default=0)

@@ -6,7 +6,9 @@
 -- agent 'workspace' and have none of these. Time filters: a session matches when it ran at
 -- some time inside the range (first message before its end, last message after its start);
 -- a workspace conversation matches by the rule of search, its whole date inside the range
--- on its author's calendar (the same date words and edge days: archivist_date_words).
+-- on its author's calendar (the same date words and edge days: archivist_date_words). With
+-- include=usage, a session's tokens and cost (its responses', at the price data's prices; null
+-- where none was priced); else both null.
 with inputs as materialized (
   select
     archivist_list(:agents, 'lower') as agents,
@@ -14,7 +16,8 @@ with inputs as materialized (
     archivist_time(:start_date, 0) as start_at,
     archivist_time(:end_date, 1) as end_at,
     archivist_limit(:limit, 20, 100) as page_size,
-    max(0, cast(coalesce(nullif(trim(:offset), ''), '0') as integer)) as skip
+    max(0, cast(coalesce(nullif(trim(:offset), ''), '0') as integer)) as skip,
+    'usage' in (select value from json_each(archivist_list(:include, 'lower'))) as usage
 ),
 date_filter as materialized (
   -- search's time filter: the words of whole years, months and days inside, and the days a bound cuts
@@ -96,7 +99,14 @@ select
   d.date,
   d.path,
   case when p.agent != 'workspace' and d.extra ->> '$.parent' is not null
-    then p.agent || ':' || (d.extra ->> '$.parent') end as parent
+    then p.agent || ':' || (d.extra ->> '$.parent') end as parent,
+  case when i.usage and p.agent != 'workspace' then (
+    select sum(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens)
+    from usage_hours u where u.document_id = d.id
+  ) end as tokens,
+  case when i.usage and p.agent != 'workspace' then
+    (select round(sum(u.price), 6) from usage_hours u where u.document_id = d.id) end as cost
 from page p
+cross join inputs i
 join documents d on d.id = p.id
 order by p.sort_at is null, p.sort_at desc, p.id desc

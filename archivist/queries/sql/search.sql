@@ -416,21 +416,28 @@ ordered as materialized (
   -- the ranked documents in the order asked for (sort): the ranking's own (relevance), newest
   -- or oldest first, or the sessions that used the most tokens or cost the most first (their
   -- usage_hours summed); what has no date, tokens or cost last, ties in the ranking's order
-  select id, score, message_id, by_words, start, "end", total, matched, all_words, some_words,
+  -- (sorted by tokens or cost, each result carries both, to be shown)
+  select id, score, message_id, by_words, start, "end", total, matched, all_words, some_words, tokens, cost,
     case when sorted then row_number() over (order by key is null, key, position) else position end as position
   from (
-    select r.*, plan.sorted, case plan.sort
-      when 'newest' then -d.timestamp
-      when 'oldest' then d.timestamp
-      when 'tokens' then -(
-        select sum(input_tokens + output_tokens + cache_write_tokens + cache_read_tokens)
-        from usage_hours where document_id = r.id
-      )
-      when 'cost' then -(select sum(price) from usage_hours where document_id = r.id)
+    select u.*, case u.sort
+      when 'newest' then -u.timestamp
+      when 'oldest' then u.timestamp
+      when 'tokens' then -u.tokens
+      when 'cost' then -u.cost
     end as key
-    from ranked r
-    cross join plan
-    left join documents d on plan.sort in ('newest', 'oldest') and d.id = r.id
+    from (
+      select r.*, plan.sorted, plan.sort, d.timestamp,
+        case when plan.sort in ('tokens', 'cost') then (
+          select sum(input_tokens + output_tokens + cache_write_tokens + cache_read_tokens)
+          from usage_hours where document_id = r.id
+        ) end as tokens,
+        case when plan.sort in ('tokens', 'cost') then
+          (select round(sum(price), 6) from usage_hours where document_id = r.id) end as cost
+      from ranked r
+      cross join plan
+      left join documents d on plan.sort in ('newest', 'oldest') and d.id = r.id
+    ) u
   )
 ),
 
@@ -465,6 +472,9 @@ listed as (
         'rank', r.position,
         -- only some of the words, or only the meaning (every word, what a hit means, is left out)
         'matched', nullif(r.matched, 'all'),
+        -- sorted by tokens or cost: the session's tokens and cost (at the price data's prices)
+        'tokens', r.tokens,
+        'cost', r.cost,
         -- the message its words were found in (get_conversation's offset), and its snippet
         'message', m.seq,
         -- a line of text (200 characters at most; about 50 from the text, a width that keeps ten
@@ -489,7 +499,7 @@ listed as (
           ), 200) as line)
         )
       ))
-      else json_object(
+      else json_patch(json_object(
         'kind', d.kind,
         'entity_type', d.type,
         'entity_id', d.external_id,
@@ -522,7 +532,8 @@ listed as (
           'snippet', archivist_snippet(m.text, plan.query, 24),
           'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
         ) end
-      ) end,
+      ), case when plan.sort in ('tokens', 'cost') then json_object('tokens', r.tokens, 'cost', r.cost) else '{}' end)
+      end,
       ',' order by r.position
     ) filter (where r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size), '') || ']' as items,
     -- the facets: counts over the first 200 ranked documents (full output only), each facet's
