@@ -330,6 +330,40 @@ def test_tool_errors_and_images_in_results(tmp_path: Path) -> None:
     ]
 
 
+def test_a_web_searchs_pages_are_kept_by_title_address_and_quote(tmp_path: Path) -> None:
+    page = {"type": "knowledge", "metadata": {"type": "webpage_metadata", "site_domain": "rfc-editor.org"}}
+    results = [
+        {
+            **page,
+            "title": "RFC 7517: JSON Web Key (JWK)",
+            "url": "https://www.rfc-editor.org/rfc/rfc7517",
+            "text": "A JWK Set",
+        },
+        {**page, "title": "Untitled quote", "text": ["not", "a", "text"], "url": 7},
+        {**page, "title": None, "url": "https://openid.net/specs", "text": "The signer"},
+        {"type": "text", "text": "plain"},
+    ]
+    content = [
+        block("tool_use", name="web_search", input={"query": "JWKS rotation"}),
+        block("tool_result", name="web_search", content=results),
+    ]
+    messages = [
+        message("q", "human", "2025-01-01T00:00:00Z", [block("text", text="search")]),
+        message("a", "assistant", "2025-01-01T00:00:01Z", content),
+    ]
+    (session,), _ = read_all(write_export(tmp_path / "e", {"conversations.json": [conversation("c", "C", messages)]}))
+    (result,) = [m for m in session.messages if m.role == "tool"]
+    assert result.tool_output.splitlines() == [
+        "RFC 7517: JSON Web Key (JWK)",
+        "https://www.rfc-editor.org/rfc/rfc7517",
+        "A JWK Set",
+        "Untitled quote",
+        "https://openid.net/specs",
+        "The signer",
+        "plain",
+    ]
+
+
 def test_a_tool_input_that_is_no_object_is_kept_as_it_is(tmp_path: Path) -> None:
     content = [
         block("tool_use", name="bash_tool", input="ls -la"),

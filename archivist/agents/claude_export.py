@@ -23,7 +23,7 @@ What a session holds:
   commands they ran; the text of an artifact or of a created file is kept in the message
   text after an ``[artifact: TITLE]`` or ``[created file: PATH]`` line, since claude.ai
   shows it in the answer); each ``tool_result`` block is a ``tool`` message whose output
-  is kept apart from the text;
+  is kept apart from the text (a web search's pages by their title, address and quoted text);
 - no model (the export does not say which) and no project (the export does not link
   conversations to its projects).
 
@@ -290,10 +290,16 @@ def _tool_output(content: Any) -> str:
         if isinstance(item, str):
             pieces.append(item)
         elif isinstance(item, dict):
-            if isinstance(item.get("text"), str):
+            if text_of(item.get("title")) or text_of(item.get("url")):
+                pieces.append(_found_page(item))
+            elif isinstance(item.get("text"), str):
                 pieces.append(item["text"])
             elif item.get("type") == "image":
                 pieces.append("[image]")
-            elif isinstance(item.get("title"), str) or isinstance(item.get("url"), str):
-                pieces.append(" ".join(text_of(item.get(key)) for key in ("title", "url") if text_of(item.get(key))))
     return "\n".join(piece for piece in pieces if piece)
+
+
+def _found_page(item: dict[str, Any]) -> str:
+    """A page a search found (a ``knowledge`` item of a web search's result): its title, its address and
+    the text quoted from it, a line each."""
+    return "\n".join(text for key in ("title", "url", "text") if (text := text_of(item.get(key))))
