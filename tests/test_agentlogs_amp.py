@@ -38,10 +38,12 @@ def test_the_sample_is_read_with_its_tools_thinking_usage_and_image() -> None:
     assert session.project == "/Users/ben/code/tide-tables" and session.models == ["claude-sonnet-4-5-20250929"]
     assert (session.started, session.last) == ("2025-10-30T10:40:01Z", "2025-10-30T10:40:31Z")
     roles = [m.role for m in session.messages]
-    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]  # no info
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant", "system"]
+    assert session.messages[-1].text == "Amp's summary of the thread so far:\n\nFixed a DST bug in HighWater."
     first = session.messages[0]
-    assert first.text.endswith("predict/harmonics.go.\n\n[image: late-tide.png]") and "iVBOR" not in first.text
-    assert [(a.type, a.name, a.size) for a in first.attachments] == [("image/png", "late-tide.png", 70)]
+    image = "/Users/ben/code/tide-tables/docs/late-tide.png"  # its sourcePath: the file it was attached from
+    assert first.text.endswith(f"predict/harmonics.go.\n\n[image: {image}]") and "iVBOR" not in first.text
+    assert [(a.type, a.name, a.size) for a in first.attachments] == [("image/png", image, 70)]
     assert session.messages[1].thinking.startswith("An hour off") and "An hour" not in session.messages[1].text
     calls = [(c.name, c.files, c.commands) for m in session.messages for c in m.tool_calls]
     assert calls == [
@@ -104,6 +106,22 @@ def test_a_tool_that_failed_or_was_cancelled_says_so(tmp_path: Path) -> None:
     (session,), _ = read(tmp_path)
     assert [m.tool_output for m in session.messages if m.role == "tool"] == ["exit 2", "[cancelled]", "step 1\nstep 2"]
     assert session.messages[1].tool_calls[0].commands == ["make"]
+
+
+def test_amp_s_notes_are_system_messages_of_their_summaries_and_texts(tmp_path: Path) -> None:
+    notes = [
+        {"role": "user", "content": "tidy the parser"},
+        {"role": "info", "content": [{"type": "summary", "summary": {"type": "message", "summary": " Split it. "}}]},
+        {"role": "info", "content": "Handed off to T-2.", "meta": {"sentAt": 1761820860000}},
+        {"role": "info", "content": [{"type": "summary", "summary": 7}, {"type": "summary"}, 4, {"type": "text"}]},
+    ]
+    write(tmp_path, "T-1.json", thread(*notes))
+    (session,), _ = read(tmp_path)
+    assert [(m.role, m.text, m.timestamp) for m in session.messages] == [
+        ("user", "tidy the parser", None),
+        ("system", "Amp's summary of the thread so far:\n\nSplit it.", None),
+        ("system", "Handed off to T-2.", "2025-10-30T10:41:00Z"),
+    ]  # a note of no text is no message
 
 
 def test_hostile_values_are_skipped_and_counted_never_raised(tmp_path: Path) -> None:

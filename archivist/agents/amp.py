@@ -19,7 +19,8 @@ ccusage ``rust/adapters/amp/src/parser.rs``; getagentseal/codeburn ``src/provide
   ``inputTokens`` (the prompt not read from the cache), ``outputTokens``,
   ``cacheCreationInputTokens``, ``cacheReadInputTokens``, ``timestamp`` (ISO).
 
-What is read: the person's text (an image is an attachment, ``[image: …]`` in the text), the
+What is read: the person's text (an image is an attachment named by its ``sourcePath``, the
+file it was attached from, ``[image: …]`` in the text), the
 assistant's text, its thinking apart, its tool calls with the files (``path``, ``filePath``,
 ``file_path``, ``paths``) and commands (``cmd``, ``command``) of their input, its model and
 token usage (each assistant message is one model response); each tool result is a tool
@@ -30,8 +31,8 @@ an earlier block already gave (the same run written again in a later user messag
 in one) adds none, and what it says, the run's later state, replaces what the first said. A session starts and ends at its messages' own times, else at the
 thread's ``created``.
 
-Skipped: ``info`` messages (Amp's notes in the thread: summaries, hand-offs), redacted
-thinking, the thread's ``usageLedger`` (the billing events: the assistant messages' usage
+An ``info`` message (Amp's note in the thread) is a system message of its texts and its
+summaries (``summary.summary``), each said to be Amp's summary. Skipped: redacted thinking, the thread's ``usageLedger`` (the billing events: the assistant messages' usage
 already counts each response once, and the ledger's other events show no message), its
 ``meta.traces`` and ``relationships``. A file that is not JSON, nested too deeply or not a
 thread is told in the problems; one over 1 GB is not read.
@@ -79,6 +80,7 @@ EXPECTED = (
 THREADS = "threads"
 FILE_KEYS = ("path", "filePath", "file_path", "paths", "filePaths")
 COMMAND_KEYS = ("cmd", "command")
+SUMMARY = "Amp's summary of the thread so far"
 MAX_OUTPUT_CHARS = 1_000_000  # a tool result that is no text is kept as JSON up to this
 
 
@@ -185,9 +187,9 @@ def _project(env: Any) -> str | None:
 def _messages(item: dict[str, Any], models: list[str], results: dict[str, Message]) -> list[Message] | None:
     """A thread message as messages ([] for Amp's own notes); None for one of no known shape."""
     role = item.get("role")
-    if role == "info":
-        return []
     content = item.get("content")
+    if role == "info":
+        return _note(content, iso_utc(_meta(item).get("sentAt")))
     if role not in ("user", "assistant") or not isinstance(content, str | list):
         return None
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -218,6 +220,20 @@ def _messages(item: dict[str, Any], models: list[str], results: dict[str, Messag
         return []
     timestamp = iso_utc(spent.get("timestamp")) or iso_utc(_meta(item).get("sentAt"))
     return [Message("assistant", text, timestamp, model=model, tool_calls=calls, thinking=thought, usage=counted)]
+
+
+def _note(content: Any, timestamp: str | None) -> list[Message]:
+    """Amp's own note in the thread (an ``info`` message) as a system message: its summaries
+    (``summary.summary``, said to be one) and texts; [] for one that says nothing."""
+    texts = []
+    for block in content if isinstance(content, list) else [{"type": "text", "text": content}]:
+        kind = block.get("type") if isinstance(block, dict) else None
+        summary = _object(block.get("summary")).get("summary") if kind == "summary" else None
+        if isinstance(summary, str) and summary.strip():
+            texts.append(f"{SUMMARY}:\n\n{summary.strip()}")
+        elif kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+            texts.append(block["text"].strip())
+    return [Message("system", "\n\n".join(texts), timestamp)] if texts else []
 
 
 def _meta(item: dict[str, Any]) -> dict[str, Any]:
@@ -262,10 +278,9 @@ def _user(blocks: list[Any], timestamp: str | None, results: dict[str, Message])
 def _image(block: dict[str, Any]) -> Attachment:
     source = _object(block.get("source"))
     kind = text_or_none(source.get("mediaType")) or text_or_none(source.get("media_type"))
-    name = text_or_none(block.get("sourcePath"))
     return attachment(
         kind or text_or_none(block.get("mediaType")) or "image",
-        name.rsplit("/", 1)[-1] if name else None,
+        text_or_none(block.get("sourcePath")),
         data=source.get("data"),
     )
 
