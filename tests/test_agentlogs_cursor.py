@@ -251,8 +251,10 @@ def test_a_composer_s_bubbles_are_its_messages_with_tools_thinking_usage_and_an_
     ]
     asked = retry.messages[0]
     assert asked.timestamp == "2025-11-20T09:14:05Z" and asked.model is None
-    assert asked.text.endswith("honour Retry-After.\n\n[image: receiver-429s.png]")
-    assert [(a.type, a.name, a.size) for a in asked.attachments] == [("image/png", "receiver-429s.png", None)]
+    assert asked.text.endswith("honour Retry-After.\n\n[image: /home/ana/Pictures/receiver-429s.png]")
+    assert [(a.type, a.name, a.size) for a in asked.attachments] == [
+        ("image/png", "/home/ana/Pictures/receiver-429s.png", None)
+    ]
     assert retry.messages[1].thinking.startswith("The sender posts once") and retry.messages[1].text == ""
     calls = [(c.name, c.files, c.commands) for m in retry.messages for c in m.tool_calls]
     assert calls == [
@@ -307,14 +309,14 @@ def test_a_request_of_an_image_alone_is_kept_with_its_image(tmp_path: Path) -> N
     assert said == [
         ("user", "Why does the build fail?"),
         ("assistant", "Which error does it give?"),
-        ("user", "[image: stack-trace.png]"),
+        ("user", "[image: /home/ana/Pictures/stack-trace.png]"),  # named by its path
         ("assistant", "The trace says the lock file is stale."),
-        ("user", "[image: stack-trace.png]"),  # the same image in both lists, once
-        ("user", "[image: b.png]"),
+        ("user", "[image: /home/ana/Pictures/stack-trace.png]"),  # the same image in both lists, once
+        ("user", "[image: /tmp/b.png]"),
         ("user", "[image]"),
     ]
     assert [(a.type, a.name, a.size) for a in session.messages[2].attachments] == [
-        ("image/png", "stack-trace.png", None)
+        ("image/png", "/home/ana/Pictures/stack-trace.png", None)
     ]
     assert [(a.type, a.size) for a in session.messages[-1].attachments] == [("image", 33)]
     assert all("iVBOR" not in m.text for m in session.messages)
@@ -413,7 +415,7 @@ def test_the_older_chat_tabs_and_a_composer_kept_whole_in_its_workspace(tmp_path
     assert old.project == tab.project == "c:/src/cron" and old.started == "2024-05-01T08:00:00Z"
     assert [m.text for m in old.messages] == ["Explain the lock", "It is held while the queue drains."]
     assert [(m.role, m.text, m.model) for m in tab.messages] == [
-        ("user", "Cron for 9am on weekdays?\n\n[image: cron.png]", None),
+        ("user", "Cron for 9am on weekdays?\n\n[image: C:\\shots\\cron.png]", None),  # its path as written
         ("assistant", "0 9 * * 1-5", "gpt-4"),
     ]
     assert tab.models == ["gpt-4"] and tab.started == tab.last == "2024-03-04T10:00:10Z"

@@ -264,7 +264,7 @@ def _output(value: Any) -> str:
 
 def images(bubble: dict[str, Any]) -> list[Attachment]:
     """The images of a bubble (``images``, its request's ``context.selectedImages``; an older tab's
-    ``image``), each once, recorded, never their data."""
+    ``image``), each once, named by its path, recorded, never their data."""
     found = []
     seen: set[str] = set()
     items = (
@@ -280,8 +280,7 @@ def images(bubble: dict[str, Any]) -> list[Attachment]:
         if same & seen:
             continue  # the same image in both lists
         seen |= same
-        name = (uri_path(path) or "").replace("\\", "/").rsplit("/", 1)[-1] if path else None
-        name = name or text_or_none(item.get("name"))
+        name = (uri_path(path) or path if path else None) or text_or_none(item.get("name"))
         kind = text_or_none(item.get("mimeType")) or (mimetypes.guess_type(name)[0] if name else None) or "image"
         data = item.get("data") if isinstance(item.get("data"), str) else None
         found.append(attachment(kind, name, item.get("size"), data=data))
