@@ -78,7 +78,7 @@ def diff_spans(fold: str) -> list[tuple[str, str]]:
     """The lines of a fold's diffs: each one's kind (its class) and its text."""
     return [
         (kind, html.unescape(text))
-        for kind, text in re.findall(r'<span class="archivist-diff-(\w+)">(.*?)</span>\n', fold)
+        for kind, text in re.findall(r'<span class="archivist-diff-(\w+)">(.*?)</span>', fold)
     ]
 
 
