@@ -126,6 +126,31 @@ def test_the_samples_index_and_are_found_by_their_words(tmp_path: Path) -> None:
     assert by_agent["cline"]["input_tokens"] == 12450 and by_agent["roo-code"]["input_tokens"] == 9120 + 9260
 
 
+@pytest.mark.parametrize("reader", [cline, roo_code])
+def test_a_sample_s_completion_results_are_the_answers_the_conversation_keeps(reader) -> None:
+    """The panel's ``completion_result`` says again what the model answered: read from the conversation
+    file, each is an assistant message's text; read from the panel alone, each is one too."""
+    for session in reader.read(SAMPLES / reader.KIND):
+        (folder,) = {file.parent for file in session.files}
+        panel = json.loads((folder / "ui_messages.json").read_text(encoding="utf-8"))
+        results = [entry["text"] for entry in panel if entry.get("say") == "completion_result"]
+        answers = [m.text for m in session.messages if m.role == "assistant"]
+        assert results and all(any(result in answer for answer in answers) for result in results)
+
+
+def test_a_search_replace_diff_is_the_call_s_edit_and_leaves_its_input() -> None:
+    (session,) = [s for s in roo_code.read(SAMPLES / "roo-code") if s.title.startswith("Why does the monthly")]
+    (call,) = [c for m in session.messages for c in m.tool_calls if c.name == "apply_diff"]
+    assert [(e.file, e.old, e.new) for e in call.edits] == [
+        (
+            "src/report.py",
+            "        day += timedelta(days=30)",
+            "        day = (day.replace(day=1) + timedelta(days=32)).replace(day=1)",
+        )
+    ]
+    assert json.loads(call.input) == {"path": "src/report.py"} and "SEARCH" not in call.input
+
+
 @pytest.mark.skipif(os.name == "nt", reason="permissions")
 def test_an_unreadable_file_is_told_not_fatal(tmp_path: Path) -> None:
     folder = task(tmp_path / "ext", "1", [{"role": "user", "content": "a task"}], ui_messages=[{"ts": 1}])
