@@ -111,7 +111,8 @@ def test_a_calls_edits_of_one_file_and_nothing_from_values_of_a_wrong_type():
     }
     assert [edit["file"] for edit in diffs.edits_of(call)] == ["src\\a.py", "b.py"]
     assert diffs.edits_of(call, "src/a.py") == [{"file": "src\\a.py", "old": "1", "new": "2"}]
-    for hostile in (None, "x", [], {"edits": "x"}, {"edits": {"file": "a"}}, {"edits": [1, [2], {"old": "a"}]}):
+    wrong = [{"file": "a", "old": 5, "new": "x"}, {"file": "a", "new": ["x"]}, {"file": "a", "patch": {}}]
+    for hostile in (None, "x", [], {"edits": "x"}, {"edits": {"file": "a"}}, {"edits": [1, [2], {"old": "a"}, *wrong]}):
         assert diffs.edits_of(hostile) == []
 
 

@@ -23,12 +23,19 @@ def edits_of(call: Any, file: str | None = None) -> list[dict[str, Any]]:
         return []
     found = []
     for edit in call.get("edits") or []:
-        if not isinstance(edit, Mapping) or not isinstance(edit.get("file"), str):
+        if not isinstance(edit, Mapping) or not isinstance(edit.get("file"), str) or not _texts(edit):
             continue
         if file is not None and edit["file"].replace("\\", "/") != file:
             continue
         found.append(dict(edit))
     return found
+
+
+def _texts(edit: Mapping[str, Any]) -> bool:
+    """Whether an edit's texts are texts: a patch, or a new text (and an old one, or none)."""
+    if "patch" in edit:
+        return isinstance(edit["patch"], str)
+    return isinstance(edit.get("new"), str) and (edit.get("old") is None or isinstance(edit["old"], str))
 
 
 def diff_lines(edit: Mapping[str, Any]) -> list[str]:
