@@ -62,6 +62,50 @@ def test_a_command_line_session_keeps_its_tool_output_in_the_call_states(tmp_pat
     assert session.messages[1].tool_calls[0].commands == ["ls -la"]
 
 
+SAMPLE = Path(__file__).resolve().parent.parent / "sample-agent-logs" / "continue"
+
+
+def test_the_sample_s_context_item_is_an_attachment_of_its_request_and_its_text_the_request_s_output() -> None:
+    (session,), problems = read(SAMPLE)
+    asked = session.messages[0]
+    path = "/home/ana/projects/books/src/export/csv.py"
+    assert problems == [] and asked.role == "user" and asked.text.endswith(f"keep the header row.\n\n[file: {path}]")
+    assert [(a.type, a.name, a.size) for a in asked.attachments] == [("file", path, 43)]
+    assert asked.tool_output == f"{path}:\n```python\ndef write_rows(rows):\n    ...\n```"
+    assert session.title == "ISO dates in the CSV export"
+
+
+def test_context_items_of_every_shape_are_named_as_they_can_be_and_a_wrong_value_skipped(tmp_path: Path) -> None:
+    items = [
+        {"name": "docs", "description": "Python csv module", "content": "csv.writer(f)", "uri": {"value": 5}},
+        {"name": "terminal", "content": ["not", "text"]},
+        {"uri": {"type": "url", "value": "https://docs.python.org/3/library/csv.html"}, "content": "  "},
+        7,
+        {},
+    ]
+    history = [
+        item("user", "explain", contextItems=items),
+        item("tool", "ran", contextItems=[{"name": "selection", "content": "x = 1"}]),
+        item("thinking", "", contextItems="not a list"),
+        item("assistant", "Done.", contextItems={"name": "odd"}),
+    ]
+    write(tmp_path, "s1", {"sessionId": "s1", "history": history})
+    (session,), problems = read(tmp_path)
+    asked, tool, answer = session.messages
+    assert problems == [] and session.problems == []
+    assert [(a.type, a.name, a.size) for a in asked.attachments] == [
+        ("file", "Python csv module", 13),
+        ("file", "terminal", None),
+        ("file", "https://docs.python.org/3/library/csv.html", 2),
+    ]  # (an item that names nothing and holds no text is none)
+    assert asked.text == (
+        "explain\n\n[file: Python csv module] [file: terminal] [file: https://docs.python.org/3/library/csv.html]"
+    )
+    assert asked.tool_output == "Python csv module:\ncsv.writer(f)"
+    assert (tool.tool_output, tool.text) == ("ran\n\nselection:\nx = 1", "[file: selection]")
+    assert (answer.text, answer.attachments, answer.tool_output) == ("Done.", [], "")
+
+
 def test_old_and_damaged_files_are_told_and_the_others_read(tmp_path: Path) -> None:
     write(tmp_path, "a-python", {"session_state": {"history": []}, "title": "old", "session_id": "x"})
     write(tmp_path, "b-broken", "{not json")

@@ -27,8 +27,12 @@ one session file.
   assistant message: the totals by day are the log's, their split among the session's
   answers is not known where no message says it.
 
-Skipped: the context items attached to a request (whole files, kept by the editor), the
-editor's state, the prompt logs' prompts. The sessions of Continue's first, Python server
+- Context items (``contextItems``: a file, a selection, a page the person attached to a request)
+  are attachments of its message, named by their file's path (``uri.value``), else their
+  ``description`` or ``name``, ``[file: …]`` in the text; their ``content`` is that message's
+  output (each under its name), kept out of the default search.
+
+Skipped: the editor's state, the prompt logs' prompts. The sessions of Continue's first, Python server
 (``session_state``) are not read, and said so. A file that is not JSON, or nested too
 deeply, is told in the problems; one over 1 GB is not read. Nothing is ever written.
 """
@@ -46,6 +50,7 @@ from archivist.agents import (
     Session,
     ToolCall,
     Usage,
+    attachment,
     is_dir,
     iso_utc,
     json_file,
@@ -178,12 +183,15 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
     given = item.get("reasoning")
     reasoning: dict[str, Any] = given if isinstance(given, dict) else {}
     timestamp = iso_utc(reasoning.get("startAt"))
+    context = _context(item.get("contextItems"))
     if role == "tool":
-        return [Message("tool", "", timestamp, tool_output=text)]
+        return [_with_context(Message("tool", "", timestamp, tool_output=text), *context)]
     if role == "thinking":
-        return [Message("assistant", "", timestamp, thinking=text)] if text else []
+        return (
+            [_with_context(Message("assistant", "", timestamp, thinking=text), *context)] if text or context[0] else []
+        )
     if role != "assistant":
-        return [Message(role, text, timestamp, attachments=attached)]
+        return [_with_context(Message(role, text, timestamp, attachments=attached), *context)]
     calls = [_call(call) for call in _list(message.get("toolCalls")) if isinstance(call, dict)]
     thinking = text_or_none(reasoning.get("text")) or ""
     found = [
@@ -197,6 +205,7 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
             usage=_usage(message.get("usage")),
         )
     ]
+    _with_context(found[0], *context)
     for state in _list(item.get("toolCallStates")):
         if (
             isinstance(state, dict)
@@ -206,6 +215,42 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
             output = "\n\n".join(_content(part.get("content")) for part in state["output"] if isinstance(part, dict))
             found.append(Message("tool", "", tool_output=output.strip()))
     return found
+
+
+def _context(items: Any) -> tuple[list[Attachment], str]:
+    """The context items attached to a request: each an attachment (named by its file's path, else
+    its URI, description or name; sized by its text), and their texts, each under its name."""
+    found: list[Attachment] = []
+    texts: list[str] = []
+    for item in _list(items):
+        if not isinstance(item, dict):
+            continue
+        uri = item.get("uri")
+        located = text_or_none(uri.get("value")) if isinstance(uri, dict) else None
+        name = (
+            (uri_path(located) if located else None)
+            or text_or_none(item.get("description"))
+            or text_or_none(item.get("name"))
+        )
+        given = item.get("content")
+        content = given if isinstance(given, str) else ""
+        if not (name or content.strip()):
+            continue
+        found.append(attachment("file", name, len(content.encode("utf-8", "replace")) if content else None))
+        if content.strip():
+            texts.append(f"{name or 'context'}:\n{content.strip()}")
+    return found, "\n\n".join(texts)
+
+
+def _with_context(message: Message, context: list[Attachment], texts: str) -> Message:
+    """``message`` with the context items of its request told in its text (their placeholders) and
+    their texts kept as its output, out of the default search."""
+    if context:
+        message.attachments += context
+        marks = " ".join(item.placeholder() for item in context)
+        message.text = "\n\n".join(part for part in (message.text, marks) if part)
+    message.tool_output = "\n\n".join(part for part in (message.tool_output, texts) if part)
+    return message
 
 
 def _list(value: Any) -> list[Any]:
