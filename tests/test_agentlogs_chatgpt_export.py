@@ -212,23 +212,31 @@ def read_all(path: Path) -> tuple[list[Session], list[str]]:
 # --- what a conversation becomes
 
 
-def test_only_the_current_branch_is_read(tmp_path: Path) -> None:
+def test_the_current_branch_then_the_branch_an_edit_left(tmp_path: Path) -> None:
     (session,), problems = read_all(write_export(tmp_path / "e", {"conversations.json": [edited()]}))
     assert problems == [] and session.problems == []
     assert session.key == "67a678d3-edited"
     assert session.agent == "chatgpt-export" == chatgpt_export.KIND
     assert session.title == "Regex for ISO dates"
     assert [(m.role, m.text) for m in session.messages] == [
+        ("system", "I am Ann\n\nBe brief"),  # the custom instructions the model was given
         ("user", "Give me a regex for ISO dates"),
         ("assistant", "`\\d{4}-\\d{2}-\\d{2}`"),
-        ("user", "And with times and zones?"),  # the edit, not the first wording
+        ("user", "And with times and zones?"),  # the edit, on the current branch
         ("assistant", ""),
         ("assistant", "Add `(Z|[+-]\\d{2}:\\d{2})`"),
+        (
+            "system",
+            "[another branch, not the current one: the next 2 message(s) followed message 3 before an edit"
+            " or a regeneration there]",
+        ),
+        ("user", "And with times? (first wording)"),
+        ("assistant", "Answer to the first wording"),
     ]
-    assert session.messages[3].thinking == "Zones\nAllow Z or an offset."
-    assert [m.model for m in session.messages] == [None, "gpt-4o", None, "o3", "o3"]
+    assert session.messages[4].thinking == "Zones\nAllow Z or an offset."
+    assert [m.model for m in session.messages] == [None, None, "gpt-4o", None, "o3", "o3", None, None, "gpt-4o"]
     assert session.models == ["gpt-4o", "o3"]
-    assert session.messages[0].timestamp == "2023-11-14T22:13:21Z"
+    assert session.messages[1].timestamp == "2023-11-14T22:13:21Z"
     assert session.started == "2023-11-14T22:13:21Z"
     assert session.last == "2023-11-14T22:13:27Z"
     assert session.project is None and session.branch is None
@@ -266,13 +274,61 @@ def test_a_missing_current_node_follows_the_latest_leaf(tmp_path: Path) -> None:
     convo = edited()
     del convo["current_node"]
     (session,), _ = read_all(write_export(tmp_path / "e", {"conversations.json": [convo]}))
-    assert session.messages[-1].text == "Add `(Z|[+-]\\d{2}:\\d{2})`"
+    assert session.messages[5].text == "Add `(Z|[+-]\\d{2}:\\d{2})`"
+    assert session.messages[-1].text == "Answer to the first wording"
     assert session.problems == ["its current_node is missing: the branch written last is read"]
     convo["current_node"] = "nowhere"
     convo["conversation_id"] = convo["id"] = "other"
     (session,), _ = read_all(write_export(tmp_path / "f", {"conversations.json": [convo]}))
-    assert session.messages[2].text == "And with times and zones?"
+    assert session.messages[3].text == "And with times and zones?"
     assert session.problems == ["its current_node is 'nowhere', not in the tree: the branch written last is read"]
+
+
+def test_a_branch_off_a_branch_comes_after_it_and_odd_children_are_skipped(tmp_path: Path) -> None:
+    mapping = tree(
+        ("u1", None, msg("user", text("Name a colour"), T0)),
+        ("a1", "u1", msg("assistant", text("Blue"), T0 + 1)),
+        ("a1b", "u1", msg("assistant", text("Red"), T0 + 2)),
+        ("u2", "a1b", msg("user", text("Another"), T0 + 3)),
+        ("a2", "u2", msg("assistant", text("Green"), T0 + 4)),
+        ("a2b", "u2", msg("assistant", text("Teal"), T0 + 5)),
+        ("a3", "u1", msg("assistant", text("Gold"), T0 + 6)),
+    )
+    mapping["a1b"]["children"] += [7, "nowhere", None, "u1"]
+    mapping["a2"]["children"] = {"not": "a list"}
+    mapping["a3"]["children"] = "a2"
+    (session,), _ = read_all(
+        write_export(tmp_path / "e", {"conversations.json": [conversation("c", "C", mapping, "a3")]})
+    )
+    marker = "[another branch, not the current one: the next {} message(s) followed message {} before an edit or a regeneration there]"
+    assert [m.text for m in session.messages] == [
+        "Name a colour",
+        "Gold",
+        marker.format(1, 1),
+        "Blue",
+        marker.format(3, 1),
+        "Red",
+        "Another",
+        "Teal",  # the child written last
+        marker.format(1, 7),
+        "Green",
+    ]
+    assert (session.started, session.last) == ("2023-11-14T22:13:20Z", "2023-11-14T22:13:26Z")
+    assert session.problems == []
+
+
+def test_custom_instructions_as_typed_where_the_context_holds_none(tmp_path: Path) -> None:
+    typed = {"about_user_message": "I teach maths", "about_model_message": ["not", "text"]}
+    context = {"content_type": "user_editable_context", "user_profile": 3, "user_instructions": ""}
+    mapping = tree(
+        ("ctx", None, msg("user", context, user_context_message_data=typed, is_visually_hidden_from_conversation=True)),
+        ("empty", "ctx", msg("user", {"content_type": "user_editable_context"}, T0)),
+        ("u", "empty", msg("user", text("hi"), T0 + 1)),
+    )
+    (session,), _ = read_all(
+        write_export(tmp_path / "e", {"conversations.json": [conversation("c", "C", mapping, "u")]})
+    )
+    assert [(m.role, m.text) for m in session.messages] == [("system", "I teach maths"), ("user", "hi")]
 
 
 def test_odd_nodes_are_skipped_and_counted(tmp_path: Path) -> None:

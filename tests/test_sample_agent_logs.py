@@ -148,7 +148,9 @@ def test_the_exports_follow_their_current_branch():
     pac = by_title(chatgpt, "PAC file without DNS lookups")
     first = next(message for message in pac.messages if message.role == "user")
     assert "203.0.113.0/24" in first.text  # the edited question, not the one it replaced
-    assert not any("Which host names" in message.text for message in pac.messages)
+    left = next(index for index, message in enumerate(pac.messages) if "Which host names" in message.text)
+    assert pac.messages[left - 2].text.startswith("[another branch, not the current one: the next 2 message(s)")
+    assert pac.messages[0].role == "system" and "Be concise." in pac.messages[0].text  # custom instructions
     ping = by_title(chatgpt, "Websocket ping interval for proxies")
     assert [call.name for call in calls(ping)] == ["python"] and ping.models == ["gpt-5"]
 
@@ -177,7 +179,7 @@ def test_llm_a_log_database_of_llm_0_36_read_only():
         header = handle.read(20)
     assert header[18:20] == b"\x01\x01"  # rollback journal, not WAL
     found = read_sessions("llm")
-    pods = next(session for session in found if session.models == ["gpt-4.1-mini"])
+    pods = next(session for session in found if session.models == ["gpt-4.1-mini", "gpt-4.1-mini-2025-04-14"])
     assert "kubectl --context prod-eu-1 -n platform get pods -l app=media-worker" in commands(pods)
     pasted = next(session for session in found if session is not pods)
     assert any("sk-ant-api03-" in message.text for message in pasted.messages if message.role == "user")

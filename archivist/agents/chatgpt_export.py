@@ -1,4 +1,4 @@
-"""ChatGPT data exports: one session per exported conversation, along its current branch.
+"""ChatGPT data exports: one session per exported conversation, its current branch first.
 
 An export is the folder or the ``.zip`` that ChatGPT's "Export data" gives. It holds
 ``conversations.json`` (newer exports split it into ``conversations-000.json``, …), a JSON
@@ -13,9 +13,14 @@ What a session holds:
   (``g-p-…``), the only link to a project the export has;
 - the messages from the root to ``current_node`` (when it is missing or not in the tree,
   to the leaf written last), leaving out nodes without a message, messages hidden from
-  the conversation (``metadata.is_visually_hidden_from_conversation``: custom
-  instructions, the system prompt), system messages of weight 0, reasoning recaps
-  ("Thought for 5s") and messages left empty;
+  the conversation (``metadata.is_visually_hidden_from_conversation``: the system prompt,
+  the memory), system messages of weight 0, reasoning recaps ("Thought for 5s") and
+  messages left empty; the user's custom instructions (``user_editable_context``, hidden
+  too) as a ``system`` message, since the model was given them;
+- then each other branch (its messages left when one was edited or regenerated), from
+  where it leaves down to its leaf written last, after a ``system`` marker that says how
+  many messages it holds and which message of the session they followed; a branch off a
+  branch after it;
 - role from ``author.role``; text from ``content.parts`` (strings; an image, audio or
   video part is shown as ``[image]``, ``[audio]``, ``[video]``, and the message's uploads
   (``metadata.attachments``, else its image parts) are its attachments; a voice transcription as
@@ -36,6 +41,7 @@ conversation held at a time and only within its limits, the zip within those of
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,7 +62,7 @@ from archivist.agents.exports import (
 KIND = CHATGPT_KIND
 
 # Content that is not part of the conversation as the user sees it.
-_HIDDEN_CONTENT = {"user_editable_context", "model_editable_context", "reasoning_recap"}
+_HIDDEN_CONTENT = {"model_editable_context", "reasoning_recap"}
 _TOOL_OUTPUT_CONTENT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error"}
 
 
@@ -76,12 +82,8 @@ def _session(item: dict[str, Any], file: ExportFile, index: int) -> Session | No
         raise ValueError("it has no mapping (its message tree)")
     problems: list[str] = []
     key = conversation_key(item, ("conversation_id", "id"), file, index, problems)
-    messages: list[Message] = []
     unknown: dict[str, int] = {}
-    for raw in _current_branch(item, mapping, problems):
-        message = _message(raw, problems, unknown)
-        if message is not None:
-            messages.append(message)
+    messages = _Layout(mapping, problems, unknown).messages(_current_branch(item, mapping, problems))
     for content_type, count in unknown.items():
         problems.append(f"{count} message(s) of unknown content type {content_type!r} skipped")
     if not messages:
@@ -103,8 +105,8 @@ def _session(item: dict[str, Any], file: ExportFile, index: int) -> Session | No
     )
 
 
-def _current_branch(item: dict[str, Any], mapping: dict[str, Any], problems: list[str]) -> list[dict[str, Any]]:
-    """The messages from the root to the current node, in order."""
+def _current_branch(item: dict[str, Any], mapping: dict[str, Any], problems: list[str]) -> list[str]:
+    """The nodes from the root to the current node, in order."""
     node_id = item.get("current_node")
     if not isinstance(node_id, str) or not isinstance(mapping.get(node_id), dict):
         leaf = _latest_leaf(mapping)
@@ -113,7 +115,7 @@ def _current_branch(item: dict[str, Any], mapping: dict[str, Any], problems: lis
         where = "missing" if node_id is None else f"{node_id!r}, not in the tree"
         problems.append(f"its current_node is {where}: the branch written last is read")
         node_id = leaf
-    chain: list[dict[str, Any]] = []
+    chain: list[str] = []
     seen: set[str] = set()
     while isinstance(node_id, str):
         if node_id in seen:
@@ -124,11 +126,87 @@ def _current_branch(item: dict[str, Any], mapping: dict[str, Any], problems: lis
             problems.append(f"node {node_id!r} is missing from the tree: the branch is read from below it")
             break
         seen.add(node_id)
-        if isinstance(node.get("message"), dict):
-            chain.append(node["message"])
+        chain.append(node_id)
         node_id = node.get("parent")
     chain.reverse()
     return chain
+
+
+class _Layout:
+    """A conversation's messages laid out: its current branch, then each other branch (left when a message
+    was edited or regenerated), after a marker saying which message it followed and how many it holds."""
+
+    def __init__(self, mapping: dict[str, Any], problems: list[str], unknown: dict[str, int]) -> None:
+        self.mapping = mapping
+        self.problems = problems
+        self.unknown = unknown
+        self.placed: set[str] = set()
+        self.shown: dict[str, int] = {}  # a node: how many messages the session shows up to it
+        self.forks: deque[tuple[str, str]] = deque()  # (a node, a child of it no branch read yet holds)
+        self.laid: list[Message] = []
+
+    def messages(self, chain: list[str]) -> list[Message]:
+        self.placed.update(chain)
+        self.laid.extend(self._lay(chain, 0))
+        while self.forks:
+            fork, start = self.forks.popleft()
+            if start in self.placed:
+                continue
+            followed = self.shown.get(fork, 0)
+            branch = self._lay(self._down_to_leaf(start), len(self.laid) + 1)
+            if branch:
+                self.laid.append(_branch_marker(len(branch), followed))
+                self.laid.extend(branch)
+        return self.laid
+
+    def _lay(self, nodes: list[str], first: int) -> list[Message]:
+        """The messages of a run of nodes, the session showing ``first`` messages before them; each child
+        off the run noted as a fork."""
+        found: list[Message] = []
+        for node_id in nodes:
+            raw = self.mapping[node_id].get("message")
+            message = _message(raw, self.problems, self.unknown) if isinstance(raw, dict) else None
+            if message is not None:
+                found.append(message)
+            self.shown[node_id] = first + len(found)
+            self.forks.extend(
+                (node_id, child) for child in _children(self.mapping, node_id) if child not in self.placed
+            )
+        return found
+
+    def _down_to_leaf(self, start: str) -> list[str]:
+        """The nodes from ``start`` down to a leaf, by the child written last at each fork."""
+        nodes = [start]
+        self.placed.add(start)
+        while children := [child for child in _children(self.mapping, nodes[-1]) if child not in self.placed]:
+            nodes.append(max(reversed(children), key=lambda child: _written(self.mapping[child])))
+            self.placed.add(nodes[-1])
+        return nodes
+
+
+def _children(mapping: dict[str, Any], node_id: str) -> list[str]:
+    """The children of a node that are nodes of the tree."""
+    found = mapping[node_id].get("children")
+    children = found if isinstance(found, list) else []
+    return [child for child in children if isinstance(child, str) and isinstance(mapping.get(child), dict)]
+
+
+def _written(node: dict[str, Any]) -> float:
+    """When a node's message was written, in unix seconds (-inf where it does not say)."""
+    message = node.get("message")
+    moment = parse_time(message.get("create_time")) if isinstance(message, dict) else None
+    return moment.timestamp() if moment else -math.inf
+
+
+def _branch_marker(count: int, followed: int) -> Message:
+    """The note before another branch's messages: how many follow, and which message of the session
+    they followed before it was edited or regenerated."""
+    where = f"followed message {followed}" if followed else "began the conversation"
+    return Message(
+        role="system",
+        text=f"[another branch, not the current one: the next {count} message(s) {where} before an edit "
+        "or a regeneration there]",
+    )
 
 
 def _latest_leaf(mapping: dict[str, Any]) -> str | None:
@@ -147,9 +225,7 @@ def _latest_leaf(mapping: dict[str, Any]) -> str | None:
         return len(seen)
 
     def written(node_id: str) -> tuple[float, int]:
-        message = mapping[node_id].get("message")
-        moment = parse_time(message.get("create_time")) if isinstance(message, dict) else None
-        return (moment.timestamp() if moment else -math.inf, depth(node_id))
+        return (_written(mapping[node_id]), depth(node_id))
 
     leaves = [
         node_id
@@ -163,6 +239,9 @@ def _message(raw: dict[str, Any], problems: list[str], unknown: dict[str, int]) 
     """A node's message as the conversation shows it, or None where it shows nothing."""
     author = raw.get("author") if isinstance(raw.get("author"), dict) else {}
     metadata: dict[str, Any] = raw["metadata"] if isinstance(raw.get("metadata"), dict) else {}
+    content: dict[str, Any] = raw["content"] if isinstance(raw.get("content"), dict) else {}
+    if content.get("content_type") == "user_editable_context":
+        return _custom_instructions(content, metadata, raw)
     if metadata.get("is_visually_hidden_from_conversation") is True:
         return None
     role = author.get("role") if isinstance(author, dict) else None
@@ -171,7 +250,6 @@ def _message(raw: dict[str, Any], problems: list[str], unknown: dict[str, int]) 
         return None
     if role == "system" and raw.get("weight") == 0:
         return None
-    content: dict[str, Any] = raw["content"] if isinstance(raw.get("content"), dict) else {}
     content_type = content.get("content_type")
     if content_type in _HIDDEN_CONTENT:
         return None
@@ -213,6 +291,19 @@ def _message(raw: dict[str, Any], problems: list[str], unknown: dict[str, int]) 
         tool_output=output,
         attachments=_attachments(metadata, content.get("parts")),
     )
+
+
+def _custom_instructions(content: dict[str, Any], metadata: dict[str, Any], raw: dict[str, Any]) -> Message | None:
+    """The user's custom instructions (``user_editable_context``) as the system message the model was given:
+    what the user said of themselves and how they wanted answers, as ChatGPT wrote them (else as the user
+    typed them, in ``metadata.user_context_message_data``); None where both are empty."""
+    texts = [text_of(content.get(key)) for key in ("user_profile", "user_instructions")]
+    if not any(texts):
+        typed = metadata.get("user_context_message_data")
+        typed = typed if isinstance(typed, dict) else {}
+        texts = [text_of(typed.get(key)) for key in ("about_user_message", "about_model_message")]
+    text = "\n\n".join(text for text in texts if text)
+    return Message(role="system", text=text, timestamp=iso_utc(raw.get("create_time"))) if text else None
 
 
 def _attachments(metadata: dict[str, Any], parts: Any) -> list[Attachment]:

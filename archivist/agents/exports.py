@@ -262,8 +262,8 @@ def conversation_session(
 
     Its title: the conversation's ``title`` field (white space folded), else its first user
     message shortened, else its ``summary`` field shortened, else ``UNTITLED``. It starts and
-    ends at its first and last message's times, else at the conversation's ``created`` and
-    ``updated`` fields.
+    ends at its earliest and latest message's times (a branch laid out after the current one is
+    older than its end), else at the conversation's ``created`` and ``updated`` fields.
     """
     first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
     shown = (
@@ -280,8 +280,8 @@ def conversation_session(
         messages=messages,
         project=project,
         models=models if models is not None else [],
-        started=stamps[0] if stamps else iso_utc(item.get(created)),
-        last=stamps[-1] if stamps else iso_utc(item.get(updated)),
+        started=min(stamps) if stamps else iso_utc(item.get(created)),
+        last=max(stamps) if stamps else iso_utc(item.get(updated)),
         files=[file.path],
         problems=problems,
     )
