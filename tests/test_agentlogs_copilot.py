@@ -387,6 +387,34 @@ def test_a_reply_s_usage_is_the_tokens_copilot_keeps_in_its_result(tmp_path: Pat
     assert [reply.usage for reply in replies] == [Usage(input=1200, output=80), None, None, None]
 
 
+def test_a_text_edit_that_put_lines_in_is_an_edit_and_any_other_stays_in_the_call_s_input(tmp_path: Path) -> None:
+    def change(text: Any, line: Any, column: Any = 1, end: Any = None, end_column: Any = 1) -> dict[str, Any]:
+        place = {"startLineNumber": line, "startColumn": column, "endLineNumber": end or line, "endColumn": end_column}
+        return {"text": text, "range": place}
+
+    inserted = change("import time\nimport os\n", 3)
+    replaced = change("timeout = 30\n", 4, end=5)
+    within = change("seconds", 7, column=5, end_column=12)
+    odd = [change(9, 2), change("x\n", True), change("y\n", "2"), "z", None, [change("w\n", 1)]]
+    group = {
+        "kind": "textEditGroup",
+        "uri": {"path": "/srv/app/main.py"},
+        "edits": [[inserted, replaced], [within], odd],
+    }
+    nowhere = {"kind": "textEditGroup", "uri": 5, "edits": [[change("v\n", 1)]]}
+    request = dict(REQUEST, response=[{"value": "Edited."}, group, nowhere, {"kind": "textEditGroup", "edits": 3}])
+    chat(tmp_path, "s.json", json.dumps({"requests": [request]}))
+    (session,), problems = read(tmp_path)
+    edit, unplaced, empty = session.messages[1].tool_calls
+    assert problems == [] and (edit.name, edit.files) == ("edit", ["/srv/app/main.py"])
+    assert [(e.file, e.old, e.new, e.patch) for e in edit.edits] == [
+        ("/srv/app/main.py", None, None, "@@ -2,0 +3,2 @@\n+import time\n+import os")
+    ]
+    assert json.loads(edit.input) == {"edits": [replaced, within, *odd[:4], odd[5]]}  # (a null is nothing)
+    assert (unplaced.files, unplaced.edits, json.loads(unplaced.input)) == ([], [], {"edits": [change("v\n", 1)]})
+    assert (empty.files, empty.edits, empty.input) == ([], [], "")
+
+
 def test_the_oldest_shapes_a_string_message_and_response_and_a_computed_title(tmp_path: Path) -> None:
     data = {
         "version": 2,

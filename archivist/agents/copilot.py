@@ -22,7 +22,9 @@ its ``modelId``, its ``variableData.variables`` and the ``response`` parts: mark
 without a ``kind``, or a string), ``inlineReference`` (the name VS Code shows), ``thinking``
 (thinking), ``toolInvocationSerialized`` (a call: its ``toolId``, a terminal command's
 ``commandLine``, the files of its ``resultDetails`` or its input's ``filePath``; a terminal's output
-is a tool message) and ``textEditGroup`` (an edit of its ``uri``). The workspace is the ``folder``
+is a tool message) and ``textEditGroup`` (a call that edited its ``uri``: each text edit that put
+whole lines in before a line is an edit, a patch; any other, whose replaced text the log does not
+keep, stays in the call's input with its ``range``). The workspace is the ``folder``
 of ``workspace.json`` beside ``chatSessions`` (or ``state.vscdb``).
 
 - Attachments: a variable of kind ``image`` (its bytes as JSON writes a ``Uint8Array``, or VS

@@ -9,12 +9,14 @@ from typing import Any
 
 from archivist.agents import (
     Attachment,
+    Edit,
     Message,
     Root,
     Session,
     ToolCall,
     Usage,
     attachment,
+    call_input,
     is_file,
     iso_utc,
     json_file,
@@ -100,14 +102,52 @@ def _request(request: dict[str, Any], models: list[str], asked: list[str]) -> li
             calls.append(call)
             outputs += [output] if output else []
         elif kind == "textEditGroup":
-            edited = uri_path(_uri(part.get("uri")))
-            calls.append(ToolCall("edit", files=[edited] if edited else []))
+            calls.append(_edit_group(part))
     if texts or calls or thinking:
         reply = Message("assistant", "".join(texts).strip(), timestamp, model, calls)
         reply.thinking = "\n\n".join(t for t in thinking if t)
         reply.usage = _usage(request.get("result"))
         found.append(reply)
     return found + [Message("tool", "", timestamp, tool_output=output) for output in outputs]
+
+
+def _edit_group(part: dict[str, Any]) -> ToolCall:
+    """The text edits a response made to one file (a ``textEditGroup``): each that put in whole lines
+    is an edit of the file (a patch); any other (a range replaced, whose old text the log does not
+    keep) stays in the call's input with its range."""
+    edited = uri_path(_uri(part.get("uri")))
+    edits: list[Edit] = []
+    others: list[Any] = []
+    groups = part.get("edits")
+    for change in (change for group in _list(groups) for change in _list(group)):
+        patch = _inserted_lines(change)
+        if edited and patch:
+            edits.append(Edit(edited, patch=patch))
+        elif change is not None:
+            others.append(change)
+    return ToolCall(
+        "edit", files=[edited] if edited else [], input=call_input({"edits": others} if others else None), edits=edits
+    )
+
+
+def _inserted_lines(change: Any) -> str | None:
+    """A text edit that put whole lines in before a line (its range empty, at the line's start) as a
+    patch; None for any other."""
+    given = _mapping(change).get("text")
+    place = _mapping(_mapping(change).get("range"))
+    numbers = [place.get(key) for key in ("startLineNumber", "startColumn", "endLineNumber", "endColumn")]
+    counted = [n for n in numbers if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+    if not (isinstance(given, str) and given.endswith("\n")) or len(counted) != len(numbers):
+        return None
+    line, column, end_line, end_column = counted
+    if (column, end_line, end_column) != (1, line, 1):
+        return None
+    lines = given.splitlines()
+    return "\n".join([f"@@ -{line - 1},0 +{line},{len(lines)} @@", *(f"+{piece}" for piece in lines)])
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def attachments(variable_data: Any) -> tuple[list[Attachment], list[str]]:
