@@ -200,7 +200,10 @@ TOOLS = (
     Tool(
         "get_conversation",
         "One conversation's messages in order, a page at a time: seq, role, timestamp, model, text, tool_calls "
-        "(name, files, commands), and usage (tokens, cost) and attachments where a message has them. Read a long "
+        "(name, files, commands, input, and each change to a file as a unified diff: diffs), and usage (tokens, "
+        "cost) and attachments where a message has them; the session's price (at the price data's prices), "
+        "stated_cost (what its log says) and subagents (the sub-agent sessions it started, and theirs, as a tree "
+        "by parent and depth). Read a long "
         "session in pages: start at offset 0, then call again with "
         "offset=next_offset while has_more is true (total says how many messages there are). A conversation "
         "written in the workspace is one message of role 'document'.",
@@ -222,7 +225,9 @@ TOOLS = (
         "file_history",
         "Every tool call of the agents' sessions that read or changed a file, newest first: the session (id, "
         "title, agent, project), the message (seq: get_conversation's offset), the call's tool, the path as it "
-        "named it and its commands. Give a full path, or a file name alone for every path ending in it. Page "
+        "named it, its commands, whether it changed the file (changed) and each change as a unified diff (diffs: "
+        "diff, diff_lines, diff_cut). changes=true lists only the calls that changed it: what did the agents "
+        "change in this file. Give a full path, or a file name alone for every path ending in it. Page "
         "with offset=next_offset while has_more.",
         "file_history",
         outputs.Rows,
