@@ -170,3 +170,16 @@ async def test_the_mcp_tool_gives_each_change_of_the_file_as_its_diff(logs_archi
             diff["file"].replace("\\", "/") == path and diff["diff"].startswith("--- ") for diff in call["diffs"]
         )
         assert all(len(diff["diff"].splitlines()) <= diff["diff_lines"] for diff in call["diffs"])
+
+
+def test_archivist_history_changes_prints_each_change_as_its_diff(logs_archive):
+    path = sorted({file for _, _, file in every_change(logs_archive)})[0]
+    every = json.loads(CliRunner().invoke(cli, ["history", str(logs_archive), path, "--json"]).output)
+    changed = json.loads(CliRunner().invoke(cli, ["history", str(logs_archive), path, "--changes", "--json"]).output)
+    assert changed["calls"] == [call for call in every["calls"] if call["changed"]]
+    assert changed["calls"] and all(call["diffs"] and "edits" not in call for call in changed["calls"])
+    text = CliRunner().invoke(cli, ["history", str(logs_archive), path, "--changes"]).output
+    first = changed["calls"][0]["diffs"][0]["diff"].splitlines()
+    assert f"    {first[0]}" in text.splitlines() and f"    {first[-1]}" in text.splitlines()
+    none = CliRunner().invoke(cli, ["history", str(logs_archive), "never-touched.txt", "--changes"])
+    assert none.exit_code == 0 and "No tool call of the archive's agent logs changed never-touched.txt." in none.output

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from archivist.cli.arguments import db_option
+from archivist.queries.diffs import stored_diffs
 from archivist.queries.params import MAX_LIMIT as PAGE  # calls asked for at a time, every page printed
 
 
@@ -19,13 +20,16 @@ from archivist.queries.params import MAX_LIMIT as PAGE  # calls asked for at a t
 @click.argument("path", metavar="PATH")
 @db_option
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True, help="Most calls to print.")
+@click.option("--changes", is_flag=True, help="Only the calls that changed the file, each with its diff.")
 @click.option("--json", "as_json", is_flag=True, help="Print the calls as JSON.")
-def history(workspace: Path, path: str, db_path: Path | None, limit: int, as_json: bool) -> None:
+def history(workspace: Path, path: str, db_path: Path | None, limit: int, changes: bool, as_json: bool) -> None:
     """Every session and tool call of WORKSPACE's agent logs that read or changed PATH, newest first.
 
     PATH is a file's full path as the logs recorded it, or its name alone (every path that ends in
     it). Each line: when, the agent, the session's title, the message's number in it, the tool and
-    the path as the call named it.
+    the path as the call named it; with --changes, only the calls that changed it, each followed
+    by its changes as unified diffs. In JSON every call says whether it changed the file and
+    carries its diffs.
     """
     from archivist.cli.search_output import tell_building, with_building
     from archivist.cli.searching import answer_told
@@ -37,9 +41,11 @@ def history(workspace: Path, path: str, db_path: Path | None, limit: int, as_jso
     told: dict[str, Any] | None = None
     while len(calls) < limit:
         params = {"path": path, "limit": str(min(PAGE, limit - len(calls))), "offset": str(len(calls))}
+        if changes:
+            params["changes"] = "true"
         rows, told = answer_told(database, functools.partial(_page, params))
         total = rows[0]["total"] if rows else total
-        calls += [{**row, "commands": json.loads(row["commands"] or "[]")} for row in rows]
+        calls += [_call(row) for row in rows]
         if not rows or not rows[-1]["has_more"]:
             break
     for call in calls:
@@ -50,15 +56,30 @@ def history(workspace: Path, path: str, db_path: Path | None, limit: int, as_jso
         click.echo(json.dumps(answered, indent=2, ensure_ascii=False))
         return
     if not calls:
-        click.echo(f"No tool call of the archive's agent logs names {path}.")
+        click.echo(f"No tool call of the archive's agent logs {'changed' if changes else 'names'} {path}.")
         tell_building(told)
         return
     for call in calls:
         when = (call["timestamp"] or "")[:16].replace("T", " ") or "(no time)"
         click.echo(f"{when}  {call['agent']:<12} {call['title']}  #{call['seq']}  {call['tool']}  {call['file']}")
+        for shown in call["diffs"] if changes else []:
+            click.echo("\n".join(f"    {line}" for line in shown["diff"].splitlines()))
+            if shown["diff_cut"]:
+                click.echo(f"    … the diff has {shown['diff_lines']:,} lines")
     if total > len(calls):
         click.echo(f"… {total - len(calls)} more: --limit {total}")
     tell_building(told)
+
+
+def _call(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of ``file_history`` as the command gives it: its commands a list, whether it changed
+    the file, and its changes to the file as diffs (never the texts whole)."""
+    return {
+        **{key: value for key, value in row.items() if key != "edits"},
+        "commands": json.loads(row["commands"] or "[]"),
+        "changed": bool(row.get("changed")),
+        "diffs": stored_diffs(row.get("edits"), row["file"]),
+    }
 
 
 def _page(params: dict[str, str], archive: Any) -> list[dict[str, Any]]:

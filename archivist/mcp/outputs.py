@@ -154,7 +154,7 @@ def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
             **{key: value for key, value in row.items() if key not in (*PAGING[1:], "edits")},
             "commands": json.loads(row["commands"] or "[]"),
             "changed": bool(row.get("changed")),
-            "diffs": [_diff(edit) for edit in diffs.edits_of({"edits": _json_list(row.get("edits"))}, row["file"])],
+            "diffs": diffs.stored_diffs(row.get("edits"), row["file"]),
         }
         for row in rows
     ]
@@ -164,11 +164,6 @@ def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "has_more": bool(first["has_more"]),
         "next_offset": first["next_offset"],
     }
-
-
-def _diff(edit: dict[str, Any]) -> dict[str, Any]:
-    text, count = diffs.diff_text(edit)
-    return {"file": edit["file"], "diff": text, "diff_lines": count, "diff_cut": count > diffs.DIFF_LINES}
 
 
 def _json_list(value: Any) -> list[Any]:
@@ -225,7 +220,7 @@ def _call(call: Any) -> Any:
     if not isinstance(call, dict) or "edits" not in call:
         return call
     shown = {key: value for key, value in call.items() if key != "edits"}
-    return {**shown, "diffs": [_diff(edit) for edit in diffs.edits_of(call)]}
+    return {**shown, "diffs": [diffs.shown_diff(edit) for edit in diffs.edits_of(call)]}
 
 
 def embedding_status_payload(rows: list[dict[str, Any]], job: dict[str, Any] | None) -> dict[str, Any]:

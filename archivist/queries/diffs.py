@@ -8,6 +8,7 @@ The diff is made when it is shown, never stored: an edit keeps the texts its log
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -72,6 +73,23 @@ def diff_text(edit: Mapping[str, Any], limit: int = DIFF_LINES) -> tuple[str, in
     lines it has in all."""
     lines = diff_lines(edit)
     return "\n".join(cut_line(line) for line in lines[:limit]), len(lines)
+
+
+def shown_diff(edit: Mapping[str, Any]) -> dict[str, Any]:
+    """An edit as an answer shows it: its file, its diff (at most ``DIFF_LINES`` lines), how many
+    lines the diff has (``diff_lines``) and whether it was cut (``diff_cut``)."""
+    text, count = diff_text(edit)
+    return {"file": edit["file"], "diff": text, "diff_lines": count, "diff_cut": count > DIFF_LINES}
+
+
+def stored_diffs(edits: Any, file: str | None = None) -> list[dict[str, Any]]:
+    """The edits a query gives as JSON text (``file_history``'s ``edits``), to ``file`` alone given
+    one, each as ``shown_diff`` shows it."""
+    try:
+        found = json.loads(edits) if isinstance(edits, str) else edits
+    except ValueError:
+        return []
+    return [shown_diff(edit) for edit in edits_of({"edits": found if isinstance(found, list) else []}, file)]
 
 
 def cut_line(line: str) -> str:
