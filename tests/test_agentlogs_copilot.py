@@ -232,7 +232,8 @@ def test_the_sample_s_state_database_keeps_an_older_session_and_the_copy_of_one_
     asked, answer = older.messages
     assert asked.text.endswith("The profile is attached.\n\n[image: Pasted Image]")
     assert [(a.type, a.name, a.size) for a in asked.attachments] == [("image/png", "Pasted Image", 24)]
-    assert answer.text.startswith("Every test builds a new client, and the fixture in conftest.py sleeps")
+    conftest = "[conftest.py](/home/ana/projects/weather-api/tests/conftest.py)"
+    assert answer.text.startswith(f"Every test builds a new client, and the fixture in {conftest} sleeps")
     assert logged.messages[-1].usage == Usage(input=18234, output=412)
     assert whole.messages[0].text.endswith("[file: forecast.py]")
     assert cli.key.startswith("cli/")
@@ -430,6 +431,8 @@ def test_the_oldest_shapes_a_string_message_and_response_and_a_computed_title(tm
                     {"value": " and "},
                     {"kind": "inlineReference", "inlineReference": {"uri": {"path": "/w/b.py"}, "range": {}}},
                     {"kind": "inlineReference", "inlineReference": 5},
+                    {"value": ", "},
+                    {"kind": "inlineReference", "inlineReference": {"path": "/w/my notes (1).md"}},
                 ],
             },
         ],
@@ -441,7 +444,7 @@ def test_the_oldest_shapes_a_string_message_and_response_and_a_computed_title(tm
         ("user", "a plain question"),
         ("assistant", "a plain answer"),
         ("user", "refs?"),
-        ("assistant", "`load` and b.py"),
+        ("assistant", "[`load`](/w/a.py) and [b.py](/w/b.py), [my notes (1).md](</w/my notes (1).md>)"),
     ]
     assert (session.started, session.last) == ("2025-11-28T03:20:00Z", "2025-11-28T03:21:30Z")
 

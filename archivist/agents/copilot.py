@@ -19,7 +19,7 @@ A session (``copilot_requests``): ``customTitle`` (``computedTitle`` in version 
 back, so it is taken only where it is not before the session's other times) and ``requests``; each request a user's
 ``message.text`` (a plain string in the oldest) at its ``timestamp`` (ms; missing in the oldest),
 its ``modelId``, its ``variableData.variables`` and the ``response`` parts: markdown (a ``value``
-without a ``kind``, or a string), ``inlineReference`` (the name VS Code shows), ``thinking``
+without a ``kind``, or a string), ``inlineReference`` (the name VS Code shows, linked to its file in Markdown), ``thinking``
 (thinking), ``toolInvocationSerialized`` (a call: its ``toolId``, a terminal command's
 ``commandLine``, the files of its ``resultDetails`` or its input's ``filePath``; a terminal's output
 is a tool message) and ``textEditGroup`` (a call that edited its ``uri``: each text edit that put

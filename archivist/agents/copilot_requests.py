@@ -200,13 +200,15 @@ def _usage(result: Any) -> Usage | None:
 
 
 def _reference(part: dict[str, Any]) -> str:
-    """What VS Code shows of an inline reference: its name in backticks, else the file's name."""
+    """An inline reference as a Markdown link: what VS Code shows of it (its name in backticks, else
+    the file's name) linked to the file it names; the name alone where it names no file."""
     name = text_or_none(part.get("name"))
-    if name:
-        return f"`{name}`"
     reference = _mapping(part.get("inlineReference"))
     path = uri_path(_uri(reference.get("uri") if "uri" in reference else reference))
-    return path.rsplit("/", 1)[-1] if path else ""
+    shown = f"`{name}`" if name else path.rsplit("/", 1)[-1] if path else ""
+    if not (path and shown):
+        return shown
+    return f"[{shown}](<{path}>)" if any(c in path for c in " ()<>") else f"[{shown}]({path})"
 
 
 def workspace_folder(folder: Path, root: Root) -> str | None:
