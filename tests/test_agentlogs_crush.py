@@ -2,7 +2,7 @@
 database damaged or a pipe.
 
 Run as a script from the repository root, it writes the two sample databases
-(``sample-agent-logs/crush/.crush/crush.db``, ``sample-agent-logs/opencode/go-project/.opencode/opencode.db``):
+(``sample-agent-logs/crush/.crush/crush.db``, ``sample-agent-logs/opencode/.opencode/opencode.db``):
 their ``sessions`` and ``messages`` tables as charmbracelet/crush
 ``internal/db/migrations/20250424200609_initial.sql`` makes them, with the parts each program writes.
 """
@@ -184,7 +184,7 @@ def write_samples(logs: Path = LOGS) -> None:
 
     GO_MAIN = "9a1b2c3d-4e5f-4a6b-8c7d-1e2f3a4b5c6d"
     write(
-        logs / Path("opencode/go-project/.opencode/opencode.db"),
+        logs / Path("opencode/.opencode/opencode.db"),
         "gpt-4.1",
         [(GO_MAIN, None, "New Session", 3, 2_400, 210, 0.0093, T + 120, T + 100)],
         [
@@ -209,7 +209,7 @@ def read(kind, path: Path) -> tuple[list, list[str]]:
 
 
 def test_the_committed_samples_read_as_written(logs: Path) -> None:
-    for source in ("crush", "opencode/go-project/.opencode"):
+    for source in ("crush", "opencode/.opencode"):
         kind = crush if source == "crush" else opencode
         committed, _ = read(kind, LOGS / source)
         written, _ = read(kind, logs / source)
@@ -278,13 +278,13 @@ def test_the_source_is_the_project_its_crush_folder_or_the_database(logs: Path) 
 
 
 def test_the_go_opencode_database_is_read_by_the_opencode_kind(logs: Path) -> None:
-    folder = logs / "opencode" / "go-project" / ".opencode"
-    for source in (folder, folder / "opencode.db"):
+    folder = logs / "opencode" / ".opencode"
+    for source in (folder.parent, folder, folder / "opencode.db"):
         assert opencode.check(source) is None
         (session,), problems = read(opencode, source)
         assert problems == []
         assert (session.key, session.agent, session.title) == (GO_MAIN, "opencode", "List the files of this project")
-        assert session.project == str(logs / "opencode" / "go-project") and session.models == ["gpt-4.1"]
+        assert session.project == str(logs / "opencode") and session.models == ["gpt-4.1"]
         assert session.messages[1].tool_calls[0].files == ["."]
         assert session.messages[-1].usage is not None and session.messages[-1].usage.cost == 0.0093
 

@@ -18,8 +18,9 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample-agent-logs" / "opencod
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
+    """The sample's data folder alone: its Go OpenCode project's database is read in test_agentlogs_crush."""
     folder = tmp_path / "opencode"
-    shutil.copytree(SAMPLE, folder)
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns(".opencode"))
     return folder
 
 
@@ -44,8 +45,36 @@ def test_the_database_and_the_older_storage_are_read_and_a_session_in_both_once(
     # what OpenCode writes itself, and a file's data, are never text
     texts = " ".join(message.text for message in main.messages)
     assert "Called the Read tool" not in texts and "base64" not in texts and "[image: curl-output.png]" in texts
+    made = main.messages[0].tool_calls  # the file the user attached: the call OpenCode made for them
+    assert [(call.name, call.files, call.input) for call in made] == [
+        ("Read", ["src/app.ts"], '{"filePath":"src/app.ts"}')
+    ]
     assert [session.key for session in read(data / "opencode.db")[0]] == [main.key, agent.key]
     assert [session.key for session in read(data / "storage")[0]] == [old.key]
+
+
+def test_only_a_synthetic_note_of_a_call_becomes_a_call_and_its_input_is_kept_as_written(data: Path) -> None:
+    notes = [
+        "Called the grep tool with the following input: not json at all",
+        "The file src/app.ts holds: export const app = 1",
+        "Called the Read tool with the following input: [1, 2]",
+    ]
+    with sqlite3.connect(data / "opencode.db") as connection:
+        for number, note in enumerate(notes, start=3):
+            connection.execute(
+                "INSERT INTO part SELECT ?, message_id, session_id, time_created, time_updated, ? FROM part"
+                " WHERE id = 'prt_a1_2'",
+                (f"prt_a1_{number}", json.dumps({"type": "text", "text": note, "synthetic": True})),
+            )
+    connection.close()
+    main = read(data)[0][0]
+    made = [(call.name, call.files, call.input) for call in main.messages[0].tool_calls]
+    assert made == [
+        ("Read", ["src/app.ts"], '{"filePath":"src/app.ts"}'),
+        ("grep", [], "not json at all"),
+        ("Read", [], "[1,2]"),
+    ]
+    assert "export const app" not in " ".join(message.text for message in main.messages)
 
 
 def test_a_database_another_program_holds_is_unavailable_and_never_written(data: Path) -> None:

@@ -32,7 +32,7 @@ COUNTS = {
     "roo-code": 2,  # a task with its conversation file, and one with only its panel
     "continue": 1,
     "crush": 2,  # a session and its sub-agent
-    "opencode": 3,
+    "opencode": 4,  # a session and its sub-agent, one of the older storage, one of a Go OpenCode project
     "copilot": 4,
     "goose": 2,
     "qwen-code": 1,
@@ -284,15 +284,16 @@ def test_continue_a_session_with_its_workspace_uri_and_reasoning_times():
 
 
 def test_opencode_sessions_of_its_database_with_a_sub_agent_and_one_of_its_older_storage():
-    main, agent, old = read_sessions("opencode")
+    main, agent, go, old = read_sessions("opencode")
     assert main.title == "Rate limit the shorten endpoint" and main.project == "/home/ana/projects/shorty"
     assert main.models == ["claude-sonnet-4-5"] and agent.models == ["claude-haiku-4-5"]
-    assert [call.name for call in calls(main)] == ["read", "edit", "bash"]
+    assert [call.name for call in calls(main)] == ["Read", "read", "edit", "bash"]  # a file attached, then the tools
     assert commands(main) == ["bun test test/limit.test.ts"]
-    assert files(main) == ["/home/ana/projects/shorty/src/app.ts"] * 2
+    assert files(main) == ["src/app.ts"] + ["/home/ana/projects/shorty/src/app.ts"] * 2
     assert main.messages[1].thinking == "Find where the route is declared before adding middleware."
     assert [message.tool_output for message in main.messages if message.role == "tool"][-1] == "2 pass\n0 fail"
     assert agent.parent == main.key and old.title == "Why are short links case-sensitive?"
+    assert go.title == "List the files of this project" and go.project == str(LOGS / "opencode")
 
 
 def test_copilot_vs_code_s_sessions_whole_and_as_a_log_and_a_cli_session():

@@ -19,9 +19,13 @@ reads Crush's (the project: the folder holding ``.opencode``). It is read here, 
 its own, because a user gives either OpenCode's folder as an ``opencode`` source, and the tables
 tell which OpenCode wrote it.
 
-The source is that folder, its ``storage`` folder, a project's ``.opencode`` folder, or one database. A message is a user's
+The source is that folder, its ``storage`` folder, a Go OpenCode project (the folder holding
+``.opencode``: its database is read after the data folder's, where a folder is both) or its ``.opencode``
+folder, or one database. A message is a user's
 or an assistant's (``modelID``: the models); its parts in order: ``text`` (a ``synthetic``
-one, written by OpenCode itself, is left out), ``reasoning`` (thinking), ``tool`` (a call
+one, written by OpenCode itself, is left out, but for its note of a call it made for the user, "Called
+the Read tool with the following input: {…}" for a file attached with @: that call, with its file),
+``reasoning`` (thinking), ``tool`` (a call
 with the ``filePath`` or ``path`` and the ``command`` of its input, its output a tool
 message after it), ``file`` (an attachment, ``[file: NAME]`` in the text: its data is never
 kept); step, snapshot, patch and the other bookkeeping parts are skipped. An assistant
@@ -79,16 +83,17 @@ from archivist.agents import (
     whole_count,
     within,
 )
-from archivist.agents.tool_edits import with_input
+from archivist.agents.tool_edits import parsed_arguments, with_input
 
 KIND = "opencode"
 EXPECTED = (
     "OpenCode's data folder (~/.local/share/opencode), its storage folder, or its opencode.db "
-    "(or the Go OpenCode's .opencode folder in a project)"
+    "(or a project of the Go OpenCode, or its .opencode folder)"
 )
 TABLES = frozenset({"session", "message", "part"})
 DEFAULT_TITLES = ("New session - ", "Child session - ")
 DATABASE = "opencode.db"
+GO_FOLDER = ".opencode"  # a project's folder of the Go OpenCode's database
 MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # the largest record read whole
 MAX_ID_BYTES = databases.MAX_ID_BYTES  # an id longer than this is none of OpenCode's
 ROWIDS_AT_ONCE = 500  # the rows asked for by one query
@@ -96,6 +101,7 @@ TOO_LARGE = f"a record not read: over {size_text(MAX_VALUE_BYTES)}"
 INLINE_BYTES = 64 * 1024  # a record larger than this is read alone, when its turn comes
 WHOLE_CHARS = WHOLE_SESSION  # a session whose messages hold more text is given in parts (``Session.more``),
 PART_CHARS = SESSION_PART  # of this much text each; a text part longer is messages of its own, of this much each
+CALLED = re.compile(r"Called the (?P<tool>\S+) tool with the following input: (?P<input>.*)", re.DOTALL)
 PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a folder of the storage, never ".."
 
 
@@ -150,16 +156,28 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
 
 
 def _databases(root: Root) -> list[Path]:
-    """The databases of a data folder: ``opencode.db``, then ``opencode-<channel>.db`` (an empty file
-    holds nothing; one that cannot be read, or is not a database, is told when it is read)."""
+    """The databases of a data folder: ``opencode.db``, then ``opencode-<channel>.db``, then a Go
+    OpenCode project's ``.opencode/opencode.db`` (an empty file holds nothing; one that cannot be read,
+    or is not a database, is told when it is read)."""
     found = [
         file
         for file in root.entries(root.path)
-        if file.name.endswith(".db")
-        and (file.name == DATABASE or file.name.startswith("opencode-"))
-        and (_size(file) != 0 if is_file(file) else file.exists() and not is_dir(file))
+        if file.name.endswith(".db") and (file.name == DATABASE or file.name.startswith("opencode-")) and _held(file)
     ]
-    return sorted(found, key=lambda file: file.name != DATABASE)
+    project = [
+        file
+        for folder in root.folders(root.path)
+        if folder.name == GO_FOLDER
+        for file in root.entries(folder)
+        if file.name == DATABASE and _held(file)
+    ]
+    return sorted(found, key=lambda file: file.name != DATABASE) + project
+
+
+def _held(file: Path) -> bool:
+    """Whether a database file may hold sessions: a file that is not empty, or something else there
+    that is no folder (told when it is read)."""
+    return _size(file) != 0 if is_file(file) else file.exists() and not is_dir(file)
 
 
 def _size(file: Path) -> int | None:
@@ -413,7 +431,10 @@ def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) 
     assistant = message["role"] == "assistant"
     for part in parts:
         kind = part.get("type") if isinstance(part, dict) else None
-        if kind == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
+        if kind == "text" and isinstance(part.get("text"), str) and part.get("synthetic"):
+            if (made := _call_made_for_the_user(part["text"])) is not None:
+                calls.append(made)
+        elif kind == "text" and isinstance(part.get("text"), str):
             if len(part["text"]) > PART_CHARS:
                 if any(texts):
                     joined = "\n\n".join(text for text in texts if text)
@@ -455,6 +476,17 @@ def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) 
     )
     for output in outputs:
         yield Message("tool", "", timestamp, tool_output=output)
+
+
+def _call_made_for_the_user(text: str) -> ToolCall | None:
+    """The tool call a synthetic text says OpenCode made for the user ("Called the Read tool with the
+    following input: {…}", a file attached with @), with the file it names; None for another text."""
+    said = CALLED.fullmatch(text.strip())
+    if said is None:
+        return None
+    arguments = parsed_arguments(said["input"])
+    call = ToolCall(name=said["tool"], files=named_files(_mapping(arguments), ("filePath", "path")))
+    return with_input(call, arguments)
 
 
 def _usage(message: dict[str, Any]) -> Usage | None:
