@@ -4,19 +4,16 @@ is indexed through the indexer, and the stored call, its file rows and its diff 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import write_files
 from test_agentlogs_crush import part, stop, write
+from tool_calls import Calls, dump, indexed_calls, lines
 
 from archivist.agents import Edit
 from archivist.agents.apply_patch import find_patch
 from archivist.agents.tool_edits import edits_of
-from archivist.archive.indexer import index_workspace
 from archivist.queries.diffs import diff_text
-from archivist.workspace import archive_path
 
 OLD = "def add(a, b):\n    return a - b\n"
 NEW = "def add(a, b):\n    return a + b\n"
@@ -31,40 +28,10 @@ REPLACED = "\n".join(
     ]
 )
 WRITTEN = "--- /dev/null\n+++ notes.txt\n@@ -0,0 +1,2 @@\n+one\n+two"
-Calls = list[tuple[dict[str, Any], list[tuple[str, int]]]]
-
-
-def indexed_calls(tmp_path: Path, kind: str, source: Path) -> Calls:
-    """Each stored tool call of the source's sessions, with its file rows (file, changed)."""
-    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n"})
-    index_workspace(workspace, log_sources=[(kind, source)])
-    db = sqlite3.connect(archive_path(workspace))
-    found = []
-    for message_id, tool_calls in db.execute(
-        "SELECT id, tool_calls FROM messages WHERE tool_calls != '[]' ORDER BY id"
-    ):
-        for place, call in enumerate(json.loads(tool_calls)):
-            rows = db.execute(
-                "SELECT file, changed FROM file_calls WHERE message_id = ? AND call = ? ORDER BY file",
-                (message_id, place),
-            ).fetchall()
-            found.append((call, rows))
-    db.close()
-    return found
 
 
 def diffs(call: dict[str, Any]) -> list[str]:
     return [diff_text(edit)[0] for edit in call.get("edits", [])]
-
-
-def dump(file: Path, value: Any) -> Path:
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(value if isinstance(value, str) else json.dumps(value), encoding="utf-8")
-    return file
-
-
-def lines(*values: Any) -> str:
-    return "".join(json.dumps(value) + "\n" for value in values)
 
 
 def check_replaced_and_written(calls: Calls, hostile: int) -> None:

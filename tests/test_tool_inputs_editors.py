@@ -4,17 +4,14 @@ indexed through the indexer, and the stored call, its file rows and its diff are
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import write_files
+from tool_calls import dump, indexed_calls, lines
 
 from archivist.agents import cursor_bubbles
 from archivist.agents.tool_edits import editor_call, search_replace_blocks
-from archivist.archive.indexer import index_workspace
 from archivist.queries.diffs import diff_text
-from archivist.workspace import archive_path
 
 OLD = "def add(a, b):\n    return a - b\n"
 NEW = "def add(a, b):\n    return a + b\n"
@@ -30,38 +27,9 @@ REPLACED = "\n".join(
 )
 
 
-def indexed_calls(tmp_path: Path, kind: str, source: Path) -> list[tuple[dict[str, Any], list[tuple[str, int]]]]:
-    """Each stored tool call of the source's sessions, with its file rows (file, changed)."""
-    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n"})
-    index_workspace(workspace, log_sources=[(kind, source)])
-    db = sqlite3.connect(archive_path(workspace))
-    found = []
-    for message_id, tool_calls in db.execute(
-        "SELECT id, tool_calls FROM messages WHERE tool_calls != '[]' ORDER BY id"
-    ):
-        for place, call in enumerate(json.loads(tool_calls)):
-            rows = db.execute(
-                "SELECT file, changed FROM file_calls WHERE message_id = ? AND call = ? ORDER BY file",
-                (message_id, place),
-            ).fetchall()
-            found.append((call, rows))
-    db.close()
-    return found
-
-
 def the_call(calls: list[tuple[dict[str, Any], list[tuple[str, int]]]], name: str) -> tuple[dict[str, Any], list]:
     (found,) = [(call, rows) for call, rows in calls if call["name"] == name]
     return found
-
-
-def dump(file: Path, value: Any) -> Path:
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(value if isinstance(value, str) else json.dumps(value), encoding="utf-8")
-    return file
-
-
-def lines(*values: Any) -> str:
-    return "".join((value if isinstance(value, str) else json.dumps(value)) + "\n" for value in values)
 
 
 def test_amp_s_edit_file_and_create_file_are_edits_and_a_bad_input_stays_text(tmp_path: Path) -> None:
