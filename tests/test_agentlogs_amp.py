@@ -36,6 +36,7 @@ def test_the_sample_is_read_with_its_tools_thinking_usage_and_image() -> None:
     assert (session.key, session.agent) == ("T-0198c2d4-5e6f-7a8b-9c0d-1e2f3a4b5c6d", "amp")
     assert session.title == "High water an hour late after the clock change"
     assert session.project == "/Users/ben/code/tide-tables" and session.models == ["claude-sonnet-4-5-20250929"]
+    assert session.branch == "main"  # its tree's repository ref, refs/heads/main
     assert (session.started, session.last) == ("2025-10-30T10:40:01Z", "2025-10-30T10:40:31Z")
     roles = [m.role for m in session.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant", "system"]
@@ -70,9 +71,24 @@ def test_times_come_from_the_messages_else_the_thread_and_the_title_from_the_fir
         ),
     )
     (session,), _ = read(tmp_path)
-    assert (session.title, session.project) == ("fix the build", "build-tools")
+    assert (session.title, session.project, session.branch) == ("fix the build", "build-tools", None)
     assert session.started == session.last == "2025-10-30T10:40:00Z"  # the thread's created: no message has a time
     assert all(m.timestamp is None and m.usage is None for m in session.messages)
+
+
+def test_the_branch_is_the_first_tree_s_ref_and_a_wrong_value_none(tmp_path: Path) -> None:
+    refs = ["refs/heads/fix/dst", "a1b2c3d", "refs/heads/", 7, None]
+    for n, ref in enumerate(refs):
+        tree = {"uri": "file:///w", "repository": {"type": "git", "ref": ref}}
+        write(
+            tmp_path,
+            f"T-{n}.json",
+            thread({"role": "user", "content": "go"}, id=f"T-{n}", env={"initial": {"trees": [tree]}}),
+        )
+    write(tmp_path, "T-8.json", thread({"role": "user", "content": "go"}, id="T-8", env={"initial": {"trees": [5]}}))
+    write(tmp_path, "T-9.json", thread({"role": "user", "content": "go"}, id="T-9", env={"initial": {"trees": "x"}}))
+    found, problems = read(tmp_path)
+    assert problems == [] and [s.branch for s in found] == ["fix/dst", "a1b2c3d", None, None, None, None, None]
 
 
 def test_a_tool_that_failed_or_was_cancelled_says_so(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ ccusage ``rust/adapters/amp/src/parser.rs``; getagentseal/codeburn ``src/provide
 
 - the thread: ``id`` (``T-<uuid>``, the key; a second file of the same id is keyed
   ``<id>@<its path>``), ``title``, ``created`` (Unix ms),
-  ``env.initial.trees[]`` (the workspace: a ``file://`` ``uri`` and a ``displayName``),
+  ``env.initial.trees[]`` (the workspace: a ``file://`` ``uri`` and a ``displayName``; its
+  ``repository``'s ``ref``, the branch),
   ``messages``;
 - a message: ``role`` (``user``, ``assistant``, ``info``), ``content`` (a string or
   Anthropic-style blocks: ``text``, ``thinking``, ``redacted_thinking``, ``image`` with a
@@ -165,6 +166,7 @@ def _session(file: Path, root: Root, problems: list[str], relative: str, used: s
         title=short_title(title, 300) if title else (short_title(first) if first else "Untitled thread"),
         messages=messages,
         project=_project(value.get("env")),
+        branch=_branch(value.get("env")),
         models=models,
         started=times[0] if times else created,
         last=times[-1] if times else created,
@@ -182,6 +184,14 @@ def _project(env: Any) -> str | None:
     trees = initial.get("trees")
     tree = trees[0] if isinstance(trees, list) and trees and isinstance(trees[0], dict) else {}
     return cwd or uri_path(tree.get("uri")) or text_or_none(tree.get("displayName"))
+
+
+def _branch(env: Any) -> str | None:
+    """The branch the thread began on: its first tree's repository ``ref`` (``refs/heads/`` left out)."""
+    trees = _object(_object(env).get("initial")).get("trees")
+    tree = _object(trees[0]) if isinstance(trees, list) and trees else {}
+    ref = text_or_none(_object(tree.get("repository")).get("ref"))
+    return ref.removeprefix("refs/heads/") or None if ref else None
 
 
 def _messages(item: dict[str, Any], models: list[str], results: dict[str, Message]) -> list[Message] | None:
