@@ -217,7 +217,7 @@ def test_each_message_stores_its_usage_and_each_session_totals_it(usage_archive)
             continue
         totalled += 1
         assert extra["usage"] == pytest.approx(sums)
-    assert totalled == 6  # every session of those kinds' samples records usage but two OpenCode ones
+    assert totalled == 7  # every session of those kinds' samples records usage but two OpenCode ones
     unused = db.execute("select count(*) from messages where role != 'assistant' and input_tokens is not null")
     assert unused.fetchone()[0] == 0  # usage is a response's
 
