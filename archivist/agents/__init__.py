@@ -436,6 +436,50 @@ def held_whole(session: Session) -> Session:
     return session
 
 
+def read_in_parts(
+    read: Iterator[Message],
+    made: Callable[[list[Message]], Session],
+    finish: Callable[[Session], None],
+    whole: int = WHOLE_SESSION,
+    part: int = SESSION_PART,
+) -> Session | None:
+    """A session whose messages ``read`` gives (None where it holds no text): ``made`` from its
+    messages where they hold at most ``whole`` characters of text, else from its first ``whole``
+    and given the rest in parts of ``part`` (``Session.more``) as they are read; ``finish`` sets
+    its fields that need every message read (title, times, usage), before its last part is stored."""
+    messages, more = up_to(read, whole)
+    if not more and not any(message.text for message in messages):
+        return None
+    session = made(messages)
+    if not more:
+        finish(session)
+        return session
+
+    def rest() -> Iterator[list[Message]]:
+        going_on = True
+        while going_on:
+            messages, going_on = up_to(read, part)
+            if not going_on:  # (read whole: its fields are final before its last part is stored)
+                finish(session)
+            yield messages
+
+    session.more = rest()
+    return session
+
+
+def up_to(read: Iterator[Message], limit: int) -> tuple[list[Message], bool]:
+    """The next messages of ``read``, up to the first that takes them past ``limit`` characters of
+    text; and whether it did (False: ``read`` is used up)."""
+    messages: list[Message] = []
+    held = 0
+    for message in read:
+        messages.append(message)
+        held += len(message.text) + len(message.thinking) + len(message.tool_output)
+        if held > limit:
+            return messages, True
+    return messages, False
+
+
 def pieces(text: str, size: int) -> Iterator[str]:
     """``text`` in pieces of at most ``size`` characters, each cut after the last white space in
     it where there is one (a word stays whole); the pieces joined are ``text``."""

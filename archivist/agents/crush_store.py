@@ -61,6 +61,7 @@ from archivist.agents import (
     iso_utc,
     json_value,
     named_files,
+    read_in_parts,
     short_title,
     text_or_none,
     url_attachment,
@@ -136,49 +137,32 @@ class _Fields:
 def _session(fields: _Fields, reading: _Reading, problems: list[str]) -> Session | None:
     """A session of its messages, read whole; one whose messages hold more than ``WHOLE_SESSION``
     characters of text, given in parts of ``SESSION_PART`` (``Session.more``) as the rest is read."""
-    read = iter(reading)  # (one iterator: the rest goes on where the first part stopped)
-    messages, more = up_to(read, WHOLE_SESSION)
-    if not more and not any(message.text for message in messages):
-        return None
-    session = Session(
-        key=fields.key,
-        agent=fields.agent,
-        title="",
-        messages=messages,
-        project=fields.project,
-        models=reading.models,
-        files=[fields.database],
-        problems=problems,
-        parent=text_or_none(fields.parent),
-    )
-    first_request = next((m.text for m in messages if m.role == "user" and m.text), "")
-    if not more:
-        reading.finish(session, fields, first_request)
-        return session
 
-    def rest() -> Iterator[list[Message]]:
-        going_on = True
-        while going_on:
-            part, going_on = up_to(read, SESSION_PART)
-            if not going_on:  # (read whole: its fields are final before its last part is stored)
-                reading.finish(session, fields, first_request)
-            yield part
+    first_request: list[str] = []  # (of its first part: the session's messages may be a later part's when it ends)
 
-    session.more = rest()
-    return session
+    def made(messages: list[Message]) -> Session:
+        first_request.append(first_request_of(messages))
+        return Session(
+            key=fields.key,
+            agent=fields.agent,
+            title="",
+            messages=messages,
+            project=fields.project,
+            models=reading.models,
+            files=[fields.database],
+            problems=problems,
+            parent=text_or_none(fields.parent),
+        )
+
+    def finish(session: Session) -> None:
+        reading.finish(session, fields, first_request[0])
+
+    return read_in_parts(iter(reading), made, finish, WHOLE_SESSION, SESSION_PART)
 
 
-def up_to(read: Iterator[Message], limit: int) -> tuple[list[Message], bool]:
-    """The next messages of ``read``, up to the first that takes them past ``limit`` characters of
-    text; and whether it did (False: ``read`` is used up)."""
-    messages: list[Message] = []
-    held = 0
-    for message in read:
-        messages.append(message)
-        held += len(message.text) + len(message.thinking) + len(message.tool_output)
-        if held > limit:
-            return messages, True
-    return messages, False
+def first_request_of(messages: list[Message]) -> str:
+    """The text of the first request of these messages ("" where none)."""
+    return next((message.text for message in messages if message.role == "user" and message.text), "")
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:

@@ -76,6 +76,7 @@ from archivist.agents import (
     named_files,
     no_source,
     pieces,
+    read_in_parts,
     short_title,
     size_text,
     text_or_none,
@@ -346,36 +347,27 @@ def _session(
     """A session of its records (each message with its parts), read whole; one whose messages hold
     more than ``WHOLE_CHARS`` of text, given in parts (``Session.more``) as the rest is read."""
     reading = _Reading(records)
-    read = iter(reading)  # (one iterator: the rest goes on where the first part stopped)
-    messages, more = crush_store.up_to(read, WHOLE_CHARS)
-    if not more and not any(message.text for message in messages):
-        return None
-    session = Session(
-        key=str(info["id"]),
-        agent=KIND,
-        title="",
-        messages=messages,
-        project=text_or_none(info.get("directory")),
-        models=reading.models,
-        files=files,
-        problems=problems,
-        parent=text_or_none(info.get("parentID")),
-    )
-    first_request = next((message.text for message in messages if message.role == "user" and message.text), "")
-    if not more:
-        reading.finish(session, info, first_request)
-        return session
 
-    def rest() -> Iterator[list[Message]]:
-        going_on = True
-        while going_on:
-            part, going_on = crush_store.up_to(read, PART_CHARS)
-            if not going_on:  # (read whole: its fields are final before its last part is stored)
-                reading.finish(session, info, first_request)
-            yield part
+    first_request: list[str] = []  # (of its first part: the session's messages may be a later part's when it ends)
 
-    session.more = rest()
-    return session
+    def made(messages: list[Message]) -> Session:
+        first_request.append(crush_store.first_request_of(messages))
+        return Session(
+            key=str(info["id"]),
+            agent=KIND,
+            title="",
+            messages=messages,
+            project=text_or_none(info.get("directory")),
+            models=reading.models,
+            files=files,
+            problems=problems,
+            parent=text_or_none(info.get("parentID")),
+        )
+
+    def finish(session: Session) -> None:
+        reading.finish(session, info, first_request[0])
+
+    return read_in_parts(iter(reading), made, finish, WHOLE_CHARS, PART_CHARS)
 
 
 class _Reading:
