@@ -375,9 +375,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     # store is declared for Linux and macOS only
     windows_goose = ("goose", tmp_path / "goose" / "data" / "sessions")
     assert [place for place in where(moved, "windows") if not unmoved(place)] == [
-        windows_goose if kind == "goose" else (kind, path)
-        for kind, path in expected
-        if path.name != "data.sqlite3"
+        windows_goose if kind == "goose" else (kind, path) for kind, path in expected if path.name != "data.sqlite3"
     ]
     assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
 
