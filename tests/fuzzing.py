@@ -605,19 +605,25 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
             "end_date": dates,
             "limit": limit,
             "offset": int_parameter(0, 30, big_edges),
+            "include": text_parameter(st.sampled_from(("usage", "", "usage,usage", "cost"))),
         },
         "activity": {"start_date": dates, "end_date": dates, "agents": agents, "projects": projects},
         "file_history": {
             "path": text_parameter(st.sampled_from(("keepalive.py", "src/app.py", "/etc/passwd", "..", "*"))),
             "limit": limit,
             "offset": int_parameter(0, 30, big_edges),
+            "changes": bool_parameter(),
         },
         "usage": {
-            "group_by": text_parameter(st.sampled_from(("day", "month", "block", "model", "agent", "project", ""))),
+            "group_by": text_parameter(
+                st.sampled_from(("day", "month", "block", "model", "agent", "project", "session", ""))
+            ),
             "start_date": dates,
             "end_date": dates,
             "agents": agents,
             "projects": projects,
+            "limit": limit,
+            "offset": int_parameter(0, 30, big_edges),
         },
         "get_conversation": {
             "document": conversation,
@@ -885,10 +891,10 @@ CANNED = {  # canned query: its parameters, the one it needs first
     "activity": ("by", "kind"),
     "check_search_syntax": ("query",),
     "search": SEARCH_KEYS,
-    "list_conversations": ("agents", "projects", "start_date", "end_date", "limit", "offset"),
+    "list_conversations": ("agents", "projects", "start_date", "end_date", "limit", "offset", "include"),
     "get_conversation": ("document", "offset", "limit", "include"),
-    "usage": ("group_by", "start_date", "end_date", "agents", "projects"),
-    "file_history": ("path", "limit", "offset"),
+    "usage": ("group_by", "start_date", "end_date", "agents", "projects", "limit", "offset"),
+    "file_history": ("path", "limit", "offset", "changes"),
     "project_activity": ("start_date", "end_date", "agents", "projects"),
 }
 SPECIAL_KEYS = ("_shape", "_size", "_json", "_nl", "_trace", "_timelimit", "_sort", "_facet", "_next", "_sql")
@@ -929,7 +935,10 @@ def http_valid(key: str, place: Place, query: str = "") -> SearchStrategy[str]:
         "files": st.sampled_from(FILE_VALUES),
         "tools": st.sampled_from(TOOL_VALUES),
         "roles": st.sampled_from(ROLE_VALUES + ("user,document", "assistant,tool")),
-        "include": st.sampled_from(INCLUDE_VALUES + ("thinking,tool_output",)),
+        "include": st.sampled_from(
+            ("usage",) if query == "list_conversations" else INCLUDE_VALUES + ("thinking,tool_output",)
+        ),
+        "changes": st.sampled_from(("true", "false", "1", "0")),
         "offset": st.integers(0, 12).map(str),
     }
     return plausible.get(key, st.integers(1, 100).map(str))  # limits, pages, sizes

@@ -50,9 +50,12 @@ def cli_run(*args) -> str:
 
 
 @pytest.mark.parametrize("group_by", USAGE_BY)
-def test_an_agent_that_records_no_usage_is_a_row_of_its_own_in_every_grouping(mixed, group_by):
+def test_an_agent_that_records_no_usage_is_a_row_of_its_own_by_agent_and_no_row_otherwise(mixed, group_by):
     rows = run(mixed, group_by=group_by)
     silent = [row for row in rows if not row["usage_recorded"]]
+    if group_by != "agent":  # (a day's, a model's or a session's rows are days, models, sessions)
+        assert silent == [] and rows
+        return
     assert [(row["key"], row["agent"], row["sessions"]) for row in silent] == [
         ("specstory", "specstory", sessions_of(mixed, "specstory"))
     ]
@@ -100,11 +103,13 @@ def test_archivist_usage_says_which_agents_record_no_usage(mixed):
         assert printed.count("No usage recorded: specstory (1 session).") == 1, group_by
     only = cli_run("usage", mixed, "--agent", "specstory")
     assert only.splitlines()[0] == "No usage recorded: specstory (1 session)."
-    answered = json.loads(cli_run("usage", mixed, "--by", "model", "--json"))
-    (silent,) = [row for row in answered["rows"] if row["usage_recorded"] is False]
+    for group_by in USAGE_BY:
+        answered = json.loads(cli_run("usage", mixed, "--by", group_by, "--json"))
+        assert answered["no_usage_recorded"] == [{"agent": "specstory", "sessions": 1}], group_by
+        assert answered["totals"]["total_tokens"] == sum(row["total_tokens"] or 0 for row in answered["rows"])
+    by_agent = json.loads(cli_run("usage", mixed, "--by", "agent", "--json"))
+    (silent,) = [row for row in by_agent["rows"] if row["usage_recorded"] is False]
     assert (silent["agent"], silent["sessions"], silent["total_tokens"], silent["cost"]) == ("specstory", 1, None, None)
-    assert all(row["usage_recorded"] is True for row in answered["rows"] if row is not silent)
-    assert answered["totals"]["total_tokens"] == sum(row["total_tokens"] or 0 for row in answered["rows"])
 
 
 def test_archivist_usage_by_session_prints_each_sessions_title_agent_and_cost(mixed):
@@ -120,9 +125,9 @@ async def test_the_mcp_usage_tool_answers_by_session_and_names_the_silent_agents
     async with Client(mcp_tools.create_server(archive_path(mixed), mixed)) as client:
         result = await client.call_tool("usage", {"group_by": "session", "limit": 1})
     rows = result.structured_content["results"]
-    assert [row["usage_recorded"] for row in rows] == [True, False]
+    assert [row["usage_recorded"] for row in rows] == [True]
     assert isinstance(rows[0]["models"], list) and rows[0]["title"] and rows[0]["cost"] is not None
-    assert (rows[1]["agent"], rows[1]["sessions"], rows[1]["total_tokens"]) == ("specstory", 1, None)
+    assert result.structured_content["no_usage_recorded"] == [{"agent": "specstory", "sessions": 1}]
 
 
 async def test_the_usage_and_activity_pages_list_the_agents_that_record_no_usage(mixed):

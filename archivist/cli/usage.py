@@ -73,12 +73,14 @@ def usage(
     }
     rows, told = answer_told(path, lambda archive: archive.run("usage", params))
     rows = [usage_row(row) for row in rows]
+    by_agent = rows if group_by == "agent" else answer_told(path, lambda a: a.run("usage", _by_agent(params)))[0]
+    silent_agents = [{"agent": row["agent"], "sessions": row["sessions"]} for row in unrecorded(by_agent)]
     totals = usage_totals(rows)
     if as_json:
-        answered = with_building({"group_by": group_by, "rows": rows, "totals": totals}, told)
-        click.echo(json.dumps(answered, indent=2, ensure_ascii=False))
+        answered = {"group_by": group_by, "rows": rows, "totals": totals, "no_usage_recorded": silent_agents}
+        click.echo(json.dumps(with_building(answered, told), indent=2, ensure_ascii=False))
         return
-    silent = unrecorded_line(unrecorded(rows))
+    silent = unrecorded_line(unrecorded(by_agent))
     rows = recorded(rows)
     if not rows:
         click.echo(silent or "No usage recorded in this range: no agent log of these kinds records its tokens.")
@@ -94,6 +96,11 @@ def usage(
         note += f"; {unpriced} response{'s' if unpriced != 1 else ''} of models it does not know: unpriced"
     click.echo(note + ".")
     tell_building(told)
+
+
+def _by_agent(params: dict[str, str]) -> dict[str, str]:
+    """The same range and filters, one row per agent (where an agent that records no usage is told)."""
+    return {**params, "group_by": "agent", "limit": "", "offset": ""}
 
 
 def usage_row(row: dict[str, Any]) -> dict[str, Any]:

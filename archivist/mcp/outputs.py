@@ -30,6 +30,10 @@ class Rows(Outcome, total=False):
     results: list[dict[str, Any]]
 
 
+class UsageRows(Rows, total=False):
+    no_usage_recorded: list[dict[str, Any]]  # each agent of the range whose logs record no usage: agent, sessions
+
+
 class Report(Outcome, total=False):
     report_name: str
     command_name: str

@@ -126,8 +126,18 @@ def _conversations(call: Call) -> dict[str, Any]:
 
 
 def _usage(call: Call) -> dict[str, Any]:
-    """usage's rows, each one's usage_recorded true or false (false: an agent whose logs record none)."""
-    return outputs.models_payload([{**row, "usage_recorded": bool(row["usage_recorded"])} for row in call.rows()])
+    """usage's rows, each one's usage_recorded true or false (false: an agent whose logs record none),
+    and the agents of the range whose logs record no usage, whatever the grouping (no_usage_recorded)."""
+    rows = call.rows()
+    by_agent = rows
+    if call.arguments.get("group_by") != "agent":
+        asked = {key: value for key, value in call.arguments.items() if key not in ("limit", "offset")}
+        by_agent = call.workspaces.archive(call.workspace_path).run(
+            "usage", {**asked, "group_by": "agent"}, call.cancel
+        )
+    silent = [{"agent": row["agent"], "sessions": row["sessions"]} for row in by_agent if not row["usage_recorded"]]
+    answer = outputs.models_payload([{**row, "usage_recorded": bool(row["usage_recorded"])} for row in rows])
+    return {**answer, "no_usage_recorded": silent}
 
 
 TOOLS = (
@@ -240,9 +250,10 @@ TOOLS = (
         "agents or projects: what did it cost, and where did the tokens go. Cost is at maintained prices "
         "(price_data); a model they do not know is counted in unpriced, never guessed. By session: id (key), "
         "title, agent, project, first, last, models, tokens and cost, newest first; page with offset. An agent "
-        "whose logs record no usage in the range is a row with usage_recorded false and its sessions.",
+        "whose logs record no usage in the range is named in no_usage_recorded with its sessions (and, by agent, "
+        "is a row with usage_recorded false).",
         "usage",
-        outputs.Rows,
+        outputs.UsageRows,
         _usage,
     ),
     Tool(

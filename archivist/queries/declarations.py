@@ -400,9 +400,9 @@ QUERIES: dict[str, Query] = {
         "stated_cost (what the logs themselves say, where they do), responses, unpriced (responses of a model "
         "the price data does not know: their cost is never guessed), sessions, models (JSON), first, last, "
         "agent, title and project (a session's), and usage_recorded. Each response is counted once, as its log "
-        "records it. By session: the newest last response first, a page by limit and offset. An agent with "
-        "sessions in the range whose logs record no usage there is one more row, last: usage_recorded 0, key "
-        "and agent its name, sessions how many, tokens and cost null.",
+        "records it. By session: the newest last response first, a page by limit and offset. By agent, an "
+        "agent with sessions in the range whose logs record no usage there is one more row, last: "
+        "usage_recorded 0, key and agent its name, sessions how many, tokens and cost null.",
         params=(
             Param(
                 "group_by",

@@ -48,13 +48,12 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
         rows = await canned(datasette, "usage", given)
     except QueryFailed as failure:
         return await render_page(datasette, request, "archivist_usage.html", {**context, "failure": failure}, 400)
-    beside = {}
+    beside, by_agent = {}, rows
     for name in BESIDE:
         if name != group_by:
-            beside[name] = [
-                _row(datasette, given, name, row)
-                for row in recorded(await canned(datasette, "usage", {**given, "group_by": name}))
-            ]
+            found = await canned(datasette, "usage", {**given, "group_by": name, "limit": "", "offset": ""})
+            by_agent = found if name == "agent" else by_agent
+            beside[name] = [_row(datasette, given, name, row) for row in recorded(found)]
     shown = [_row(datasette, given, group_by, row) for row in recorded(rows)]
     highest = max((row["total_tokens"] for row in shown), default=0)
     for row in shown:
@@ -64,7 +63,7 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
         bars=shown if group_by in PERIODS else [],
         totals=usage_totals(shown),
         beside=beside,
-        unrecorded=unrecorded(rows),
+        unrecorded=unrecorded(by_agent),
         next_url=_next_page(datasette, given, group_by, len(shown)),
         price_data=next((row["price_data"] for row in rows if row["price_data"]), None),
     )

@@ -119,7 +119,7 @@ ran as (
     and (i.projects = '[]' or archivist_in_projects(i.projects, h.project))
 ),
 unrecorded as (
-  -- the agents among them whose logs record no usage in the range
+  -- the agents among them whose logs record no usage in the range (listed by agent)
   select r.agent, count(*) as sessions
   from ran r
   where r.agent is not null and r.agent not in (select w.agent from wanted w where w.agent is not null)
@@ -139,7 +139,8 @@ listed as (
   union all
   select u.agent, null, null, null, null, null, null, null, 0, 0, u.sessions, '[]', null, null, u.agent, null, null,
     0, u.agent
-  from unrecorded u
+  from unrecorded u, inputs i
+  where i.group_by = 'agent'  -- (a row whose key is an agent: only where the rows are agents)
 )
 select
   l.key, l.input_tokens, l.output_tokens, l.cache_write_tokens, l.cache_read_tokens, l.total_tokens, l.cost,
