@@ -22,6 +22,9 @@ SQL that several queries need is written once:
   computed values (the id as text, the absolute path) that no index holds, and read
   every document; the fragment keeps each lookup on an index, and the include line
   shows where it goes.
+
+The parts of ``search.sql`` that name its filters are made from ``filters.FILTERS`` the same way,
+from a line that names the part (``-- include: filters.inputs``), so that the SQL names no filter.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from importlib.resources import files
 from typing import Any
 
 from archivist.errors import ArchivistError
+from archivist.queries import filters
 from archivist.queries.declarations import QUERIES
 
 # The environment variable that sets report_link_base_url for every surface: links in
@@ -47,7 +51,7 @@ def default_settings() -> dict[str, Any]:
     return {"report_link_base_url": os.environ.get(REPORT_LINK_ENV) or None}
 
 
-_INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)-- include: (?P<file>_\w+\.sql)[ \t]*$", re.M)
+_INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)-- include: (?:(?P<file>_\w+\.sql)|filters\.(?P<part>\w+))[ \t]*$", re.M)
 
 
 def _sql_file(filename: str) -> str:
@@ -66,7 +70,8 @@ def query_files() -> list[str]:
 
 def _expand(sql: str) -> str:
     def include(match: re.Match[str]) -> str:
-        fragment = _expand(_sql_file(match["file"])).rstrip("\n")
+        made = filters.sql_part(match["part"]) if match["part"] else _sql_file(match["file"])
+        fragment = _expand(made).rstrip("\n")
         return "\n".join(match["indent"] + line if line else line for line in fragment.split("\n"))
 
     return _INCLUDE_RE.sub(include, sql)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FACETS = ("kind", "type", "month", "day", "tags", "product_id", "agent", "project", "model")
-LIST_FACETS = frozenset(("tags", "model"))  # JSON arrays: each of their values counts
-ALL_VALUES = frozenset(("kind", "type", "month", "day", "agent"))  # every value listed; others: the first 50
+from archivist.queries import filters
+
+FACETS = tuple(facet.name for facet in filters.FACETS)  # in the order of archivist_facets' arguments
+LIST_FACETS = frozenset(facet.name for facet in filters.FACETS if facet.many)  # JSON arrays: each value counts
+ALL_VALUES = frozenset(facet.name for facet in filters.FACETS if facet.every_value)  # others: the first 50
 FACET_VALUES = 50
-PERIODS = frozenset(("month", "day"))  # newest first; the others: most first, then by value
+PERIODS = frozenset(facet.name for facet in filters.PERIODS)  # newest first; the others: most first, then by value
 
 
 def _sql_order(value: Any) -> tuple[int, Any]:
@@ -18,13 +20,13 @@ def _sql_order(value: Any) -> tuple[int, Any]:
 
 
 class FacetCounts:
-    """``archivist_facets(kind, type, month, day, tags, product_id, agent, project, models)``: an
-    aggregate of the documents of a search, answering each facet's counts as one JSON object,
-    every facet named: ``{"kind": {"note": 12, ...}, "type": {...}, ...}``.
+    """``archivist_facets(...)``, one argument per facet (``filters.FACETS``): an aggregate of
+    the documents of a search, answering each facet's counts as one JSON object, every facet
+    named: ``{"kind": {"note": 12, ...}, "type": {...}, ...}``.
 
     Each facet's values come most first (months and days: newest first), then by value; 50
-    at most, but for kind, type, month, day and agent. NULLs are not counted; ``tags`` and
-    ``models`` are JSON arrays, each of whose values counts.
+    at most, but for the facets that list every value. NULLs are not counted; a list facet's
+    value is a JSON array, each of whose values counts.
     """
 
     def __init__(self) -> None:

@@ -3,16 +3,15 @@
 
 ``declarations`` declares the ``search`` query with these; every surface of the search
 (GET /api/search, the search page, the MCP ``search`` tool, ``archivist search``, the canned
-query) is derived from them.
+query) is derived from them. The list filters are declared in ``filters``, each with its stored
+key, chip, facet and examples.
 """
 
 from __future__ import annotations
 
 from archivist.queries import params, rules
-from archivist.queries.params import QUERY_LIMITS, SEARCH_DATES, Alias, Param, Rule, Value, as_given
-
-LOG_AGENTS = ", ".join(agent for agent in rules.AGENTS if agent != rules.WORKSPACE_AGENT)
-OWN_AGENT = f"{rules.WORKSPACE_AGENT} (the conversations written in the workspace itself)"
+from archivist.queries.filters import FILTERS
+from archivist.queries.params import QUERY_LIMITS, SEARCH_DATES, Alias, Param, Value, as_given
 
 
 def _choice(
@@ -32,10 +31,7 @@ def _whole(name: str, high: int, description: str, form: str | None = None, exam
     return Param(name, rule, description, type="integer", flags=(flag,), metavar="N", form=form)
 
 
-def _listed(name: str, description: str, flags: tuple[str, ...], metavar: str, rule: Rule = rules.text_list) -> Param:
-    """One of the search's lists: an option of ``archivist search`` and a field the search page keeps."""
-    return Param(name, rule, description, many=True, flags=flags, metavar=metavar, form="hidden")
-
+FILTER_PARAMS = tuple(f.param for f in FILTERS)
 
 SEARCH_PARAMS = (
     Param(
@@ -69,20 +65,7 @@ SEARCH_PARAMS = (
         metavar="SORT",
         form="hidden",
     ),
-    _listed(
-        "entities",
-        f"Only these kinds ({', '.join(rules.KINDS)}) or record entity types ({', '.join(rules.ENTITY_TYPES)}, ...).",
-        ("--kind", "--kinds", "--entities"),
-        "KIND",
-    ),
-    _listed(
-        "types",
-        "Only these types: memory types (note, decision, task, ...), entity types, conversation types or report "
-        "commands.",
-        ("--type", "--types"),
-        "TYPE",
-    ),
-    _listed("tags", "Only documents with these tags: any of them, or all with match_all.", ("--tag", "--tags"), "TAG"),
+    *FILTER_PARAMS[:3],  # entities, types and tags come before match_all and the dates
     Param(
         "match_all",
         rules.boolean("match_all"),
@@ -92,51 +75,7 @@ SEARCH_PARAMS = (
         form="hidden",
     ),
     *params.dates(SEARCH_DATES, flags=True),
-    Param(
-        "product_ids",
-        rules.id_list("product_ids"),
-        "Only records of these products (positive whole numbers).",
-        type="integer",
-        many=True,
-        flags=("--product-id", "--product-ids"),
-        metavar="N",
-        form="hidden",
-    ),
-    _listed(
-        "agents",
-        f"Only conversations of these agents: agent-log kinds ({LOG_AGENTS}) or {OWN_AGENT}.",
-        ("--agent", "--agents"),
-        "AGENT",
-    ),
-    _listed(
-        "projects",
-        "Only conversations of these projects: a full path, or its last folder's name.",
-        ("--project", "--projects"),
-        "PROJECT",
-    ),
-    _listed("models", "Only conversations that used these models.", ("--model", "--models"), "MODEL"),
-    _listed(
-        "files",
-        "Only conversations that touched these files: a full path, or a file name.",
-        ("--file", "--files"),
-        "FILE",
-    ),
-    _listed(
-        "tools",
-        "Only conversations whose tool calls used these tools, by the name their logs give them (Bash, Edit, "
-        "read_file; any case).",
-        ("--tool", "--tools"),
-        "TOOL",
-    ),
-    _listed(
-        "roles",
-        f"Only hits in these roles: {', '.join(rules.MESSAGE_ROLES)} (an agent log's hit must be a message of one of "
-        f"them: a session's title, opening prompt and meaning count only with both user and assistant, and a tool's "
-        f"raw output is kept apart, not searched) and {rules.DOCUMENT_ROLE} (the workspace's own documents).",
-        ("--role", "--roles"),
-        "ROLE",
-        rules.role_list,
-    ),
+    *FILTER_PARAMS[3:],
     _choice(
         "match_mode",
         ("simple", "raw"),

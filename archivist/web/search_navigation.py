@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from archivist.queries import filters
 from archivist.queries.lists import items
 from archivist.web.urls import SearchState
 
@@ -14,7 +15,7 @@ from archivist.web.urls import SearchState
 def facet_groups(
     state: SearchState, facets: dict[str, dict[str, int]], products: dict[str, str]
 ) -> list[dict[str, Any]]:
-    """The facet sidebar: groups of (label, count, URL, selected), in the order they narrow."""
+    """The facet sidebar: groups of (label, count, URL, selected), in the order they narrow (``filters.FACETS``)."""
     groups = []
 
     def group(name: str, label: str, items: list[dict[str, Any]]) -> None:
@@ -40,8 +41,29 @@ def facet_groups(
             )
         return items
 
-    group("kind", "Kind", single("entities", facets.get("kind") or {}))
-    group("type", "Type", single("types", facets.get("type") or {}))
+    for facet in filters.FACETS:
+        counts = facets.get(facet.name) or {}
+        if facet is filters.PERIODS[0]:
+            group(*_dates(state, facets))
+        elif facet in filters.PERIODS:
+            continue
+        elif facet.shown == "tags":
+            group(facet.sidebar, facet.label, _tags(state, _FACET_FILTERS[facet.name].name, counts))
+        elif facet.shown == "products":
+            group(facet.sidebar, facet.label, single(_FACET_FILTERS[facet.name].name, counts, products))
+        elif facet.shown == "folders":
+            named = {path: project_name(path) for path in counts}
+            group(facet.sidebar, facet.label, single(_FACET_FILTERS[facet.name].name, counts, named, True))
+        else:
+            group(facet.sidebar, facet.label, single(_FACET_FILTERS[facet.name].name, counts))
+    return groups
+
+
+_FACET_FILTERS = {f.facet.name: f for f in filters.FILTERS if f.facet is not None}
+
+
+def _dates(state: SearchState, facets: dict[str, dict[str, int]]) -> tuple[str, str, list[dict[str, Any]]]:
+    """The time filter's group: months, or the days of the month chosen."""
     period = state.period()
     dates = []
     if period is None:
@@ -55,36 +77,33 @@ def facet_groups(
                     "selected": False,
                 }
             )
-        group("month", "Month", dates)
-    else:
-        month = period[:7]
-        whole = period == month  # selected: a click removes the date filter
-        href = state.url(start_date=None, end_date=None) if whole else state.url(start_date=month, end_date=month)
-        dates.append({"value": month, "label": f"All of {month}", "count": None, "href": href, "selected": whole})
-        for day, count in sorted((facets.get("day") or {}).items(), reverse=True):
-            if day.startswith(month):
-                selected = period == day
-                href = (
-                    state.url(start_date=month, end_date=month) if selected else state.url(start_date=day, end_date=day)
-                )
-                dates.append({"value": day, "label": day, "count": count, "href": href, "selected": selected})
-        group("day", "Day", dates)
-    tags = []
-    current = items(state.params.get("tags"))
-    for tag, count in (facets.get("tags") or {}).items():
+        return "month", "Month", dates
+    month = period[:7]
+    whole = period == month  # selected: a click removes the date filter
+    href = state.url(start_date=None, end_date=None) if whole else state.url(start_date=month, end_date=month)
+    dates.append({"value": month, "label": f"All of {month}", "count": None, "href": href, "selected": whole})
+    for day, count in sorted((facets.get("day") or {}).items(), reverse=True):
+        if day.startswith(month):
+            selected = period == day
+            href = state.url(start_date=month, end_date=month) if selected else state.url(start_date=day, end_date=day)
+            dates.append({"value": day, "label": day, "count": count, "href": href, "selected": selected})
+    return "day", "Day", dates
+
+
+def _tags(state: SearchState, key: str, counts: dict[str, int]) -> list[dict[str, Any]]:
+    """Tags: a selected one removed on click, another narrows (every selected tag must be present)."""
+    found = []
+    current = items(state.params.get(key))
+    for tag, count in counts.items():
         if tag in current:
-            href, selected = state.url(tags=",".join(t for t in current if t != tag)), True
-        else:  # another tag narrows: every selected tag must be present
-            href, selected = state.url(tags=",".join([*current, tag]), match_all="true" if current else None), False
-        tags.append({"value": tag, "label": tag, "count": count, "href": href, "selected": selected})
-    group("tags", "Tags", tags)
-    group("product", "Product", single("product_ids", facets.get("product_id") or {}, products))
-    # conversations read from agent logs: by agent, project (shown by its folder) and model
-    group("agent", "Agent", single("agents", facets.get("agent") or {}))
-    projects = facets.get("project") or {}
-    group("project", "Project", single("projects", projects, {path: project_name(path) for path in projects}, True))
-    group("model", "Model", single("models", facets.get("model") or {}))
-    return groups
+            href, selected = state.url(**{key: ",".join(t for t in current if t != tag)}), True
+        else:
+            href, selected = (
+                state.url(**{key: ",".join([*current, tag]), "match_all": "true" if current else None}),
+                False,
+            )
+        found.append({"value": tag, "label": tag, "count": count, "href": href, "selected": selected})
+    return found
 
 
 def project_name(path: str) -> str:
@@ -92,19 +111,10 @@ def project_name(path: str) -> str:
     return re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
 
 
+_PRODUCT_KEYS = frozenset(f.name for f in filters.FILTERS if f.facet is not None and f.facet.shown == "products")
+
 # the list filters, as their chips name them
-CHIP_KEYS = (
-    ("entities", "kind"),
-    ("types", "type"),
-    ("tags", "tag"),
-    ("product_ids", "product"),
-    ("agents", "agent"),
-    ("projects", "project"),
-    ("models", "model"),
-    ("files", "file"),
-    ("tools", "tool"),
-    ("roles", "role"),
-)
+CHIP_KEYS = tuple((f.name, f.chip) for f in filters.FILTERS)
 
 
 def cleared(state: SearchState, modes: tuple[str, ...]) -> str:
@@ -123,7 +133,7 @@ def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[st
         values = items(state.params.get(key))
         for value in values:
             rest = ",".join(v for v in values if v != value)
-            text = products.get(value, value) if key == "product_ids" else value
+            text = products.get(value, value) if key in _PRODUCT_KEYS else value
             chips.append({"label": f"{label}: {text}", "href": state.url(**{key: rest})})
     start, end = state.dates()
     if start or end:

@@ -9,8 +9,8 @@
 --   1. inputs, plan         the parameters parsed; the ranking the mode asks for (keyword,
 --                           semantic, hybrid, similar or newest first) and how deep it ranks
 --                           (every match, where a sort needs them all)
---   2. the words            kind, type, date, tags, products, agents, projects, models,
---                           files and roles as words of the FTS column filter_tokens
+--   2. the words            the list filters (archivist/queries/filters.py) and the dates
+--                           as words of the FTS column filter_tokens
 --                           (archivist/vocabulary.py), so that the FTS engine applies the
 --                           filters while it matches, and the query's words, as one FTS
 --                           expression per use (search_words, fts_expressions)
@@ -49,16 +49,8 @@ with inputs as materialized (
     case when lower(trim(:output)) = 'brief' then 'brief' else 'full' end as output,
     case when lower(trim(:match_mode)) = 'raw' then 'raw' else 'all' end as match_mode,
     lower(trim(:match_all)) in ('1', 'true', 'yes', 'on') as match_all,
-    archivist_list(:entities, 'lower') as entities,
-    archivist_list(:types) as types,
-    archivist_list(:tags, 'tag') as tags,
-    archivist_list(:product_ids) as product_ids,
-    archivist_list(:agents, 'lower') as agents,
-    archivist_list(:projects) as projects,
-    archivist_list(:models) as models,
-    archivist_list(:files) as files,
-    archivist_list(:tools, 'lower') as tools,
-    archivist_list(:roles, 'lower') as roles,
+    -- the list filters (archivist/queries/filters.py), each a JSON array
+    -- include: filters.inputs
     archivist_time(:start_date, 0) as start_at,
     archivist_time(:end_date, 1) as end_at,
     cast(nullif(trim(:min_similarity), '') as real) as min_similarity,
@@ -95,9 +87,8 @@ search_words as materialized (
   -- read the expressions each cost the statement little to prepare
   select archivist_search_words(json_object(
     'query', query, 'match_mode', match_mode, 'ranking', ranking,
-    'entities', json(entities), 'types', json(types), 'tags', json(tags), 'match_all', match_all,
-    'product_ids', json(product_ids), 'agents', json(agents), 'projects', json(projects),
-    'models', json(models), 'files', json(files), 'tools', json(tools), 'roles', json(roles),
+    -- include: filters.spec
+    'match_all', match_all,
     'start_at', start_at, 'end_at', end_at,
     'first', (select min(timestamp) from documents), 'last', (select max(timestamp) from documents)
   )) as spec
@@ -536,14 +527,11 @@ listed as (
       end,
       ',' order by r.position
     ) filter (where r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size), '') || ']' as items,
-    -- the facets: counts over the first 200 ranked documents (full output only), each facet's
-    -- values most first (months and days newest first), 50 at most per facet but for kind,
-    -- type, month, day and agent; an agent log's conversation adds its agent, project and models
+    -- the facets (filters.FACETS): counts over the first 200 ranked documents (full output
+    -- only), each facet's values most first (months and days newest first), 50 at most per
+    -- facet but for those that list every value
     archivist_facets(
-      d.kind, d.type, d.month, d.day, d.tags, d.product_id,
-      case when d.source like 'log:%' then d.extra ->> 'agent' end,
-      case when d.source like 'log:%' then d.extra ->> 'project' end,
-      coalesce(case when d.source like 'log:%' then d.extra ->> '$.models' end, '[]')
+      -- include: filters.facet_values
     ) filter (where plan.output = 'full' and r.position <= 200) as facets
   from plan
   cross join ordered r
@@ -618,23 +606,13 @@ select case plan.output
     'building', json(listed.building),
     -- (no documents: every facet, empty)
     'facets', json(coalesce(listed.facets, json_object(
-      'kind', json('{}'), 'type', json('{}'), 'month', json('{}'), 'day', json('{}'), 'tags', json('{}'),
-      'product_id', json('{}'), 'agent', json('{}'), 'project', json('{}'), 'model', json('{}')
+      -- include: filters.no_facets
     ))),
     'filters', json_object(
-      'entities', json(plan.entities),
-      'types', json(plan.types),
-      'tags', json(plan.tags),
+      -- include: filters.echo
       'match_all', json(case when plan.match_all then 'true' else 'false' end),
       'start_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.start_at, 'unixepoch'),
       'end_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.end_at, 'unixepoch'),
-      'product_ids', json(plan.product_ids),
-      'agents', json(plan.agents),
-      'projects', json(plan.projects),
-      'models', json(plan.models),
-      'files', json(plan.files),
-      'tools', json(plan.tools),
-      'roles', json(plan.roles),
       'match_mode', case plan.match_mode when 'raw' then 'raw' else 'simple' end,
       'min_similarity', plan.min_similarity,
       'document', nullif(trim(:document), '')
