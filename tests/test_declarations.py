@@ -91,7 +91,7 @@ def json_types(param: Param, required: bool) -> list[Any]:
     types: list[Any] = [param.type, *param.also]
     if param.many:
         types = [("array", param.type), "string"] if LIST_FORMS["mcp"].array else ["string"]
-    if param.default is None and not required:
+    if param.omitted is None and not required:  # (a number's default is its query's: null passes it on)
         types.append("null")
     return types
 

@@ -1,13 +1,21 @@
 """The arguments and options that several commands share: the workspace, its archive,
-agent-log sources, following changes, and what a server allows."""
+agent-log sources, following changes, and what a server allows; and an option made from a declared
+parameter (``declared_option``), with the declaration's bounds, choices, default and help."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from archivist.agents.kinds import KINDS as LOG_KINDS
+
+if TYPE_CHECKING:
+    from archivist.queries.params import Param
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 WORKSPACE_ENV = "ARCHIVIST_WORKSPACE"
 
@@ -86,3 +94,41 @@ config_dir_option = click.option(
     "the archive's descriptions), datasette.yaml (settings and plugin blocks), templates/ (searched first), "
     "plugins/ (loaded) and static/.",
 )
+
+
+class DeclaredOption(click.Option):
+    """An option that gives declared parameters (``archivist.queries.params.Param``; ``archivist search``'s
+    may give one to each search it runs): its bounds, choices, default and help are the declaration's."""
+
+    def __init__(self, *args: Any, declared: tuple[Param, ...], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.declared = declared
+
+
+def declared_type(param: Param) -> click.ParamType | None:
+    """The click type of a declared parameter's value: a range from its bounds, a choice from its choices."""
+    if param.type == "integer" and (param.minimum is not None or param.maximum is not None):
+        low, high = param.minimum, param.maximum
+        return click.IntRange(None if low is None else int(low), None if high is None else int(high))
+    if param.choices and not param.many:
+        return click.Choice(param.choices)
+    return None
+
+
+def declared_option(param: Param, *flags: str, metavar: str | None = None) -> Callable[[F], F]:
+    """The option ``flags`` of a command, as ``param`` declares it (a list: the option repeated)."""
+    flag = param.type == "boolean"
+    default: Any = () if param.many else param.default if param.default not in ("", None) else None
+    return click.option(
+        *flags,
+        param.name,
+        cls=DeclaredOption,
+        declared=(param,),
+        type=None if flag else declared_type(param),
+        multiple=param.many,
+        is_flag=flag,
+        default=False if flag else default,
+        show_default=default not in (None, ()) and not flag,
+        metavar=None if flag or (param.choices and not param.many) else metavar or param.metavar,
+        help=param.described("cli"),
+    )

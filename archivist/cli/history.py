@@ -10,17 +10,20 @@ from typing import Any
 
 import click
 
-from archivist.cli.arguments import db_option
+from archivist.cli.arguments import db_option, declared_option
+from archivist.queries.declarations import HISTORY_LIMIT, QUERIES
 from archivist.queries.diffs import stored_diffs
 from archivist.queries.params import MAX_LIMIT as PAGE  # calls asked for at a time, every page printed
+
+QUERY = QUERIES["file_history"]
 
 
 @click.command()
 @click.argument("workspace", metavar="WORKSPACE", type=click.Path(path_type=Path))
 @click.argument("path", metavar="PATH")
 @db_option
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True, help="Most calls to print.")
-@click.option("--changes", is_flag=True, help="Only the calls that changed the file, each with its diff.")
+@declared_option(HISTORY_LIMIT, "--limit")
+@declared_option(QUERY.param("changes"), "--changes")
 @click.option("--json", "as_json", is_flag=True, help="Print the calls as JSON.")
 def history(workspace: Path, path: str, db_path: Path | None, limit: int, changes: bool, as_json: bool) -> None:
     """Every session and tool call of WORKSPACE's agent logs that read or changed PATH, newest first.

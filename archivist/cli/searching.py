@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from archivist.cli.arguments import db_option, workspace_argument
+from archivist.cli.arguments import DeclaredOption, db_option, workspace_argument
 from archivist.cli.output import fail, info, plural, refuse
 from archivist.cli.search_output import (
     print_conversations,
@@ -72,8 +72,9 @@ class Option:
         many = any(param.many for _switch, param in self.params)
         flag = self.param.type == "boolean"
         default: Any = False if flag else () if many else None
-        return click.Option(
+        return DeclaredOption(
             [*self.flags, self.dest],
+            declared=tuple(param for _switch, param in self.params),
             multiple=many,
             is_flag=flag,
             default=default,
@@ -143,9 +144,12 @@ def search_params(query: str, mode: str | None, db_path: Path, given: dict[str, 
     """The unified search's parameters, as /api/search takes them; only those given."""
     if mode is None:
         from archivist.archive.schema import is_embedded
+        from archivist.queries.rules import DEFAULT_MODE
 
-        mode = "" if is_embedded(db_path) else "keyword"  # "": the search's own default, hybrid
-        info("Mode: " + ("hybrid" if not mode else "keyword (the archive has no embeddings yet: `archivist embed`)"))
+        mode = "" if is_embedded(db_path) else "keyword"  # "": the search's own default
+        info(
+            "Mode: " + (DEFAULT_MODE if not mode else "keyword (the archive has no embeddings yet: `archivist embed`)")
+        )
     options = {name: listed(value) for name, value in given.items()}
     date_range = options.pop(AS_BOUNDS, "")
     if date_range:

@@ -9,11 +9,9 @@ from typing import Any
 
 import click
 
-from archivist.cli.arguments import db_option, workspace_argument
+from archivist.cli.arguments import db_option, declared_option, workspace_argument
 from archivist.queries.declarations import QUERIES
 from archivist.queries.totals import (
-    USAGE_BY,
-    USAGE_SESSIONS,
     USAGE_TOKENS,
     recorded,
     unrecorded,
@@ -29,19 +27,19 @@ TOKEN_COLUMNS = tuple(zip(USAGE_TOKENS, ("input", "output", "cache write", "cach
 @click.command()
 @workspace_argument
 @db_option
-@click.option("--since", metavar="DATE", help=QUERY.param("start_date").description)
-@click.option("--until", metavar="DATE", help=QUERY.param("end_date").description)
-@click.option("--by", "group_by", type=click.Choice(USAGE_BY), default="day", show_default=True)
-@click.option("--agent", "agents", multiple=True, metavar="KIND", help=QUERY.param("agents").description)
-@click.option("--project", "projects", multiple=True, metavar="PROJECT", help=QUERY.param("projects").description)
-@click.option("--limit", type=int, default=USAGE_SESSIONS, show_default=True, help=QUERY.param("limit").description)
-@click.option("--offset", type=int, default=0, show_default=True, help=QUERY.param("offset").description)
+@declared_option(QUERY.param("start_date"), "--since", metavar="DATE")
+@declared_option(QUERY.param("end_date"), "--until", metavar="DATE")
+@declared_option(QUERY.param("group_by"), "--by")
+@declared_option(QUERY.param("agents"), "--agent", metavar="KIND")
+@declared_option(QUERY.param("projects"), "--project", metavar="PROJECT")
+@declared_option(QUERY.param("limit"), "--limit")
+@declared_option(QUERY.param("offset"), "--offset")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows and their totals as JSON.")
 def usage(
     workspace: Path | None,
     db_path: Path | None,
-    since: str | None,
-    until: str | None,
+    start_date: str | None,
+    end_date: str | None,
     group_by: str,
     agents: tuple[str, ...],
     projects: tuple[str, ...],
@@ -64,8 +62,8 @@ def usage(
     path = archive_to_read(workspace_folder(workspace, "usage"), db_path)
     params = {
         "group_by": group_by,
-        "start_date": since or "",
-        "end_date": until or "",
+        "start_date": start_date or "",
+        "end_date": end_date or "",
         "agents": ",".join(agents),
         "projects": json.dumps(list(projects)) if projects else "",
         "limit": str(limit),

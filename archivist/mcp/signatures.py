@@ -31,14 +31,40 @@ PYTHON_TYPES: dict[str, Any] = {
 
 
 def annotation(param: Param, required: bool) -> Any:
-    """The type hint whose JSON schema is the parameter's, with its description."""
-    types: list[Any] = [PYTHON_TYPES[param.type], *(PYTHON_TYPES[other] for other in param.also)]
+    """The type hint whose JSON schema is the parameter's, with its description, its bounds, its choices and
+    its default (what leaving it out means)."""
+    item = _item(param)
+    types: list[Any] = [item, *(PYTHON_TYPES[other] for other in param.also)]
     if param.many:  # an array (where MCP takes one), or its items comma-separated in one string
-        types = [list[types[0]], str] if LIST_FORMS["mcp"].array else [str]  # type: ignore[valid-type]
-    if param.default is None and not required:
+        types = [list[item], str] if LIST_FORMS["mcp"].array else [str]  # type: ignore[valid-type]
+    if param.omitted is None and not required:
         types.append(type(None))
     union = functools.reduce(operator.or_, types)
-    return Annotated[union, Field(description=param.described("mcp"))]
+    return Annotated[union, Field(description=param.described("mcp"), json_schema_extra=_shown(param, required))]
+
+
+def _item(param: Param) -> Any:
+    """The type of its value (of each item, for a list), with its choices as an enum."""
+    if not param.choices:
+        return PYTHON_TYPES[param.type]
+    return Annotated[PYTHON_TYPES[param.type], Field(json_schema_extra={"enum": list(_choices(param))})]
+
+
+def _choices(param: Param) -> tuple[str, ...]:
+    """Its choices; and the empty value where a single value may be left empty (its default)."""
+    return param.choices + ("",) if param.default == "" and not param.many else param.choices
+
+
+def _shown(param: Param, required: bool) -> dict[str, Any]:
+    """What the schema says of it besides its type: its bounds, and its default unless it is required."""
+    shown: dict[str, Any] = {}
+    if param.minimum is not None:
+        shown["minimum"] = param.minimum
+    if param.maximum is not None:
+        shown["maximum"] = param.maximum
+    if not required:
+        shown["default"] = param.default
+    return shown
 
 
 def signature(inputs: list[tuple[Param, bool]], output: type, context: bool = False) -> inspect.Signature:
@@ -48,7 +74,7 @@ def signature(inputs: list[tuple[Param, bool]], output: type, context: bool = Fa
         inspect.Parameter(
             param.name,
             inspect.Parameter.KEYWORD_ONLY,
-            default=inspect.Parameter.empty if required else param.default,
+            default=inspect.Parameter.empty if required else param.omitted,
             annotation=annotation(param, required),
         )
         for param, required in inputs

@@ -6,7 +6,7 @@ where the surfaces show it), in the order forms show them; the checks across
 parameters; whether its SQL embeds the query (the model is loaded before the SQL
 runs); and the names seed systems use for its parameters (``params.Alias``). The MCP
 tools' parameters that are no query's (which workspace; the embedding API's) are
-declared here too (``WORKSPACE``, ``TOOL_PARAMS``).
+declared here too (``WORKSPACE``, ``TOOL_PARAMS``), and the command line's own (``CLI_PARAMS``).
 
 Every surface is derived from these declarations: Datasette's canned queries
 (``catalog.canned_queries``), the parameter checks (``validation.QUERIES``), the MCP
@@ -35,7 +35,7 @@ from archivist.queries.rules import Check
 from archivist.queries.search_params import SEARCH_ALIASES, SEARCH_PARAMS
 from archivist.queries.totals import USAGE_BY, USAGE_SESSIONS
 
-__all__ = ["QUERIES", "QUERY_LIMITS", "TOOL_PARAMS", "WORKSPACE", "Alias", "Param", "Query"]
+__all__ = ["CLI_PARAMS", "QUERIES", "QUERY_LIMITS", "TOOL_PARAMS", "WORKSPACE", "Alias", "Param", "Query"]
 
 
 @dataclass(frozen=True)
@@ -255,13 +255,7 @@ QUERIES: dict[str, Query] = {
         "past midnight matches both days); a workspace conversation when its whole date lies inside. "
         "Page with offset: fewer rows than limit is the last page.",
         params=(
-            Param(
-                "agents",
-                rules.agent_list,
-                f"Only these agents: {', '.join(rules.AGENTS)} ({rules.WORKSPACE_AGENT}: the conversations written "
-                "in the workspace itself); empty: every agent.",
-                many=True,
-            ),
+            params.agents("conversations"),
             Param(
                 "projects",
                 rules.text_list,
@@ -312,6 +306,7 @@ QUERIES: dict[str, Query] = {
                 rules.bounded_int("limit", 1, 200, example=50),
                 "Most messages to return, 1 to 200 (default 50).",
                 type="integer",
+                default=50,
             ),
             Param(
                 "include",
@@ -365,7 +360,7 @@ QUERIES: dict[str, Query] = {
             *params.dates(
                 "all in UTC; by default from 30 days ago until today; a session counts when it ran at some time inside"
             ),
-            *params.log_filters(),
+            *params.log_filters("the sessions"),
         ),
         checks=(rules.dates_in_order,),
     ),
@@ -387,7 +382,7 @@ QUERIES: dict[str, Query] = {
                 "all in UTC; by default from 30 days ago until today; messages are counted by the hour, so a "
                 "bound within an hour takes that hour whole"
             ),
-            *params.log_filters(),
+            *params.log_filters("the messages"),
         ),
         checks=(rules.dates_in_order,),
     ),
@@ -415,7 +410,7 @@ QUERIES: dict[str, Query] = {
                 "all in UTC; a response counts when its hour lies inside (a bound within an hour takes that hour "
                 "whole: usage is kept by the hour)"
             ),
-            *params.log_filters(),
+            *params.log_filters("the responses"),
             params.limit(USAGE_SESSIONS, "sessions (by session only)"),
             params.offset(
                 "How many sessions to skip (by session only; default 0). Next page: offset + limit; fewer "
@@ -447,3 +442,16 @@ TOOL_PARAMS: dict[str, tuple[Param, ...]] = {
         ),
     ),
 }
+
+# --- the command line's parameters that are no canned query's ----------------------------------
+
+# archivist history prints every page of file_history it asks for: its limit is the calls printed
+HISTORY_LIMIT = Param(
+    "limit",
+    rules.bounded_int("limit", 1, 10_000, example=50),
+    f"Most calls to print, 1 to 10000 (default 50): asked of file_history {params.MAX_LIMIT} at a time.",
+    type="integer",
+    default=50,
+    metavar="N",
+)
+CLI_PARAMS: dict[str, tuple[Param, ...]] = {"history": (HISTORY_LIMIT,)}

@@ -93,6 +93,28 @@ class Param:
         if "\n" in self.description:
             raise ValueError(f"{self.name}: a description is one line")
 
+    @property
+    def minimum(self) -> float | None:
+        """The least value it takes, where its rule bounds it."""
+        return self.rule.minimum if isinstance(self.rule, rules.Limits) else None
+
+    @property
+    def maximum(self) -> float | None:
+        """The greatest value it takes, where its rule bounds it."""
+        return self.rule.maximum if isinstance(self.rule, rules.Limits) else None
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The values it takes (each item's, for a list), where its rule names them; else any."""
+        return self.rule.choices if isinstance(self.rule, rules.Limits) else ()
+
+    @property
+    def omitted(self) -> Value:
+        """What a surface passes on when a caller leaves it out: its default, but a number's is left to the
+        query (its SQL says it too), so that another name for it (limit for page_size) never disagrees with
+        a default that no caller gave."""
+        return None if self.type in ("integer", "number") else self.default  # type: ignore[return-value]
+
     def described(self, surface: Surface) -> str:
         """Its description as ``surface`` shows it: a list's says how that surface takes one."""
         return f"{self.description} {LIST_FORMS[surface].sentence}" if self.many else self.description
@@ -167,15 +189,29 @@ def fields(params: tuple[Param, ...], aliases: tuple[Alias, ...] = ()) -> tuple[
 # --- parameters that several queries take, each query with its own wording ---------------------
 
 
-def log_filters() -> tuple[Param, Param]:
+AGENTS = (
+    f"{', '.join(rules.LOG_KINDS)} (agent-log kinds) or {rules.WORKSPACE_AGENT} (the conversations written in the "
+    "workspace itself)"
+)
+
+
+def agents(what: str, flags: tuple[str, ...] = (), metavar: str | None = None, form: str | None = None) -> Param:
+    """The agents whose ``what`` a query reads: each a known agent (INVALID_PARAMETER naming them else)."""
+    return Param(
+        "agents",
+        rules.agent_list,
+        f"Only {what} of these agents: {AGENTS}; empty: every agent.",
+        many=True,
+        flags=flags,
+        metavar=metavar,
+        form=form,
+    )
+
+
+def log_filters(what: str) -> tuple[Param, Param]:
     """The agents and projects of the agent logs a query reads (usage, project_activity)."""
     return (
-        Param(
-            "agents",
-            rules.agent_list,
-            f"Only these agents: {', '.join(rules.LOG_KINDS)}; empty: every agent.",
-            many=True,
-        ),
+        agents(what),
         Param(
             "projects",
             rules.text_list,
@@ -201,6 +237,7 @@ def limit(default: int, what: str = "results", flags: tuple[str, ...] = (), name
         rules.bounded_int(name, 1, MAX_LIMIT),
         f"Most {what} to return, 1 to {MAX_LIMIT} (default {default}).",
         type="integer",
+        default=default,
         flags=flags,
         metavar="N",
     )
@@ -252,4 +289,5 @@ def dates(matches: str, flags: bool = False) -> tuple[Param, Param]:
 
 def offset(description: str) -> Param:
     """How many rows to skip, for paging."""
-    return Param("offset", rules.bounded_int("offset", 0, rules.MAX_OFFSET, example=0), description, type="integer")
+    rule = rules.bounded_int("offset", 0, rules.MAX_OFFSET, example=0)
+    return Param("offset", rule, description, type="integer", default=0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from archivist import dates
@@ -30,6 +31,24 @@ MAX_QUERY_CHARS = 2000
 MAX_VALUE_CHARS = 4096
 MAX_PATH_CHARS = 4096  # a file's path (PATH_MAX on Linux)
 MAX_ID = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A rule whose bounds or choices are data: the MCP schemas and the command line show them.
+
+    It checks a value as any rule does (``check``); ``minimum`` and ``maximum`` bound a
+    number, ``choices`` are the values it takes (of each item, for a list).
+    """
+
+    check: Rule
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def __call__(self, value: str) -> str:
+        return self.check(value)
+
 
 _DATE_RANGE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _COMMAND_RE = re.compile(r"^\w[\w.\- ]*$")
@@ -93,10 +112,11 @@ def date_range(value: str) -> str:
     return value
 
 
-def bounded_int(name: str, low: int, high: int, example: int | None = None) -> Rule:
+def bounded_int(name: str, low: int, high: int, example: int | None = None) -> Limits:
     """A whole number from ``low`` to ``high``, or nothing."""
     shown = example if example is not None else min(high, max(low, 10))
-    return _ranged(name, int, low, high, f"{name} must be a whole number from {low} to {high}.", f"Try {name}={shown}.")
+    why = f"{name} must be a whole number from {low} to {high}."
+    return Limits(_ranged(name, int, low, high, why, f"Try {name}={shown}."), low, high)
 
 
 def command_name(name: str, required: bool) -> Callable[[str], str]:
@@ -231,7 +251,9 @@ def file_path(name: str, example: str) -> Callable[[str], str]:
     return check
 
 
-def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+def one_of(name: str, choices: tuple[str, ...]) -> Limits:
+    """One of ``choices``, or nothing."""
+
     def check(value: str) -> str:
         if value and value not in choices:
             raise ArchivistError(
@@ -242,12 +264,13 @@ def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
             )
         return value
 
-    return check
+    return Limits(check, choices=choices)
 
 
 # --- the unified search -------------------------------------------------------
 
 MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "faceted")
+DEFAULT_MODE = MODES[0]  # what a search without a mode ranks by
 # brief: what a list of results shows; full: every field, the facets and the filters (the SQL's default)
 OUTPUTS = ("brief", "full")
 SORTS = ("relevance", "newest", "oldest", "tokens", "cost")  # the orders a search lists its matches in
@@ -316,9 +339,10 @@ def date_bound(name: str, end: bool) -> Callable[[str], str]:
     return check
 
 
-def number(name: str, low: float, high: float) -> Rule:
+def number(name: str, low: float, high: float) -> Limits:
     """A number from ``low`` to ``high``, or nothing."""
-    return _ranged(name, float, low, high, f"{name} is a number from {low:g} to {high:g}.", f"Try {name}=0.3")
+    why = f"{name} is a number from {low:g} to {high:g}."
+    return Limits(_ranged(name, float, low, high, why, f"Try {name}=0.3"), low, high)
 
 
 def _ranged(name: str, parse: Callable[[str], float], low: float, high: float, why: str, hint: str) -> Rule:
@@ -340,7 +364,7 @@ def _ranged(name: str, parse: Callable[[str], float], low: float, high: float, w
 
 def search_inputs(params: dict[str, str], execute: Execute) -> None:
     """What one parameter alone cannot say: what each mode needs, and bounds in order."""
-    mode = params["mode"] or "hybrid"
+    mode = params["mode"] or DEFAULT_MODE
     if mode in MODES_NEEDING_QUERY and not params["query"]:
         raise ArchivistError(
             "INVALID_QUERY",
@@ -439,7 +463,7 @@ def _fts_reason(error: str) -> str:
 
 def embeds_search(params: dict[str, str]) -> bool:
     """Whether this search's SQL embeds its query (the model is loaded before the SQL runs)."""
-    mode = params["mode"] or "hybrid"
+    mode = params["mode"] or DEFAULT_MODE
     return mode in ("hybrid", "semantic") or (mode in ("scan", "faceted") and bool(params["query"]))
 
 
@@ -455,7 +479,7 @@ ACTIVITY_PERIODS = ("day", "week")  # the periods activity_periods counts by
 MAX_OFFSET = 10_000_000
 
 
-def choice_list(choices: tuple[str, ...], unknown: str, about: str, fix: str) -> Rule:
+def choice_list(choices: tuple[str, ...], unknown: str, about: str, fix: str) -> Limits:
     """Comma-separated values, each one of ``choices`` (case does not matter), kept in order once each.
 
     A value that is not is INVALID_PARAMETER: ``unknown`` comes before the values (``{s}``: an
@@ -474,7 +498,7 @@ def choice_list(choices: tuple[str, ...], unknown: str, about: str, fix: str) ->
             )
         return ",".join(found)
 
-    return check
+    return Limits(check, choices=choices)
 
 
 agent_list = choice_list(
