@@ -44,6 +44,7 @@ from mcp import Client
 from test_agentlogs_mutations import time_limit
 
 from archivist.errors import CODES
+from archivist.queries.filters import FILTERS
 
 T = TypeVar("T")
 
@@ -131,6 +132,10 @@ class Place:
     conversations: tuple[str, ...] = ()  # ids and paths of conversations, the longest agent-log session first
     projects: tuple[str, ...] = ()  # the agent-log sessions' projects: paths and last folder names
     models: tuple[str, ...] = ()  # the models the agent-log sessions used
+
+    def found(self, name: str) -> tuple[str, ...]:
+        """The values of list filter ``name`` that the archive holds, where they were read."""
+        return {"projects": self.projects, "models": self.models}.get(name, ())
 
     def __repr__(self) -> str:
         return f"Place({self.workspace})"
@@ -298,41 +303,16 @@ BAD_DATES = (
     "0000-00-00",
 )
 MODES = ("hybrid", "keyword", "semantic", "similar", "tag", "recent", "scan", "faceted")
-KIND_VALUES = ("conversation", "report", "memory", "record", "note", "product", "feature", "test", "bug")
-TYPE_VALUES = ("debug", "plan", "brainstorm", "decision", "note", "task", "k8s-cluster-health", "")
-TAG_VALUES = ("kubernetes", "auth", "decision", "python")
-AGENT_VALUES = (
-    "claude-code",
-    "codex",
-    "gemini-cli",
-    "claude-export",
-    "chatgpt-export",
-    "aider",
-    "specstory",
-    "llm",
-    "workspace",
-    "Claude-Code",
-    " codex ",
-    "cursor",
-    "",
-)
+FILTER_VALUES = {f.name: f.examples for f in FILTERS}  # each list filter's values (archivist/queries/filters.py)
+KIND_VALUES = tuple(value for value in FILTER_VALUES["entities"] if value != "epic")
+TYPE_VALUES = FILTER_VALUES["types"]
+AGENT_VALUES = FILTER_VALUES["agents"]
 INCLUDE_VALUES = ("thinking", "tool_output", "THINKING", " tool_output ", "", "tool_calls")
-PROJECT_VALUES = ("api", "/home/ana/api", "/home/dev/src/", "src", "/", "")
-MODEL_VALUES = ("claude", "gpt", "GPT-5", "")
-ROLE_VALUES = ("user", "assistant", "tool", "system", "document", "Assistant", " user ", "bot", "")
-TOOL_VALUES = ("Bash", "read_file", "edit", "apply_patch", "BASH", "no_such_tool")  # as the logs name them
-FILE_VALUES = (  # files the sample sessions touched, by path and by name, and some they did not
-    "/home/dev/src/captions-gateway/tests/test_keepalive.py",
-    "test_keepalive.py",
-    "charts/report-service/values.yaml",
-    "values.yaml",
-    "src/server/auth.ts",
-    "session.ts",
-    "src/proxy/resolver.py",
-    "tests/",
-    "*.py",
-    "",
-)
+PROJECT_VALUES = FILTER_VALUES["projects"]
+MODEL_VALUES = FILTER_VALUES["models"]
+ROLE_VALUES = FILTER_VALUES["roles"]
+TOOL_VALUES = FILTER_VALUES["tools"]
+FILE_VALUES = FILTER_VALUES["files"]
 EXTRA_KEYS = ("bogus", "sql", "__proto__", "workspace", "query ", "Query", "_shape", "constructor", "", " ", "\x00")
 
 
@@ -559,9 +539,7 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
         "search": {
             "query": Parameter(st.one_of(st.just(""), query.valid, query.valid, query.valid), query.hostile),
             "mode": text_parameter(st.sampled_from(MODES + MODES + ("", "HYBRID", "sql"))),
-            "entities": listing_parameter(KIND_VALUES + ("epic",)),
-            "types": listing_parameter(TYPE_VALUES),
-            "tags": listing_parameter(TAG_VALUES),
+            **{f.name: listing_parameter(f.examples + place.found(f.name)) for f in FILTERS},
             "match_all": bool_parameter(),
             "start_date": dates,
             "end_date": dates,
@@ -569,12 +547,6 @@ def parameters(tool: str, place: Place) -> dict[str, Parameter]:
                 st.one_of(st.lists(st.sampled_from((598, 601, 1)), max_size=3), st.just("598,601")),
                 st.one_of(st.lists(st.integers(-(2**70), 2**70), max_size=4), listing_parameter(("598", "x")).hostile),
             ),
-            "agents": agents,
-            "projects": projects,
-            "models": listing_parameter(place.models + MODEL_VALUES),
-            "files": listing_parameter(FILE_VALUES),
-            "tools": listing_parameter(TOOL_VALUES),
-            "roles": listing_parameter(ROLE_VALUES),
             "match_mode": text_parameter(st.sampled_from(("simple", "raw", "", "RAW", "regex"))),
             "sort": text_parameter(st.sampled_from(("relevance", "newest", "oldest", "tokens", "cost", "", "size"))),
             "min_similarity": float_parameter(),
@@ -852,19 +824,11 @@ def _first_value(path: str, key: str, place: Place) -> str:
 SEARCH_KEYS = (
     "query",
     "mode",
-    "entities",
-    "types",
-    "tags",
+    *(f.name for f in FILTERS[:3]),
     "match_all",
     "start_date",
     "end_date",
-    "product_ids",
-    "agents",
-    "projects",
-    "models",
-    "files",
-    "tools",
-    "roles",
+    *(f.name for f in FILTERS[3:]),
     "match_mode",
     "sort",
     "min_similarity",
@@ -909,11 +873,11 @@ def http_valid(key: str, place: Place, query: str = "") -> SearchStrategy[str]:
         "query": st.sampled_from(WORDS + ("proxy timeout",)),
         "mode": st.sampled_from(MODES),
         "date_range": st.sampled_from(DATE_RANGES),
+        **{f.name: st.sampled_from(f.examples + place.found(f.name)) for f in FILTERS},
         "entities": st.sampled_from(KIND_VALUES + ("feature,bug",)),
         "kinds": st.sampled_from(KIND_VALUES),
         "types": st.sampled_from(TYPE_VALUES),
         "memory_type": st.sampled_from(TYPE_VALUES),
-        "tags": st.sampled_from(TAG_VALUES),
         "match_all": st.sampled_from(("true", "false")),
         "start_date": st.sampled_from(DATES),
         "end_date": st.sampled_from(DATES),
