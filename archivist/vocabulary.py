@@ -192,8 +192,10 @@ KEYS = (
     # workspace's documents (document); a session holds the roles of its messages, and its own
     # text is a hit only where all of them may be (``Expressions.whole``)
     text_key("role", "r", "roles", "roles", normalise=_lower, many=True, default=DOCUMENT_ROLE, messages="own"),
+    # the git branch a session ran on, as its log names it
+    text_key("branch", "b", "branch", "branches", kinds=CONVERSATIONS, messages="session"),
 )
-ROLE = KEYS[-1]
+ROLE = next(key for key in KEYS if key.name == "role")
 ALL_KEYS = (KIND, TYPE, *DATES, *KEYS)
 FILTERS = ("entities", "types", "match_all", *(key.filter for key in KEYS))  # a search's filter inputs
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # 7: the cache's one-hour writes apart, a Claude Code sub-agent's project its parent's (every source
 # read again, so the readers' repairs of this version reach what is stored); 8: each tool call's
 # input, and the changes it made to files (``edits``)
-LAYOUT = 8
+LAYOUT = 9  # 9: the git branch a session ran on, as its words (the branches filter)
 
 
 def new_masker(key: bytes | None) -> Masker:

@@ -80,6 +80,7 @@ def document_rows(
             "files": touched,
             "tools": tools,
             "roles": roles,
+            "branch": session.branch,
             "more_days": _more_days(session.started, session.last),
         }
     )

@@ -219,6 +219,13 @@ FILTERS = (
         ("user", "assistant", "tool", "system", "document", "Assistant", " user ", "bot", ""),
         parse="lower",
     ),
+    Filter(
+        _listed("branches", "Only conversations on these git branches.", ("--branch", "--branches"), "BRANCH"),
+        _key("branch"),
+        "branch",
+        Facet("branch", "Branch", LOG.format(field="branch")),
+        ("main", "master", "feature/login", "MAIN", ""),
+    ),
 )
 
 # the facets counted, in the response's order: each filter's, with the time filter's months and days after type
