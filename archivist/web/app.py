@@ -456,33 +456,54 @@ def make_datasette(
 
     ``plugin_settings`` is the ``archivist`` plugin block (``workspace``,
     ``allowed_workspaces``, ``allowed_hosts``, ``report_link_base_url``): it wins over the
-    same keys of ``config_dir``, a Datasette configuration folder (``config_folder``) served
-    over the package's defaults. Its metadata is Datasette's local metadata, which Datasette
-    merges over the package's (the ``get_metadata`` hook); its templates are searched first.
+    same keys of ``config_dir``, a Datasette configuration folder served over the package's
+    defaults. Datasette reads the folder itself (its templates, searched first, its plugins and
+    its static files); its metadata and settings are read here (``config_folder``), where
+    Datasette merges the metadata over the package's (the ``get_metadata`` hook).
     """
     from datasette.app import Datasette
+    from datasette.utils import StartupError
 
     register_plugin()
     site = config_folder(config_dir) if config_dir is not None else {}
-    metadata = site.pop("metadata", {})
+    metadata = site.get("metadata", {})
     if plugin_settings:
         metadata = _merged(metadata, {"plugins": {"archivist": dict(plugin_settings)}})
-    settings = {"sql_time_limit_ms": runner.TIME_LIMIT_MS, **site.pop("settings", {})}
-    datasette = Datasette(metadata=metadata or None, settings=settings, **site)
+    settings = {"sql_time_limit_ms": runner.TIME_LIMIT_MS, **site.get("settings", {})}
+    folder = config_dir.resolve() if config_dir is not None else None
+    try:
+        datasette = Datasette(metadata=metadata or None, settings=settings, memory=True, config_dir=folder)
+    except StartupError as error:
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"Datasette cannot serve the configuration folder {config_dir}: {error}",
+            "Datasette refuses a configuration folder it cannot read.",
+            "Change the file it names.",
+        ) from error
+    _drop_folder_databases(datasette)
     datasette.add_database(ArchiveDatabase(datasette, path=str(db_path), is_mutable=True), name=DATABASE_NAME)
     return datasette
 
 
-# What ``datasette DIR`` reads from a configuration folder (Datasette 0.65), and datasette.yaml,
-# where Datasette 1.0 keeps settings, plugin blocks and table options that 0.65 reads from the metadata.
+def _drop_folder_databases(datasette: Datasette) -> None:
+    """Leave out the database files Datasette finds in a configuration folder: the archive is
+    the one database served."""
+    for name, database in list(datasette.databases.items()):
+        if database.path is not None and str(database.path) in datasette.files:
+            datasette.remove_database(name)
+    datasette.files = ()
+
+
+# What a configuration folder holds that Datasette 0.65 leaves to its caller once a caller gives
+# metadata and settings, and datasette.yaml, where Datasette 1.0 keeps settings, plugin blocks and
+# table options that 0.65 reads from the metadata.
 _METADATA_FILES = ("metadata.json", "metadata.yaml", "metadata.yml")
 _CONFIG_FILES = ("datasette.json", "datasette.yaml", "datasette.yml")
 
 
 def config_folder(folder: Path) -> dict[str, Any]:
-    """Datasette's keyword arguments for a configuration folder: its metadata file, settings.json,
-    templates/, plugins/ and static/, as ``datasette DIR`` reads them (not its database files: the
-    archive is the database served); and its datasette.yaml, whose ``settings`` are settings and
+    """A configuration folder's metadata and settings: its metadata file and settings.json, as
+    ``datasette DIR`` reads them, and its datasette.yaml, whose ``settings`` are settings and
     whose other blocks (``plugins``, ``databases``...) are merged over the metadata, where
     Datasette 0.65 reads them."""
     from datasette.app import DEFAULT_SETTINGS
@@ -499,13 +520,7 @@ def config_folder(folder: Path) -> dict[str, Any]:
             "datasette.yaml's settings block and settings.json name Datasette's settings, each with its value.",
             "See datasette --help-settings.",
         )
-    found: dict[str, Any] = {"metadata": _merged(metadata, config), "settings": settings}
-    for name, argument in (("templates", "template_dir"), ("plugins", "plugins_dir")):
-        if (folder / name).is_dir():
-            found[argument] = str((folder / name).resolve())
-    if (folder / "static").is_dir():
-        found["static_mounts"] = [("static", str((folder / "static").resolve()))]
-    return found
+    return {"metadata": _merged(metadata, config), "settings": settings}
 
 
 def _config_file(folder: Path, names: tuple[str, ...]) -> dict[str, Any]:
