@@ -1,10 +1,18 @@
-"""docs/ stays true: every file it names exists, and every module of the package is in layers.md."""
+"""docs/ and the README stay true: every file they name exists, every name of the package they
+mention is defined where they say, every code block runs in a test (tests/test_docs_examples.py),
+parses, or says why not, and every module of the package is in layers.md."""
 
 from __future__ import annotations
 
+import ast
+import functools
+import json
 import re
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import doc_blocks
 import pytest
 from conftest import ROOT
 
@@ -98,3 +106,194 @@ def test_no_comment_cites_a_contract_outside_the_repository() -> None:
         if chr(167) in line  # the section sign
     ]
     assert cited == []
+
+
+# --- every name a document mentions exists where it says -----------------------------------
+
+TICKED_RE = re.compile(r"`([^`\n]+)`")
+CALL_RE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(")
+MODULE_PATH_RE = re.compile(r"^archivist(?:\.\w+)+$")
+CONSTANT_RE = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$|^[A-Z]{3,}$")
+DATE_FORMAT_RE = re.compile(r"^[YMDHS_]+$")  # YYYYMMDD, YYYY_MM_DD: a format, not a name
+ATTRIBUTE_RE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+# "`NAME` in `module.py`": the module a document says a name is defined in
+PLACED_RE = re.compile(r"`([A-Za-z_]\w*)(?:\(\))?`\s+(?:in|of|from)\s+`([\w/]+\.py)`")
+FILE_SUFFIXES = {"db", "json", "yaml", "yml", "toml", "md", "py", "sql", "txt", "sqlite3", "vscdb", "ipynb", "html"}
+
+
+@dataclass
+class Module:
+    """A module of the package as its source defines it: its names (those it imports included),
+    the names it defines itself, and each class's members."""
+
+    path: Path
+    names: set[str] = field(default_factory=set)
+    defines: set[str] = field(default_factory=set)
+    classes: dict[str, set[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Package:
+    """What the package's source defines, read from the tree as it is (never imported)."""
+
+    modules: dict[str, Module]
+    strings: set[str]
+
+    def by_name(self, name: str) -> list[Module]:
+        """The modules of the package a short name may mean, among its top two levels: ``vocabulary``
+        is archivist/vocabulary.py and archivist/documents/vocabulary.py, ``agents`` archivist/agents."""
+        return [
+            module
+            for dotted, module in self.modules.items()
+            if dotted.startswith("archivist.") and dotted.count(".") <= 2 and dotted.rsplit(".", 1)[-1] == name
+        ]
+
+    def members(self, class_name: str) -> list[set[str]]:
+        return [module.classes[class_name] for module in self.modules.values() if class_name in module.classes]
+
+    def defined(self, name: str) -> bool:
+        return any(name in module.names or self.members(name) for module in self.modules.values()) or any(
+            name in members for module in self.modules.values() for members in module.classes.values()
+        )
+
+    def in_file(self, name: str, file: str) -> bool:
+        """Whether ``name`` is defined in the module a document names by its path (not imported there)."""
+        places = [
+            module
+            for module in self.modules.values()
+            if module.path.as_posix().endswith("/" + file.removeprefix("archivist/"))
+        ]
+        return any(name in module.defines for module in places)
+
+
+def _read_module(path: Path) -> Module:
+    module = Module(path)
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        module.names.update(_bound(node))
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            module.defines.update(_bound(node))
+        if isinstance(node, ast.ClassDef):
+            module.classes[node.name] = {name for child in node.body for name in _bound(child)}
+    return module
+
+
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a statement of a module or a class body binds."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {name.id for target in node.targets for name in ast.walk(target) if isinstance(name, ast.Name)}
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id}
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    if isinstance(node, ast.If | ast.Try):
+        return {name for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt) for name in _bound(child)}
+    return set()
+
+
+@functools.cache
+def package() -> Package:
+    """The package's modules, and the tests' and benchmarks' (a document may name their constants)."""
+    modules, strings = {}, set()
+    for path in sorted(path for folder in (PACKAGE, ROOT / "tests", ROOT / "bench") for path in folder.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[dotted] = _read_module(path)
+        if path.is_relative_to(PACKAGE):  # the words the package spells: tools, SQL functions, codes
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            strings.update(
+                node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            )
+    return Package(modules, strings)
+
+
+def resolves(mention: str) -> bool:
+    """Whether a name a document mentions is in the package: a module path, a module's or a
+    class's attribute (``vocabulary.expressions``, ``Kind.from_table``), or a name it defines or
+    spells (a function, a constant, an MCP tool, an SQL function, an error code)."""
+    found = package()
+    if MODULE_PATH_RE.match(mention):
+        head, _, last = mention.rpartition(".")
+        return mention in found.modules or (head in found.modules and last in found.modules[head].names)
+    first, *rest = mention.split(".")
+    if not rest:
+        return found.defined(mention) or mention in found.strings
+    owners = [module.names | set(module.classes) for module in found.by_name(first)] + found.members(first)
+    if len(rest) == 2:
+        owners = [
+            members
+            for module in found.by_name(first)
+            if rest[0] in module.classes
+            for members in [module.classes[rest[0]]]
+        ]
+    return any(rest[-1] in names for names in owners)
+
+
+def mentions(document: Path) -> list[str]:
+    """The names of the package a document mentions in backticks outside its code blocks:
+    ``f()`` and ``module.f()``, ``archivist.x.y``, ``CONSTANTS`` and ``module.name`` where
+    ``module`` is a module of the package or ``Class.name`` where it is one of its classes."""
+    found = package()
+    named = []
+    for match in TICKED_RE.finditer(doc_blocks.prose(document)):
+        text = match[1].strip()
+        if call := CALL_RE.match(text):
+            named.append(call[1])
+        elif MODULE_PATH_RE.match(text) or (CONSTANT_RE.match(text) and not DATE_FORMAT_RE.match(text)):
+            named.append(text)
+        elif ATTRIBUTE_RE.match(text) and text.rsplit(".", 1)[-1] not in FILE_SUFFIXES:
+            first = text.split(".")[0]
+            if found.by_name(first) or found.members(first):
+                named.append(text)
+    return [name for name in named if PLACEHOLDER not in name]
+
+
+@pytest.mark.parametrize("document", doc_blocks.DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_name_a_document_mentions_is_in_the_package(document: Path) -> None:
+    assert [name for name in mentions(document) if not resolves(name)] == []
+
+
+@pytest.mark.parametrize("document", doc_blocks.DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_a_name_said_to_be_in_a_module_is_defined_there(document: Path) -> None:
+    text = doc_blocks.prose(document)
+    assert [f"{name} in {file}" for name, file in PLACED_RE.findall(text) if not package().in_file(name, file)] == []
+
+
+def test_the_names_checks_fail_on_a_name_that_is_not_there() -> None:
+    assert resolves("agents.call_input") and resolves("archivist.queries.diffs") and resolves("KEYS")
+    assert not resolves("agents.no_such_function") and not resolves("archivist.queries.no_such_module")
+    assert not resolves("NO_SUCH_CONSTANT") and not resolves("vocabulary.Expressions.no_such_member")
+    assert package().in_file("PARSER_VERSION", "archivist/documents/parsing.py")
+    assert not package().in_file("LAYOUT", "archivist/documents/parsing.py")
+
+
+# --- every code block runs in a test, parses, or says why not -------------------------------
+
+
+@pytest.mark.parametrize("block", doc_blocks.all_blocks(), ids=lambda block: block.name)
+def test_every_code_block_is_checked_or_says_why_not(block: doc_blocks.Block) -> None:
+    if block.not_run is not None or block.language not in doc_blocks.CHECKED:
+        return  # a picture, an output or a fragment shown, or a block that says why no test runs it
+    if block.language == "json":
+        json.loads(block.body)
+    elif block.language == "python":
+        ast.parse(block.body)
+    elif block.language == "toml":
+        tomllib.loads(block.body)
+    else:
+        unrun = [line for line in doc_blocks.commands(block) if not examples_cover(line)]
+        assert unrun == [], f"{block.name}: commands no test runs; mark the block <!-- not run: why -->"
+
+
+def examples_cover(line: str) -> bool:
+    """Whether tests/test_docs_examples.py runs a shell line (an ``archivist`` command), or the
+    line runs one of the repository's generators (a script of tests/ or a module of the package
+    that rewrites a generated file; the test named beside it fails while that file differs)."""
+    from test_docs_examples import runs
+
+    if runs(line):
+        return True
+    script = re.fullmatch(r"\.venv/bin/python (tests/\w+\.py)", line)
+    module = re.fullmatch(r"\.venv/bin/python -m (archivist(?:\.\w+)+)", line)
+    return bool(script and (ROOT / script[1]).is_file()) or bool(module and module[1] in package().modules)
