@@ -162,11 +162,12 @@ def test_the_search_command_options_are_the_declared_flags() -> None:
         assert shown.multiple == any(param.many for _, param in option.params), option.dest
         assert shown.is_flag == (first.type == "boolean"), option.dest
         assert shown.default in (None, (), False), "an option left out leaves the search its own default"
-        assert shown.help == option.help() and first.described("cli") in shown.help
+        assert shown.help == option.help() + option.bounds() and first.described("cli") in shown.help
         for switch, param in option.params[1:]:
             assert f"With {switch}: {param.description}" in shown.help
         if first.type != "boolean":
-            assert shown.metavar == first.metavar
+            choice = first.choices and not first.many
+            assert shown.metavar == (f"[{'|'.join(first.choices)}]" if choice else first.metavar)
     # --conversations says which options it takes
     taken = [option.flags[0] for option in searching.declared_options() if "--conversations" in dict(option.params)]
     assert all(flag in options["conversations"].help for flag in taken)

@@ -165,7 +165,12 @@ def test_every_option_of_a_command_is_a_declared_parameter_with_its_bounds_choic
             assert option.default == param.default, (name, option.opts)
         elif isinstance(option.type, click.Choice):
             assert tuple(option.type.choices) == param.choices and option.default == param.default
-        elif name != "search":  # (search's values are checked by their rules, as /api/search checks them)
+        elif name == "search":  # (its values are checked by their rules, as /api/search checks them)
+            if param.choices and not param.many:
+                assert option.metavar == "[" + "|".join(param.choices) + "]", option.opts
+            if param.minimum is not None:
+                assert option.help.endswith(f"[{param.minimum:g}<=x<={param.maximum:g}]"), option.opts
+        else:
             assert param.minimum is None and (param.many or not param.choices), (name, option.opts)
 
 

@@ -69,6 +69,9 @@ class Option:
         return " ".join(parts)
 
     def click_option(self) -> click.Option:
+        """The option, its values checked by the declared rules (as /api/search checks them); its help shows
+        the unified search's choices and bounds as click shows a checked option's (its description says its
+        default; without --mode, the command's own is keyword until the archive is embedded)."""
         many = any(param.many for _switch, param in self.params)
         flag = self.param.type == "boolean"
         default: Any = False if flag else () if many else None
@@ -78,9 +81,19 @@ class Option:
             multiple=many,
             is_flag=flag,
             default=default,
-            metavar=None if flag else self.param.metavar,
-            help=self.help(),
+            metavar=None if flag else self.metavar(),
+            help=self.help() + self.bounds(),
         )
+
+    def metavar(self) -> str | None:
+        """The value it takes: the unified search's choices, as click shows a choice, or the declared name."""
+        choices = self.param.choices
+        return f"[{'|'.join(choices)}]" if choices and not self.param.many else self.param.metavar
+
+    def bounds(self) -> str:
+        """The unified search's bounds, as click shows a range's."""
+        low, high = self.param.minimum, self.param.maximum
+        return "" if low is None or high is None else f"  [{low:g}<=x<={high:g}]"
 
 
 @functools.cache
