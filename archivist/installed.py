@@ -1,8 +1,9 @@
 """What the installed distributions say, kept between runs: a package's version, a group's entry points.
 
 ``archivist mcp`` starts for every agent session, and before it answers it asks two things of
-the installed packages: the MCP SDK's version (whether ``mcp/tools.json`` holds its answers)
-and the plugins of the ``archivist`` entry-point group (the kinds of agent log they add).
+the installed packages: the MCP SDK's version and the plugins of the ``archivist`` entry-point
+group (the kinds of agent log they add), both of which shape the tools it lists (whether the
+SDK's answers kept in the cache folder are this installation's: ``archivist.mcp.stdio``).
 ``importlib.metadata`` answers both by reading every installed distribution, and importing it
 costs a start some 17 ms (it brings ``email`` and ``zipfile``). The answers are kept in the
 cache folder (``cache_dir``) with the modification times of the folders on ``sys.path``:

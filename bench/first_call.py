@@ -10,7 +10,8 @@ project), or uses --workspace as it is, and measures, each as a whole process:
 - keyword indexing of a fresh archive, and the no-op re-index (targets 0.5 s and 0.2 s);
 - indexing every file under --all-markdown (default ../shared/eval/markdown, target 3 s);
 - embedding the workspace (target 200 s; skipped with --skip-embed or when already embedded);
-- `archivist mcp`: spawn to the `initialize` answer, to the `tools/list` answer (target 0.5 s),
+- `archivist mcp`: spawn to the `initialize` answer, to the `tools/list` answer (target 0.3 s,
+  answered from what a first start, not timed, kept in the cache folder),
   to the first keyword result, and, in a fresh server, to the first hybrid result (target 1.5 s),
   the search sent at once (the server answers it before the MCP SDK loads) and sent 0.3 s after
   the list (the SDK loading meanwhile, as when an agent thinks briefly);
@@ -254,6 +255,9 @@ def main() -> None:
             print(f"embed the workspace (whole process): {seconds:.1f} s; target 200 s")
 
         command = [ARCHIVIST, "mcp", str(workspace)]
+        first = Server(command, env, archivist_call)
+        first.handshake()  # the SDK lists the tools, and its answers are kept for the starts timed
+        first.close()
         starts: list[tuple[float, float, float]] = []
         theirs_start: list[tuple[float, float, float]] = []
         for _ in range(args.repeat):
@@ -264,7 +268,7 @@ def main() -> None:
                 runs.append((initialized, listed, side.since_spawn()))
                 side.close()
         for n, (what, target) in enumerate(
-            (("initialize answered", ""), ("tools/list answered", "; target 0.5 s"), ("first keyword result", ""))
+            (("initialize answered", ""), ("tools/list answered", "; target 0.3 s"), ("first keyword result", ""))
         ):
             ours = [start[n] for start in starts]
             their = statistics.median(start[n] for start in theirs_start) if theirs_start else None

@@ -1,9 +1,11 @@
-"""The stdio server's first answers, given before the MCP SDK has loaded: the SDK's own, once each;
-then the SDK's own stdio server, given the session: pipes, files and hostile lines."""
+"""The stdio server's first answers, given before the MCP SDK has loaded: the SDK's own, kept for the
+installation at run time, once each; then the SDK's own stdio transport, given the session: pipes,
+files and hostile lines."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -11,7 +13,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -39,9 +40,11 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 CALL = request(5, "tools/call", {"name": "search", "arguments": {"query": "borders", "mode": "keyword"}})
 
 
+@functools.cache
 def listing() -> stdio.Listing:
-    kept = stdio.load_listing()
-    assert kept is not None, "tools.json is not the installed SDK's: run python -m archivist.mcp.stdio"
+    """The SDK's answers for this installation, as a start keeps them."""
+    kept = stdio.listing_of(stdio.sdk_listing())
+    assert kept is not None
     return kept
 
 
@@ -58,13 +61,81 @@ def lobby(
     return room, [json.loads(line) for line in out.getvalue().splitlines()], started
 
 
-def test_tools_json_is_what_the_installed_sdk_answers():
-    """tools.json must be written again (python -m archivist.mcp.stdio) when a tool or the SDK changes."""
-    kept = json.loads(stdio.TOOLS_FILE.read_text(encoding="utf-8"))
-    assert kept["sdk"] == metadata.version("mcp")
-    assert kept == stdio.sdk_listing(), "tools.json is stale: run python -m archivist.mcp.stdio"
+def test_a_start_keeps_the_sdks_answers_for_the_next(tmp_path, monkeypatch):
+    """None kept for this installation: the SDK answers, and its answers are kept under the key."""
+    monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(tmp_path))
+    key = stdio.listing_key()
+    assert stdio.load_listing(key) is None
+    stdio.write_listing(key)
+    assert stdio.load_listing(key) == listing() and stdio.load_listing() == listing()
     assert sorted(listing().tools) == sorted(HANDSHAKE_PROTOCOL_VERSIONS)
     assert sorted(listing().initialize) == sorted([*HANDSHAKE_PROTOCOL_VERSIONS, stdio.OTHER_VERSION])
+    # another installation's are kept beside them, up to KEPT
+    for other in range(stdio.KEPT):
+        stdio.write_listing(f"other-{other}")
+    assert stdio.load_listing(key) is None and stdio.load_listing(f"other-{stdio.KEPT - 1}") == listing()
+    assert len(json.loads((tmp_path / stdio.LISTING_FILE).read_text(encoding="utf-8"))) == stdio.KEPT
+
+
+def test_the_key_changes_with_whatever_shapes_the_tools(tmp_path, monkeypatch):
+    from archivist import installed
+
+    key = stdio.listing_key()
+    assert stdio.listing_key() == key
+    points = installed.entry_points()
+    monkeypatch.setattr(installed, "entry_points", lambda: [*points, ("crush", "crush_kind")])
+    assert stdio.listing_key() != key  # a kind installed from another package
+    monkeypatch.setattr(installed, "entry_points", lambda: points)
+    monkeypatch.setattr(installed, "version", {"mcp": "0.0.1"}.get)
+    assert stdio.listing_key() != key  # another version of the SDK
+    monkeypatch.undo()
+    source = tmp_path / "archivist" / "agents" / "kind.toml"
+    source.parent.mkdir(parents=True)
+    source.write_text("name = 'one'\n", encoding="utf-8")
+    monkeypatch.setattr(stdio, "PACKAGE", tmp_path / "archivist")
+    before = stdio.listing_key()
+    source.write_text("name = 'another'\n", encoding="utf-8")  # a built-in kind's declaration changed
+    assert stdio.listing_key() != before
+
+
+def test_a_listing_kept_wrong_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(tmp_path))
+    kept = tmp_path / stdio.LISTING_FILE
+    whole = {"key": "k", **stdio.sdk_listing()}
+    kept.write_text(json.dumps([whole]), encoding="utf-8")
+    assert stdio.load_listing("k") == listing()
+    assert stdio.load_listing("another") is None
+    for wrong in ("{broken", json.dumps(whole), json.dumps([1, "k"])):
+        kept.write_text(wrong, encoding="utf-8")
+        assert stdio.load_listing("k") is None
+    for shape in (
+        {"tools/list": {"x": 1}},
+        {"tools/list": [{"versions": 1}]},
+        {"tools/list": None},
+        {"initialize": []},
+        {"initialize": {"2025-11-25": {}}},  # none for the versions the SDK does not speak
+    ):
+        kept.write_text(json.dumps([{**whole, **shape}]), encoding="utf-8")
+        assert stdio.load_listing("k") is None, shape
+
+
+def test_a_server_answers_from_the_sdk_then_from_what_it_kept(sample_workspace, tmp_path):
+    """The first start of an installation: the SDK lists the tools, and keeps its answers; the
+    next start lists the same before the SDK loads."""
+    env = {**os.environ, "ARCHIVIST_CACHE_DIR": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    messages = lines_of(INITIALIZE, INITIALIZED, request(2, "tools/list"))
+    starts = [
+        subprocess.run(
+            [ARCHIVIST, "mcp", str(sample_workspace)], input=messages, capture_output=True, env=env, timeout=60
+        )
+        for _ in range(2)
+    ]
+    first, second = ([json.loads(line) for line in start.stdout.splitlines()] for start in starts)
+    assert [a["id"] for a in first] == [a["id"] for a in second] == [1, 2]
+    assert first == second
+    kept = json.loads((tmp_path / stdio.LISTING_FILE).read_text(encoding="utf-8"))
+    assert len(kept) == 1 and stdio.listing_of(kept[0]) == listing()
+    assert second[1]["result"] == listing().tools["2025-11-25"]
 
 
 @pytest.mark.parametrize(
@@ -149,12 +220,12 @@ def test_a_list_it_cannot_answer_is_left_to_the_sdk():
     paged = request(2, "tools/list", {"cursor": "x"})
     room, answers, _ = lobby(initialize(), paged)
     assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
-    # a listing without this server's tools (its fixtures' tools are not in tools.json)
+    # a listing without this server's tools (its fixtures' tools are not kept)
     room, answers, _ = lobby(
         initialize(), request(2, "tools/list"), kept=lambda: dataclasses.replace(listing(), tools={})
     )
     assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
-    # none (tools.json written by another SDK version): the SDK answers initialize too
+    # none (none kept for this installation): the SDK answers initialize too
     room, answers, started = lobby(initialize(), request(2, "tools/list"), kept=lambda: None)
     assert answers == [] and len(room.lines) == 1 and started == ["sdk"]
     # nor is an id answered already
@@ -166,33 +237,9 @@ def test_a_list_it_cannot_answer_is_left_to_the_sdk():
     assert [a["id"] for a in answers] == [1] and len(room.lines) == 2
 
 
-def test_a_stale_listing_is_not_used(tmp_path, monkeypatch):
-    kept = json.loads(stdio.TOOLS_FILE.read_text(encoding="utf-8"))
-    stale = tmp_path / "tools.json"
-    monkeypatch.setattr(stdio, "TOOLS_FILE", stale)
-    stale.write_text(json.dumps(kept), encoding="utf-8")
-    assert stdio.load_listing() == listing()
-    stale.write_text(json.dumps({**kept, "sdk": "0.0.1"}), encoding="utf-8")
-    assert stdio.load_listing() is None
-    stale.write_text("{broken", encoding="utf-8")
-    assert stdio.load_listing() is None
-    for wrong in (
-        {"tools/list": {"x": 1}},
-        {"tools/list": [{"versions": 1}]},
-        {"tools/list": None},
-        {"initialize": []},
-        {"initialize": {"2025-11-25": {}}},  # none for the versions the SDK does not speak
-        {"results": kept["tools/list"], "tools/list": None},  # an earlier layout
-    ):
-        stale.write_text(json.dumps({**kept, **wrong}), encoding="utf-8")
-        assert stdio.load_listing() is None, wrong
-    monkeypatch.setattr(stdio, "TOOLS_FILE", tmp_path / "missing.json")
-    assert stdio.load_listing() is None
-
-
 # The arguments of searches answered before the SDK loads, each of the exact JSON types the input
 # schema names: keyword, hybrid, semantic, filters of each type, full output, and calls whose
-# answer is an error (too short, a mode that does not exist, a workspace not allowed).
+# answer is an error (too short, a workspace not allowed).
 EARLY_SEARCHES = [
     {"query": "kubernetes migration", "mode": "keyword"},
     {"query": "kubernetes migration"},
@@ -202,7 +249,6 @@ EARLY_SEARCHES = [
     {"mode": "recent", "types": "decision", "document": 1, "encoding_context": {"anything": [1]}},
     {"query": "proxy timeout", "output": "full", "product_ids": [598, 601], "workspace_path": None, "limit": 2},
     {"query": "x"},
-    {"query": "kubernetes", "mode": "sideways"},
     {"query": "kubernetes", "workspace_path": "/etc"},
 ]
 
@@ -225,7 +271,7 @@ def test_an_early_search_is_answered_as_the_sdk_answers_it(embedded_sample, vers
             early["structuredContent"].get("code") if early["isError"] else early["structuredContent"]["total"]
         )
     assert all(total > 0 for total in codes[:7]), codes  # each search finds something
-    assert codes[7:] == ["INVALID_QUERY", "INVALID_PARAMETER", "DIRECTORY_NOT_FOUND"]
+    assert codes[7:] == ["INVALID_QUERY", "DIRECTORY_NOT_FOUND"]
 
 
 @pytest.mark.parametrize(
@@ -237,6 +283,9 @@ def test_an_early_search_is_answered_as_the_sdk_answers_it(embedded_sample, vers
         {"name": "search", "arguments": {"query": "borders", "match_all": 1}},
         {"name": "search", "arguments": {"query": "borders", "min_similarity": 1}},  # an int, where a float is asked
         {"name": "search", "arguments": {"query": "borders", "page": 2**70}},
+        {"name": "search", "arguments": {"query": "borders", "mode": "sideways"}},  # not one of its enum
+        {"name": "search", "arguments": {"query": "borders", "page_size": 0}},  # below its minimum
+        {"name": "search", "arguments": {"query": "borders", "page_size": 10_000}},  # above its maximum
         {"name": "search", "arguments": {"query": "borders", "types": [1]}},
         {"name": "search", "arguments": {"query": "borders", "tags": {"a": 1}}},
         {"name": "search", "arguments": {"query": "borders", "nonsense": 1}},
@@ -285,7 +334,7 @@ def test_a_search_is_answered_early_only_in_a_session_and_before_the_sdk_is_up()
         room = stdio.Lobby(
             io.StringIO(f"{json.dumps(initialize())}\n{json.dumps(INITIALIZED)}\n{line}\n"),
             io.StringIO(),
-            stdio.load_listing,
+            listing,
             lambda p, t: answered,
         )
         room.read()
@@ -296,7 +345,7 @@ def test_the_sdk_loads_once_the_client_is_silent():
     """An answer given, then silence: the SDK starts loading while the lobby still reads."""
     read_end, write_end = os.pipe()
     with open(read_end, encoding="utf-8") as protocol_in, open(write_end, "w", encoding="utf-8") as client:
-        room = stdio.Lobby(protocol_in, io.StringIO(), stdio.load_listing)
+        room = stdio.Lobby(protocol_in, io.StringIO(), listing)
         started = threading.Event()
         reading = threading.Thread(target=room.read, args=(started.set, 0.05), daemon=True)
         reading.start()
@@ -333,7 +382,7 @@ def test_a_line_without_an_end_is_cut_at_the_limit(monkeypatch):
     os.close(read_end)
 
 
-# The SDK's own stdio server, given the session (stdio.run_sdk)
+# The SDK's own stdio transport, given the session (stdio.run_sdk)
 
 INITIALIZE = initialize()
 HAND_OVER = request(2, "resources/list")  # only the SDK answers it
@@ -369,7 +418,7 @@ def test_the_sdk_reads_the_session_again_and_its_second_initialize_answer_is_lef
         assert [a["id"] for a in answers_until(out_read, 3)] == [3]
         os.write(in_write, lines_of(request(4, "ping")))
         assert answers_until(out_read, 4) == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
-        assert (sys.stdin, sys.stdout) == own  # the SDK holds its streams: the process has its own again
+        assert (sys.stdin, sys.stdout) == own  # the SDK is given its streams: the process's are untouched
     finally:
         os.close(in_write)
         serving.join(10)
@@ -378,19 +427,15 @@ def test_the_sdk_reads_the_session_again_and_its_second_initialize_answer_is_lef
     assert not serving.is_alive()
 
 
-def test_what_is_printed_before_the_sdk_takes_stdout_does_not_reach_the_client():
+def test_the_sdks_answers_reach_the_client_but_those_answered_before():
     read_end, write_end = os.pipe()
-    elsewhere = io.StringIO()
-    session_out = stdio.SessionOutput(write_end, set())
-    stdout = stdio._PrintsElsewhere(io.BufferedWriter(session_out), elsewhere)
-    print("stray", file=stdout)
-    stdout.flush()
-    stdout.buffer.write(b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n')  # as the SDK writes
-    stdout.buffer.flush()
+    session_out = stdio.SessionOutput(write_end, {1})
+    for text in ('{"jsonrpc":"2.0","id":1,"result":{}}', "\n", '{"jsonrpc":"2.0","id":2,', '"result":{}}\n'):
+        session_out.write(text)  # (as the SDK's transport writes: a message, then its newline)
+    session_out.write('{"jsonrpc":"2.0","id":1,"result":{}}\n')  # a second answer of id 1 is the client's
     os.close(write_end)
     with open(read_end, "rb") as client:
-        assert client.read() == b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n'
-    assert elsewhere.getvalue() == "stray\n"
+        assert client.read() == b'{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":1,"result":{}}\n'
 
 
 def test_a_line_over_the_limit_is_cut_and_the_session_goes_on(sample_workspace, monkeypatch):

@@ -14,8 +14,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from archivist.errors import ArchivistError
@@ -70,54 +69,82 @@ def invalid_arguments(tool: str, error: ValidationError) -> ArchivistError:
     )
 
 
-def apply_error_contract(server: MCPServer) -> None:
-    """Every tools/call answer follows docs/errors.md, also when the SDK rejects the call before a tool runs.
+class ErrorContract:
+    """The SDK middleware (``MCPServer.middleware``) by which every ``tools/call`` answer follows
+    docs/errors.md, also when the SDK rejects the call before a tool runs.
 
-    Wrong JSON types, unknown arguments and unknown tools become INVALID_PARAMETER
-    tool errors with the error body (docs/errors.md); anything unexpected is INTERNAL_ERROR without
-    its details. Works on any MCPServer, datasette-mcp's included.
+    Unknown tools and arguments are refused before the call goes on; a call the SDK refused
+    (its answer an error with no structured content, which no Archivist tool gives) is told
+    again: wrong JSON types as INVALID_PARAMETER naming the arguments (the SDK's own check
+    of them, run again), any other refusal as INVALID_PARAMETER, a tool that failed
+    unexpectedly as INTERNAL_ERROR without its details. Works on any MCPServer,
+    datasette-mcp's included.
     """
-    call_tool = server.call_tool
-    known: dict[str, set[str]] = {}
 
-    async def checked_call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        if not known:
-            known.update(
+    def __init__(self, server: MCPServer) -> None:
+        self._server = server
+        self._known: dict[str, set[str]] = {}
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        params = ctx.params
+        if ctx.method != "tools/call" or not isinstance(params, dict) or not isinstance(params.get("name"), str):
+            return await call_next(ctx)
+        name, arguments = params["name"], params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return await call_next(ctx)  # the SDK says what is wrong
+        refused = await self._refused(name, arguments)
+        if refused is not None:
+            return _error(refused)
+        result = await call_next(ctx)
+        if isinstance(result, CallToolResult) and result.is_error and result.structured_content is None:
+            return _error(self._told(name, arguments, result))
+        return result
+
+    async def _refused(self, name: str, arguments: dict[str, Any]) -> ArchivistError | None:
+        """The error for a call of a tool not listed, or with arguments its input schema does not name."""
+        if not self._known:
+            self._known.update(
                 {
                     tool.name: set((tool.input_schema or {}).get("properties") or {})
-                    for tool in await server.list_tools()
+                    for tool in await self._server.list_tools()
                 }
             )
-        if name not in known:
-            return _error(
-                ArchivistError(
-                    "INVALID_PARAMETER",
-                    f"Unknown tool: {name[:100]!r}",
-                    "Tools: " + ", ".join(sorted(known)) + ".",
-                    "Call tools/list to see each tool's arguments.",
-                )
+        if name not in self._known:
+            return ArchivistError(
+                "INVALID_PARAMETER",
+                f"Unknown tool: {name[:100]!r}",
+                "Tools: " + ", ".join(sorted(self._known)) + ".",
+                "Call tools/list to see each tool's arguments.",
             )
-        unknown = sorted(str(key)[:100] for key in arguments if key not in known[name])
-        if unknown:
-            return _error(
-                ArchivistError(
-                    "INVALID_PARAMETER",
-                    f"Unknown argument{'s' if len(unknown) > 1 else ''} for {name}: {', '.join(unknown)}",
-                    f"{name} takes: {', '.join(sorted(known[name])) or 'no arguments'}.",
-                    "Remove the unknown argument.",
-                )
-            )
-        try:
-            return await call_tool(name, arguments, context)
-        except UnexpectedToolError:
-            logger.exception("Tool %r failed", name)
-            return _error(internal_error())
-        except ToolError as error:
-            if isinstance(error.__cause__, ValidationError):
-                return _error(invalid_arguments(name, error.__cause__))
-            return _error(ArchivistError("INVALID_PARAMETER", str(error)[:2000]))
+        unknown = sorted(str(key)[:100] for key in arguments if key not in self._known[name])
+        if not unknown:
+            return None
+        return ArchivistError(
+            "INVALID_PARAMETER",
+            f"Unknown argument{'s' if len(unknown) > 1 else ''} for {name}: {', '.join(unknown)}",
+            f"{name} takes: {', '.join(sorted(self._known[name])) or 'no arguments'}.",
+            "Remove the unknown argument.",
+        )
 
-    server.call_tool = checked_call_tool  # type: ignore[method-assign]
+    def _told(self, name: str, arguments: dict[str, Any], refusal: CallToolResult) -> ArchivistError:
+        """A refusal of the SDK's in docs/errors.md terms."""
+        tool = self._server._tool_manager.get_tool(name)
+        try:
+            if tool is not None:
+                tool.fn_metadata.validate_arguments(arguments)
+        except ValidationError as error:
+            return invalid_arguments(name, error)
+        except Exception:  # a check that fails otherwise is a failure of the tool's
+            return internal_error()
+        text = " ".join(block.text for block in refusal.content if isinstance(block, TextContent))
+        if text == f"Error executing tool {name}":  # what the SDK says of a tool that failed unexpectedly
+            return internal_error()
+        return ArchivistError("INVALID_PARAMETER", text[:2000])
+
+
+def apply_error_contract(server: MCPServer) -> None:
+    """Every tools/call answer of ``server`` follows docs/errors.md (``ErrorContract``)."""
+    server.middleware.append(ErrorContract(server))
 
 
 class Progress:

@@ -1,15 +1,18 @@
-"""``archivist mcp`` over stdio, answering the handshake, ``tools/list`` and a first search before the MCP SDK has loaded.
+"""``archivist mcp`` over stdio: the SDK's own stdio transport, given this session's streams, and
+the handshake, ``tools/list`` and a first search answered before the MCP SDK has loaded.
 
 Importing the MCP SDK takes about a second on two cores (pydantic builds its protocol
 models). A client sends ``initialize``, waits for its answer, then usually lists the
 tools, and only then calls one. So this module (standard library only) answers those
-itself, from ``tools.json``: the SDK's own answers to ``initialize`` and ``tools/list``
-for this package's server, written by ``python -m archivist.mcp.stdio`` and checked by
-a test, and used only while the SDK installed is the one that wrote them. It answers
-``ping`` too, and a ``search`` (``early_call``), from the same search the tool runs,
-when its arguments are of the exact JSON types its input schema names, which the SDK
-would take as they are; a test holds the answers to the SDK's own. Anything else is
-the SDK's.
+itself, from the SDK's own answers to ``initialize`` and ``tools/list`` for this
+installation, kept in the cache folder (``LISTING_FILE``) by an earlier start under
+``listing_key()``: a hash of all that shapes the tools (the Python's and the SDK's
+versions, the kinds installed from other packages, Archivist's own source).
+A start that finds none kept for its key lets the SDK answer, and keeps the SDK's
+answers for the next. It answers ``ping`` too, and a ``search`` (``early_call``), from
+the same search the tool runs, when its arguments are of the exact JSON types its input
+schema names, which the SDK would take as they are; a test holds the answers to the
+SDK's own. Anything else is the SDK's.
 
 The SDK loads in a thread once the client has been silent for a moment after an answer
 (``IDLE_SECONDS``), as an agent is while it thinks: loading meanwhile would halve the
@@ -18,11 +21,10 @@ been embedded first gets its model and vectors loaded, for the search a client c
 first (which, sent meanwhile, waits for that load rather than making its own).
 
 The first message that needs the SDK waits for it. The SDK then serves the session with
-its own stdio server (``MCPServer.run_stdio_async``), which reads ``sys.stdin`` and
-writes ``sys.stdout``: until it has taken them, those are this module's
-(``SessionInput``, ``SessionOutput``), which give it every line read so far but those
-answered here (``initialize`` aside), so that its session starts normally, then the
-rest of stdin, and leave out its own second answer to ``initialize``, the same text.
+its own stdio transport (``mcp.server.stdio.stdio_server``) on the streams this module
+gives it (``SessionInput``, ``SessionOutput``): every line read so far but those answered
+here (``initialize`` aside), so that its session starts normally, then the rest of
+stdin; its own second answer to ``initialize``, the same text, is left out.
 
 Everything else on stdout is protocol: file descriptor 1 is pointed at stderr
 while the server runs, so stray output of libraries cannot reach the client.
@@ -30,6 +32,8 @@ while the server runs, so stray output of libraries cannot reach the client.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -45,44 +49,83 @@ from typing import IO, Any, Protocol
 from archivist.errors import ArchivistError
 from archivist.mcp import LINE_LIMIT
 
-# {"sdk": the SDK's version, "initialize": {the protocol version a client asks for ("*": one the
-# SDK does not speak): the SDK's initialize result}, "tools/list": [{"versions": [protocol
-# versions], "result": its tools/list result}]}: the SDK shapes a result by the version agreed on.
-TOOLS_FILE = Path(__file__).with_name("tools.json")
+# The SDK's answers kept for a start: [{"key": listing_key(), "initialize": {the protocol version a
+# client asks for ("*": one the SDK does not speak): the SDK's initialize result}, "tools/list":
+# [{"versions": [protocol versions], "result": its tools/list result}]}, ...], the latest first:
+# the SDK shapes a result by the version agreed on.
+LISTING_FILE = "mcp-listing.json"
+KEPT = 4  # the listings kept: one for each installation that starts a server (a checkout, a test's plugins, ...)
 OTHER_VERSION = "*"
 # A client silent this long after an answer is thinking, or waiting for its user: the SDK loads then.
 # (A client's requests at startup come within a few milliseconds of their answers.)
 IDLE_SECONDS = 0.05
+PACKAGE = Path(__file__).resolve().parent.parent
+SOURCES = (".py", ".toml", ".sql", ".md", ".json")  # what the tools' names, schemas and descriptions are made of
 logger = logging.getLogger("archivist")
 
 
-def _sdk_version() -> str | None:
-    """The installed MCP SDK's version, None without one (kept between runs: ``archivist.installed``)."""
+def installed_cache() -> Path:
     from archivist import installed
 
-    return installed.version("mcp")
+    return installed.cache_dir()
+
+
+def _sources(folder: Path) -> list[tuple[str, int, int]]:
+    """Each source file under ``folder``: its path, modification time and size."""
+    found: list[tuple[str, int, int]] = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    found += _sources(Path(entry.path))
+            elif entry.name.endswith(SOURCES):
+                stat = entry.stat()
+                found.append((entry.path, stat.st_mtime_ns, stat.st_size))
+    return sorted(found)
+
+
+def listing_key() -> str:
+    """What shapes the tools the SDK lists, hashed: the Python's and the SDK's versions, the kinds
+    installed from other packages (the ``archivist`` entry points) and Archivist's own source, each
+    file by its time and size (its tools and the built-in kinds' declarations; another version of
+    Archivist is other files)."""
+    from archivist import installed
+
+    facts = [sys.version, installed.version("mcp"), installed.entry_points(), _sources(PACKAGE)]
+    return hashlib.sha256(json.dumps(facts).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
 class Listing:
-    """The SDK's answers kept in ``tools.json``: ``initialize`` results by the protocol version a
+    """The SDK's answers kept for this installation: ``initialize`` results by the protocol version a
     client asks for (``OTHER_VERSION`` for any other), ``tools/list`` results by the version agreed."""
 
     initialize: dict[str, dict[str, Any]]
     tools: dict[str, dict[str, Any]]
 
 
-def load_listing() -> Listing | None:
-    """The listing in ``tools.json`` when the SDK installed wrote it; else none (the SDK answers then)."""
+def _kept_listings() -> list[Any]:
     try:
-        listing = json.loads(TOOLS_FILE.read_text(encoding="utf-8"))
+        kept = json.loads((installed_cache() / LISTING_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    if not isinstance(listing, dict) or listing.get("sdk") != _sdk_version():
-        return None
+        return []
+    return kept if isinstance(kept, list) else []
+
+
+def load_listing(key: str | None = None) -> Listing | None:
+    """The SDK's answers kept for this installation (``key``: ``listing_key()``); none when they were
+    kept for another, or not at all (the SDK answers then, and keeps them for the next start)."""
+    key = key or listing_key()
+    return listing_of(
+        next((kept for kept in _kept_listings() if isinstance(kept, dict) and kept.get("key") == key), None)
+    )
+
+
+def listing_of(kept: Any) -> Listing | None:
+    """The listing in what ``sdk_listing`` made; none for anything else."""
     try:
-        initialize = listing["initialize"]
-        tools = {version: shape["result"] for shape in listing["tools/list"] for version in shape["versions"]}
+        initialize = kept["initialize"]
+        tools = {version: shape["result"] for shape in kept["tools/list"] for version in shape["versions"]}
     except (KeyError, TypeError):  # not a listing this module wrote
         return None
     if not isinstance(initialize, dict) or not isinstance(initialize.get(OTHER_VERSION), dict):
@@ -109,7 +152,10 @@ def early_answer(request: dict[str, Any], listing: Listing) -> dict[str, Any] | 
 
 
 # the JSON schema keywords a tool's input schema uses that _of_schema checks (or that check nothing)
-SCHEMA_KEYWORDS = {"type", "anyOf", "items", "additionalProperties", "default", "title", "description"}
+SCHEMA_KEYWORDS = {
+    *("type", "anyOf", "items", "additionalProperties", "default", "title", "description"),
+    *("enum", "minimum", "maximum"),
+}
 
 
 def _of_schema(value: Any, schema: Any) -> bool:
@@ -120,7 +166,35 @@ def _of_schema(value: Any, schema: Any) -> bool:
     if not isinstance(schema, dict) or set(schema) - SCHEMA_KEYWORDS:
         return False
     if "anyOf" in schema:
-        return isinstance(schema["anyOf"], list) and any(_of_schema(value, option) for option in schema["anyOf"])
+        typed = isinstance(schema["anyOf"], list) and any(_of_schema(value, option) for option in schema["anyOf"])
+    else:
+        typed = _of_type(value, schema)
+    return typed and _within(value, schema)
+
+
+def _within(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether a value is one of the schema's ``enum`` and, a number, within its bounds (a schema
+    whose choices or bounds are not plain JSON values is the SDK's to judge)."""
+    choices, low, high = schema.get("enum"), schema.get("minimum"), schema.get("maximum")
+    if choices is not None and not (isinstance(choices, list) and any(_same(value, choice) for choice in choices)):
+        return False
+    if any(bound is not None and not _number(bound) for bound in (low, high)):
+        return False
+    if not _number(value):  # (bounds are a number's)
+        return True
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _same(value: Any, choice: Any) -> bool:
+    """Whether a value is a choice, of its very type (JSON's true is not 1)."""
+    return type(value) is type(choice) and value == choice
+
+
+def _of_type(value: Any, schema: dict[str, Any]) -> bool:
     kind = schema.get("type")
     if kind == "string":
         return isinstance(value, str)
@@ -283,7 +357,7 @@ class Lobby:
                 listing = self._listing()
                 answer = None if listing is None else early_answer(message, listing)
                 if listing is None or answer is None:
-                    return  # the SDK answers: tools.json is another SDK's, or it refuses the params
+                    return  # the SDK answers: none kept for this installation, or it refuses the params
                 self._answer(answer)
                 self._tools = listing.tools.get(answer["result"]["protocolVersion"])
                 continue
@@ -363,66 +437,40 @@ def _preload(db_path: Path) -> None:
         logger.debug("preloading the embedding model failed", exc_info=True)
 
 
-class SessionInput(io.RawIOBase):
-    """The SDK's stdin: ``replay`` (lines already read), then the rest of ``lines``, line by line,
-    each ended with a newline (a line cut at ``LINE_LIMIT`` too: the SDK reads it as one).
+class SessionInput:
+    """What the SDK's transport reads, line by line: ``replay`` (lines already read), then the rest of ``lines``."""
 
-    ``taken`` runs at the SDK's first read, when its stdio server holds this stream."""
-
-    def __init__(self, replay: list[str], lines: Lines, taken: Callable[[], None] = lambda: None) -> None:
-        super().__init__()
-        self._replay = [line.encode("utf-8") for line in replay]
+    def __init__(self, replay: list[str], lines: Lines) -> None:
+        self._replay = list(replay)
         self._lines = lines
-        self._pending = memoryview(b"")
-        self._taken: Callable[[], None] | None = taken
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        taken, self._taken = self._taken, None
-        if taken is not None:
-            taken()
-        if not self._pending:
-            line = self._replay.pop(0) if self._replay else self._lines.line()
-            self._pending = memoryview(line if not line or line.endswith(b"\n") else line + b"\n")
-        size = min(len(buffer), len(self._pending))
-        buffer[:size] = self._pending[:size]
-        self._pending = self._pending[size:]
-        return size
+    def readline(self) -> str:
+        return self._replay.pop(0) if self._replay else self._lines.readline()
 
 
-class SessionOutput(io.RawIOBase):
-    """The SDK's stdout: file descriptor ``fd``, less the SDK's answers to the requests in
-    ``answered`` (answered before it was up). ``taken`` runs at its first write."""
+class SessionOutput:
+    """What the SDK's transport writes: file descriptor ``fd``, less the SDK's answers to the requests
+    in ``answered`` (answered before it was up). The transport writes a message, then its newline."""
 
-    def __init__(self, fd: int, answered: set[Any], taken: Callable[[], None] = lambda: None) -> None:
-        super().__init__()
+    def __init__(self, fd: int, answered: set[Any]) -> None:
         self._fd = fd
         self._unanswered = set(answered)
-        self._partial = b""  # a line not yet whole, while answers are left out
-        self._taken: Callable[[], None] | None = taken
+        self._partial = ""  # a line not yet whole
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        size = len(data)
-        taken, self._taken = self._taken, None
-        if taken is not None:
-            taken()
-        out = bytes(data)
-        if self._unanswered:
-            *lines, self._partial = (self._partial + out).split(b"\n")
-            out = b"".join(line + b"\n" for line in lines if not self._answered_before(line))
-            if not self._unanswered:
-                out, self._partial = out + self._partial, b""
+    def write(self, text: str) -> int:
+        *lines, self._partial = (self._partial + text).split("\n")
+        out = "".join(line + "\n" for line in lines if not self._answered_before(line)).encode("utf-8")
         view = memoryview(out)
         while view:
             view = view[os.write(self._fd, view) :]
-        return size
+        return len(text)
 
-    def _answered_before(self, line: bytes) -> bool:
+    def flush(self) -> None:
+        """Everything whole is written already."""
+
+    def _answered_before(self, line: str) -> bool:
+        if not self._unanswered:
+            return False
         try:
             message = json.loads(line)
         except ValueError:
@@ -436,52 +484,61 @@ class SessionOutput(io.RawIOBase):
         return True
 
 
-class _PrintsElsewhere(io.TextIOWrapper):
-    """``sys.stdout`` until the SDK has taken its ``buffer`` (the protocol's): what is printed
-    meanwhile goes to ``elsewhere``, the process's own stdout (pointed at stderr)."""
+def _lowlevel(server: Any) -> Any:
+    """The MCP server's low-level server, which serves a session over any pair of message streams."""
+    return server._lowlevel_server
 
-    def __init__(self, buffer: io.BufferedWriter, elsewhere: IO[str]) -> None:
-        super().__init__(buffer, encoding="utf-8")
-        self._elsewhere = elsewhere
 
-    def write(self, text: str) -> int:
-        return self._elsewhere.write(text)
+async def _serve_session(server: Any, session_in: SessionInput, session_out: SessionOutput) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
 
-    def flush(self) -> None:
-        self._elsewhere.flush()
+    async with stdio_server(anyio.wrap_file(session_in), anyio.wrap_file(session_out)) as (read, write):  # type: ignore[arg-type]
+        low = _lowlevel(server)
+        await low.run(read, write, low.create_initialization_options())
 
 
 def run_sdk(server: Any, replay: list[str], lines: Lines, out_fd: int, answered: set[Any]) -> None:
-    """Serve a session with the SDK's own stdio server (``server.run_stdio_async``): ``replay``,
-    then the rest of ``lines``, answered on ``out_fd`` but for the requests in ``answered``,
-    until ``lines`` ends. The SDK reads ``sys.stdin`` and writes ``sys.stdout`` (their buffers,
-    where they are not file descriptors 0 and 1): those are these streams until it has taken
-    each (at its first read, its first write), then the process's own again, so that
-    nothing but the SDK's answers reaches the client."""
+    """Serve a session with the SDK's own stdio transport, given this session's streams (its
+    ``stdio_server(stdin, stdout)``): ``replay``, then the rest of ``lines``, answered on
+    ``out_fd`` but for the requests in ``answered``, until ``lines`` ends."""
     import anyio
 
-    own = sys.stdin, sys.stdout
-    session_in = SessionInput(replay, lines, taken=lambda: setattr(sys, "stdin", own[0]))
-    session_out = SessionOutput(out_fd, answered, taken=lambda: setattr(sys, "stdout", own[1]))
-    # (held here while the session runs: a text stream closes its buffer when it is collected)
-    session_streams = (
-        io.TextIOWrapper(io.BufferedReader(session_in), encoding="utf-8", errors="replace"),
-        _PrintsElsewhere(io.BufferedWriter(session_out), own[1]),
-    )
-    sys.stdin, sys.stdout = session_streams
-    try:
-        anyio.run(server.run_stdio_async)
-    finally:
-        sys.stdin, sys.stdout = own
+    anyio.run(_serve_session, server, SessionInput(replay, lines), SessionOutput(out_fd, answered))
+
+
+async def _session_answers(server: Any, messages: list[dict[str, Any]]) -> dict[Any, Any]:
+    """The answers of the SDK's session on ``server`` to ``messages``, each by its request's id, as JSON."""
+    import anyio
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    to_server, server_reads = anyio.create_memory_object_stream[Any](len(messages))
+    server_writes, from_server = anyio.create_memory_object_stream[Any](len(messages) + 16)
+    low = _lowlevel(server)
+    answers: dict[Any, Any] = {}
+    async with anyio.create_task_group() as group:
+        group.start_soon(low.run, server_reads, server_writes, low.create_initialization_options())
+        for message in messages:
+            await to_server.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(message)))
+            while "id" in message and message["id"] not in answers:
+                answer = json.loads(
+                    (await from_server.receive()).message.model_dump_json(by_alias=True, exclude_unset=True)
+                )
+                if "result" in answer or "error" in answer:
+                    answers[answer["id"]] = answer
+        await to_server.aclose()
+    return answers
 
 
 def sdk_answers(
-    protocol_version: str, requests: list[dict[str, Any]], db_path: Path = Path("archive.db")
+    protocol_version: str, requests: list[dict[str, Any]], db_path: Path = Path("archive.db"), server: Any = None
 ) -> dict[Any, Any]:
-    """What the SDK alone answers, over its stdio server, in a session on ``db_path`` that starts
-    with ``initialize`` for ``protocol_version`` (its answer is under the id "initialize")
-    and goes on with ``requests``: each answer by its request's id, as JSON. Listing the
-    tools opens no archive."""
+    """What the SDK alone answers in a session on ``db_path`` (or of ``server``) that starts with
+    ``initialize`` for ``protocol_version`` (its answer is under the id "initialize") and goes on
+    with ``requests``: each answer by its request's id, as JSON. Listing the tools opens no archive."""
+    import anyio
+
     from archivist.mcp.tools import create_server
 
     handshake: list[dict[str, Any]] = [
@@ -489,49 +546,22 @@ def sdk_answers(
          "capabilities": {}, "clientInfo": {"name": "archivist", "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]  # fmt: skip
-    server = create_server(db_path)
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-
-    def session() -> None:
-        try:
-            run_sdk(server, [], Lines(in_read), out_write, set())
-        finally:
-            os.close(out_write)  # (the answers end with the session, however it ends)
-
-    serving = _InThread("mcp-sdk-answers", session)
-    answers: dict[Any, Any] = {}
-    replies = Lines(out_read)
-    try:
-        for request in handshake + requests:
-            os.write(in_write, (json.dumps(request) + "\n").encode("utf-8"))
-            while "id" in request and request["id"] not in answers:
-                line = replies.readline()
-                if not line:
-                    raise RuntimeError(f"the SDK's session ended before it answered {request['id']!r}")
-                message = json.loads(line)
-                if "result" in message or "error" in message:
-                    answers[message["id"]] = message
-    finally:
-        os.close(in_write)
-        try:
-            serving.result()
-        finally:
-            os.close(in_read)
-            os.close(out_read)
-    return answers
+    return anyio.run(_session_answers, server or create_server(db_path), handshake + requests)
 
 
 def sdk_listing() -> dict[str, Any]:
-    """What ``tools.json`` holds: the installed SDK's answers to ``initialize``, for each protocol
-    version it offers at the handshake and for another, and to ``tools/list`` in each."""
+    """What the listing cache holds for this installation: the SDK's answers to ``initialize``, for
+    each protocol version it offers at the handshake and for another, and to ``tools/list`` in each."""
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+    from archivist.mcp.tools import create_server
+
+    server = create_server(Path("archive.db"))  # (listing the tools opens no archive)
     listing = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]
     initialize: dict[str, Any] = {}
     shapes: list[dict[str, Any]] = []
     for asked in (*HANDSHAKE_PROTOCOL_VERSIONS, OTHER_VERSION):
-        answers = sdk_answers(asked, listing if asked != OTHER_VERSION else [])
+        answers = sdk_answers(asked, listing if asked != OTHER_VERSION else [], server=server)
         initialize[asked] = answers["initialize"]["result"]
         if asked == OTHER_VERSION:
             continue  # (its session's version is one of those listed)
@@ -541,15 +571,20 @@ def sdk_listing() -> dict[str, Any]:
             shapes.append({"versions": [agreed], "result": result})
         else:
             same["versions"].append(agreed)
-    return {"sdk": _sdk_version(), "initialize": initialize, "tools/list": shapes}
+    return {"initialize": initialize, "tools/list": shapes}
 
 
-def write_tools_file() -> None:
-    """Write ``tools.json`` from the SDK installed: ``python -m archivist.mcp.stdio``."""
-    listing = sdk_listing()
-    TOOLS_FILE.write_text(json.dumps(listing, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    versions = [version for shape in listing["tools/list"] for version in shape["versions"]]
-    print(f"tools.json: initialize and tools/list for {', '.join(versions)}")
+def write_listing(key: str) -> None:
+    """Keep the SDK's answers for this installation (``key``: ``listing_key()``) in the cache folder,
+    with those kept for others (``KEPT`` in all)."""
+    others = [kept for kept in _kept_listings() if isinstance(kept, dict) and kept.get("key") != key]
+    listings = [{"key": key, **sdk_listing()}, *others][:KEPT]
+    path = installed_cache() / LISTING_FILE
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs the SDK's answers next time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{LISTING_FILE}.{os.getpid()}")
+        temporary.write_text(json.dumps(listings, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        os.replace(temporary, path)
 
 
 def serve(
@@ -579,7 +614,11 @@ def serve(
             _preload(db_path)
         from archivist.mcp.tools import create_server
 
-        return create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
+        server = create_server(db_path, test_fixtures=test_fixtures, workspaces=workspaces())
+        key, kept = keyed()
+        if kept is None:  # the SDK answers this start: its answers are kept for the next
+            write_listing(key)
+        return server
 
     loading: list[_InThread] = []
     starting = threading.Lock()
@@ -589,9 +628,18 @@ def serve(
             if not loading:
                 loading.append(_InThread("mcp-sdk", load_sdk))
 
+    known: list[tuple[str, Listing | None]] = []  # this installation's key, and the SDK's answers kept for it
+
+    def keyed() -> tuple[str, Listing | None]:
+        with opening:
+            if not known:
+                key = listing_key()
+                known.append((key, load_listing(key)))
+            return known[0]
+
     def listing() -> Listing | None:
-        kept = load_listing()
-        # the fixtures' tools are not in tools.json: the SDK lists them
+        kept = keyed()[1]
+        # the fixtures' tools are not kept: the SDK lists them
         return replace(kept, tools={}) if kept is not None and test_fixtures else kept
 
     lobby = Lobby(
@@ -605,7 +653,3 @@ def serve(
     if not lobby.lines:
         return  # stdin closed before any message
     run_sdk(loading[0].result(), lobby.lines, protocol_in, out_fd, lobby.answered)
-
-
-if __name__ == "__main__":
-    write_tools_file()
