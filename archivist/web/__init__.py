@@ -182,7 +182,7 @@ def extra_template_vars(template, view_name, table, database, request, datasette
     lists its most similar documents."""
     from archivist.web import app, page_queries
 
-    own = template.startswith("archivist_")
+    own = isinstance(template, str) and template.startswith("archivist_")  # (a page rendered from a string has none)
     if own or (template == "query-archive.html" and database == DATABASE_NAME):
 
         async def page_vars():
