@@ -57,6 +57,8 @@ class Document(Outcome, total=False):
 
 
 class SearchResponse(Outcome, total=False):
+    """The search's answer: the fields of ``queries.response.FIELDS`` (tests/test_search_response.py)."""
+
     query: str
     mode: str
     total: int
@@ -66,7 +68,8 @@ class SearchResponse(Outcome, total=False):
     page_size: int
     total_pages: int
     has_more: bool
-    results: list[dict[str, Any]]
+    results: list[dict[str, Any]]  # each with entity_type, entity_id, title, score and rank (response.RESULT)
+    building: dict[str, Any] | None
     facets: dict[str, Any]
     filters: dict[str, Any]
 

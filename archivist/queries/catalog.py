@@ -24,7 +24,8 @@ SQL that several queries need is written once:
   shows where it goes.
 
 The parts of ``search.sql`` that name its filters are made from ``filters.FILTERS`` the same way,
-from a line that names the part (``-- include: filters.inputs``), so that the SQL names no filter.
+from a line that names the part (``-- include: filters.inputs``), so that the SQL names no filter;
+and its two answers from ``response.FIELDS`` (``-- include: response.brief``), the response's one shape.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from importlib.resources import files
 from typing import Any
 
 from archivist.errors import ArchivistError
-from archivist.queries import filters
+from archivist.queries import filters, response
 from archivist.queries.declarations import QUERIES
 
 # The environment variable that sets report_link_base_url for every surface: links in
@@ -51,7 +52,9 @@ def default_settings() -> dict[str, Any]:
     return {"report_link_base_url": os.environ.get(REPORT_LINK_ENV) or None}
 
 
-_INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)-- include: (?:(?P<file>_\w+\.sql)|filters\.(?P<part>\w+))[ \t]*$", re.M)
+_INCLUDE_RE = re.compile(
+    r"^(?P<indent>[ \t]*)-- include: (?:(?P<file>_\w+\.sql)|(?P<module>filters|response)\.(?P<part>\w+))[ \t]*$", re.M
+)
 
 
 def _sql_file(filename: str) -> str:
@@ -68,9 +71,12 @@ def query_files() -> list[str]:
     )
 
 
+_MADE = {"filters": filters.sql_part, "response": response.sql_part}  # the parts made from declarations
+
+
 def _expand(sql: str) -> str:
     def include(match: re.Match[str]) -> str:
-        made = filters.sql_part(match["part"]) if match["part"] else _sql_file(match["file"])
+        made = _MADE[match["module"]](match["part"]) if match["part"] else _sql_file(match["file"])
         fragment = _expand(made).rstrip("\n")
         return "\n".join(match["indent"] + line if line else line for line in fragment.split("\n"))
 

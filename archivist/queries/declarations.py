@@ -195,7 +195,7 @@ QUERIES: dict[str, Query] = {
         "has_more, results (every field, a highlighted excerpt, the matching message of an agent log), "
         "facets (counts over the first 200 results in order) and filters. With output=brief (the default of "
         "/api/search and of the MCP tool): query, mode, total, page, page_size, total_pages, has_more and results "
-        "of id, kind, type, entity_type and entity_id (records), tags (memories), agent, title, date, score, "
+        "of id, kind, type, entity_type and entity_id (every result's), tags (memories), agent, title, date, score, "
         "rank, message and a one-line snippet (left out where the title says it all), empty fields left out.",
         params=SEARCH_PARAMS,
         checks=(rules.search_inputs, rules.entities_known, rules.raw_syntax),

@@ -110,7 +110,8 @@ SEARCH_PARAMS = (
         rules.OUTPUTS,
         "brief (the default of /api/search, of MCP and of archivist search --json: query, mode, total, matched "
         "(the total split by how results matched: all the words, some, or only by meaning), sort, page, "
-        "page_size, total_pages, has_more, building (while the archive is still being built), and per result id, kind, type, entity_type and entity_id (records), "
+        "page_size, total_pages, has_more, building (while the archive is still being built), and per result id, kind, type, entity_type and entity_id (a record's entity type and tracker id, "
+        "else its type, or kind, and its id), "
         "tags (memories), agent (conversations), title, date, score, rank, matched (some or meaning: the words were only partly found, or not; left "
         "out where every word was), "
         "message (the index of an agent log's matching message: get_conversation's offset) and a snippet of at "

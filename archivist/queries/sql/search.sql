@@ -2,8 +2,9 @@
 -- answer as JSON, as /api/search and MCP return it: output=full (the default here) gives query,
 -- mode, total (and matched, its split), sort, page, results, facets and filters; output=brief
 -- (theirs) the query, the mode, the total and its split, the page and, per result, what a list
--- shows (id, kind, type, a record's entity_type and entity_id, a memory's tags, agent, title,
--- date, score, rank, how it matched, message, a snippet), each seed's fields included.
+-- shows (id, kind, type, entity_type and entity_id, a memory's tags, agent, title, date, score,
+-- rank, how it matched, message, a snippet), each seed's fields included. Both answers' fields
+-- are declared once, in archivist/queries/response.py.
 --
 -- The steps, each a group of CTEs below, in order:
 --   1. inputs, plan         the parameters parsed; the ranking the mode asks for (keyword,
@@ -448,11 +449,11 @@ listed as (
         'id', d.id,
         'kind', d.kind,
         'type', d.type,
-        -- what a seed's results carry under its own names: a tracker record's entity_type and
-        -- entity_id (seed 004's JSON), a memory's tags (seed 002 filters and shows memories by
-        -- them; its memory_type is type, and its created_at the day in date)
-        'entity_type', case when d.kind = 'record' then d.type end,
-        'entity_id', case when d.kind = 'record' then d.external_id end,
+        -- what a seed's results carry under its own names: every result's entity_type and
+        -- entity_id (seed 004's result model: a record's entity type and tracker id, else its
+        -- type and id), a memory's tags (seed 002 filters and shows memories by them; its
+        -- memory_type is type, and its created_at the day in date)
+        -- include: response.result_ids
         'tags', case when d.kind = 'memory' and d.tags != '[]' then json(d.tags) end,
         -- a conversation's agent: an agent log's kind, or workspace for the workspace's own
         'agent', case when d.kind = 'conversation' then
@@ -492,8 +493,7 @@ listed as (
       ))
       else json_patch(json_object(
         'kind', d.kind,
-        'entity_type', d.type,
-        'entity_id', d.external_id,
+        -- include: response.result_ids
         'id', d.id,
         'title', d.title,
         'score', round(r.score, 6),
@@ -575,48 +575,14 @@ summed as (
 
 -- 11. the response -----------------------------------------------------------------------------
 select case plan.output
-  -- (brief: what is null left out, and so are the counts that are nought and the default sort: a
-  -- brief answer spends no bytes on what is not there)
+  -- the fields of each answer (archivist/queries/response.py); brief: what is null left out, and so
+  -- are the counts that are nought and the default sort: a brief answer spends no bytes on what is
+  -- not there
   when 'brief' then json_patch('{}', json_object(
-    'query', plan.query,
-    'mode', plan.mode,
-    'total', listed.total,
-    'matched', case when listed.matched is not null then json((
-      select json_group_object(key, value) from json_each(listed.matched) where value > 0
-    )) end,
-    'sort', nullif(plan.sort, 'relevance'),
-    'page', plan.page,
-    'page_size', plan.page_size,
-    'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
-    'has_more', json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end),
-    'results', json(listed.items),
-    'building', json(listed.building)
+    -- include: response.brief
   ))
   else json_object(
-    'query', plan.query,
-    'mode', plan.mode,
-    'total', listed.total,
-    'matched', json(listed.matched),
-    'sort', plan.sort,
-    'page', plan.page,
-    'page_size', plan.page_size,
-    'total_pages', (listed.total + plan.page_size - 1) / plan.page_size,
-    'has_more', json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end),
-    'results', json(listed.items),
-    'building', json(listed.building),
-    -- (no documents: every facet, empty)
-    'facets', json(coalesce(listed.facets, json_object(
-      -- include: filters.no_facets
-    ))),
-    'filters', json_object(
-      -- include: filters.echo
-      'match_all', json(case when plan.match_all then 'true' else 'false' end),
-      'start_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.start_at, 'unixepoch'),
-      'end_date', strftime('%Y-%m-%dT%H:%M:%SZ', plan.end_at, 'unixepoch'),
-      'match_mode', case plan.match_mode when 'raw' then 'raw' else 'simple' end,
-      'min_similarity', plan.min_similarity,
-      'document', nullif(trim(:document), '')
-    )
+    -- include: response.full
   )
 end as response
 from plan, summed listed  -- (listed is read once, through summed)
