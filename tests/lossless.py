@@ -28,7 +28,7 @@ from archivist.workspace import archive_path
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "sample-agent-logs"
-KINDS_FOLDER = ROOT / "archivist" / "agents" / "kinds"
+KINDS_FOLDER = ROOT / "archivist" / "agents"  # a folder per kind built in, each with its kind.toml
 MASKED = re.compile(r"\[secret masked: [^\]]*\]")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}")
@@ -56,10 +56,12 @@ def samples() -> dict[str, Path]:
 
 def dropped(kind: str) -> dict[str, str]:
     """A kind's ``[dropped]`` table: each key-path pattern left out on purpose, and why."""
-    (path,) = [path for path in KINDS_FOLDER.glob("*.toml") if _declared_name(path) == kind]
+    (path,) = [path for path in KINDS_FOLDER.glob("*/kind.toml") if _declared_name(path) == kind]
     table = tomllib.loads(path.read_text(encoding="utf-8")).get("dropped", {})
     if not isinstance(table, dict) or not all(isinstance(reason, str) and reason for reason in table.values()):
-        raise ValueError(f"{path.name}: [dropped] is a table of key-path patterns, each with its reason")
+        raise ValueError(
+            f"{path.parent.name}/{path.name}: [dropped] is a table of key-path patterns, each with its reason"
+        )
     return table
 
 

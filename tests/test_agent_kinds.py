@@ -216,7 +216,7 @@ def built_in() -> dict[str, Kind]:
 def test_each_kind_built_in_is_a_file_of_kinds_that_names_its_reader() -> None:
     found = built_in()
     assert list(found) == sorted(found)
-    files = sorted(path.stem for path in Path(kinds.__file__).parent.glob("*.toml"))
+    files = sorted(path.parent.name for path in kinds.FOLDER.glob(f"*/{kinds.DECLARATION}"))
     assert len(found) == len(files)  # one kind a file
     assert [kind.reader.rsplit(".", 1)[1] for kind in found.values()] == files  # named for its reader
     for name, kind in found.items():
@@ -257,11 +257,12 @@ def test_a_kind_file_with_a_key_it_cannot_have_is_refused_by_name() -> None:
 
 
 def test_a_kind_file_that_is_not_toml_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "broken.toml").write_text('name = "broken\n', encoding="utf-8")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / kinds.DECLARATION).write_text('name = "broken\n', encoding="utf-8")
     monkeypatch.setattr(kinds, "FOLDER", tmp_path)
     kinds.built_in.cache_clear()
     try:
-        with pytest.raises(ValueError, match=r"archivist/agents/kinds/broken.toml is not an agent-log kind: "):
+        with pytest.raises(ValueError, match=r"archivist/agents/broken/kind.toml is not an agent-log kind: "):
             kinds.built_in()
     finally:
         kinds.built_in.cache_clear()

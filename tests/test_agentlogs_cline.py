@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from archivist.agents import Unread, Usage, cline, cline_tasks, roo_code
+from archivist.agents import Unread, Usage, cline, roo_code
+from archivist.agents.cline import tasks as cline_tasks
 from archivist.archive.indexer import index_workspace
 from archivist.queries.runner import Archive
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from archivist.agents import Attachment, codex, codex_tokens
+from archivist.agents import Attachment, codex
+from archivist.agents.codex import tokens as codex_tokens
 
 SESSION_ID = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
 DAY = "2025/10/29"

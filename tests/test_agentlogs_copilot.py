@@ -500,7 +500,7 @@ def test_a_log_whose_reading_stops_is_unread_and_not_read_in_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from archivist import agents
-    from archivist.agents import copilot_log
+    from archivist.agents.copilot import log as copilot_log
 
     chat(tmp_path, "s.jsonl", json.dumps({"kind": 0, "v": {"requests": [REQUEST]}}) + "\n")
     events = tmp_path / "session-state" / "s1" / "events.jsonl"

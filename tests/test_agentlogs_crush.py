@@ -347,7 +347,7 @@ if __name__ == "__main__":
 def test_a_session_of_more_text_than_is_held_whole_is_read_in_parts_and_stored_alike(tmp_path, monkeypatch) -> None:
     from test_session_parts import index, stored
 
-    from archivist.agents import crush_store
+    from archivist.agents.crush import store as crush_store
     from archivist.archive import prepared
 
     messages = [(MAIN, "user", [part("text", text="Tidy the date parser."), stop(T)], T)]

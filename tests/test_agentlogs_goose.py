@@ -665,7 +665,7 @@ def test_messages_are_read_in_one_pass_where_the_table_has_no_index(
 def test_a_session_file_whose_reading_stops_is_unread_and_not_read_in_part(
     data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from archivist.agents import goose_messages
+    from archivist.agents.goose import messages as goose_messages
 
     def stopping(handle: Any, *args: Any) -> Any:
         yield handle.readline().rstrip(b"\n"), 0

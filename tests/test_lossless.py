@@ -1,5 +1,5 @@
 """Lossless, by measure: every string a kind's sample holds reaches the archive, or stands on that kind's
-written list of what is dropped on purpose and why (its ``[dropped]`` table in archivist/agents/kinds/).
+written list of what is dropped on purpose and why (its ``[dropped]`` table in archivist/agents/<kind>/kind.toml).
 
 Each sample is indexed once by the real indexer; its strings (``lossless.held``) are looked up in what the
 archive stores for its sessions (``lossless.kept``). For the JSONL kinds, a property test writes the texts
@@ -50,9 +50,10 @@ def test_every_kind_declares_what_it_drops():
 
 
 def test_a_dropped_table_of_the_wrong_shape_is_refused(tmp_path, monkeypatch):
-    (tmp_path / "odd.toml").write_text('name = "odd"\n[dropped]\n"*:id" = 3\n', encoding="utf-8")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "kind.toml").write_text('name = "odd"\n[dropped]\n"*:id" = 3\n', encoding="utf-8")
     monkeypatch.setattr(lossless, "KINDS_FOLDER", tmp_path)
-    with pytest.raises(ValueError, match=r"odd.toml: \[dropped\]"):
+    with pytest.raises(ValueError, match=r"odd/kind.toml: \[dropped\]"):
         lossless.dropped("odd")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from tool_calls import dump, indexed_calls, lines
 
-from archivist.agents import cursor_bubbles
+from archivist.agents.cursor import bubbles as cursor_bubbles
 from archivist.agents.tool_edits import editor_call, search_replace_blocks
 from archivist.queries.diffs import diff_text
 

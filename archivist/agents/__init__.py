@@ -1,38 +1,15 @@
 """Agent logs read in place: what each kind of log yields, one session at a time (docs/contract.md: sources).
 
-Each kind registers itself (``hookspecs.register_agent_kinds``: the built-in ones are the
-modules of ``kinds``, a separate package adds one through an entry point of the group
-``archivist``), and ``registry`` lists them. A kind's registry entry (``hookspecs.Kind``)
-names its reader: a module, loaded when a source of the kind is first checked or read,
-with these names:
-
-- ``KIND``: its name on the command line (``--source KIND=PATH``), the entry's name;
-- ``check(path) -> str | None``: why ``path`` is not a source of this kind (a sentence
-  saying what was expected), or None when it is one;
-- ``read(path, problems=None) -> Iterator[Session]``: every session (or exported
-  conversation) under ``path``, in a stable order. A bad line, record or file never
-  raises: it is skipped and told in the session's ``problems``, or, when no session
-  holds it (a file that cannot be read at all), appended to ``problems``.
-
-A kind whose logs are appended to (JSONL) may also have
-
-- ``read_from(path, offset, key, project, models) -> Session | None``: the messages of
-  one session file from byte ``offset`` on (where its ``Session.tail`` said to resume), as
-  a session keyed ``key`` whose project and models so far were those; None when those
-  lines cannot simply follow what was read before (the whole source is read again then).
-
-A kind that keeps one session per file may have
-
-- ``newest(path, count, problems=None) -> Iterator[Session]``: its ``count`` newest sessions
-  (by their files' modification time, newest first), each read alone and keyed as ``read``
-  keys it, so that a first index of a large source can store them before the rest. What
-  ``read`` takes from other files (another file's summary as a title, a message a resumed
-  session shares) may be missing; ``read`` stores them again, whole, after.
-
-and a kind whose source is a folder around its logs (a repository, a project) may have
-
-- ``log_files(path) -> list[Path]``: the files and folders of the source that hold its
-  logs, whose changes make it read again (without it: the whole source).
+Each kind registers itself (``hookspecs.register_agent_kinds``: the ones built in are the
+packages of this one, ``archivist/agents/<kind>/``, each declared by its ``kind.toml``; a
+separate package adds one through an entry point of the group ``archivist``), and
+``registry`` lists them. A kind's registry entry (``hookspecs.Kind``) names its reader: a
+module, loaded when a source of the kind is first checked or read, that is a
+``reader.Reader`` (``KIND``, ``check``, ``read``) and may be a ``reader.ReadsOn``
+(``read_from``), a ``reader.NewestFirst`` (``newest``) or a ``reader.LogFiles``
+(``log_files``). What several readers share is here and in the modules beside the kinds'
+packages (``databases``, ``archives``, ``exports``, ``export_files``, ``json_list``,
+``tool_edits``, ``apply_patch``).
 
 Sources are read where they are: nothing here writes, moves or copies a file. Memory stays
 bounded whatever a file holds: a line longer than ``MAX_LINE_BYTES`` is skipped (``lines``

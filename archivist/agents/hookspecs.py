@@ -1,8 +1,8 @@
 """The hook through which a kind of agent log registers itself, and what it registers.
 
-The kinds built in are files of ``archivist/agents/kinds/`` (``Kind.from_table``), which that
-package registers. A plugin from an installed package (a setuptools entry point of the group
-``archivist``) implements the hook::
+The kinds built in are the ``kind.toml`` files of ``archivist/agents/<kind>/``
+(``Kind.from_table``), which ``archivist.agents.kinds`` registers. A plugin from an installed
+package (a setuptools entry point of the group ``archivist``) implements the hook::
 
     from archivist.agents.hookspecs import Kind, Location, hookimpl
 
@@ -85,8 +85,9 @@ class Location:
 class Kind:
     """A kind of agent log: what a source of it is called and how it is read.
 
-    ``reader`` is the module path of the module that reads it (``KIND``, ``check``, ``read``
-    and, optionally, ``read_from`` and ``log_files``: see ``archivist.agents``). It is
+    ``reader`` is the module path of the module that reads it, a ``reader.Reader`` whose
+    ``KIND`` is ``name`` (``check``, ``read`` and, optionally, ``read_from``, ``newest`` and
+    ``log_files``: see ``archivist.agents.reader``). It is
     imported only when a source of the kind is checked or read, so that naming the kinds
     loads no reader.
     """
@@ -112,7 +113,7 @@ class Kind:
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], origin: str) -> Kind:
-        """A kind as a TOML file declares it (``archivist/agents/kinds/*.toml``): its fields, and
+        """A kind as a TOML file declares it (``archivist/agents/*/kind.toml``): its fields, and
         ``[[locations]]`` tables of ``Location``'s; ValueError naming ``origin`` for any other key."""
         texts = {"name", "reader", "description", "source", "conversation", "sample"}
         place: dict[str, type] = {"folder": str, "under": str, "env": str, "systems": list, "several": bool}

@@ -9,7 +9,8 @@ README's table) is asked of ``pm`` here, so a plugin registered on it at run tim
 known everywhere from then on.
 
 Registering is cheap: an entry names its reader by module path, imported only by
-``reader`` when a source of the kind is checked or read.
+``reader`` when a source of the kind is checked or read, and refused there unless it is a
+``reader.Reader`` whose ``KIND`` is the entry's name.
 """
 
 from __future__ import annotations
@@ -26,12 +27,18 @@ import pluggy
 from archivist import installed
 from archivist.agents import hookspecs
 from archivist.agents.hookspecs import SYSTEMS, Kind
+from archivist.agents.reader import Reader
 
 BUILT_IN = "archivist.agents.kinds"  # the plugin that registers the kinds built in (its TOML files)
 
 
 class UnknownKind(KeyError):
     """A kind that no plugin registers (a source whose plugin was uninstalled since, a name mistyped)."""
+
+
+class NotAReader(TypeError):
+    """A kind's reader that is not one: a module without a ``reader.Reader``'s names, or whose
+    ``KIND`` is not the name its registry entry gives (a plugin's mistake, told by name)."""
 
 
 def manager(entry_points: bool = True) -> pluggy.PluginManager:
@@ -89,8 +96,19 @@ def get(name: str) -> Kind:
 
 
 def reader(name: str) -> ModuleType:
-    """The module that reads the kind of this name, imported now if it is not yet."""
-    return importlib.import_module(get(name).reader)
+    """The module that reads the kind of this name, imported now if it is not yet; NotAReader
+    where it is not a ``reader.Reader`` of this kind."""
+    kind = get(name)
+    module = importlib.import_module(kind.reader)
+    if not isinstance(module, Reader):
+        missing = [member for member in ("KIND", "check", "read") if not hasattr(module, member)]
+        raise NotAReader(f"{kind.reader}, the reader of the agent-log kind {name!r}, has no {', '.join(missing)}")
+    if name != module.KIND:
+        raise NotAReader(
+            f"{kind.reader} reads the agent-log kind {module.KIND!r}, not {name!r} as its registry entry says: "
+            "a reader's KIND is its entry's name"
+        )
+    return module
 
 
 def this_system(platform: str = sys.platform) -> str:

@@ -1,0 +1,195 @@
+"""A Claude Code file's lines, streamed into the sessions they belong to, and what their reading skipped.
+
+Files are read line by line (a line over 64 MB is skipped and counted), bytes that are
+not UTF-8 are replaced, and lines that are not JSON objects, or of an unknown type, are
+counted in the session's problems; the last line of a file still being written (no
+newline yet) is left for the next read.
+
+A file read on from where its last reading stopped (``read_prefix``) has what its lines
+before that point decide looked at again, without parsing each one: the ``uuid`` of every
+line (a later copy of one is dropped), its title lines, and its lines up to its first
+request (until then, a later line can still decide the title).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archivist.agents import LONG_LINE, NOT_JSON, NotJSON, json_value, lines, skipped_problems
+from archivist.agents.claude_code.session import KNOWN_TYPES, Builder, Seen, Sidechains
+
+UUID_RE = re.compile(rb'"uuid"\s*:\s*"([^"\\]{1,200})"')  # a line's uuid, found without parsing it
+SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+ID_RE = re.compile(rb'"id"\s*:\s*"([^"\\]{1,200})"')  # in an assistant line: its message.id (and its blocks' ids)
+TITLE_MARKS = (b'"summary"', b'"custom-title"', b'"ai-title"')  # in every line that can be a title line
+
+
+@dataclass
+class Tally:
+    """What a file's reading skipped or repaired, told as the session's problems."""
+
+    skipped: Counter[str] = field(default_factory=Counter)
+    replaced: int = 0
+    stopped: str | None = None
+    line_at: int = 0  # the byte offset of the line being read
+
+    def problems(self) -> list[str]:
+        problems = skipped_problems(self.skipped)
+        if self.replaced:
+            problems.append(
+                f"{self.replaced} {'line has' if self.replaced == 1 else 'lines have'} bytes that are not UTF-8 (replaced)"
+            )
+        if self.stopped:
+            problems.append(self.stopped)
+        return problems
+
+
+def _records(path: Path, tally: Tally, start: int = 0) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a file's lines from byte ``start``, streamed; what is not one is
+    counted in ``tally``, and ``tally.line_at`` is the offset of the line just yielded.
+
+    A last line with no newline that does not parse is a line still being written: left
+    for the next read, not a problem.
+    """
+    number = 0
+    try:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            position = start
+            pending: tuple[bytes | None, int] | None = None  # a line and its length, parsed once the next is read
+            for line in lines(handle):
+                if pending is not None:
+                    number += 1
+                    record = _parse(pending[0], tally, last=False)
+                    if record is not None:
+                        tally.line_at = position
+                        yield record
+                    position += pending[1]
+                pending = line
+            if pending is not None:
+                number += 1
+                raw = pending[0]
+                record = _parse(raw, tally, last=raw is not None and not raw.endswith(b"\n"))
+                if record is not None:
+                    tally.line_at = position
+                    yield record
+    except OSError as error:
+        tally.stopped = f"reading stopped after line {number}: {error.strerror or error}"
+
+
+def _parse(raw: bytes | None, tally: Tally, last: bool) -> dict[str, Any] | None:
+    """A line's JSON object (None: not one, counted in ``tally``); ``raw`` is None for a line
+    too long to be read, which is counted even as the last line."""
+    if raw is None:
+        tally.skipped[LONG_LINE] += 1
+        return None
+    if not raw.strip():
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        tally.replaced += 1
+    try:
+        record = json_value(text)
+    except NotJSON as error:
+        if not last or str(error) != NOT_JSON:  # a last line not yet whole is left for the next read
+            tally.skipped[str(error)] += 1
+        return None
+    if not isinstance(record, dict):
+        tally.skipped["not a JSON object"] += 1
+        return None
+    return record
+
+
+def read_lines_into(path: Path, main: Builder, sidechains: Sidechains | None, start: int = 0) -> bool:
+    """Read one file's lines from byte ``start`` into ``main`` (and its inline sidechains
+    into ``sidechains``); whether any line was a sidechain's."""
+    lines = Lines(path, main, sidechains, start)
+    for _ in lines:
+        pass
+    return lines.sidechain
+
+
+class Lines:
+    """One file's lines from byte ``start`` read into ``main`` (and its inline sidechains into
+    ``sidechains``) as it is iterated: the byte offset of each line read, so that a reader can
+    take the messages read so far (``Builder.drain``) before it reads on."""
+
+    def __init__(self, path: Path, main: Builder, sidechains: Sidechains | None, start: int = 0) -> None:
+        self.path, self.main, self.sidechains, self.start = path, main, sidechains, start
+        self.sidechain = False  # whether a line was a sidechain's
+
+    def __iter__(self) -> Iterator[int]:
+        tally = Tally()
+        for record in _records(self.path, tally, self.start):
+            yield tally.line_at
+            self._take(record, tally)
+        self.main.problems.extend(tally.problems())
+
+    def _take(self, record: dict[str, Any], tally: Tally) -> None:
+        main, sidechains = self.main, self.sidechains
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            tally.skipped["with no type"] += 1
+            return
+        if kind not in KNOWN_TYPES:
+            tally.skipped[f"unknown type {kind!r}"] += 1
+            return
+        builder = main
+        if kind == "progress":
+            main.note_progress(record)
+        if record.get("isSidechain") is True:
+            self.sidechain = True
+            if sidechains is not None:
+                builder = sidechains.builder_for(record)
+        if not builder.take(record, kind):
+            tally.skipped[f"malformed {kind!r}"] += 1
+        builder.offsets.extend([tally.line_at] * (len(builder.messages) - len(builder.offsets)))
+
+
+@dataclass
+class Prefix:
+    """What a file's lines before the point its reading resumes at name: the session ids, and
+    the ids in its assistant lines (each response's ``message.id`` among them)."""
+
+    session_ids: set[str] = field(default_factory=set)
+    ids: set[str] = field(default_factory=set)
+
+
+def read_prefix(path: Path, end: int, builder: Builder) -> Prefix | None:
+    """Look again at a file's lines before byte ``end`` (where its reading resumes) for what
+    they decide of ``builder``: the uuids it holds, its title lines, its first request; the
+    ids they name. None when the file cannot be read; nothing is told (these lines were
+    read, and told, before)."""
+    scout = Builder(builder.key, path, seen=Seen())  # reads whole lines, for the first request
+    scout.titles, scout.uuids = builder.titles, builder.uuids
+    prefix = Prefix()
+    position = 0
+    try:
+        with path.open("rb") as handle:
+            for raw, length in lines(handle):
+                if position >= end:
+                    break
+                position += length
+                if raw is None:
+                    continue
+                prefix.session_ids.update(found.decode("utf-8", "replace") for found in SESSION_ID_RE.findall(raw))
+                if b'"assistant"' in raw:
+                    prefix.ids.update(found.decode("utf-8", "replace") for found in ID_RE.findall(raw))
+                if scout.titles.settled and not any(mark in raw for mark in TITLE_MARKS):
+                    for found in UUID_RE.findall(raw):
+                        builder.uuids.setdefault(found.decode("utf-8", "replace"), len(builder.uuids))
+                    continue
+                record = _parse(raw, Tally(), last=False)
+                kind = record.get("type") if record is not None else None
+                if isinstance(kind, str) and kind in KNOWN_TYPES and record is not None:
+                    scout.take(record, kind)
+    except OSError:
+        return None
+    return prefix
