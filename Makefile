@@ -37,7 +37,7 @@ browser:
 	fi
 
 # Beside the sample workspace, the sample agent logs: one source of every kind, each kind's
-# `sample` in the registry (archivist/agents/kinds/*.toml).
+# `sample` in the registry (archivist/agents/*/kind.toml).
 SAMPLE_SOURCES = $(shell $(BIN)/python -m archivist.agents.registry)
 SOURCES ?= $(if $(filter sample-workspace,$(WORKSPACE)),$(SAMPLE_SOURCES),)
 # The repository's top level is the sample's Datasette configuration folder (its title, licence

@@ -65,7 +65,8 @@ ROLE = next(key for key in KEYS if key.name == "role")
 
 
 TOOL = next(key for key in KEYS if key.name == "tool")
-ADDED = (ROLE.prefix, TOOL.prefix)  # the keys added since the words were frozen: roles, then tools
+BRANCH = next(key for key in KEYS if key.name == "branch")
+ADDED = (ROLE.prefix, TOOL.prefix, BRANCH.prefix)  # the keys added since the words were frozen: roles, tools, branches
 
 
 def without_roles(words: str) -> str:
@@ -276,6 +277,7 @@ VALUES = {
     "file": PATHS,
     "tool": st.one_of(st.sampled_from(["Bash", "Edit", "read_file", "developer__shell"]), TEXTS),
     "role": st.one_of(st.sampled_from(["user", "assistant", "tool", "system", "document"]), TEXTS),
+    "branch": st.one_of(st.sampled_from(["main", "feature/login", "release-1.2"]), TEXTS),
 }
 
 
