@@ -89,11 +89,6 @@ def declared_of(name: str) -> list[Param]:
     )
 
 
-PAGE_SIZE_WAITS = pytest.mark.xfail(
-    strict=True, reason="page_size's default (10) is search.sql's until search_params declares it"
-)
-
-
 # --- MCP ---------------------------------------------------------------------------------------
 
 
@@ -134,7 +129,7 @@ async def test_every_tool_schema_shows_each_parameters_bounds_choices_and_defaul
 
 
 SAID_DEFAULTS = [
-    pytest.param(name, param, marks=PAGE_SIZE_WAITS if (name, param.name) == ("search", "page_size") else ())
+    pytest.param(name, param)
     for name, query in QUERIES.items()
     for param in query.params
     if param.type == "integer" and "(default " in param.description
@@ -196,12 +191,9 @@ def test_the_command_line_help_shows_the_declared_bounds_and_choices() -> None:
 # --- an agent, checked the same way everywhere -------------------------------------------------
 
 AGENT_QUERIES = sorted(name for name, query in QUERIES.items() if "agents" in {p.name for p in query.params})
-SEARCH_WAITS = pytest.mark.xfail(
-    strict=True, reason="the search's agents filter (queries/filters.py) takes params.agents next"
-)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=SEARCH_WAITS) if n == "search" else n for n in AGENT_QUERIES])
+@pytest.mark.parametrize("name", AGENT_QUERIES)
 def test_every_query_that_takes_agents_checks_them_with_the_one_rule(name: str) -> None:
     assert QUERIES[name].param("agents").rule is rules.agent_list
     assert QUERIES[name].param("agents").choices == rules.AGENTS
@@ -213,7 +205,7 @@ def named_the_known_agents(message: str) -> bool:
 
 @pytest.mark.parametrize(
     "tool",
-    ["list_conversations", "usage", "activity", pytest.param("search", marks=SEARCH_WAITS)],
+    ["list_conversations", "usage", "activity", "search"],
 )
 async def test_an_unknown_agent_is_invalid_parameter_naming_the_known_ones_in_mcp(workspace: Path, tool: str) -> None:
     from mcp import Client
@@ -238,14 +230,12 @@ def test_an_unknown_agent_is_invalid_parameter_naming_the_known_ones_in_archivis
     assert ok.exit_code == 0 and json.loads(ok.output)["rows"] == []
 
 
-@SEARCH_WAITS
 def test_an_unknown_agent_is_invalid_parameter_naming_the_known_ones_in_archivist_search(workspace: Path) -> None:
     result = CliRunner().invoke(cli, ["search", str(workspace), "proxy", "--agent", UNKNOWN_AGENT])
     assert result.exit_code == 1 and "[INVALID_PARAMETER]" in result.output
     assert named_the_known_agents(result.output)
 
 
-@SEARCH_WAITS
 async def test_an_unknown_agent_is_invalid_parameter_naming_the_known_ones_in_api_search(workspace: Path) -> None:
     datasette = await started_datasette(archive_path(workspace))
     response = await datasette.client.get(f"/api/search?query=proxy&agents={UNKNOWN_AGENT}")

@@ -96,8 +96,9 @@ class ErrorContract:
         if refused is not None:
             return _error(refused)
         result = await call_next(ctx)
-        if isinstance(result, CallToolResult) and result.is_error and result.structured_content is None:
-            return _error(self._told(name, arguments, result))
+        answered = _call_result(result)
+        if answered is not None and answered.is_error and answered.structured_content is None:
+            return _error(self._told(name, arguments, answered))
         return result
 
     async def _refused(self, name: str, arguments: dict[str, Any]) -> ArchivistError | None:
@@ -140,6 +141,16 @@ class ErrorContract:
         if text == f"Error executing tool {name}":  # what the SDK says of a tool that failed unexpectedly
             return internal_error()
         return ArchivistError("INVALID_PARAMETER", text[:2000])
+
+
+def _call_result(result: Any) -> CallToolResult | None:
+    """A tools/call answer as the SDK's model, whether the chain gives it so or as its JSON (a dict)."""
+    if isinstance(result, CallToolResult):
+        return result
+    try:
+        return CallToolResult.model_validate(result) if isinstance(result, dict) else None
+    except ValidationError:
+        return None
 
 
 def apply_error_contract(server: MCPServer) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from archivist import vocabulary
-from archivist.queries import rules
+from archivist.queries import params, rules
 from archivist.queries.params import Param, Rule
 
 LOG_AGENTS = ", ".join(agent for agent in rules.AGENTS if agent != rules.WORKSPACE_AGENT)
@@ -121,12 +121,7 @@ FILTERS = (
         ("598", "601", "1"),
     ),
     Filter(
-        _listed(
-            "agents",
-            f"Only conversations of these agents: agent-log kinds ({LOG_AGENTS}) or {OWN_AGENT}.",
-            ("--agent", "--agents"),
-            "AGENT",
-        ),
+        params.agents("conversations", ("--agent", "--agents"), "AGENT", "hidden"),
         _key("agent"),
         "agent",
         Facet("agent", "Agent", LOG.format(field="agent"), every_value=True),

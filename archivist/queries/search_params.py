@@ -9,6 +9,8 @@ key, chip, facet and examples.
 
 from __future__ import annotations
 
+import dataclasses
+
 from archivist.queries import params, rules
 from archivist.queries.filters import FILTERS
 from archivist.queries.params import QUERY_LIMITS, SEARCH_DATES, Alias, Param, Value, as_given
@@ -24,11 +26,20 @@ def _choice(
     )
 
 
-def _whole(name: str, high: int, description: str, form: str | None = None, example: int | None = None) -> Param:
-    """A whole number from 1 to ``high``: an option of ``archivist search`` (--name)."""
+def _whole(
+    name: str,
+    high: int,
+    description: str,
+    default: int | None = None,
+    form: str | None = None,
+    example: int | None = None,
+) -> Param:
+    """A whole number from 1 to ``high``, ``default`` where none is given (none: another's name, whose
+    default stands): an option of ``archivist search`` (--name)."""
     flag = "--" + name.replace("_", "-")
     rule = rules.bounded_int(name, 1, high, example=example)
-    return Param(name, rule, description, type="integer", flags=(flag,), metavar="N", form=form)
+    param = Param(name, rule, description, type="integer", flags=(flag,), metavar="N", form=form)
+    return param if default is None else dataclasses.replace(param, default=default)
 
 
 FILTER_PARAMS = tuple(f.param for f in FILTERS)
@@ -102,8 +113,8 @@ SEARCH_PARAMS = (
         flags=("--document",),
         metavar="ID|PATH",
     ),
-    _whole("page", 10_000, "Page number, from 1.", example=1),
-    _whole("page_size", 100, "Results per page, 1 to 100 (default 10).", form="hidden"),
+    _whole("page", 10_000, "Page number, from 1 (default 1).", 1, example=1),
+    _whole("page_size", 100, "Results per page, 1 to 100 (default 10).", 10, form="hidden"),
     _whole("limit", 100, "Another name for page_size."),
     _choice(
         "output",
