@@ -290,7 +290,7 @@ def _index_source(
     return source, parsed
 
 
-def _unchanged_on_disk(source: documents.Source, known_files: dict[str, tuple]) -> bool:
+def _unchanged_on_disk(source: documents.Source, known_files: dict[str, tuple[Any, ...]]) -> bool:
     for info in source.files:
         known = known_files.get(info.path)
         if known is None or known[0] != source.path or known[1] != info.size or known[2] != info.mtime_ns:

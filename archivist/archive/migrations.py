@@ -14,7 +14,8 @@ from typing import Any
 
 import sqlite_utils
 from sqlite_utils import Migrations
-from sqlite_utils.utils import sqlite3
+
+from archivist.archive.database import sqlite3
 
 migrations = Migrations("archivist")
 

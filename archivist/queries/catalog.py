@@ -106,7 +106,7 @@ def canned_queries() -> dict[str, dict[str, Any]]:
 
 def sql_for(name: str) -> str:
     try:
-        return canned_queries()[name]["sql"]
+        return str(canned_queries()[name]["sql"])
     except KeyError:
         raise ArchivistError(
             "INVALID_PARAMETER",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
 
 
 def file_url(absolute_path: str | None) -> str | None:
@@ -11,7 +12,7 @@ def file_url(absolute_path: str | None) -> str | None:
     return "file://" + urllib.parse.quote(absolute_path)
 
 
-def make_report_link(base_url: str | None):
+def make_report_link(base_url: str | None) -> Callable[[str | None, str | None, str | None], str | None]:
     def report_link(command: str | None, name: str | None, absolute_path: str | None) -> str | None:
         if base_url and command and name:
             return f"{base_url.rstrip('/')}/{urllib.parse.quote(command)}/{urllib.parse.quote(name)}"

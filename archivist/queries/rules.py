@@ -14,12 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from archivist import agents as _agents
 from archivist import dates
-from archivist.agents import ROLES as MESSAGE_ROLES
-from archivist.agents.kinds import KINDS as LOG_KINDS
+from archivist.agents import kinds as _kinds
 from archivist.errors import ArchivistError
 from archivist.queries.lists import items
-from archivist.vocabulary import DOCUMENT_ROLE
+from archivist.vocabulary import DOCUMENT_ROLE as DOCUMENT_ROLE
+
+MESSAGE_ROLES: tuple[str, ...] = _agents.ROLES  # an agent log's roles
+LOG_KINDS: tuple[str, ...] = tuple(_kinds.KINDS)  # the kinds of agent log registered when this is imported
 
 Execute = Callable[[str, dict[str, str]], list[dict[str, Any]]]
 Rule = Callable[[str], str]  # a parameter as given, checked and normalised (INVALID_PARAMETER else)

@@ -102,7 +102,8 @@ def unreadable(path: Path | str, error: BaseException, again: str) -> ArchivistE
 
 def response_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A canned query that answers with one JSON ``response`` column (``search``), decoded."""
-    return json.loads(rows[0]["response"])
+    response: dict[str, Any] = json.loads(rows[0]["response"])
+    return response
 
 
 # Every call's time limit, the web's (Datasette's sql_time_limit_ms) and MCP's alike.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+from collections.abc import Callable
 from typing import Any
 
 DATABASE_LIST_SQL = "PRAGMA database_list"
@@ -18,7 +19,7 @@ def database_file(conn: Any) -> str:
     return ""
 
 
-def make_embed(db_file: str):
+def make_embed(db_file: str) -> Callable[[str | None], bytes | None]:
     def embed_query(text: str | None) -> bytes | None:
         """The query's vector; none for an archive without vectors (nothing to search by meaning
         there: the model is not loaded for it)."""
@@ -40,7 +41,7 @@ def model_id() -> str:
     return MODEL_ID
 
 
-def make_nearest(db_file: str):
+def make_nearest(db_file: str) -> Callable[..., str]:
     def nearest(query: bytes | None, collection: str, k: Any, allowed: str | None = None) -> str:
         if query is None:
             return "[]"  # nothing to search by meaning (a keyword search): the vectors are not needed
