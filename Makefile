@@ -56,7 +56,7 @@ check: install
 	$(BIN)/lint-imports
 
 test: install $(CLIENTS) browser check
-	HF_HUB_OFFLINE=1 $(BIN)/pytest
+	HF_HUB_OFFLINE=1 $(BIN)/pytest --durations=15
 
 bench: install
 	$(BIN)/python bench/index_eval.py
