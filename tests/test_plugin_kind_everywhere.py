@@ -90,8 +90,16 @@ def run(*command: str, env: dict[str, str], given: str = "") -> str:
 
 def agents_described(workspace: Path, env: dict[str, str]) -> str:
     """The description of search's ``agents`` in ``archivist mcp``'s answer to ``tools/list``."""
-    answers = [json.loads(line) for line in run(ARCHIVIST, "mcp", str(workspace), env=env, given="".join(
-        json.dumps(message) + "\n" for message in SESSION)).splitlines()]  # fmt: skip
+    # as a client does: its requests sent, stdin kept open until they are answered
+    with subprocess.Popen(
+        [ARCHIVIST, "mcp", str(workspace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("".join(json.dumps(message) + "\n" for message in SESSION))
+        server.stdin.flush()
+        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
     assert [answer["id"] for answer in answers] == [1, 2]
     search = next(tool for tool in answers[1]["result"]["tools"] if tool["name"] == "search")
     return search["inputSchema"]["properties"]["agents"]["description"]

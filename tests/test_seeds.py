@@ -318,6 +318,8 @@ async def test_seed_002_faceted_search_returns_the_memories_matching_every_facet
     assert {key: value for key, value in only.items() if key not in ("id", "score")} == {
         "kind": "memory",
         "type": "note",
+        "entity_type": "note",  # (seed 004's ids of every result: its type, and the memory's own id)
+        "entity_id": "hash1",
         "tags": ["python", "testing", "async"],
         "title": "Python async testing guide",
         "date": "2024-06-01",

@@ -233,7 +233,7 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
     properties = schema["properties"]
     if not all(name in properties and _of_schema(value, properties[name]) for name, value in arguments.items()):
         return None
-    values = {name: schema_of.get("default") for name, schema_of in properties.items()} | arguments
+    values = {name: _omitted(schema_of) for name, schema_of in properties.items()} | arguments
     workspace_path = values.pop("workspace_path", None)
     try:
         payload = workspaces.archive(workspace_path).search(search_params(values))
@@ -243,6 +243,13 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
         logger.debug("an early search failed: the SDK runs it again", exc_info=True)
         return None
     return tool_result(payload)
+
+
+def _omitted(schema: dict[str, Any]) -> Any:
+    """What the SDK passes for an argument left out, as ``Param.omitted`` makes it: its default, but a
+    number's none (the query's own default stands, so that another name for it never disagrees)."""
+    types = {option.get("type") for option in schema.get("anyOf") or [schema] if isinstance(option, dict)}
+    return None if types & {"integer", "number"} else schema.get("default")
 
 
 def _plain_id(value: Any) -> bool:
