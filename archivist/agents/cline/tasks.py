@@ -75,28 +75,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    Attachment,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Usage,
-    attachment,
-    attachments_of,
-    is_dir,
-    is_file,
-    iso_utc,
-    json_file,
-    json_value,
-    named_files,
-    parts_text,
-    short_title,
-    skipped_problems,
-    text_or_none,
-    usage,
-)
+from archivist import agents
 from archivist.agents.tool_edits import editor_call
 
 HISTORY = "api_conversation_history.json"
@@ -206,28 +185,28 @@ def check(path: str | Path, expected: str) -> str | None:
         return f"{path} does not exist: expected {expected}."
     if not path.is_dir():
         return f"{path} is not a folder: expected {expected}."
-    if not task_folders(Root(path)):
+    if not task_folders(agents.Root(path)):
         return f"{path} holds no task folder (tasks/<id>/ with {HISTORY} or {UI}): expected {expected}."
     return None
 
 
 def is_task(folder: Path) -> bool:
-    return is_file(folder / HISTORY) or is_file(folder / UI)
+    return agents.is_file(folder / HISTORY) or agents.is_file(folder / UI)
 
 
-def task_folders(root: Root) -> list[Path]:
+def task_folders(root: agents.Root) -> list[Path]:
     """The task folders of a source: itself, the folders of its ``tasks/``, or its own folders."""
     if is_task(root.path):
         return [root.path]
     tasks = root.path / "tasks"
-    holder = tasks if is_dir(tasks) and root.allows(tasks) else root.path
+    holder = tasks if agents.is_dir(tasks) and root.allows(tasks) else root.path
     return [folder for folder in root.folders(holder) if is_task(folder)]
 
 
-def read(path: str | Path, kind: str, problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: str | Path, kind: str, problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every task under ``path`` as a session of ``kind``, in the order of the tasks' ids."""
     problems = problems if problems is not None else []
-    root = Root(Path(path).expanduser(), problems)
+    root = agents.Root(Path(path).expanduser(), problems)
     listed = _task_list(root)
     for folder in task_folders(root):
         session = _task(folder, kind, root, listed)
@@ -237,34 +216,36 @@ def read(path: str | Path, kind: str, problems: list[str] | None = None) -> Iter
             yield session
 
 
-def _task_list(root: Root) -> dict[str, dict[str, Any]]:
+def _task_list(root: agents.Root) -> dict[str, dict[str, Any]]:
     """Cline's task list (``state/taskHistory.json``, when the source is the folder holding
     ``tasks/``): each task's entry (its workspace, its tokens), by task id ({} without one)."""
-    if not is_dir(root.path / "tasks"):
+    if not agents.is_dir(root.path / "tasks"):
         return {}  # (a source never leaves its folder: a tasks folder's sibling is not read)
     state = root.path / TASK_LIST.parent
-    listed = json_file(state / TASK_LIST.name, root) if is_dir(state) and root.allows(state) else None
+    listed = agents.json_file(state / TASK_LIST.name, root) if agents.is_dir(state) and root.allows(state) else None
     found: dict[str, dict[str, Any]] = {}
     for item in listed if isinstance(listed, list) else []:
-        if isinstance(item, dict) and text_or_none(item.get("id")):
+        if isinstance(item, dict) and agents.text_or_none(item.get("id")):
             found[str(item["id"]).strip()] = item
     return found
 
 
-def _task(folder: Path, kind: str, root: Root, listed: dict[str, dict[str, Any]]) -> Session | None:
+def _task(folder: Path, kind: str, root: agents.Root, listed: dict[str, dict[str, Any]]) -> agents.Session | None:
     problems: list[str] = []
-    history = json_file(folder / HISTORY, root)
-    panel = json_file(folder / UI, root)
-    metadata = json_file(folder / METADATA, root)
-    item = json_file(folder / HISTORY_ITEM, root)
+    history = agents.json_file(folder / HISTORY, root)
+    panel = agents.json_file(folder / UI, root)
+    metadata = agents.json_file(folder / METADATA, root)
+    item = agents.json_file(folder / HISTORY_ITEM, root)
     if history is not None and not isinstance(history, list):
         problems.append(f"{HISTORY}: not a list of messages")
         history = None
     skipped: dict[str, int] = {}
-    messages: list[Message] = []
+    messages: list[agents.Message] = []
     models: list[str] = []
     listing = listed.get(folder.name) or (item if isinstance(item, dict) else {})
-    project = text_or_none(listing.get("cwdOnTaskInitialization")) or text_or_none(listing.get("workspace"))
+    project = agents.text_or_none(listing.get("cwdOnTaskInitialization")) or agents.text_or_none(
+        listing.get("workspace")
+    )
     for raw in history or []:
         if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant"):
             skipped["record of no known shape"] = skipped.get("record of no known shape", 0) + 1
@@ -282,42 +263,42 @@ def _task(folder: Path, kind: str, root: Root, listed: dict[str, dict[str, Any]]
     _listed_usage(messages, listing)
     usages = metadata.get("model_usage") if isinstance(metadata, dict) else None
     for entry in usages if isinstance(usages, list) else []:
-        model = text_or_none(entry.get("model_id")) if isinstance(entry, dict) else None
+        model = agents.text_or_none(entry.get("model_id")) if isinstance(entry, dict) else None
         if model and model not in models:
             models.append(model)
     times = [message.timestamp for message in messages if message.timestamp]
     times += (
-        [iso_utc(entry.get("ts")) or "" for entry in panel if isinstance(entry, dict)]
+        [agents.iso_utc(entry.get("ts")) or "" for entry in panel if isinstance(entry, dict)]
         if isinstance(panel, list)
         else []
     )
-    times = sorted(time for time in times if time) or [time for time in [iso_utc(folder.name)] if time]
+    times = sorted(time for time in times if time) or [time for time in [agents.iso_utc(folder.name)] if time]
     first_request = next((message.text for message in messages if message.role == "user" and message.text), "")
-    return Session(
+    return agents.Session(
         key=folder.name,
         agent=kind,
-        title=short_title(first_request) or f"Task {folder.name}",
+        title=agents.short_title(first_request) or f"Task {folder.name}",
         messages=messages,
         project=project,
         models=models,
         started=times[0] if times else None,
         last=times[-1] if times else None,
-        files=[folder / name for name in (HISTORY, UI, METADATA, HISTORY_ITEM) if is_file(folder / name)],
-        problems=problems + skipped_problems(skipped, "message"),
+        files=[folder / name for name in (HISTORY, UI, METADATA, HISTORY_ITEM) if agents.is_file(folder / name)],
+        problems=problems + agents.skipped_problems(skipped, "message"),
         titled=False,
     )
 
 
-def _panel_messages(panel: Any, models: list[str], skipped: dict[str, int]) -> list[Message]:
+def _panel_messages(panel: Any, models: list[str], skipped: dict[str, int]) -> list[agents.Message]:
     """The conversation as the panel showed it (``ui_messages.json``), for a task whose
     conversation file is missing or empty: the task and the person's feedback (``task``,
     ``user_feedback``, and a ``text`` before the first request) are user messages; the model's
     ``text``, ``reasoning``, questions and completion an assistant message per request, with the
     tools it asked for as its calls and that request's usage (``api_req_started``); a command's
     output and an MCP server's answer tool messages; an ``error`` a system message."""
-    messages: list[Message] = []
-    reply: Message | None = None  # the assistant message of the request in progress
-    pending: Usage | None = None  # the usage of a request whose reply has not begun
+    messages: list[agents.Message] = []
+    reply: agents.Message | None = None  # the assistant message of the request in progress
+    pending: agents.Usage | None = None  # the usage of a request whose reply has not begun
     requested = False
     last: Any = None  # the kind of the panel message before
     for entry in panel if isinstance(panel, list) else []:
@@ -327,9 +308,9 @@ def _panel_messages(panel: Any, models: list[str], skipped: dict[str, int]) -> l
         said = said if isinstance(said, str) else None
         previous, last = last, said
         text = str(entry["text"]) if isinstance(entry.get("text"), str) else ""
-        timestamp = iso_utc(entry.get("ts"))
+        timestamp = agents.iso_utc(entry.get("ts"))
         info = entry.get("modelInfo")
-        model = text_or_none(info.get("modelId")) if isinstance(info, dict) else None
+        model = agents.text_or_none(info.get("modelId")) if isinstance(info, dict) else None
         if model and model not in models:
             models.append(model)
         if said == "api_req_started":
@@ -339,10 +320,10 @@ def _panel_messages(panel: Any, models: list[str], skipped: dict[str, int]) -> l
             continue
         if said in ("task", "user_feedback") or (said == "text" and not requested):
             images: list[Any] = entry["images"] if isinstance(entry.get("images"), list) else []
-            attached = [attachment("image", data=image) for image in images if isinstance(image, str)]
+            attached = [agents.attachment("image", data=image) for image in images if isinstance(image, str)]
             words = "\n\n".join([text.strip(), *(item.placeholder() for item in attached)]).strip()
             if words:
-                messages.append(Message("user", words, timestamp, attachments=attached))
+                messages.append(agents.Message("user", words, timestamp, attachments=attached))
             reply = None
             continue
         if said in ("command_output", "mcp_server_response", "browser_action_result"):
@@ -351,12 +332,12 @@ def _panel_messages(panel: Any, models: list[str], skipped: dict[str, int]) -> l
                     -1
                 ].tool_output = f"{messages[-1].tool_output}\n{text.rstrip()}"  # a command's output, in chunks
             elif text.strip():
-                messages.append(Message("tool", "", timestamp, tool_output=text.rstrip()))
+                messages.append(agents.Message("tool", "", timestamp, tool_output=text.rstrip()))
                 reply = None
             continue
         if said == "error":
             if text.strip():
-                messages.append(Message("system", text.strip(), timestamp))
+                messages.append(agents.Message("system", text.strip(), timestamp))
             continue
         spoken, call, thought = _panel_reply(said, text)
         if spoken is None and call is None and thought is None:
@@ -364,7 +345,7 @@ def _panel_messages(panel: Any, models: list[str], skipped: dict[str, int]) -> l
                 skipped[f"panel message {str(said)[:40]}"] = skipped.get(f"panel message {str(said)[:40]}", 0) + 1
             continue
         if reply is None:
-            reply = Message("assistant", "", timestamp, model, usage=pending)
+            reply = agents.Message("assistant", "", timestamp, model, usage=pending)
             messages.append(reply)
             pending = None
         reply.model = reply.model or model
@@ -381,7 +362,7 @@ def _panel_messages(panel: Any, models: list[str], skipped: dict[str, int]) -> l
     return messages
 
 
-def _panel_reply(said: Any, text: str) -> tuple[str | None, ToolCall | None, str | None]:
+def _panel_reply(said: Any, text: str) -> tuple[str | None, agents.ToolCall | None, str | None]:
     """What one of the panel's messages of the model says, the tool it asks for, and its thinking."""
     if said in ("text", "completion_result"):
         return text.strip() or None, None, None
@@ -393,7 +374,7 @@ def _panel_reply(said: Any, text: str) -> tuple[str | None, ToolCall | None, str
     value = _json_object(text)
     if said in ("followup", "plan_mode_respond", "act_mode_respond"):
         asked = value.get("question") or value.get("response") if value is not None else text
-        return text_or_none(asked), None, None
+        return agents.text_or_none(asked), None, None
     if said == "tool" and value is not None:
         return None, _call(value.get("tool"), value), None
     if said == "use_mcp_server" and value is not None:
@@ -407,18 +388,18 @@ def _json_object(text: str) -> dict[str, Any] | None:
     if not text.lstrip().startswith("{"):
         return None
     try:
-        value = json_value(text)
-    except NotJSON:
+        value = agents.json_value(text)
+    except agents.NotJSON:
         return None
     return value if isinstance(value, dict) else None
 
 
-def _request_usage(text: str) -> Usage | None:
+def _request_usage(text: str) -> agents.Usage | None:
     """The usage of one request to the model, from its ``api_req_started`` message's JSON text."""
     request = _json_object(text)
     if request is None:
         return None
-    return usage(
+    return agents.usage(
         request.get("tokensIn"),
         request.get("tokensOut"),
         request.get("cacheWrites"),
@@ -427,11 +408,11 @@ def _request_usage(text: str) -> Usage | None:
     )
 
 
-def _requests(panel: Any) -> list[tuple[str | None, Usage]]:
+def _requests(panel: Any) -> list[tuple[str | None, agents.Usage]]:
     """The usage of each request to the model, in order: the panel's ``api_req_started``
     messages, whose text is JSON with ``tokensIn`` (the input not read from the cache),
     ``tokensOut``, ``cacheWrites``, ``cacheReads`` and the ``cost`` the extension worked out."""
-    found: list[tuple[str | None, Usage]] = []
+    found: list[tuple[str | None, agents.Usage]] = []
     for entry in panel if isinstance(panel, list) else []:
         if (
             not isinstance(entry, dict)
@@ -441,11 +422,11 @@ def _requests(panel: Any) -> list[tuple[str | None, Usage]]:
             continue
         used = _request_usage(entry["text"])
         if used is not None:
-            found.append((iso_utc(entry.get("ts")), used))
+            found.append((agents.iso_utc(entry.get("ts")), used))
     return found
 
 
-def _place_usage(messages: list[Message], requests: list[tuple[str | None, Usage]]) -> None:
+def _place_usage(messages: list[agents.Message], requests: list[tuple[str | None, agents.Usage]]) -> None:
     """Each request's usage on the assistant message that answered it: the first one at or after
     the request's time where the messages are timed; else the n-th request's on the n-th reply,
     where there are as many of each; else (requests retried, replies not kept) all on the last reply."""
@@ -453,7 +434,7 @@ def _place_usage(messages: list[Message], requests: list[tuple[str | None, Usage
     if not replies or not requests:
         return
 
-    def add(message: Message, used: Usage) -> None:
+    def add(message: agents.Message, used: agents.Usage) -> None:
         message.usage = used if message.usage is None else message.usage + used
 
     if all(reply.timestamp for reply in replies) and all(time for time, _ in requests):
@@ -467,13 +448,13 @@ def _place_usage(messages: list[Message], requests: list[tuple[str | None, Usage
             add(replies[-1], used)
 
 
-def _listed_usage(messages: list[Message], entry: dict[str, Any]) -> None:
+def _listed_usage(messages: list[agents.Message], entry: dict[str, Any]) -> None:
     """A task's tokens as its entry in the task list counts them (``tokensIn``, ``tokensOut``,
     ``cacheWrites``, ``cacheReads``, ``totalCost``), on its last reply, where no request's are known."""
     replies = [message for message in messages if message.role == "assistant"]
     if not replies or any(reply.usage for reply in replies):
         return
-    replies[-1].usage = usage(
+    replies[-1].usage = agents.usage(
         entry.get("tokensIn"),
         entry.get("tokensOut"),
         entry.get("cacheWrites"),
@@ -496,40 +477,40 @@ def _raw_text(content: Any) -> str:
     )
 
 
-def _messages(raw: dict[str, Any], models: list[str]) -> list[Message]:
+def _messages(raw: dict[str, Any], models: list[str]) -> list[agents.Message]:
     """One message of the conversation: a user's (and the tool results it carries) or an assistant's."""
-    timestamp = iso_utc(raw.get("ts"))
+    timestamp = agents.iso_utc(raw.get("ts"))
     info = raw.get("modelInfo")
-    model = text_or_none(info.get("modelId")) if isinstance(info, dict) else None
+    model = agents.text_or_none(info.get("modelId")) if isinstance(info, dict) else None
     if model and model not in models:
         models.append(model)
     content = raw.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     texts: list[str] = []
     thinking: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[agents.ToolCall] = []
     results: list[list[str]] = []
-    attached: list[Attachment] = []
+    attached: list[agents.Attachment] = []
     for block in blocks if isinstance(blocks, list) else []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif kind == "image":
-            attached.extend(attachments_of(block) or [attachment("image")])
+            attached.extend(agents.attachments_of(block) or [agents.attachment("image")])
             texts.append(attached[-1].placeholder())
         elif kind in ("thinking", "reasoning"):
-            said = text_or_none(block.get("thinking")) or text_or_none(block.get("text"))
+            said = agents.text_or_none(block.get("thinking")) or agents.text_or_none(block.get("text"))
             thinking.extend([said] if said else [])
         elif kind == "tool_use":
             calls.append(_call(block.get("name"), block.get("input")))
         elif kind == "tool_result":
-            results.append([parts_text(block.get("content"))])
+            results.append([agents.parts_text(block.get("content"))])
     if raw["role"] == "assistant":
         text, written = _xml_tools("\n\n".join(texts))
         text, thoughts = _thinking(text)
         thinking = [*thoughts, *thinking]
         return [
-            Message(
+            agents.Message(
                 "assistant",
                 text,
                 timestamp,
@@ -543,8 +524,8 @@ def _messages(raw: dict[str, Any], models: list[str]) -> list[Message]:
 
 
 def _user_messages(
-    texts: list[str], results: list[list[str]], timestamp: str | None, attached: list[Attachment]
-) -> list[Message]:
+    texts: list[str], results: list[list[str]], timestamp: str | None, attached: list[agents.Attachment]
+) -> list[agents.Message]:
     """A user record's messages: its tool results (each a tool message), the extension's notices
     (system messages: their first paragraph), then what the person wrote (a user message, with
     the person's words found in the results and notices)."""
@@ -575,16 +556,16 @@ def _user_messages(
             spoken.append(_user_text(text))
         else:
             result.append(text)
-    found: list[Message] = []
+    found: list[agents.Message] = []
     for parts in results:
         said, output = _person("\n\n".join(parts).strip())
         spoken.extend(said)
         if output.strip() or not said:
-            found.append(Message("tool", "", timestamp, tool_output=output.strip()))
-    found += [Message("system", note, timestamp) for note in notes if note]
+            found.append(agents.Message("tool", "", timestamp, tool_output=output.strip()))
+    found += [agents.Message("system", note, timestamp) for note in notes if note]
     text = "\n\n".join(part for part in spoken if part)
     if text:
-        return [*found, Message("user", text, timestamp, attachments=attached)]
+        return [*found, agents.Message("user", text, timestamp, attachments=attached)]
     if found and attached:
         found[-1].attachments = attached
     return found
@@ -659,24 +640,24 @@ def _cut(text: str, opening: str, closing: str, unclosed_to_end: bool = False) -
     return "".join(kept), inside
 
 
-def _call(name: Any, given: Any) -> ToolCall:
+def _call(name: Any, given: Any) -> agents.ToolCall:
     """A tool call from its name and arguments: the files its path arguments name, the command it
     runs, its input and the edits it made."""
     arguments = given if isinstance(given, dict) else {}
-    files = named_files(arguments, ("path", "file_path", "paths"))
+    files = agents.named_files(arguments, ("path", "file_path", "paths"))
     command = arguments.get("command")
     return editor_call(
-        text_or_none(name) or "tool",
+        agents.text_or_none(name) or "tool",
         given,
         files,
         [command.strip()] if isinstance(command, str) and command.strip() else [],
     )
 
 
-def _xml_tools(text: str) -> tuple[str, list[ToolCall]]:
+def _xml_tools(text: str) -> tuple[str, list[agents.ToolCall]]:
     """Tools written as XML in an assistant's text: the text without them (but what they say to
     the person), and their calls. Each closing tag is looked for once past the last found."""
-    calls: list[ToolCall] = []
+    calls: list[agents.ToolCall] = []
     kept: list[str] = []
     position = 0
     unclosed: set[str] = set()

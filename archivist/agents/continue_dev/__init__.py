@@ -43,25 +43,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    Attachment,
-    Message,
-    Root,
-    Session,
-    ToolCall,
-    Usage,
-    attachment,
-    is_dir,
-    iso_utc,
-    json_file,
-    named_files,
-    short_title,
-    text_or_none,
-    uri_path,
-    url_attachment,
-    usage,
-    whole_count,
-)
+from archivist import agents
 from archivist.agents.tool_edits import parsed_arguments, with_input
 
 KIND = "continue"
@@ -78,15 +60,15 @@ def check(path: str | Path) -> str | None:
         return f"{path} does not exist: expected {EXPECTED}."
     if path.is_file():
         return None if _looks_like_session(path) else f"{path} is not a Continue session: expected {EXPECTED}."
-    if not _session_files(Root(path)):
+    if not _session_files(agents.Root(path)):
         return f"{path} holds no Continue session (sessions/<id>.json): expected {EXPECTED}."
     return None
 
 
-def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: str | Path, problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every session under ``path``, in the order of their ids."""
     problems = problems if problems is not None else []
-    root = Root(Path(path).expanduser(), problems)
+    root = agents.Root(Path(path).expanduser(), problems)
     files = [root.path] if root.path.is_file() else _session_files(root)
     listed = _listed(files[0].parent / LIST, root) if files else {}
     for file in files:
@@ -95,23 +77,23 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
             yield session
 
 
-def _sessions_folder(root: Root) -> Path:
+def _sessions_folder(root: agents.Root) -> Path:
     folder = root.path / "sessions"
-    return folder if is_dir(folder) and root.allows(folder) else root.path
+    return folder if agents.is_dir(folder) and root.allows(folder) else root.path
 
 
-def _session_files(root: Root) -> list[Path]:
+def _session_files(root: agents.Root) -> list[Path]:
     return [file for file in root.files(_sessions_folder(root), ".json") if file.name != LIST]
 
 
 def _looks_like_session(file: Path) -> bool:
-    value = json_file(file, Root(file))
+    value = agents.json_file(file, agents.Root(file))
     return isinstance(value, dict) and ("history" in value or "session_state" in value)
 
 
-def _listed(file: Path, root: Root) -> dict[str, dict[str, Any]]:
+def _listed(file: Path, root: agents.Root) -> dict[str, dict[str, Any]]:
     """The sessions' list (``sessions.json``): each entry by session id."""
-    entries = json_file(file, root)
+    entries = agents.json_file(file, root)
     return {
         str(entry["sessionId"]): entry
         for entry in (entries if isinstance(entries, list) else [])
@@ -119,17 +101,17 @@ def _listed(file: Path, root: Root) -> dict[str, dict[str, Any]]:
     }
 
 
-def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str]) -> Session | None:
+def _session(file: Path, root: agents.Root, entry: dict[str, Any], problems: list[str]) -> agents.Session | None:
     own: list[str] = []
-    value = json_file(file, root)
+    value = agents.json_file(file, root)
     if isinstance(value, dict) and "session_state" in value:
         problems.append(f"{file.name}: a session of Continue's first (Python) server, not read")
         return None
     if not isinstance(value, dict) or not isinstance(value.get("history"), list):
         problems.extend(own or [f"{file.name}: not a Continue session (no history)"])
         return None
-    models = [text for text in [text_or_none(value.get("chatModelTitle"))] if text]
-    messages: list[Message] = []
+    models = [text for text in [agents.text_or_none(value.get("chatModelTitle"))] if text]
+    messages: list[agents.Message] = []
     answered = {
         item["message"]["toolCallId"]
         for item in value["history"]
@@ -151,16 +133,16 @@ def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str])
         problems.append(f"{file.name}: no message to read")
         return None
     _session_usage(value.get("usage"), messages)
-    started = iso_utc(entry.get("dateCreated"))
+    started = agents.iso_utc(entry.get("dateCreated"))
     times = sorted(time for time in [started, *(message.timestamp for message in messages)] if time)
-    title = text_or_none(value.get("title"))
+    title = agents.text_or_none(value.get("title"))
     first = next((message.text for message in messages if message.role == "user" and message.text), "")
-    return Session(
+    return agents.Session(
         key=file.stem,
         agent=KIND,
-        title=short_title(first) if title in (None, DEFAULT_TITLE) else short_title(title or ""),
+        title=agents.short_title(first) if title in (None, DEFAULT_TITLE) else agents.short_title(title or ""),
         messages=messages,
-        project=uri_path(value.get("workspaceDirectory") or entry.get("workspaceDirectory")),
+        project=agents.uri_path(value.get("workspaceDirectory") or entry.get("workspaceDirectory")),
         models=models,
         started=started or (times[0] if times else None),
         last=times[-1] if times else None,
@@ -169,36 +151,38 @@ def _session(file: Path, root: Root, entry: dict[str, Any], problems: list[str])
     )
 
 
-def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> list[Message] | None:
+def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> list[agents.Message] | None:
     """One history item's messages (its tool results kept by the command line follow it); None: no known shape."""
     message = item.get("message")
     if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "thinking", "tool", "system"):
         return None
     for log in _list(item.get("promptLogs")):
-        model = text_or_none(log.get("modelTitle")) if isinstance(log, dict) else None
+        model = agents.text_or_none(log.get("modelTitle")) if isinstance(log, dict) else None
         if model and model not in models:
             models.append(model)
-    attached: list[Attachment] = []
+    attached: list[agents.Attachment] = []
     role, text = message["role"], _content(message.get("content"), attached)
     given = item.get("reasoning")
     reasoning: dict[str, Any] = given if isinstance(given, dict) else {}
-    timestamp = iso_utc(reasoning.get("startAt"))
+    timestamp = agents.iso_utc(reasoning.get("startAt"))
     context = _context(item.get("contextItems"))
     if role == "tool":
-        return [_with_context(Message("tool", "", timestamp, tool_output=text), *context)]
+        return [_with_context(agents.Message("tool", "", timestamp, tool_output=text), *context)]
     if role == "thinking":
         return (
-            [_with_context(Message("assistant", "", timestamp, thinking=text), *context)] if text or context[0] else []
+            [_with_context(agents.Message("assistant", "", timestamp, thinking=text), *context)]
+            if text or context[0]
+            else []
         )
     if role != "assistant":
-        return [_with_context(Message(role, text, timestamp, attachments=attached), *context)]
+        return [_with_context(agents.Message(role, text, timestamp, attachments=attached), *context)]
     calls = [_call(call) for call in _list(message.get("toolCalls")) if isinstance(call, dict)]
-    thinking = text_or_none(reasoning.get("text")) or ""
+    thinking = agents.text_or_none(reasoning.get("text")) or ""
     found = [
-        Message(
+        agents.Message(
             "assistant",
             text,
-            iso_utc(reasoning.get("endAt")) or timestamp,
+            agents.iso_utc(reasoning.get("endAt")) or timestamp,
             tool_calls=calls,
             thinking=thinking,
             attachments=attached,
@@ -213,36 +197,36 @@ def _messages(item: dict[str, Any], answered: set[Any], models: list[str]) -> li
             and isinstance(state.get("output"), list)
         ):
             output = "\n\n".join(_content(part.get("content")) for part in state["output"] if isinstance(part, dict))
-            found.append(Message("tool", "", tool_output=output.strip()))
+            found.append(agents.Message("tool", "", tool_output=output.strip()))
     return found
 
 
-def _context(items: Any) -> tuple[list[Attachment], str]:
+def _context(items: Any) -> tuple[list[agents.Attachment], str]:
     """The context items attached to a request: each an attachment (named by its file's path, else
     its URI, description or name; sized by its text), and their texts, each under its name."""
-    found: list[Attachment] = []
+    found: list[agents.Attachment] = []
     texts: list[str] = []
     for item in _list(items):
         if not isinstance(item, dict):
             continue
         uri = item.get("uri")
-        located = text_or_none(uri.get("value")) if isinstance(uri, dict) else None
+        located = agents.text_or_none(uri.get("value")) if isinstance(uri, dict) else None
         name = (
-            (uri_path(located) if located else None)
-            or text_or_none(item.get("description"))
-            or text_or_none(item.get("name"))
+            (agents.uri_path(located) if located else None)
+            or agents.text_or_none(item.get("description"))
+            or agents.text_or_none(item.get("name"))
         )
         given = item.get("content")
         content = given if isinstance(given, str) else ""
         if not (name or content.strip()):
             continue
-        found.append(attachment("file", name, len(content.encode("utf-8", "replace")) if content else None))
+        found.append(agents.attachment("file", name, len(content.encode("utf-8", "replace")) if content else None))
         if content.strip():
             texts.append(f"{name or 'context'}:\n{content.strip()}")
     return found, "\n\n".join(texts)
 
 
-def _with_context(message: Message, context: list[Attachment], texts: str) -> Message:
+def _with_context(message: agents.Message, context: list[agents.Attachment], texts: str) -> agents.Message:
     """``message`` with the context items of its request told in its text (their placeholders) and
     their texts kept as its output, out of the default search."""
     if context:
@@ -257,7 +241,7 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _content(content: Any, attached: list[Attachment] | None = None) -> str:
+def _content(content: Any, attached: list[agents.Attachment] | None = None) -> str:
     """A message's text: a string, or its parts (an image part as ``[image]``, never its data:
     it is added to ``attached``)."""
     if isinstance(content, str):
@@ -267,14 +251,14 @@ def _content(content: Any, attached: list[Attachment] | None = None) -> str:
         if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
             parts.append(part["text"])
         elif isinstance(part, dict) and part.get("type") == "imageUrl":
-            found = url_attachment(part.get("imageUrl"))
+            found = agents.url_attachment(part.get("imageUrl"))
             if attached is not None:
                 attached.append(found)
             parts.append(found.placeholder())
     return "\n\n".join(parts).strip()
 
 
-def _usage(given: Any) -> Usage | None:
+def _usage(given: Any) -> agents.Usage | None:
     """An assistant message's ``usage``, which Continue keeps as OpenAI's usage object is
     (``core/index.d.ts``: ``promptTokens`` counts the ``promptTokensDetails.cachedTokens``;
     ``cacheWriteTokens`` is Anthropic's, apart)."""
@@ -282,25 +266,25 @@ def _usage(given: Any) -> Usage | None:
         return None
     details = given.get("promptTokensDetails")
     details = details if isinstance(details, dict) else {}
-    cached = whole_count(details.get("cachedTokens"))
-    return usage(
-        input=max(0, whole_count(given.get("promptTokens")) - cached),
+    cached = agents.whole_count(details.get("cachedTokens"))
+    return agents.usage(
+        input=max(0, agents.whole_count(given.get("promptTokens")) - cached),
         output=given.get("completionTokens"),
         cache_write=details.get("cacheWriteTokens"),
         cache_read=cached,
     )
 
 
-def _session_usage(given: Any, messages: list[Message]) -> None:
+def _session_usage(given: Any, messages: list[agents.Message]) -> None:
     """The session's ``usage`` (the command line's): what it counts beyond its answers' usage,
     and its ``totalCost``, added to its last assistant message."""
     total = _usage(given)
     answers = [message for message in messages if message.role == "assistant"]
     if not isinstance(given, dict) or not answers:
         return
-    held = sum((message.usage for message in answers if message.usage), Usage())
-    total = total or Usage()
-    rest = usage(
+    held = sum((message.usage for message in answers if message.usage), agents.Usage())
+    total = total or agents.Usage()
+    rest = agents.usage(
         input=max(0, total.input - held.input),
         output=max(0, total.output - held.output),
         cache_write=max(0, total.cache_write - held.cache_write),
@@ -308,18 +292,18 @@ def _session_usage(given: Any, messages: list[Message]) -> None:
         cost=given.get("totalCost"),
     )
     if rest is not None:
-        answers[-1].usage = (answers[-1].usage or Usage()) + rest
+        answers[-1].usage = (answers[-1].usage or agents.Usage()) + rest
 
 
-def _call(call: dict[str, Any]) -> ToolCall:
+def _call(call: dict[str, Any]) -> agents.ToolCall:
     given = call.get("function")
     function: dict[str, Any] = given if isinstance(given, dict) else {}
     given = parsed_arguments(function.get("arguments"))  # (within the depth budget)
     arguments = given if isinstance(given, dict) else {}
     command = arguments.get("command")
-    found = ToolCall(
-        name=text_or_none(function.get("name")) or "tool",
-        files=named_files(arguments, FILE_ARGUMENTS),
+    found = agents.ToolCall(
+        name=agents.text_or_none(function.get("name")) or "tool",
+        files=agents.named_files(arguments, FILE_ARGUMENTS),
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
     )
     return with_input(found, given)

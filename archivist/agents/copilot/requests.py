@@ -7,26 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    Attachment,
-    Edit,
-    Message,
-    Root,
-    Session,
-    ToolCall,
-    Usage,
-    attachment,
-    call_input,
-    is_file,
-    iso_utc,
-    json_file,
-    named_files,
-    short_title,
-    text_or_none,
-    too_large,
-    uri_path,
-    usage,
-)
+from archivist import agents
 from archivist.agents.tool_edits import editor_call
 
 KIND = "copilot"
@@ -34,11 +15,13 @@ FILE_INPUTS = ("filePath", "path", "file_path", "uri")
 ATTACHED = ("image", "file", "notebookOutput")  # the variables that are attachments; the others are context
 
 
-def chat_session(data: Any, key: str, project: str | None, files: list[Path], problems: list[str]) -> Session | None:
+def chat_session(
+    data: Any, key: str, project: str | None, files: list[Path], problems: list[str]
+) -> agents.Session | None:
     """The session ``data`` holds (None: no requests, or nothing anyone wrote), keyed ``key``."""
     if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
         return None
-    messages: list[Message] = []
+    messages: list[agents.Message] = []
     models: list[str] = []
     asked: list[str] = []
     for request in data["requests"]:
@@ -48,16 +31,22 @@ def chat_session(data: Any, key: str, project: str | None, files: list[Path], pr
         return None
     completed = [_mapping(_mapping(request).get("modelState")).get("completedAt") for request in data["requests"]]
     times = sorted(
-        t for t in [iso_utc(data.get("creationDate")), *(m.timestamp for m in messages), *map(iso_utc, completed)] if t
+        t
+        for t in [
+            agents.iso_utc(data.get("creationDate")),
+            *(m.timestamp for m in messages),
+            *map(agents.iso_utc, completed),
+        ]
+        if t
     )
     # VS Code once wrote a date a year back as lastMessageDate where it had none: never before the rest.
-    latest = iso_utc(data.get("lastMessageDate"))
+    latest = agents.iso_utc(data.get("lastMessageDate"))
     times += [latest] if latest and (not times or latest >= times[-1]) else []
-    title = text_or_none(data.get("customTitle")) or text_or_none(data.get("computedTitle"))
-    return Session(
+    title = agents.text_or_none(data.get("customTitle")) or agents.text_or_none(data.get("computedTitle"))
+    return agents.Session(
         key=key,
         agent=KIND,
-        title=short_title(title or next(iter(asked), "") or "Copilot chat"),
+        title=agents.short_title(title or next(iter(asked), "") or "Copilot chat"),
         messages=messages,
         project=project,
         models=models,
@@ -68,22 +57,22 @@ def chat_session(data: Any, key: str, project: str | None, files: list[Path], pr
     )
 
 
-def _request(request: dict[str, Any], models: list[str], asked: list[str]) -> list[Message]:
+def _request(request: dict[str, Any], models: list[str], asked: list[str]) -> list[agents.Message]:
     """A request: the user's message (its attachments told in it), then the response's text, thinking
     and tool calls, then their output."""
-    timestamp = iso_utc(request.get("timestamp"))
-    model = text_or_none(request.get("modelId"))
+    timestamp = agents.iso_utc(request.get("timestamp"))
+    model = agents.text_or_none(request.get("modelId"))
     if model and model not in models:
         models.append(model)
     message = request.get("message")
-    text = text_or_none(message.get("text") if isinstance(message, dict) else message) or ""
+    text = agents.text_or_none(message.get("text") if isinstance(message, dict) else message) or ""
     asked += [text] if text else []
     attached, marks = attachments(request.get("variableData"))
     shown = "\n\n".join(part for part in (text, " ".join(marks)) if part)
-    found = [Message("user", shown, timestamp, attachments=attached)] if shown else []
+    found = [agents.Message("user", shown, timestamp, attachments=attached)] if shown else []
     texts: list[str] = []
     thinking: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[agents.ToolCall] = []
     outputs: list[str] = []
     arguments = _tool_arguments(request.get("result"))
     parts = request.get("response")
@@ -104,29 +93,32 @@ def _request(request: dict[str, Any], models: list[str], asked: list[str]) -> li
         elif kind == "textEditGroup":
             calls.append(_edit_group(part))
     if texts or calls or thinking:
-        reply = Message("assistant", "".join(texts).strip(), timestamp, model, calls)
+        reply = agents.Message("assistant", "".join(texts).strip(), timestamp, model, calls)
         reply.thinking = "\n\n".join(t for t in thinking if t)
         reply.usage = _usage(request.get("result"))
         found.append(reply)
-    return found + [Message("tool", "", timestamp, tool_output=output) for output in outputs]
+    return found + [agents.Message("tool", "", timestamp, tool_output=output) for output in outputs]
 
 
-def _edit_group(part: dict[str, Any]) -> ToolCall:
+def _edit_group(part: dict[str, Any]) -> agents.ToolCall:
     """The text edits a response made to one file (a ``textEditGroup``): each that put in whole lines
     is an edit of the file (a patch); any other (a range replaced, whose old text the log does not
     keep) stays in the call's input with its range."""
-    edited = uri_path(_uri(part.get("uri")))
-    edits: list[Edit] = []
+    edited = agents.uri_path(_uri(part.get("uri")))
+    edits: list[agents.Edit] = []
     others: list[Any] = []
     groups = part.get("edits")
     for change in (change for group in _list(groups) for change in _list(group)):
         patch = _inserted_lines(change)
         if edited and patch:
-            edits.append(Edit(edited, patch=patch))
+            edits.append(agents.Edit(edited, patch=patch))
         elif change is not None:
             others.append(change)
-    return ToolCall(
-        "edit", files=[edited] if edited else [], input=call_input({"edits": others} if others else None), edits=edits
+    return agents.ToolCall(
+        "edit",
+        files=[edited] if edited else [],
+        input=agents.call_input({"edits": others} if others else None),
+        edits=edits,
     )
 
 
@@ -150,11 +142,11 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def attachments(variable_data: Any) -> tuple[list[Attachment], list[str]]:
+def attachments(variable_data: Any) -> tuple[list[agents.Attachment], list[str]]:
     """The images and files a request attached (its ``variableData``), and the placeholders of those its
     text does not name already (those typed into it, as ``#file:x``, have a ``range``)."""
     variables = _mapping(variable_data).get("variables")
-    found: list[Attachment] = []
+    found: list[agents.Attachment] = []
     marks: list[str] = []
     for variable in variables if isinstance(variables, list) else []:
         if not isinstance(variable, dict) or variable.get("kind") not in ATTACHED:
@@ -168,50 +160,50 @@ def attachments(variable_data: Any) -> tuple[list[Attachment], list[str]]:
     return found, marks
 
 
-def _attachment(variable: dict[str, Any]) -> Attachment | None:
+def _attachment(variable: dict[str, Any]) -> agents.Attachment | None:
     """An attached variable as an attachment: an image (its data measured, never kept), a file, or a
     notebook cell's output that is an image; None for another output."""
     kind = variable.get("kind")
     value = variable.get("value")
     located = value.get("uri") if isinstance(value, dict) and "uri" in value else value  # a Location: {uri, range}
-    path = uri_path(_uri(located)) if kind != "image" else None
-    name = text_or_none(variable.get("name")) or (path.rsplit("/", 1)[-1] if path else None)
-    media = text_or_none(variable.get("mimeType"))
+    path = agents.uri_path(_uri(located)) if kind != "image" else None
+    name = agents.text_or_none(variable.get("name")) or (path.rsplit("/", 1)[-1] if path else None)
+    media = agents.text_or_none(variable.get("mimeType"))
     if kind == "file":
-        return attachment(media or "file", name)
+        return agents.attachment(media or "file", name)
     if kind == "notebookOutput" and not (media or "").startswith("image"):
         return None
     if isinstance(value, dict) and isinstance(value.get("$base64"), str):  # VS Code's export of the bytes
-        return attachment(media or "image", name, data=value["$base64"])
+        return agents.attachment(media or "image", name, data=value["$base64"])
     if isinstance(value, str):
-        return attachment(media or "image", name, data=value)
+        return agents.attachment(media or "image", name, data=value)
     # JSON.stringify of a Uint8Array: {"0": 137, "1": 80, …}; of a plain array: [137, 80, …]
     size = None
     if isinstance(value, list) or (isinstance(value, dict) and all(str(key).isdigit() for key in value)):
         size = len(value)
-    return attachment(media or "image", name, size)
+    return agents.attachment(media or "image", name, size)
 
 
-def _usage(result: Any) -> Usage | None:
+def _usage(result: Any) -> agents.Usage | None:
     """The tokens Copilot Chat keeps of a request (its ``result.metadata``): the prompt (the cached
     share not told apart) and the output of the turn's last model call."""
     metadata = _mapping(_mapping(result).get("metadata"))
-    return usage(input=metadata.get("promptTokens"), output=metadata.get("outputTokens"))
+    return agents.usage(input=metadata.get("promptTokens"), output=metadata.get("outputTokens"))
 
 
 def _reference(part: dict[str, Any]) -> str:
     """An inline reference as a Markdown link: what VS Code shows of it (its name in backticks, else
     the file's name) linked to the file it names; the name alone where it names no file."""
-    name = text_or_none(part.get("name"))
+    name = agents.text_or_none(part.get("name"))
     reference = _mapping(part.get("inlineReference"))
-    path = uri_path(_uri(reference.get("uri") if "uri" in reference else reference))
+    path = agents.uri_path(_uri(reference.get("uri") if "uri" in reference else reference))
     shown = f"`{name}`" if name else path.rsplit("/", 1)[-1] if path else ""
     if not (path and shown):
         return shown
     return f"[{shown}](<{path}>)" if any(c in path for c in " ()<>") else f"[{shown}]({path})"
 
 
-def workspace_folder(folder: Path, root: Root) -> str | None:
+def workspace_folder(folder: Path, root: agents.Root) -> str | None:
     """The folder a workspace's storage folder is for (the ``folder`` of its ``workspace.json``), where
     that storage folder is the source, is in it, or holds the one file that is the source (its
     ``state.vscdb``): a source never leaves its folder."""
@@ -221,10 +213,10 @@ def workspace_folder(folder: Path, root: Root) -> str | None:
     elif not (folder == root.path or root.path in folder.parents):
         return None
     file = folder / "workspace.json"
-    if not is_file(file) or not root.allows(file) or too_large(file, 1024 * 1024):
+    if not agents.is_file(file) or not root.allows(file) or agents.too_large(file, 1024 * 1024):
         return None
-    value = json_file(file, root)
-    return uri_path(value.get("folder") or value.get("workspace")) if isinstance(value, dict) else None
+    value = agents.json_file(file, root)
+    return agents.uri_path(value.get("folder") or value.get("workspace")) if isinstance(value, dict) else None
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -252,7 +244,7 @@ def _tool_arguments(result: Any) -> dict[str, tuple[str, Any]]:
     return found
 
 
-def _tool(part: dict[str, Any], arguments: dict[str, tuple[str, Any]]) -> tuple[ToolCall, str]:
+def _tool(part: dict[str, Any], arguments: dict[str, tuple[str, Any]]) -> tuple[agents.ToolCall, str]:
     """A tool invocation: its call (name, files, command; its input and edits from the arguments
     its round gave, by ``toolCallId``, else its ``rawInput``), and a terminal's output."""
     data = _mapping(part.get("toolSpecificData"))
@@ -267,11 +259,14 @@ def _tool(part: dict[str, Any], arguments: dict[str, tuple[str, Any]]) -> tuple[
     files: list[str] = []
     details = part.get("resultDetails")
     for item in details if isinstance(details, list) else []:
-        path = uri_path(_uri(item.get("uri") if isinstance(item, dict) and "uri" in item else item))
+        path = agents.uri_path(_uri(item.get("uri") if isinstance(item, dict) and "uri" in item else item))
         files += [path] if path else []
     given = data.get("rawInput") if data.get("kind") == "input" else None
-    files += [uri_path(file) or file for file in named_files(given if isinstance(given, dict) else {}, FILE_INPUTS)]
-    name = text_or_none(part.get("toolId")) or "tool"
+    files += [
+        agents.uri_path(file) or file
+        for file in agents.named_files(given if isinstance(given, dict) else {}, FILE_INPUTS)
+    ]
+    name = agents.text_or_none(part.get("toolId")) or "tool"
     called, given = arguments.get(str(part.get("toolCallId")), (name, given))
     call = editor_call(called, given, list(dict.fromkeys(files)), commands)
     call.name = name

@@ -47,26 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    ROLES,
-    SESSION_PART,
-    WHOLE_SESSION,
-    Attachment,
-    Message,
-    NotJSON,
-    Session,
-    ToolCall,
-    attachment,
-    databases,
-    iso_utc,
-    json_value,
-    named_files,
-    read_in_parts,
-    short_title,
-    text_or_none,
-    url_attachment,
-    usage,
-)
+from archivist import agents
+from archivist.agents import ROLES, SESSION_PART, WHOLE_SESSION, databases
 from archivist.agents.tool_edits import parsed_arguments, with_input
 
 TABLES = frozenset({"sessions", "messages"})
@@ -90,7 +72,7 @@ def is_store(tables: set[str]) -> bool:
     return tables >= TABLES
 
 
-def sessions(connection: sqlite3.Connection, database: Path, agent: str) -> Iterator[Session]:
+def sessions(connection: sqlite3.Connection, database: Path, agent: str) -> Iterator[agents.Session]:
     """The sessions of an open store, in the order they began, each read as its turn comes."""
     session_columns = _columns(connection, "sessions")
     message_columns = _columns(connection, "messages")
@@ -110,7 +92,7 @@ def sessions(connection: sqlite3.Connection, database: Path, agent: str) -> Iter
         fields = _Fields(key, agent, project, database, parent, title, (prompt, completion, cost), (created, updated))
         rowids = by_session.pop(key, [])
 
-        def read(fields: _Fields = fields, rowids: list[int] = rowids) -> Session | None:
+        def read(fields: _Fields = fields, rowids: list[int] = rowids) -> agents.Session | None:
             problems: list[str] = []
             return _session(fields, _Reading(_messages(connection, message_columns, rowids, problems), keys), problems)
 
@@ -134,15 +116,15 @@ class _Fields:
     times: tuple[Any, Any]  # created_at, updated_at
 
 
-def _session(fields: _Fields, reading: _Reading, problems: list[str]) -> Session | None:
+def _session(fields: _Fields, reading: _Reading, problems: list[str]) -> agents.Session | None:
     """A session of its messages, read whole; one whose messages hold more than ``WHOLE_SESSION``
     characters of text, given in parts of ``SESSION_PART`` (``Session.more``) as the rest is read."""
 
     first_request: list[str] = []  # (of its first part: the session's messages may be a later part's when it ends)
 
-    def made(messages: list[Message]) -> Session:
+    def made(messages: list[agents.Message]) -> agents.Session:
         first_request.append(first_request_of(messages))
-        return Session(
+        return agents.Session(
             key=fields.key,
             agent=fields.agent,
             title="",
@@ -151,16 +133,16 @@ def _session(fields: _Fields, reading: _Reading, problems: list[str]) -> Session
             models=reading.models,
             files=[fields.database],
             problems=problems,
-            parent=text_or_none(fields.parent),
+            parent=agents.text_or_none(fields.parent),
         )
 
-    def finish(session: Session) -> None:
+    def finish(session: agents.Session) -> None:
         reading.finish(session, fields, first_request[0])
 
-    return read_in_parts(iter(reading), made, finish, WHOLE_SESSION, SESSION_PART)
+    return agents.read_in_parts(iter(reading), made, finish, WHOLE_SESSION, SESSION_PART)
 
 
-def first_request_of(messages: list[Message]) -> str:
+def first_request_of(messages: list[agents.Message]) -> str:
     """The text of the first request of these messages ("" where none)."""
     return next((message.text for message in messages if message.role == "user" and message.text), "")
 
@@ -203,8 +185,8 @@ def _messages(
                     problems.append(f"a message not read: its parts are over {databases.MAX_VALUE_BYTES // 2**20} MB")
                     continue
             try:
-                value = json_value(data) if isinstance(data, str | bytes) else None
-            except NotJSON as error:
+                value = agents.json_value(data) if isinstance(data, str | bytes) else None
+            except agents.NotJSON as error:
                 problems.append(f"a message not read: {error}")
                 continue
             yield role, model, created, value
@@ -219,10 +201,10 @@ class _Reading:
         self.sessions = sessions
         self.models: list[str] = []
         self.stamps: list[str] = []  # the first and last time of a message
-        self.answer: Message | None = None  # the last assistant message read
+        self.answer: agents.Message | None = None  # the last assistant message read
         self.skipped = {"message": 0, "part": 0}
 
-    def __iter__(self) -> Iterator[Message]:
+    def __iter__(self) -> Iterator[agents.Message]:
         for role, model, created, parts in self.records:
             if role not in ROLES or not isinstance(parts, list):
                 self.skipped["message"] += 1
@@ -235,17 +217,17 @@ class _Reading:
                     self.answer = message
                 yield message
 
-    def _messages(self, role: str, model: Any, created: Any, parts: list[Any]) -> list[Message]:
+    def _messages(self, role: str, model: Any, created: Any, parts: list[Any]) -> list[agents.Message]:
         """A record's message and the tool results its parts hold."""
-        timestamp = iso_utc(created)
-        named = text_or_none(model) if role == "assistant" else None
+        timestamp = agents.iso_utc(created)
+        named = agents.text_or_none(model) if role == "assistant" else None
         if named and named not in self.models:
             self.models.append(named)
         texts: list[str] = []
         thinking: list[str] = []
-        calls: list[ToolCall] = []
+        calls: list[agents.ToolCall] = []
         outputs: list[str] = []
-        attached: list[Attachment] = []
+        attached: list[agents.Attachment] = []
         for part in parts:
             kind = part.get("type") if isinstance(part, dict) else None
             data = part.get("data") if isinstance(part, dict) else None
@@ -265,9 +247,9 @@ class _Reading:
                     outputs.append(content.strip())
             elif kind in ("image_url", "binary"):
                 found = (
-                    url_attachment(data.get("url"))
+                    agents.url_attachment(data.get("url"))
                     if kind == "image_url"
-                    else attachment(data.get("MIMEType"), data.get("Path"), data=data.get("Data"))
+                    else agents.attachment(data.get("MIMEType"), data.get("Path"), data=data.get("Data"))
                 )
                 attached.append(found)
                 texts.append(found.placeholder())
@@ -277,34 +259,34 @@ class _Reading:
         if role != "tool" or texts or calls:
             text = "\n\n".join(text for text in texts if text)
             reasoned = "\n\n".join(text for text in thinking if text)
-            made.append(Message(role, text, timestamp, named, calls, thinking=reasoned, attachments=attached))
-        made.extend(Message("tool", "", timestamp, tool_output=output) for output in outputs)
+            made.append(agents.Message(role, text, timestamp, named, calls, thinking=reasoned, attachments=attached))
+        made.extend(agents.Message("tool", "", timestamp, tool_output=output) for output in outputs)
         return made
 
-    def finish(self, session: Session, fields: _Fields, first_request: str) -> None:
+    def finish(self, session: agents.Session, fields: _Fields, first_request: str) -> None:
         """``session``'s title, times and usage (on its last answer), and what was skipped, once
         its records are read."""
         session.problems.extend(
             f"{count} {what}(s) of no known shape skipped" for what, count in self.skipped.items() if count
         )
         if self.answer is not None:
-            self.answer.usage = usage(input=fields.usage[0], output=fields.usage[1], cost=fields.usage[2])
-        stamps = sorted(stamp for stamp in [*self.stamps, *(iso_utc(time) for time in fields.times)] if stamp)
-        named = text_or_none(fields.title)
-        session.title = short_title(first_request if named is None or named in DEFAULT_TITLES else named)
+            self.answer.usage = agents.usage(input=fields.usage[0], output=fields.usage[1], cost=fields.usage[2])
+        stamps = sorted(stamp for stamp in [*self.stamps, *(agents.iso_utc(time) for time in fields.times)] if stamp)
+        named = agents.text_or_none(fields.title)
+        session.title = agents.short_title(first_request if named is None or named in DEFAULT_TITLES else named)
         session.started, session.last = (stamps[0], stamps[-1]) if stamps else (None, None)
 
 
-def _call(data: dict[str, Any], sessions: set[str]) -> ToolCall:
+def _call(data: dict[str, Any], sessions: set[str]) -> agents.ToolCall:
     """A ``tool_call`` part: its name, the files and command of its input (a JSON text), and the
     session it started where one has its id (Crush's and OpenCode's ``agent`` tool)."""
     given = parsed_arguments(data.get("input"))
     arguments = given if isinstance(given, dict) else {}
     command = arguments.get("command")
     identity = data.get("id")
-    call = ToolCall(
-        name=text_or_none(data.get("name")) or "tool",
-        files=named_files(arguments, FILE_KEYS),
+    call = agents.ToolCall(
+        name=agents.text_or_none(data.get("name")) or "tool",
+        files=agents.named_files(arguments, FILE_KEYS),
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
         agent=identity if isinstance(identity, str) and identity in sessions else None,
     )

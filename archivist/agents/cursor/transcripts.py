@@ -28,26 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Unread,
-    file_key,
-    head_lines,
-    is_dir,
-    iso_utc,
-    json_lines,
-    json_value,
-    named_files,
-    parts_text,
-    relative_path,
-    short_title,
-    skipped_problems,
-    text_or_none,
-)
+from archivist import agents
 from archivist.agents.tool_edits import editor_call
 
 FOLDER = "agent-transcripts"
@@ -57,18 +38,18 @@ COMMAND_KEYS = ("command", "command_line")
 NO_MESSAGE = "a line that is no message (a role and a message)"
 
 
-def transcript_folders(root: Root) -> list[Path] | None:
+def transcript_folders(root: agents.Root) -> list[Path] | None:
     """The ``agent-transcripts`` folders of a source, or None where it is none of Cursor's transcript
     sources (``~/.cursor``, its ``projects``, one project's folder, or an ``agent-transcripts`` folder)."""
     path = root.path
     if path.name == FOLDER:
         return [path]
-    if is_dir(path / FOLDER):
+    if agents.is_dir(path / FOLDER):
         return [path / FOLDER] if root.allows(path / FOLDER) else []
     projects = path if path.name == PROJECTS else path / PROJECTS
-    if projects != path and not (is_dir(projects) and root.allows(projects)):
+    if projects != path and not (agents.is_dir(projects) and root.allows(projects)):
         return None
-    found = [project / FOLDER for project in root.folders(projects) if is_dir(project / FOLDER)]
+    found = [project / FOLDER for project in root.folders(projects) if agents.is_dir(project / FOLDER)]
     if not found and projects != path:
         return None
     return [folder for folder in found if root.allows(folder)]
@@ -81,11 +62,11 @@ def is_transcript(file: Path) -> bool:
         return False
     try:
         with file.open("rb") as handle:
-            for line in head_lines(handle):
+            for line in agents.head_lines(handle):
                 if line.strip():
                     try:
-                        return _is_line(json_value(line.decode("utf-8", "replace")))
-                    except NotJSON:
+                        return _is_line(agents.json_value(line.decode("utf-8", "replace")))
+                    except agents.NotJSON:
                         return False
     except OSError:
         return False
@@ -98,20 +79,20 @@ def _is_line(value: Any) -> bool:
     )
 
 
-def transcripts(root: Root) -> list[Path]:
+def transcripts(root: agents.Root) -> list[Path]:
     """The transcripts of a source that is a folder: every ``.jsonl`` under its ``agent-transcripts``."""
     folders = transcript_folders(root) or []
     return [file for folder in folders for file in root.walk(folder) if file.suffix == ".jsonl"]
 
 
-def read(root: Root) -> Iterator[Session]:
+def read(root: agents.Root) -> Iterator[agents.Session]:
     """Every transcript's session: those of each project in turn, by their files' paths."""
     files = [root.path] if root.named is not None else transcripts(root)
     used: set[str] = set()
     for file in files:
         session = _session(file, root.problems)
         if session is not None:
-            session.key = file_key(session.key, relative_path(file, root.path), used)
+            session.key = agents.file_key(session.key, agents.relative_path(file, root.path), used)
             used.add(session.key)
             yield session
 
@@ -125,49 +106,49 @@ def _project(file: Path) -> str | None:
     return None
 
 
-def _session(file: Path, unread: list[str]) -> Session | None:
-    messages: list[Message] = []
+def _session(file: Path, unread: list[str]) -> agents.Session | None:
+    messages: list[agents.Message] = []
     skipped: dict[str, int] = {}
     try:
         with file.open("rb") as handle:
-            for value in json_lines(handle, skipped):
+            for value in agents.json_lines(handle, skipped):
                 if not _is_line(value):
                     skipped[NO_MESSAGE] = skipped.get(NO_MESSAGE, 0) + 1
                     continue
                 if value.get("type") != "turn_ended":
                     _message(value, messages)
     except OSError as error:
-        unread.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
+        unread.append(agents.Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
         return None
     if not any(message.text or message.tool_calls for message in messages):
         return None
     try:
-        modified = iso_utc(file.stat().st_mtime)
+        modified = agents.iso_utc(file.stat().st_mtime)
     except OSError:
         modified = None
     requests = [message.text for message in messages if message.role == "user" and message.text]
-    return Session(
+    return agents.Session(
         key=f"transcript:{file.stem}",
         agent="cursor",
-        title=short_title(requests[0]) if requests else file.stem,
+        title=agents.short_title(requests[0]) if requests else file.stem,
         messages=messages,
         project=_project(file),
         started=modified,
         last=modified,
         files=[file],
-        problems=skipped_problems(skipped),
+        problems=agents.skipped_problems(skipped),
         titled=bool(requests),
     )
 
 
-def _message(value: dict[str, Any], messages: list[Message]) -> None:
+def _message(value: dict[str, Any], messages: list[agents.Message]) -> None:
     """One line's message (and the tool messages of its results) added to ``messages``."""
     role = value["role"]
     body = value.get("message")
     content = body.get("content") if isinstance(body, dict) else body
     blocks = content if isinstance(content, list) else [content]
     texts: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[agents.ToolCall] = []
     outputs: list[str] = []
     for block in blocks:
         if isinstance(block, str):
@@ -179,17 +160,17 @@ def _message(value: dict[str, Any], messages: list[Message]) -> None:
         elif block.get("type") == "tool_use":
             given = block.get("input")
             arguments: dict[str, Any] = given if isinstance(given, dict) else {}
-            name = text_or_none(block.get("name")) or "tool"
-            commands = [text for key in COMMAND_KEYS if (text := text_or_none(arguments.get(key)))][:1]
-            calls.append(editor_call(name, given, named_files(arguments, FILE_KEYS), commands))
+            name = agents.text_or_none(block.get("name")) or "tool"
+            commands = [text for key in COMMAND_KEYS if (text := agents.text_or_none(arguments.get(key)))][:1]
+            calls.append(editor_call(name, given, agents.named_files(arguments, FILE_KEYS), commands))
         elif block.get("type") == "tool_result":
-            outputs.append(parts_text(block.get("content")))
+            outputs.append(agents.parts_text(block.get("content")))
     text = "\n".join(text for text in texts if text.strip()).strip()
     if role == "user":
         text = _query(text)
     if text or calls:
-        messages.append(Message("assistant" if role == "assistant" else "user", text, tool_calls=calls))
-    messages.extend(Message("tool", "", tool_output=output) for output in outputs if output.strip())
+        messages.append(agents.Message("assistant" if role == "assistant" else "user", text, tool_calls=calls))
+    messages.extend(agents.Message("tool", "", tool_output=output) for output in outputs if output.strip())
 
 
 def _query(text: str) -> str:

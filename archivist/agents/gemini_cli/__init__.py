@@ -43,34 +43,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    LONG_LINE,
-    MAX_LINE_BYTES,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Usage,
-    attachments_of,
-    check_path,
-    file_key,
-    iso_utc,
-    json_value,
-    lines,
-    named_files,
-    parts_text,
-    relative_path,
-    replaced_problems,
-    short_title,
-    skipped_problems,
-    source_files,
-    text_or_none,
-    too_deep,
-    too_large,
-    usage,
-    whole_count,
-)
+from archivist import agents
+from archivist.agents import LONG_LINE, MAX_LINE_BYTES
 from archivist.agents.tool_edits import with_input
 
 KIND = "gemini-cli"
@@ -87,33 +61,35 @@ _EXPECTED = (
 
 def check(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is not a Gemini CLI sessions folder or session file, or None when it is one."""
-    return check_path(path, _EXPECTED, "a Gemini CLI session file", looks_like_session, _session_files, _no_session)
+    return agents.check_path(
+        path, _EXPECTED, "a Gemini CLI session file", looks_like_session, _session_files, _no_session
+    )
 
 
 def _no_session(root: Path) -> str:
     """What a folder without a session file is, for a sentence about it."""
-    if _chats_folders(Root(root)) or _is_gemini_home(root):
+    if _chats_folders(agents.Root(root)) or _is_gemini_home(root):
         return "holds no Gemini CLI session yet (no chats/session-*.json or .jsonl file)"
     return "holds no Gemini CLI chats folder"
 
 
-def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every session under ``path``, one per session file, in the order of their paths.
 
     What was skipped in a file that yields no session (a file too large, one with no
     message), and the links that lead out of the source (never opened), go to ``problems``.
     """
-    root, files = source_files(path, problems, _session_files)
+    root, files = agents.source_files(path, problems, _session_files)
     projects: dict[Path, str | None] = {}
     used: set[str] = set()
     for file in files:
         record = Record(file)
         record.read()
-        session_id = text_or_none(record.meta.get("sessionId"))
+        session_id = agents.text_or_none(record.meta.get("sessionId"))
         if file.suffix == ".json" and session_id and _migrated(file, session_id):
             continue  # the CLI carried this session on in the .jsonl beside it
-        relative = relative_path(file, root) if root.is_dir() else file.name
-        key = file_key(session_id, relative, used)
+        relative = agents.relative_path(file, root) if root.is_dir() else file.name
+        key = agents.file_key(session_id, relative, used)
         folder = _project_folder(file)
         if folder is not None and folder not in projects:
             projects[folder] = _project(folder)
@@ -129,7 +105,7 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
 # -- finding files ---------------------------------------------------------------------
 
 
-def _chats_folders(root: Root) -> list[Path]:
+def _chats_folders(root: agents.Root) -> list[Path]:
     """The ``chats`` folders of a source: its own, or those of the project folders in it."""
     path = root.path
     if path.name == "chats":
@@ -140,7 +116,7 @@ def _chats_folders(root: Root) -> list[Path]:
     return [folder / "chats" for folder in root.folders(base) if _allowed_dir(root, folder / "chats")]
 
 
-def _allowed_dir(root: Root, folder: Path) -> bool:
+def _allowed_dir(root: agents.Root, folder: Path) -> bool:
     return folder.is_dir() and root.allows(folder)
 
 
@@ -157,7 +133,7 @@ def _is_gemini_home(root: Path) -> bool:
     return any((folder / marker).is_file() for folder in folders for marker in markers)
 
 
-def _session_files(root: Root) -> list[Path]:
+def _session_files(root: agents.Root) -> list[Path]:
     files: list[Path] = []
     for chats in _chats_folders(root):
         for entry in root.entries(chats):
@@ -165,7 +141,7 @@ def _session_files(root: Root) -> list[Path]:
                 files.append(entry)
             elif entry.is_dir():  # a session's sub-agents
                 files.extend(root.files(entry, ".jsonl"))
-    return sorted(files, key=lambda file: relative_path(file, root.path))
+    return sorted(files, key=lambda file: agents.relative_path(file, root.path))
 
 
 def looks_like_session(file: Path) -> bool:
@@ -184,8 +160,8 @@ def looks_like_session(file: Path) -> bool:
     except OSError:
         return False
     try:
-        record = json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
-    except NotJSON:
+        record = agents.json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
+    except agents.NotJSON:
         record = None
     if isinstance(record, dict):
         return _is_meta(record) or (isinstance(record.get("id"), str) and "type" in record)
@@ -198,8 +174,8 @@ def _migrated(file: Path, session_id: str) -> bool:
     sibling = file.with_suffix(".jsonl")
     try:
         with sibling.open("rb") as handle:
-            first = json_value(handle.readline(MAX_LINE_BYTES).decode("utf-8", "replace").lstrip("\ufeff"))
-    except (OSError, NotJSON):
+            first = agents.json_value(handle.readline(MAX_LINE_BYTES).decode("utf-8", "replace").lstrip("\ufeff"))
+    except (OSError, agents.NotJSON):
         return False
     return isinstance(first, dict) and first.get("sessionId") == session_id
 
@@ -218,7 +194,7 @@ def _project(folder: Path) -> str | None:
     """
     marker_file = folder / ".project_root"
     try:
-        readable = Root(folder).allows(marker_file) and not too_large(marker_file)
+        readable = agents.Root(folder).allows(marker_file) and not agents.too_large(marker_file)
         marker = marker_file.read_bytes().decode("utf-8", "replace").strip() if readable else ""
     except OSError:
         marker = ""
@@ -228,12 +204,12 @@ def _project(folder: Path) -> str | None:
     if (
         registry is not None
         and registry.is_file()
-        and Root(registry.parent).allows(registry)
-        and not too_large(registry)
+        and agents.Root(registry.parent).allows(registry)
+        and not agents.too_large(registry)
     ):
         try:
-            projects = json_value(registry.read_bytes().decode("utf-8", "replace")).get("projects")
-        except (OSError, NotJSON, AttributeError):
+            projects = agents.json_value(registry.read_bytes().decode("utf-8", "replace")).get("projects")
+        except (OSError, agents.NotJSON, AttributeError):
             projects = None
         if isinstance(projects, dict):
             for project_path, slug in projects.items():
@@ -270,7 +246,7 @@ class Record:
         try:
             with self.file.open("rb") as handle:
                 first = True
-                for raw, _ in lines(handle):
+                for raw, _ in agents.lines(handle):
                     if raw is None:
                         if first and self.file.suffix == ".json":
                             self._read_document()  # one JSON document on one long line
@@ -283,8 +259,8 @@ class Record:
                     if not text:
                         continue
                     try:
-                        value = json_value(text)
-                    except NotJSON as error:
+                        value = agents.json_value(text)
+                    except agents.NotJSON as error:
                         if first and (self.file.suffix == ".json" or text == "{"):
                             self._read_document()  # not JSONL: one JSON document, pretty-printed or being rewritten
                             return
@@ -300,7 +276,7 @@ class Record:
 
     def _too_large(self) -> bool:
         """Whether the file is too large to be read whole (told in its notes)."""
-        reason = too_large(self.file)
+        reason = agents.too_large(self.file)
         if reason is not None:
             self.notes.append(reason)
         return reason is not None
@@ -313,8 +289,8 @@ class Record:
         self.replaced += replaced
         text = text.lstrip("\ufeff")
         try:
-            document = json_value(text)
-        except NotJSON:
+            document = agents.json_value(text)
+        except agents.NotJSON:
             count = self._salvage(text)
             self.notes.append(
                 f"the JSON document is cut short or damaged: read the {count} message{'s' if count != 1 else ''} before the damage"
@@ -331,8 +307,8 @@ class Record:
             match = re.search(rf'"{key}"\s*:\s*("(?:[^"\\]|\\.)*")', text)
             if match:
                 try:
-                    self.meta[key] = json_value(match.group(1))
-                except NotJSON:
+                    self.meta[key] = agents.json_value(match.group(1))
+                except agents.NotJSON:
                     pass
         start = re.search(r'"messages"\s*:\s*\[', text)
         if start is None:
@@ -349,7 +325,7 @@ class Record:
                 message, position = decoder.raw_decode(text, position)
             except (ValueError, RecursionError):
                 break
-            if too_deep(message):
+            if agents.too_deep(message):
                 continue  # a message nested too deeply is left out, as json_value leaves it
             if isinstance(message, dict) and isinstance(message.get("id"), str):
                 self.messages[message["id"]] = message
@@ -393,21 +369,21 @@ class Record:
             if dropped == message_id:
                 break
 
-    def session(self, key: str, project: str | None, parent: str | None) -> Session | None:
-        messages: list[Message] = []
+    def session(self, key: str, project: str | None, parent: str | None) -> agents.Session | None:
+        messages: list[agents.Message] = []
         models: list[str] = []
         for record in self.messages.values():
             kind = record.get("type")
-            timestamp = iso_utc(record.get("timestamp"))
+            timestamp = agents.iso_utc(record.get("timestamp"))
             if kind == "user":
-                shown = parts_text(record.get("displayContent"), skip_thoughts=True)
-                text = (shown or parts_text(record.get("content"), skip_thoughts=True)).strip()
-                attached = attachments_of(record.get("content"))
+                shown = agents.parts_text(record.get("displayContent"), skip_thoughts=True)
+                text = (shown or agents.parts_text(record.get("content"), skip_thoughts=True)).strip()
+                attached = agents.attachments_of(record.get("content"))
                 text = "\n".join([text, *(item.placeholder() for item in attached)]).strip()
                 if text:
-                    messages.append(Message(role="user", text=text, timestamp=timestamp, attachments=attached))
+                    messages.append(agents.Message(role="user", text=text, timestamp=timestamp, attachments=attached))
             elif kind == "gemini":
-                model = text_or_none(record.get("model"))
+                model = agents.text_or_none(record.get("model"))
                 if model and model not in models:
                     models.append(model)
                 messages.extend(assistant_messages(record, timestamp, model))
@@ -416,12 +392,12 @@ class Record:
                 self.skipped_messages[reason] = self.skipped_messages.get(reason, 0) + 1
         if not messages:
             return None
-        summary = text_or_none(self.meta.get("summary"))
+        summary = agents.text_or_none(self.meta.get("summary"))
         first_user = next((m.text for m in messages if m.role == "user"), "")
         first_text = first_user or next((m.text for m in messages if m.text), "")
-        title = summary or (short_title(first_text) if first_text else "Untitled session")
+        title = summary or (agents.short_title(first_text) if first_text else "Untitled session")
         times = [m.timestamp for m in messages if m.timestamp]
-        return Session(
+        return agents.Session(
             key=key,
             agent=KIND,
             title=title,
@@ -429,8 +405,8 @@ class Record:
             project=project,
             models=models,
             branch=None,
-            started=min(times) if times else iso_utc(self.meta.get("startTime")),
-            last=max(times) if times else iso_utc(self.meta.get("lastUpdated")),
+            started=min(times) if times else agents.iso_utc(self.meta.get("startTime")),
+            last=max(times) if times else agents.iso_utc(self.meta.get("lastUpdated")),
             files=[self.file],
             problems=self.problems(),
             parent=parent,
@@ -438,27 +414,27 @@ class Record:
 
     def problems(self) -> list[str]:
         return [
-            *skipped_problems(self.skipped),
-            *skipped_problems(self.skipped_messages, "message"),
-            *replaced_problems(self.replaced),
+            *agents.skipped_problems(self.skipped),
+            *agents.skipped_problems(self.skipped_messages, "message"),
+            *agents.replaced_problems(self.replaced),
             *self.notes,
         ]
 
 
-def assistant_messages(record: dict[str, Any], timestamp: str | None, model: str | None) -> list[Message]:
+def assistant_messages(record: dict[str, Any], timestamp: str | None, model: str | None) -> list[agents.Message]:
     """A gemini message, then one tool message per tool call that has a result."""
     thoughts = record.get("thoughts")
     thinking = []
     for thought in thoughts if isinstance(thoughts, list) else []:
         if isinstance(thought, dict):
-            lines = [text_or_none(thought.get("subject")), text_or_none(thought.get("description"))]
-            text = "\n".join(line for line in lines if line)
+            said = [agents.text_or_none(thought.get("subject")), agents.text_or_none(thought.get("description"))]
+            text = "\n".join(line for line in said if line)
         else:
-            text = text_or_none(thought) or ""
+            text = agents.text_or_none(thought) or ""
         if text:
             thinking.append(text)
-    calls: list[ToolCall] = []
-    results: list[Message] = []
+    calls: list[agents.ToolCall] = []
+    results: list[agents.Message] = []
     raw_calls = record.get("toolCalls")
     for call in raw_calls if isinstance(raw_calls, list) else []:
         if not isinstance(call, dict):
@@ -466,12 +442,12 @@ def assistant_messages(record: dict[str, Any], timestamp: str | None, model: str
         calls.append(tool_call(call))
         output = _result_text(call)
         if output:
-            when = iso_utc(call.get("timestamp")) or timestamp
-            results.append(Message(role="tool", text="", timestamp=when, tool_output=output))
-    text = parts_text(record.get("content"), skip_thoughts=True).strip()
+            when = agents.iso_utc(call.get("timestamp")) or timestamp
+            results.append(agents.Message(role="tool", text="", timestamp=when, tool_output=output))
+    text = agents.parts_text(record.get("content"), skip_thoughts=True).strip()
     if not (text or calls or thinking):
         return []
-    message = Message(
+    message = agents.Message(
         role="assistant",
         text=text,
         timestamp=timestamp,
@@ -483,20 +459,20 @@ def assistant_messages(record: dict[str, Any], timestamp: str | None, model: str
     return [message, *results]
 
 
-def _usage(tokens: Any) -> Usage | None:
+def _usage(tokens: Any) -> agents.Usage | None:
     """A response's ``tokens``: its prompt (``input``, which counts what was ``cached``, and
     ``tool``), and its output (``output`` and ``thoughts``: thinking is billed as output)."""
     if not isinstance(tokens, dict):
         return None
-    count = {name: whole_count(tokens.get(name)) for name in ("input", "output", "cached", "thoughts", "tool")}
+    count = {name: agents.whole_count(tokens.get(name)) for name in ("input", "output", "cached", "thoughts", "tool")}
     cached = min(count["cached"], count["input"])
-    return usage(
+    return agents.usage(
         input=count["input"] - cached + count["tool"], output=count["output"] + count["thoughts"], cache_read=cached
     )
 
 
-def tool_call(call: dict[str, Any]) -> ToolCall:
-    name = text_or_none(call.get("name")) or text_or_none(call.get("displayName")) or "tool"
+def tool_call(call: dict[str, Any]) -> agents.ToolCall:
+    name = agents.text_or_none(call.get("name")) or agents.text_or_none(call.get("displayName")) or "tool"
     given = call.get("args")
     args = given if isinstance(given, dict) else {}
     commands = []
@@ -504,9 +480,9 @@ def tool_call(call: dict[str, Any]) -> ToolCall:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             commands.append(value.strip())
-    found = with_input(ToolCall(name=name, files=named_files(args, _FILE_KEYS), commands=commands), given)
+    found = with_input(agents.ToolCall(name=name, files=agents.named_files(args, _FILE_KEYS), commands=commands), given)
     display = call.get("resultDisplay")
-    shown = text_or_none(display.get("filePath")) if isinstance(display, dict) else None
+    shown = agents.text_or_none(display.get("filePath")) if isinstance(display, dict) else None
     if shown:  # the absolute path of a file the arguments may name relatively
         found.files = [f for f in found.files if not _names(shown, f)] + [shown]
         for edit in found.edits:

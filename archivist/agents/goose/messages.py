@@ -36,28 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    LONG_LINE,
-    Attachment,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Unread,
-    Usage,
-    attachment,
-    head_lines,
-    iso_utc,
-    json_value,
-    lines,
-    named_files,
-    replaced_problems,
-    short_title,
-    skipped_problems,
-    text_or_none,
-    usage,
-)
+from archivist import agents
+from archivist.agents import LONG_LINE, lines
 from archivist.agents.tool_edits import with_input
 
 KIND = "goose"
@@ -97,7 +77,7 @@ class Info:
     model: str | None = None
     created: Any = None
     updated: Any = None
-    tokens: Usage | None = None
+    tokens: agents.Usage | None = None
 
 
 @dataclass
@@ -110,12 +90,14 @@ class _Counts:
         counts[reason] = counts.get(reason, 0) + 1
 
 
-def session(info: Info, records: Iterable[Record | str], files: list[Any], problems: list[str]) -> Session | None:
+def session(
+    info: Info, records: Iterable[Record | str], files: list[Any], problems: list[str]
+) -> agents.Session | None:
     """A session of these records (a string: a record not read, and why), or None where none
     holds anything to read (Goose's empty sessions; one whose records were all skipped is told
     in ``problems``)."""
     counts = _Counts()
-    messages: list[Message] = []
+    messages: list[agents.Message] = []
     for record in records:
         if isinstance(record, str):
             counts.add(counts.messages, record)
@@ -127,7 +109,7 @@ def session(info: Info, records: Iterable[Record | str], files: list[Any], probl
             counts.add(counts.messages, "with no list of content")
         else:
             messages.extend(_messages(record, info.model, counts))
-    own = skipped_problems(counts.messages, "message") + skipped_problems(counts.parts, "part")
+    own = agents.skipped_problems(counts.messages, "message") + agents.skipped_problems(counts.parts, "part")
     if not any(message.text or message.tool_calls or message.tool_output for message in messages):
         if own:
             problems.append(f"{info.key}: no message read ({'; '.join(own)})")
@@ -137,12 +119,12 @@ def session(info: Info, records: Iterable[Record | str], files: list[Any], probl
         last.usage = info.tokens  # Goose counts a session's tokens, not a message's
     times = [message.timestamp for message in messages if message.timestamp]
     if not times:
-        times = sorted(time for time in (iso_utc(info.created), iso_utc(info.updated)) if time)
+        times = sorted(time for time in (agents.iso_utc(info.created), agents.iso_utc(info.updated)) if time)
     first = next((message.text for message in messages if message.role == "user" and message.text), "")
-    return Session(
+    return agents.Session(
         key=info.key,
         agent=KIND,
-        title=short_title(info.title or first),
+        title=agents.short_title(info.title or first),
         messages=messages,
         project=info.project,
         models=[info.model] if info.model else [],
@@ -154,22 +136,22 @@ def session(info: Info, records: Iterable[Record | str], files: list[Any], probl
     )
 
 
-def tokens(accumulated_input: Any, accumulated_output: Any, last_input: Any, last_output: Any) -> Usage | None:
+def tokens(accumulated_input: Any, accumulated_output: Any, last_input: Any, last_output: Any) -> agents.Usage | None:
     """A session's tokens: those accumulated over its responses, else (older sessions) the
     counts Goose kept of its last response."""
     if accumulated_input is not None or accumulated_output is not None:
-        return usage(input=accumulated_input, output=accumulated_output)
-    return usage(input=last_input, output=last_output)
+        return agents.usage(input=accumulated_input, output=accumulated_output)
+    return agents.usage(input=last_input, output=last_output)
 
 
-def _messages(record: Record, model: str | None, counts: _Counts) -> list[Message]:
+def _messages(record: Record, model: str | None, counts: _Counts) -> list[agents.Message]:
     """A message, followed by a tool message for each tool result it holds."""
-    timestamp = iso_utc(record.created)
+    timestamp = agents.iso_utc(record.created)
     texts: list[str] = []
     thinking: list[str] = []
-    calls: list[ToolCall] = []
-    attachments: list[Attachment] = []
-    results: list[Message] = []
+    calls: list[agents.ToolCall] = []
+    attachments: list[agents.Attachment] = []
+    results: list[agents.Message] = []
     for part in record.content:
         kind = part.get("type") if isinstance(part, dict) else None
         if not isinstance(part, dict):
@@ -179,7 +161,7 @@ def _messages(record: Record, model: str | None, counts: _Counts) -> list[Messag
             if isinstance(text, str) and _for_user(part) and text.strip():
                 texts.append(text.strip())
         elif kind == "image":
-            image = attachment(text_or_none(part.get("mimeType")) or "image", data=part.get("data"))
+            image = agents.attachment(agents.text_or_none(part.get("mimeType")) or "image", data=part.get("data"))
             attachments.append(image)
             texts.append(image.placeholder())
         elif kind in CALLS:
@@ -189,7 +171,7 @@ def _messages(record: Record, model: str | None, counts: _Counts) -> list[Messag
         elif kind == "toolResponse":
             output, shown = _output(part.get("toolResult"))
             if output or shown:
-                results.append(Message("tool", "", timestamp, tool_output=output, attachments=shown))
+                results.append(agents.Message("tool", "", timestamp, tool_output=output, attachments=shown))
         elif kind == "thinking":
             text = part.get("thinking")
             if isinstance(text, str) and text.strip():
@@ -198,10 +180,10 @@ def _messages(record: Record, model: str | None, counts: _Counts) -> list[Messag
             thinking.append(REDACTED)
         elif not (isinstance(kind, str) and kind in LEFT_OUT):  # (a list or an object is no type)
             counts.add(counts.parts, "of no known type")
-    made: list[Message] = []
+    made: list[agents.Message] = []
     if texts or calls or thinking:
         made.append(
-            Message(
+            agents.Message(
                 record.role,
                 "\n\n".join(texts),
                 timestamp,
@@ -228,25 +210,25 @@ def _for_model(item: dict[str, Any]) -> bool:
     return not isinstance(audience, list) or "assistant" in audience
 
 
-def _call(value: Any) -> ToolCall | None:
+def _call(value: Any) -> agents.ToolCall | None:
     """A tool call as ``toolCall`` gives it (None: one Goose could not parse)."""
     call = value.get("value") if isinstance(value, dict) and value.get("status") == "success" else None
     if not isinstance(call, dict):
         return None
-    name = text_or_none(call.get("name")) or "tool"
+    name = agents.text_or_none(call.get("name")) or "tool"
     given = call.get("arguments")
     arguments: dict[str, Any] = given if isinstance(given, dict) else {}
     base = name.rsplit("__", 1)[-1].lower()
     command = arguments.get("command") if base in SHELL_TOOLS or base.endswith("shell") else None
-    found = ToolCall(
+    found = agents.ToolCall(
         name=name,
-        files=named_files(arguments, FILE_ARGUMENTS),
+        files=agents.named_files(arguments, FILE_ARGUMENTS),
         commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
     )
     return with_input(found, given)
 
 
-def _output(result: Any) -> tuple[str, list[Attachment]]:
+def _output(result: Any) -> tuple[str, list[agents.Attachment]]:
     """A tool result's output text and the images it holds."""
     if not isinstance(result, dict):
         return "", []
@@ -255,14 +237,14 @@ def _output(result: Any) -> tuple[str, list[Attachment]]:
     value = result.get("value")
     items = value.get("content") if isinstance(value, dict) else value
     texts: list[str] = []
-    shown: list[Attachment] = []
+    shown: list[agents.Attachment] = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or not _for_model(item):
             continue
         if item.get("type") == "text" and isinstance(item.get("text"), str):
             texts.append(item["text"].strip())
         elif item.get("type") == "image":
-            found = attachment(text_or_none(item.get("mimeType")) or "image", data=item.get("data"))
+            found = agents.attachment(agents.text_or_none(item.get("mimeType")) or "image", data=item.get("data"))
             shown.append(found)
             texts.append(found.placeholder())
         elif item.get("type") == "resource" and isinstance(item.get("resource"), dict):
@@ -270,13 +252,13 @@ def _output(result: Any) -> tuple[str, list[Attachment]]:
     return "\n".join(text for text in texts if text), shown
 
 
-def _resource(resource: dict[str, Any], shown: list[Attachment]) -> str:
+def _resource(resource: dict[str, Any], shown: list[agents.Attachment]) -> str:
     """An embedded resource's text, or (a blob) its placeholder."""
     if isinstance(resource.get("text"), str):
         return str(resource["text"]).strip()
-    uri = text_or_none(resource.get("uri"))
-    found = attachment(
-        text_or_none(resource.get("mimeType")) or "file",
+    uri = agents.text_or_none(resource.get("uri"))
+    found = agents.attachment(
+        agents.text_or_none(resource.get("mimeType")) or "file",
         uri.rsplit("/", 1)[-1] if uri else None,
         data=resource.get("blob"),
     )
@@ -291,14 +273,14 @@ def looks_like_session(file: Path) -> bool:
     """Whether a file starts as an older session file does (its metadata, or a message)."""
     try:
         with file.open("rb") as handle:
-            first = next(head_lines(handle), b"")
-        value = json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
-    except (OSError, NotJSON):
+            first = next(agents.head_lines(handle), b"")
+        value = agents.json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
+    except (OSError, agents.NotJSON):
         return False
     return isinstance(value, dict) and ("message_count" in value or ("role" in value and "content" in value))
 
 
-def from_file(file: Path, root: Root) -> Session | None:
+def from_file(file: Path, root: agents.Root) -> agents.Session | None:
     """A session file: its first line's metadata, then its messages; None (told as Unread) where its
     reading stops."""
     records: list[Record | str] = []
@@ -314,8 +296,8 @@ def from_file(file: Path, root: Root) -> Session | None:
                 if not text.strip():
                     continue
                 try:
-                    value = json_value(text.lstrip("\ufeff"))
-                except NotJSON as error:
+                    value = agents.json_value(text.lstrip("\ufeff"))
+                except agents.NotJSON as error:
                     records.append(str(error))
                     continue
                 replaced += bad
@@ -328,12 +310,12 @@ def from_file(file: Path, root: Root) -> Session | None:
                 else:
                     records.append("not a JSON object")
     except OSError as error:  # a session read in part never replaces the one the archive holds
-        root.problems.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
+        root.problems.append(agents.Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
         return None
     info = Info(
         key=file.stem,
-        title=text_or_none(metadata.get("description")),
-        project=text_or_none(metadata.get("working_dir")),
+        title=agents.text_or_none(metadata.get("description")),
+        project=agents.text_or_none(metadata.get("working_dir")),
         tokens=tokens(
             metadata.get("accumulated_input_tokens"),
             metadata.get("accumulated_output_tokens"),
@@ -343,7 +325,7 @@ def from_file(file: Path, root: Root) -> Session | None:
     )
     found = session(info, records, [file], root.problems)
     if found is not None:
-        found.problems.extend(replaced_problems(replaced))
+        found.problems.extend(agents.replaced_problems(replaced))
     return found
 
 

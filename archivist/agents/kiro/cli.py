@@ -44,25 +44,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Unread,
-    attachment,
-    databases,
-    is_file,
-    iso_utc,
-    json_file,
-    json_value,
-    lines,
-    named_files,
-    short_title,
-    text_or_none,
-    usage,
-)
+from archivist import agents
+from archivist.agents import databases
 from archivist.agents.kiro.sessions import read_lines
 from archivist.agents.kiro.workspace import FILE_KEYS
 from archivist.agents.tool_edits import editor_call
@@ -84,23 +67,23 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def tool_call(name: Any, arguments: Any) -> ToolCall:
+def tool_call(name: Any, arguments: Any) -> agents.ToolCall:
     """A Kiro CLI tool call: its name, the files its arguments name (``fs_read``'s operations
     included), the command a shell tool runs (``write``'s ``command`` is no shell command), its
     input and the edits it made."""
     given = _object(arguments)
-    named = text_or_none(name) or "tool"
-    files = named_files(given, FILE_KEYS)
+    named = agents.text_or_none(name) or "tool"
+    files = agents.named_files(given, FILE_KEYS)
     for operation in _list(given.get("operations")):
-        files += named_files(_object(operation), FILE_KEYS)
-    command = text_or_none(given.get("command")) if named in SHELLS else None
+        files += agents.named_files(_object(operation), FILE_KEYS)
+    command = agents.text_or_none(given.get("command")) if named in SHELLS else None
     return editor_call(named, arguments, list(dict.fromkeys(files)), [command] if command else [])
 
 
 # -- the JSONL sessions --------------------------------------------------------------------------
 
 
-def session_files(folder: Path, root: Root) -> list[Path]:
+def session_files(folder: Path, root: agents.Root) -> list[Path]:
     """The sessions of a ``cli`` folder: its ``.jsonl`` files."""
     return [file for file in root.files(folder, ".jsonl") if not file.name.startswith(".")]
 
@@ -108,74 +91,74 @@ def session_files(folder: Path, root: Root) -> list[Path]:
 def is_session_file(file: Path) -> bool:
     """Whether ``file`` is a Kiro CLI session: a ``.jsonl`` whose first record is one (``version``
     and ``kind``), or one with its companion ``.json`` beside it."""
-    if file.suffix != ".jsonl" or not is_file(file):
+    if file.suffix != ".jsonl" or not agents.is_file(file):
         return False
-    if is_file(file.with_suffix(".json")):
+    if agents.is_file(file.with_suffix(".json")):
         return True
     try:
         with file.open("rb") as handle:
-            for raw, _ in lines(handle):
+            for raw, _ in agents.lines(handle):
                 if raw is not None and raw.strip():
-                    record = json_value(raw)
+                    record = agents.json_value(raw)
                     return isinstance(record, dict) and "kind" in record and "version" in record
-    except (OSError, NotJSON):
+    except (OSError, agents.NotJSON):
         return False
     return False
 
 
-def session_id(file: Path, root: Root) -> str | None:
+def session_id(file: Path, root: agents.Root) -> str | None:
     """The session's id as its companion file says it."""
-    return text_or_none(_object(json_file(file.with_suffix(".json"), root)).get("session_id"))
+    return agents.text_or_none(_object(agents.json_file(file.with_suffix(".json"), root)).get("session_id"))
 
 
-def cli_session(file: Path, key: str, kind: str, root: Root) -> tuple[Session | None, list[str]]:
+def cli_session(file: Path, key: str, kind: str, root: agents.Root) -> tuple[agents.Session | None, list[str]]:
     """One ``cli/<id>.jsonl`` session, with its companion ``.json``, or None and why."""
     companion = file.with_suffix(".json")
-    meta = _object(json_file(companion, root)) if is_file(companion) and root.allows(companion) else {}
-    messages: list[Message] = []
-    ids: dict[str, Message] = {}
+    meta = _object(agents.json_file(companion, root)) if agents.is_file(companion) and root.allows(companion) else {}
+    messages: list[agents.Message] = []
+    ids: dict[str, agents.Message] = {}
     problems = read_lines(file, lambda record: _record(record, messages, ids))
     if not any(m.text for m in messages):
         return None, problems + ["no message to read"]
     state = _object(meta.get("session_state"))
-    model = text_or_none(_object(_object(state.get("rts_model_state")).get("model_info")).get("model_id"))
+    model = agents.text_or_none(_object(_object(state.get("rts_model_state")).get("model_info")).get("model_id"))
     _turns(_list(_object(state.get("conversation_metadata")).get("user_turn_metadatas")), ids)
     for message in messages:
         if message.role == "assistant":
             message.model = model
     times = sorted(time for time in (m.timestamp for m in messages) if time)
-    title = text_or_none(meta.get("title"))
+    title = agents.text_or_none(meta.get("title"))
     first = next((m.text for m in messages if m.role == "user" and m.text), "")
     return (
-        Session(
+        agents.Session(
             key=key,
             agent=kind,
-            title=short_title(title, 300) if title else short_title(first),
+            title=agents.short_title(title, 300) if title else agents.short_title(first),
             messages=messages,
-            project=text_or_none(meta.get("cwd")),
+            project=agents.text_or_none(meta.get("cwd")),
             models=[model] if model else [],
-            started=iso_utc(meta.get("created_at")) or (times[0] if times else None),
-            last=(times[-1] if times else None) or iso_utc(meta.get("updated_at")),
-            files=[path for path in (file, companion) if is_file(path)],
+            started=agents.iso_utc(meta.get("created_at")) or (times[0] if times else None),
+            last=(times[-1] if times else None) or agents.iso_utc(meta.get("updated_at")),
+            files=[path for path in (file, companion) if agents.is_file(path)],
             problems=problems,
         ),
         problems,
     )
 
 
-def _record(record: Any, messages: list[Message], ids: dict[str, Message]) -> str | None:
+def _record(record: Any, messages: list[agents.Message], ids: dict[str, agents.Message]) -> str | None:
     """Add one line's record to ``messages``; why it was skipped, if it was."""
     if not isinstance(record, dict):
         return "a record that is not an object"
     kind, data = record.get("kind"), _object(record.get("data"))
     blocks = [_object(block) for block in _list(data.get("content"))]
-    message_id = text_or_none(data.get("message_id"))
+    message_id = agents.text_or_none(data.get("message_id"))
     if kind == "Prompt":
         said = _texts(blocks)
-        attachments = [attachment(_image_type(block), None) for block in blocks if block.get("kind") == "image"]
+        attachments = [agents.attachment(_image_type(block), None) for block in blocks if block.get("kind") == "image"]
         if said or attachments:
-            when = iso_utc(_object(data.get("meta")).get("timestamp"))
-            messages.append(Message("user", said, when, attachments=attachments))
+            when = agents.iso_utc(_object(data.get("meta")).get("timestamp"))
+            messages.append(agents.Message("user", said, when, attachments=attachments))
     elif kind == "AssistantMessage":
         thinking = "\n\n".join(
             piece
@@ -189,7 +172,7 @@ def _record(record: Any, messages: list[Message], ids: dict[str, Message]) -> st
         ]
         said = _texts(blocks)
         if said or calls or thinking:
-            message = Message("assistant", said, tool_calls=calls, thinking=thinking)
+            message = agents.Message("assistant", said, tool_calls=calls, thinking=thinking)
             messages.append(message)
             if message_id:
                 ids[message_id] = message
@@ -197,7 +180,7 @@ def _record(record: Any, messages: list[Message], ids: dict[str, Message]) -> st
         for block in blocks:
             if block.get("kind") == "toolResult":
                 result = _object(block.get("data"))
-                messages.append(Message("tool", "", tool_output=_result_text(result.get("content"))))
+                messages.append(agents.Message("tool", "", tool_output=_result_text(result.get("content"))))
     elif kind not in BOOKKEEPING:
         return "a record of unknown kind"
     return None
@@ -213,11 +196,11 @@ def _texts(blocks: list[dict[str, Any]]) -> str:
 def _thought(data: Any) -> str:
     if isinstance(data, str):
         return data.strip()
-    return (text_or_none(_object(data).get("text")) or "").strip()
+    return (agents.text_or_none(_object(data).get("text")) or "").strip()
 
 
 def _image_type(block: dict[str, Any]) -> str:
-    media = text_or_none(_object(block.get("data")).get("format"))
+    media = agents.text_or_none(_object(block.get("data")).get("format"))
     return f"image/{media}" if media else "image"
 
 
@@ -236,7 +219,7 @@ def _result_text(content: Any) -> str:
     return "\n".join(pieces)[:MAX_OUTPUT_CHARS]
 
 
-def _turns(turns: list[Any], ids: dict[str, Message]) -> None:
+def _turns(turns: list[Any], ids: dict[str, agents.Message]) -> None:
     """Each turn's end time and tokens, on its last answer."""
     for turn in turns:
         turn = _object(turn)
@@ -244,8 +227,8 @@ def _turns(turns: list[Any], ids: dict[str, Message]) -> None:
         if not answers:
             continue
         last = answers[-1]
-        last.timestamp = last.timestamp or iso_utc(turn.get("end_timestamp"))
-        last.usage = usage(input=turn.get("input_token_count"), output=turn.get("output_token_count"))
+        last.timestamp = last.timestamp or agents.iso_utc(turn.get("end_timestamp"))
+        last.usage = agents.usage(input=turn.get("input_token_count"), output=turn.get("output_token_count"))
 
 
 # -- the SQLite store ----------------------------------------------------------------------------
@@ -255,7 +238,7 @@ def store_tables(database: Path) -> set[str] | str:
     """The tables of a store, or why it is none (a phrase to follow its path). An empty file is a
     store SQLite has not written yet: no tables."""
     try:
-        if database.stat().st_size == 0 and is_file(database):
+        if database.stat().st_size == 0 and agents.is_file(database):
             return set()
     except OSError as error:
         return f"cannot be read ({error.strerror or error})"
@@ -276,7 +259,9 @@ def why_not_store(database: Path) -> str | None:
     return None
 
 
-def store_sessions(database: Path, kind: str, root: Root, shown: str, used: set[str]) -> Iterator[Session]:
+def store_sessions(
+    database: Path, kind: str, root: agents.Root, shown: str, used: set[str]
+) -> Iterator[agents.Session]:
     """The conversations of a Kiro CLI (or Amazon Q CLI) ``data.sqlite3``, newest table first."""
     irregular = databases.irregular(database, shown)
     if irregular is not None:
@@ -284,7 +269,7 @@ def store_sessions(database: Path, kind: str, root: Root, shown: str, used: set[
         return
     found = store_tables(database)
     if isinstance(found, str):
-        root.problems.append(Unread(f"{shown} {found}"))
+        root.problems.append(agents.Unread(f"{shown} {found}"))
         return
     if not found & set(TABLES):
         return  # (made and not written yet: no conversation)
@@ -307,24 +292,24 @@ def store_sessions(database: Path, kind: str, root: Root, shown: str, used: set[
     skipped: dict[str, int] = {}
     for cwd, conversation, value, created, updated in rows:
         try:
-            state = json_value(value) if value is not None else None
-        except NotJSON:
+            state = agents.json_value(value) if value is not None else None
+        except agents.NotJSON:
             state = None
         if not isinstance(state, dict):
             reason = "too large to read" if value is None else "not a conversation's JSON"
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
-        name = text_or_none(conversation) or text_or_none(state.get("conversation_id"))
+        name = agents.text_or_none(conversation) or agents.text_or_none(state.get("conversation_id"))
         if not name or name in used:
             continue  # (the older table's copy of a conversation the newer one holds)
-        conversation_read = _conversation(state, name, kind, text_or_none(cwd), database, created, updated)
+        conversation_read = _conversation(state, name, kind, agents.text_or_none(cwd), database, created, updated)
         if conversation_read is None:
             continue
         used.add(name)
         yield conversation_read
     if skipped:
         root.problems.append(
-            Unread(
+            agents.Unread(
                 f"{shown}: "
                 + "; ".join(f"{count} conversation{'s' if count != 1 else ''} {why}" for why, count in skipped.items())
             )
@@ -333,9 +318,11 @@ def store_sessions(database: Path, kind: str, root: Root, shown: str, used: set[
 
 def _conversation(
     state: dict[str, Any], key: str, kind: str, cwd: str | None, database: Path, created: Any, updated: Any
-) -> Session | None:
-    model = text_or_none(_object(state.get("model_info")).get("model_id")) or text_or_none(state.get("model"))
-    messages: list[Message] = []
+) -> agents.Session | None:
+    model = agents.text_or_none(_object(state.get("model_info")).get("model_id")) or agents.text_or_none(
+        state.get("model")
+    )
+    messages: list[agents.Message] = []
     skipped = 0
     for entry in _list(state.get("history")):
         if isinstance(entry, list) and len(entry) == 2:
@@ -355,38 +342,38 @@ def _conversation(
     models = list(dict.fromkeys(m.model for m in messages if m.model))
     times = sorted(time for time in (m.timestamp for m in messages) if time)
     first = next((m.text for m in messages if m.role == "user" and m.text), "")
-    return Session(
+    return agents.Session(
         key=key,
         agent=kind,
-        title=short_title(first) if first else "Untitled session",
+        title=agents.short_title(first) if first else "Untitled session",
         messages=messages,
         project=cwd,
         models=models,
-        started=(times[0] if times else None) or iso_utc(created),
-        last=(times[-1] if times else None) or iso_utc(updated),
+        started=(times[0] if times else None) or agents.iso_utc(created),
+        last=(times[-1] if times else None) or agents.iso_utc(updated),
         files=[database],
         problems=problems,
     )
 
 
-def _user(user: dict[str, Any]) -> list[Message]:
+def _user(user: dict[str, Any]) -> list[agents.Message]:
     content = _object(user.get("content"))
-    when = iso_utc(user.get("timestamp"))
-    found: list[Message] = []
+    when = agents.iso_utc(user.get("timestamp"))
+    found: list[agents.Message] = []
     for variant, body in content.items():
         body = _object(body)
         for result in _list(body.get("tool_use_results")):
             result = _object(result)
-            found.append(Message("tool", "", when, tool_output=_q_result(result.get("content"))))
-        prompt = text_or_none(body.get("prompt"))
+            found.append(agents.Message("tool", "", when, tool_output=_q_result(result.get("content"))))
+        prompt = agents.text_or_none(body.get("prompt"))
         if variant in ("Prompt", "CancelledToolUses") and prompt:
-            images = [attachment(_q_image(image), None) for image in _list(user.get("images"))]
-            found.append(Message("user", prompt.strip(), when, attachments=images))
+            images = [agents.attachment(_q_image(image), None) for image in _list(user.get("images"))]
+            found.append(agents.Message("user", prompt.strip(), when, attachments=images))
     return found
 
 
 def _q_image(image: Any) -> str:
-    media = text_or_none(_object(image).get("format"))
+    media = agents.text_or_none(_object(image).get("format"))
     return f"image/{media}" if media else "image"
 
 
@@ -401,17 +388,19 @@ def _q_result(content: Any) -> str:
     return "\n".join(pieces)[:MAX_OUTPUT_CHARS]
 
 
-def _answer(answer: dict[str, Any], meta: dict[str, Any], model: str | None) -> Message | None:
+def _answer(answer: dict[str, Any], meta: dict[str, Any], model: str | None) -> agents.Message | None:
     for variant, body in answer.items():
         body = _object(body)
         if variant not in ("Response", "ToolUse"):
             continue
-        said = (text_or_none(body.get("content")) or "").strip()
+        said = (agents.text_or_none(body.get("content")) or "").strip()
         thinking = _thought(_object(body.get("thinking")).get("text") or body.get("thinking"))
         calls = [tool_call(_object(use).get("name"), _object(use).get("args")) for use in _list(body.get("tool_uses"))]
         if not (said or calls or thinking):
             return None
-        when = iso_utc(meta.get("stream_end_timestamp_ms")) or iso_utc(meta.get("request_start_timestamp_ms"))
-        used = text_or_none(meta.get("model_id")) or model
-        return Message("assistant", said, when, model=used, tool_calls=calls, thinking=thinking)
+        when = agents.iso_utc(meta.get("stream_end_timestamp_ms")) or agents.iso_utc(
+            meta.get("request_start_timestamp_ms")
+        )
+        used = agents.text_or_none(meta.get("model_id")) or model
+        return agents.Message("assistant", said, when, model=used, tool_calls=calls, thinking=thinking)
     return None

@@ -30,27 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    LONG_LINE,
-    Attachment,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    attachment,
-    attachments_of,
-    is_file,
-    iso_utc,
-    json_file,
-    json_value,
-    lines,
-    named_files,
-    relative_path,
-    replaced_problems,
-    short_title,
-    skipped_problems,
-    text_or_none,
-)
+from archivist import agents
+from archivist.agents import LONG_LINE
 from archivist.agents.kiro.workspace import FILE_KEYS, content_text
 from archivist.agents.tool_edits import editor_call
 
@@ -60,18 +41,18 @@ SAID = ("Say", "Summary")
 MAX_ARGUMENT_CHARS = 1_000_000
 
 
-def is_session_folder(folder: Path, root: Root | None = None) -> bool:
+def is_session_folder(folder: Path, root: agents.Root | None = None) -> bool:
     """Whether ``folder`` holds a 1.0 session (``session.json`` or ``messages.jsonl``); one that
     cannot be entered (another user's) is told to ``root`` as Unread, and is not read."""
     try:
         return (folder / META).is_file() or (folder / EVENTS).is_file()
     except OSError as error:
         if root is not None:
-            root.left_out(f"{relative_path(folder, root.path)}: not read ({error.strerror or error})")
+            root.left_out(f"{agents.relative_path(folder, root.path)}: not read ({error.strerror or error})")
         return False
 
 
-def session_folders(base: Path, root: Root) -> list[Path]:
+def session_folders(base: Path, root: agents.Root) -> list[Path]:
     """The session folders of ``~/.kiro/sessions`` (``base``), of one workspace's folder in it,
     or ``base`` itself."""
     if is_session_folder(base, root):
@@ -97,7 +78,7 @@ def read_lines(file: Path, take: Callable[[Any], str | None]) -> list[str]:
     replaced = 0
     try:
         with file.open("rb") as handle:
-            for raw, _ in lines(handle):
+            for raw, _ in agents.lines(handle):
                 if raw is None:
                     skipped[LONG_LINE] = skipped.get(LONG_LINE, 0) + 1
                     continue
@@ -110,7 +91,7 @@ def read_lines(file: Path, take: Callable[[Any], str | None]) -> list[str]:
                     skipped[reason] = skipped.get(reason, 0) + 1
     except OSError as error:
         skipped[f"reading stopped ({error.strerror or error})"] = 1
-    return [*skipped_problems(skipped), *replaced_problems(replaced)]
+    return [*agents.skipped_problems(skipped), *agents.replaced_problems(replaced)]
 
 
 def _line(text: str, complete: bool, take: Callable[[Any], str | None]) -> str | None:
@@ -118,105 +99,105 @@ def _line(text: str, complete: bool, take: Callable[[Any], str | None]) -> str |
     if not text:
         return None
     try:
-        value = json_value(text)
-    except NotJSON as error:
+        value = agents.json_value(text)
+    except agents.NotJSON as error:
         return str(error) if complete else None  # a last line without its newline is still being written
     return take(value)
 
 
-def session(folder: Path, key: str, kind: str, root: Root) -> tuple[Session | None, list[str]]:
+def session(folder: Path, key: str, kind: str, root: agents.Root) -> tuple[agents.Session | None, list[str]]:
     """One session folder as a session, or None and why."""
-    meta = json_file(folder / META, root)
+    meta = agents.json_file(folder / META, root)
     meta = meta if isinstance(meta, dict) else {}
     events = folder / EVENTS
-    messages: list[Message] = []
+    messages: list[agents.Message] = []
     problems: list[str] = []
-    if is_file(events) and root.allows(events):
+    if agents.is_file(events) and root.allows(events):
         problems = read_lines(events, lambda event: _event(event, messages))
     if not any(m.text for m in messages):
         return None, problems + ["no message to read"]
-    model = text_or_none(meta.get("modelId"))
+    model = agents.text_or_none(meta.get("modelId"))
     paths = meta.get("workspacePaths")
     times = sorted(time for time in (m.timestamp for m in messages) if time)
     first = next((m.text for m in messages if m.role == "user" and m.text), "")
-    title = text_or_none(meta.get("title"))
+    title = agents.text_or_none(meta.get("title"))
     return (
-        Session(
+        agents.Session(
             key=key,
             agent=kind,
-            title=short_title(title, 300) if title else short_title(first),
+            title=agents.short_title(title, 300) if title else agents.short_title(first),
             messages=messages,
-            project=text_or_none(paths[0]) if isinstance(paths, list) and paths else None,
+            project=agents.text_or_none(paths[0]) if isinstance(paths, list) and paths else None,
             models=[model] if model else [],
-            started=times[0] if times else iso_utc(meta.get("createdAt")),
-            last=times[-1] if times else iso_utc(meta.get("lastModifiedAt")),
-            files=[file for file in (folder / META, events) if is_file(file)],
+            started=times[0] if times else agents.iso_utc(meta.get("createdAt")),
+            last=times[-1] if times else agents.iso_utc(meta.get("lastModifiedAt")),
+            files=[file for file in (folder / META, events) if agents.is_file(file)],
             problems=problems,
         ),
         problems,
     )
 
 
-def session_id(folder: Path, root: Root) -> str | None:
-    meta = json_file(folder / META, root)
-    return text_or_none(meta.get("id")) if isinstance(meta, dict) else None
+def session_id(folder: Path, root: agents.Root) -> str | None:
+    meta = agents.json_file(folder / META, root)
+    return agents.text_or_none(meta.get("id")) if isinstance(meta, dict) else None
 
 
-def _event(event: Any, messages: list[Message]) -> str | None:
+def _event(event: Any, messages: list[agents.Message]) -> str | None:
     """Add one line's event to ``messages``; why it was skipped, if it was."""
     payload = event.get("payload") if isinstance(event, dict) else None
     if not isinstance(payload, dict):
         return "an event without a payload"
-    kind, when = payload.get("type"), iso_utc(event.get("timestamp"))
+    kind, when = payload.get("type"), agents.iso_utc(event.get("timestamp"))
     if kind == "user":
         said = content_text(payload.get("content"))
         if said:
-            messages.append(Message("user", said, when))
+            messages.append(agents.Message("user", said, when))
     elif kind == "assistant":
         said = content_text(payload.get("content"))
         operation = payload.get("operationType", "Say")
         if said and operation in SAID:
-            messages.append(Message("assistant", said, when))
+            messages.append(agents.Message("assistant", said, when))
         elif said and operation == "Reasoning":
-            messages.append(Message("assistant", "", when, thinking=said))
+            messages.append(agents.Message("assistant", "", when, thinking=said))
         elif said:
             return "an assistant event of unknown operation"
     elif kind == "tool_call":
         _call(payload, when, messages)
     elif kind == "tool_result":
         output, attachments = _output(payload.get("content"))
-        messages.append(Message("tool", "", when, tool_output=output, attachments=attachments))
+        messages.append(agents.Message("tool", "", when, tool_output=output, attachments=attachments))
     elif kind != "turn_end":
         return "an event of unknown type"
     return None
 
 
-def _call(payload: dict[str, Any], when: str | None, messages: list[Message]) -> None:
+def _call(payload: dict[str, Any], when: str | None, messages: list[agents.Message]) -> None:
     given = payload.get("args")
     arguments: dict[str, Any] = given if isinstance(given, dict) else {}
-    command = text_or_none(arguments.get("command"))
-    name = text_or_none(payload.get("toolName")) or text_or_none(payload.get("actionType")) or "tool"
+    command = agents.text_or_none(arguments.get("command"))
+    name = agents.text_or_none(payload.get("toolName")) or agents.text_or_none(payload.get("actionType")) or "tool"
     call = editor_call(
-        name, given, list(dict.fromkeys(named_files(arguments, FILE_KEYS))), [command] if command else []
+        name, given, list(dict.fromkeys(agents.named_files(arguments, FILE_KEYS))), [command] if command else []
     )
     last = messages[-1] if messages else None
     if last is not None and last.role == "assistant":
         last.tool_calls.append(call)
     else:
-        messages.append(Message("assistant", "", when, tool_calls=[call]))
+        messages.append(agents.Message("assistant", "", when, tool_calls=[call]))
 
 
-def _output(content: Any) -> tuple[str, list[Attachment]]:
+def _output(content: Any) -> tuple[str, list[agents.Attachment]]:
     """What a tool returned: its text, else its content as JSON; the images and files it inlines
     are attachments, named by their placeholders where they were (their data is never kept)."""
-    found: list[Attachment] = []
+    found: list[agents.Attachment] = []
     bare = _without_data(content, found)
     if content_text(content) or content is None or isinstance(content, str):
         return content_text(bare), found
     return json.dumps(bare, ensure_ascii=False)[:MAX_ARGUMENT_CHARS], found
 
 
-def _without_data(value: Any, found: list[Attachment]) -> Any:
+def _without_data(value: Any, found: list[agents.Attachment]) -> Any:
     """``value`` with each image or file it inlines replaced by its placeholder (added to ``found``):
     the model APIs' content parts, and the Bedrock ``{"image": {"format", "source": {"bytes"}}}``
     (or ``document``) blocks Kiro's tools return. (A value read is never nested too deep to walk.)"""
@@ -224,19 +205,19 @@ def _without_data(value: Any, found: list[Attachment]) -> Any:
         return [_without_data(item, found) for item in value]
     if not isinstance(value, dict):
         return value
-    inlined = attachments_of(value) or _bedrock(value)
+    inlined = agents.attachments_of(value) or _bedrock(value)
     if inlined:
         found.extend(inlined)
         return " ".join(item.placeholder() for item in inlined)
     return {key: _without_data(item, found) for key, item in value.items()}
 
 
-def _bedrock(block: dict[str, Any]) -> list[Attachment]:
+def _bedrock(block: dict[str, Any]) -> list[agents.Attachment]:
     for kind in ("image", "document"):
         inner = block.get(kind)
         source = inner.get("source") if isinstance(inner, dict) else None
         if isinstance(inner, dict) and isinstance(source, dict) and isinstance(source.get("bytes"), str):
-            media = text_or_none(inner.get("format"))
+            media = agents.text_or_none(inner.get("format"))
             named = f"{kind}/{media}" if media and kind == "image" else media or kind
-            return [attachment(named, inner.get("name"), data=source["bytes"])]
+            return [agents.attachment(named, inner.get("name"), data=source["bytes"])]
     return []

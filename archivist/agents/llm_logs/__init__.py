@@ -2,7 +2,7 @@
 
 A source is the ``logs.db`` file (``llm logs path`` prints it; ``LLM_USER_PATH`` moves it)
 or the folder holding it. It is opened read-only and never written, not even a ``-wal`` or
-``-shm`` file beside it (``archivist.agents.databases``: a log that holds frames, or a write
+``-shm`` file beside it (``archivist.databases``: a log that holds frames, or a write
 left unfinished, is read from a private copy, the latter told). Each query is read to the end
 at once, so no lock is held between two of them. A ``logs.db`` that is no regular file (a
 pipe) is never opened: it is told as not read.
@@ -53,27 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    NOT_JSON,
-    ROLES,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Unread,
-    Usage,
-    call_input,
-    confined_log_file,
-    databases,
-    is_file,
-    iso_utc,
-    json_value,
-    log_file,
-    short_title,
-    usage,
-    whole_count,
-)
+from archivist import agents
+from archivist.agents import NOT_JSON, ROLES, databases
 
 KIND = "llm"
 
@@ -114,11 +95,11 @@ def check(path: Path | str) -> str | None:
 
 def log_files(path: Path) -> list[Path]:
     """What of a source holds its logs: the database, and its write-ahead log, where changes wait."""
-    database = log_file(path, DB_NAME)
+    database = agents.log_file(path, DB_NAME)
     return [database, database.with_name(database.name + "-wal")]
 
 
-def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: Path | str, problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every conversation of the database, in the order of their ids (oldest first).
 
     A database that another program holds locked past ``databases.LOCK_TIMEOUT`` raises Unavailable:
@@ -126,12 +107,12 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     is told as Unread.
     """
     source = Path(path)
-    database = log_file(source, DB_NAME)
-    if os.path.lexists(database) and not is_file(database):  # (a pipe is never opened)
-        if Root(source, problems).allows(database) and (told := databases.irregular(database)) is not None:
+    database = agents.log_file(source, DB_NAME)
+    if os.path.lexists(database) and not agents.is_file(database):  # (a pipe is never opened)
+        if agents.Root(source, problems).allows(database) and (told := databases.irregular(database)) is not None:
             (problems if problems is not None else []).append(told)
         return
-    found = confined_log_file(source, DB_NAME, problems)
+    found = agents.confined_log_file(source, DB_NAME, problems)
     if found is None:
         return
     database, root = found
@@ -153,10 +134,10 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
     except sqlite3.Error as error:
         if databases.locked(error):
             raise databases.unavailable(database, error) from None
-        root.problems.append(Unread(f"{database} cannot be read ({error})"))
+        root.problems.append(agents.Unread(f"{database} cannot be read ({error})"))
         return
     if failed:
-        root.problems.append(Unread(f"{failed} conversation(s) of {database} cannot be read"))
+        root.problems.append(agents.Unread(f"{failed} conversation(s) of {database} cannot be read"))
 
 
 def _chunks(items: list[Any]) -> Iterator[list[Any]]:
@@ -164,17 +145,17 @@ def _chunks(items: list[Any]) -> Iterator[list[Any]]:
         yield items[start : start + CHUNK]
 
 
-def _tool_call(name: object, arguments: object, problems: list[str]) -> ToolCall:
+def _tool_call(name: object, arguments: object, problems: list[str]) -> agents.ToolCall:
     """A tool call with its arguments as its input (a text that is not JSON as it is, a command
     its commands hold left out) and the files and commands they name."""
-    call = ToolCall(name=str(name) if name else "tool")
+    call = agents.ToolCall(name=str(name) if name else "tool")
     if isinstance(arguments, str):
         if not arguments.strip():
             return call
         call.input = arguments
         try:
-            arguments = json_value(arguments)
-        except NotJSON as error:
+            arguments = agents.json_value(arguments)
+        except agents.NotJSON as error:
             problems.append(
                 f"the arguments of a {call.name} tool call are {error}"
                 if str(error) == NOT_JSON
@@ -182,9 +163,9 @@ def _tool_call(name: object, arguments: object, problems: list[str]) -> ToolCall
             )
             return call
     if not isinstance(arguments, dict):
-        call.input = call_input(arguments)
+        call.input = agents.call_input(arguments)
         return call
-    call.input = call_input(arguments, without=[key for key in COMMAND_KEYS if _kept(arguments.get(key))])
+    call.input = agents.call_input(arguments, without=[key for key in COMMAND_KEYS if _kept(arguments.get(key))])
     for keys, into in ((FILE_KEYS, call.files), (COMMAND_KEYS, call.commands)):
         for key in keys:
             value = arguments.get(key)
@@ -258,7 +239,7 @@ class _Reader:
             for rowid, id_, conversation, time in self.query(f"SELECT rowid, id, {columns} FROM responses{where}"):
                 if id_ is None:
                     continue
-                plan(str(conversation or id_)).responses.append((iso_utc(time) or "", str(id_), rowid))
+                plan(str(conversation or id_)).responses.append((agents.iso_utc(time) or "", str(id_), rowid))
             if self.has("conversations", "id", "name"):
                 for id_, name in self.query("SELECT id, name FROM conversations"):
                     if id_ is not None and str(id_) in plans and name:
@@ -268,7 +249,7 @@ class _Reader:
             for rowid, id_, thread, time in self.query(f"SELECT rowid, id, {columns} FROM turns"):
                 if id_ is None:
                     continue
-                plan(str(thread or id_)).turns.append((iso_utc(time) or "", str(id_), rowid))
+                plan(str(thread or id_)).turns.append((agents.iso_utc(time) or "", str(id_), rowid))
             if self.has("threads", "id", "name", "tip_message_hash"):
                 for id_, name, tip in self.query("SELECT id, name, tip_message_hash FROM threads"):
                     if id_ is None:
@@ -293,7 +274,7 @@ class _Reader:
 
     # -- one session ---------------------------------------------------
 
-    def session(self, plan: _Plan) -> Session | None:
+    def session(self, plan: _Plan) -> agents.Session | None:
         builder = _Builder(self)
         legacy = self._responses(plan)
         turns = self._turns(plan)
@@ -315,12 +296,12 @@ class _Reader:
         models = builder.models
         prompts = [message.text for message in messages if message.role == "user" and message.text.strip()]
         if plan.names:
-            title = short_title(plan.names[0])
+            title = agents.short_title(plan.names[0])
         elif prompts:
-            title = short_title(prompts[0])
+            title = agents.short_title(prompts[0])
         else:
             title = f"llm conversation {plan.key}"
-        return Session(
+        return agents.Session(
             key=plan.key,
             agent=KIND,
             title=title,
@@ -429,7 +410,7 @@ class _Builder:
 
     def __init__(self, reader: _Reader) -> None:
         self.reader = reader
-        self.messages: list[Message] = []
+        self.messages: list[agents.Message] = []
         self.problems: list[str] = []
         self.system: str | None = None  # the system prompt last shown
         self.rows: dict[str, _MessageRow | None] = {}
@@ -447,20 +428,20 @@ class _Builder:
 
     def response(self, row: dict[str, Any]) -> None:
         id_ = str(row.get("id"))
-        time = iso_utc(row.get("datetime_utc"))
+        time = agents.iso_utc(row.get("datetime_utc"))
         model = self._model(row)
         system = row.get("system") or self.reader.fragments_of("system_fragments", id_)
         if system and system != self.system:
-            self.messages.append(Message(role="system", text=str(system), timestamp=time))
+            self.messages.append(agents.Message(role="system", text=str(system), timestamp=time))
             self.system = str(system)
         for result in self.reader.tool_results(id_):
             output = str(result.get("output") or "")
             if result.get("exception"):
                 output = f"{output}\n{result['exception']}".strip()
-            self.messages.append(Message(role="tool", text="", timestamp=time, tool_output=output))
+            self.messages.append(agents.Message(role="tool", text="", timestamp=time, tool_output=output))
         prompt = row.get("prompt") or self.reader.fragments_of("prompt_fragments", id_)
         if prompt:
-            self.messages.append(Message(role="user", text=str(prompt), timestamp=time))
+            self.messages.append(agents.Message(role="user", text=str(prompt), timestamp=time))
         calls = [
             _tool_call(call.get("name"), call.get("arguments"), self.problems) for call in self.reader.tool_calls(id_)
         ]
@@ -468,7 +449,7 @@ class _Builder:
         thinking = str(row.get("reasoning") or "")
         if text or calls or thinking:
             self.messages.append(
-                Message(
+                agents.Message(
                     role="assistant",
                     text=text,
                     timestamp=time,
@@ -482,7 +463,7 @@ class _Builder:
     # -- turns of the message tree -------------------------------------
 
     def turn(self, row: dict[str, Any], after_legacy: bool) -> None:
-        time = iso_utc(row.get("datetime_utc"))
+        time = agents.iso_utc(row.get("datetime_utc"))
         model = self._model(row)
         parent = row.get("parent_message_hash")
         tip = row.get("tip_message_hash")
@@ -554,13 +535,13 @@ class _Builder:
         fragments: dict[int, str],
         time: str | None,
         model: str | None,
-    ) -> Message | None:
+    ) -> agents.Message | None:
         if role not in ROLES:
             self.problems.append(f"a message with the unknown role {role!r} skipped")
             return None
         texts: list[str] = []
         thinking: list[str] = []
-        calls: list[ToolCall] = []
+        calls: list[agents.ToolCall] = []
         outputs: list[str] = []
         for _position, kind, tool_name, stored_text, payload in parts:
             read = self._part(kind, stored_text, payload, fragments)
@@ -590,12 +571,12 @@ class _Builder:
             if not text or text == self.system:
                 return None
             self.system = text
-            return Message(role="system", text=text, timestamp=time)
+            return agents.Message(role="system", text=text, timestamp=time)
         if role == "user" and outputs and not texts:
             role = "tool"
         if not (texts or thinking or calls or outputs):
             return None
-        return Message(
+        return agents.Message(
             role=role,
             text="\n\n".join(texts),
             timestamp=time,
@@ -609,8 +590,8 @@ class _Builder:
         """A part's payload and its text (where the payload refers to fragments, put together from
         them); None where the payload cannot be read (told in the problems)."""
         try:
-            data = json_value(payload) if payload else {}
-        except NotJSON as error:
+            data = agents.json_value(payload) if payload else {}
+        except agents.NotJSON as error:
             self.problems.append(f"a {kind} part whose payload is {error} skipped")
             return None
         if not isinstance(data, dict):
@@ -651,28 +632,28 @@ def _text_ref(payload: object) -> list[dict[str, Any]]:
     if not isinstance(payload, str) or "text_ref" not in payload:
         return []
     try:
-        data = json_value(payload)
-    except NotJSON:
+        data = agents.json_value(payload)
+    except agents.NotJSON:
         return []
     pieces = data.get("text_ref") if isinstance(data, dict) else None
     return [piece for piece in pieces if isinstance(piece, dict)] if isinstance(pieces, list) else []
 
 
-def _usage(row: dict[str, Any]) -> Usage | None:
+def _usage(row: dict[str, Any]) -> agents.Usage | None:
     """A response's ``input_tokens`` and ``output_tokens``, with the cache's from its
     ``token_details`` (JSON as the model's plugin stores it: Anthropic's
     ``cache_creation_input_tokens`` and ``cache_read_input_tokens``, apart from the input;
     OpenAI's ``prompt_tokens_details.cached_tokens``, counted in the input)."""
     try:
-        details = json_value(row["token_details"]) if isinstance(row.get("token_details"), str) else None
-    except NotJSON:
+        details = agents.json_value(row["token_details"]) if isinstance(row.get("token_details"), str) else None
+    except agents.NotJSON:
         details = None
     details = details if isinstance(details, dict) else {}
     prompt = details.get("prompt_tokens_details")
-    cached = whole_count(prompt.get("cached_tokens")) if isinstance(prompt, dict) else 0
-    return usage(
-        input=max(0, whole_count(row.get("input_tokens")) - cached),
+    cached = agents.whole_count(prompt.get("cached_tokens")) if isinstance(prompt, dict) else 0
+    return agents.usage(
+        input=max(0, agents.whole_count(row.get("input_tokens")) - cached),
         output=row.get("output_tokens"),
         cache_write=details.get("cache_creation_input_tokens"),
-        cache_read=whole_count(details.get("cache_read_input_tokens")) + cached,
+        cache_read=agents.whole_count(details.get("cache_read_input_tokens")) + cached,
     )

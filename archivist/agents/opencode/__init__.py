@@ -5,7 +5,7 @@ every system), as its own code writes it (sst/opencode ``packages/opencode/src/s
 ``storage``):
 
 - from 1.2, ``opencode.db`` (``opencode-<channel>.db`` for other release channels), opened
-  read-only (``archivist.agents.databases``): tables ``session`` (``id``, ``parent_id``,
+  read-only (``archivist.databases``): tables ``session`` (``id``, ``parent_id``,
   ``directory``, ``title``, ``time_created``, ``time_updated``), ``message`` and ``part``
   (``session_id``, ``message_id``, and the record as JSON in ``data``);
 - before it, ``storage/``: ``session/<project id>/<session id>.json``,
@@ -54,35 +54,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    SESSION_PART,
-    WHOLE_SESSION,
-    Attachment,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Unread,
-    Usage,
-    attachment,
-    databases,
-    is_dir,
-    is_file,
-    iso_utc,
-    json_file,
-    json_value,
-    named_files,
-    no_source,
-    pieces,
-    read_in_parts,
-    short_title,
-    size_text,
-    text_or_none,
-    usage,
-    whole_count,
-    within,
-)
+from archivist import agents
+from archivist.agents import SESSION_PART, WHOLE_SESSION, databases
 from archivist.agents.crush import store as crush_store
 from archivist.agents.tool_edits import parsed_arguments, with_input
 
@@ -98,7 +71,7 @@ GO_FOLDER = ".opencode"  # a project's folder of the Go OpenCode's database
 MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # the largest record read whole
 MAX_ID_BYTES = databases.MAX_ID_BYTES  # an id longer than this is none of OpenCode's
 ROWIDS_AT_ONCE = 500  # the rows asked for by one query
-TOO_LARGE = f"a record not read: over {size_text(MAX_VALUE_BYTES)}"
+TOO_LARGE = f"a record not read: over {agents.size_text(MAX_VALUE_BYTES)}"
 INLINE_BYTES = 64 * 1024  # a record larger than this is read alone, when its turn comes
 WHOLE_CHARS = WHOLE_SESSION  # a session whose messages hold more text is given in parts (``Session.more``),
 PART_CHARS = SESSION_PART  # of this much text each; a text part longer is messages of its own, of this much each
@@ -109,7 +82,7 @@ PLAIN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # an id that names a fol
 def check(path: str | Path) -> str | None:
     """Why ``path`` is not a source of OpenCode's sessions (a sentence), or None."""
     path = Path(path).expanduser()
-    if (reason := no_source(path, EXPECTED)) is not None:
+    if (reason := agents.no_source(path, EXPECTED)) is not None:
         return reason
     if path.is_file():
         found = databases.tables_of(path)
@@ -118,7 +91,7 @@ def check(path: str | Path) -> str | None:
         if not found >= TABLES and not crush_store.is_store(found):
             return f"{path} has no session, message and part tables: expected {EXPECTED}."
         return None
-    root = Root(path)
+    root = agents.Root(path)
     if _session_files(_storage(root), root):
         return None
     reasons = []
@@ -132,14 +105,14 @@ def check(path: str | Path) -> str | None:
     return f"{path} holds neither opencode.db nor storage/session/: expected {EXPECTED}."
 
 
-def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: str | Path, problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every session, each once: the databases' (``opencode.db``'s first, then the other channels'),
     in the order they began, then those only the JSON storage holds. A session two databases hold
     (both took it from the same storage) is read from the first."""
     problems = problems if problems is not None else []
-    root = Root(Path(path).expanduser(), problems)
-    if root.named is not None and not is_file(root.path):  # (a pipe would never end)
-        root.problems.append(Unread(f"{root.path.name} is not a regular file: not read"))
+    root = agents.Root(Path(path).expanduser(), problems)
+    if root.named is not None and not agents.is_file(root.path):  # (a pipe would never end)
+        root.problems.append(agents.Unread(f"{root.path.name} is not a regular file: not read"))
         return
     seen: set[str] = set()
     for database in [root.path] if root.path.is_file() else _databases(root):
@@ -156,7 +129,7 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
                 yield stored
 
 
-def _databases(root: Root) -> list[Path]:
+def _databases(root: agents.Root) -> list[Path]:
     """The databases of a data folder: ``opencode.db``, then ``opencode-<channel>.db``, then a Go
     OpenCode project's ``.opencode/opencode.db`` (an empty file holds nothing; one that cannot be read,
     or is not a database, is told when it is read)."""
@@ -178,7 +151,7 @@ def _databases(root: Root) -> list[Path]:
 def _held(file: Path) -> bool:
     """Whether a database file may hold sessions: a file that is not empty, or something else there
     that is no folder (told when it is read)."""
-    return _size(file) != 0 if is_file(file) else file.exists() and not is_dir(file)
+    return _size(file) != 0 if agents.is_file(file) else file.exists() and not agents.is_dir(file)
 
 
 def _size(file: Path) -> int | None:
@@ -188,14 +161,14 @@ def _size(file: Path) -> int | None:
         return None
 
 
-def _storage(root: Root) -> Path:
+def _storage(root: agents.Root) -> Path:
     folder = root.path / "storage"
-    return folder if is_dir(folder) and root.allows(folder) else root.path
+    return folder if agents.is_dir(folder) and root.allows(folder) else root.path
 
 
-def _session_files(storage: Path, root: Root) -> list[Path]:
+def _session_files(storage: Path, root: agents.Root) -> list[Path]:
     sessions = storage / "session"
-    if not is_dir(sessions) or not root.allows(sessions):
+    if not agents.is_dir(sessions) or not root.allows(sessions):
         return []
     return [file for project in root.folders(sessions) for file in root.files(project, ".json")]
 
@@ -203,7 +176,7 @@ def _session_files(storage: Path, root: Root) -> list[Path]:
 # --- the database -------------------------------------------------------------------------------
 
 
-def _from_database(database: Path, root: Root) -> Iterator[Session]:
+def _from_database(database: Path, root: agents.Root) -> Iterator[agents.Session]:
     """A database's sessions; one that cannot be read, is no regular file (never opened), is not a
     database or is damaged is Unread."""
     irregular = databases.irregular(database)
@@ -233,7 +206,9 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
                 info["time"] = {"created": created, "updated": updated}
                 rowids = (messages.pop(key, []), parts.pop(key, []))
 
-                def read(info: dict[str, Any] = info, rowids: tuple[list[int], list[int]] = rowids) -> Session | None:
+                def read(
+                    info: dict[str, Any] = info, rowids: tuple[list[int], list[int]] = rowids
+                ) -> agents.Session | None:
                     problems: list[str] = []
                     return _session(info, _records(connection, *rowids, problems), [database], problems)
 
@@ -289,8 +264,8 @@ def _json(data: Any, stored: Any, problems: list[str]) -> Any:
         problems.append(TOO_LARGE)
         return None
     try:
-        return json_value(data)
-    except NotJSON as error:
+        return agents.json_value(data)
+    except agents.NotJSON as error:
         problems.append(f"a record not read: {error}")
         return None
 
@@ -298,12 +273,12 @@ def _json(data: Any, stored: Any, problems: list[str]) -> Any:
 # --- the JSON storage -----------------------------------------------------------------------------
 
 
-def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
+def _from_storage(file: Path, storage: Path, root: agents.Root) -> agents.Session | None:
     problems: list[str] = []
     if PLAIN_ID.fullmatch(file.stem) is None:
         root.problems.append(f"{file.name}: not read: its name is no session id")
         return None
-    info = json_file(file, root)
+    info = agents.json_file(file, root)
     if not isinstance(info, dict):
         root.problems.append(f"{file.name}: not a session ({'; '.join(problems) or 'not a JSON object'})")
         return None
@@ -311,11 +286,11 @@ def _from_storage(file: Path, storage: Path, root: Root) -> Session | None:
     folder = storage / "message" / file.stem
     message_files = root.files(folder, ".json") if _allowed(root, storage / "message", folder) else []
     for message_file in message_files:
-        message = json_file(message_file, root)
+        message = agents.json_file(message_file, root)
         part_folder = storage / "part" / message_file.stem
         allowed = PLAIN_ID.fullmatch(message_file.stem) and _allowed(root, storage / "part", part_folder)
         part_files = root.files(part_folder, ".json") if allowed else []
-        records.append((message, (json_file(part, root) for part in part_files)))  # (read when its turn comes)
+        records.append((message, (agents.json_file(part, root) for part in part_files)))  # (read when its turn comes)
     records.sort(key=lambda record: _created(record[0]))
     return _session({**info, "id": info.get("id") or file.stem}, records, [file, *message_files], problems)
 
@@ -324,10 +299,10 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _allowed(root: Root, holder: Path, folder: Path) -> bool:
+def _allowed(root: agents.Root, holder: Path, folder: Path) -> bool:
     """Whether the folder a record's id names is there in its ``holder`` and may be entered: no link
     leads out, and it resolves inside the source."""
-    return all(is_dir(path) and root.allows(path) for path in (holder, folder)) and within(
+    return all(agents.is_dir(path) and root.allows(path) for path in (holder, folder)) and agents.within(
         os.path.realpath(folder), root.real
     )
 
@@ -343,31 +318,31 @@ def _created(message: Any) -> float:
 
 def _session(
     info: dict[str, Any], records: Iterable[tuple[Any, Iterable[Any]]], files: list[Path], problems: list[str]
-) -> Session | None:
+) -> agents.Session | None:
     """A session of its records (each message with its parts), read whole; one whose messages hold
     more than ``WHOLE_CHARS`` of text, given in parts (``Session.more``) as the rest is read."""
     reading = _Reading(records)
 
     first_request: list[str] = []  # (of its first part: the session's messages may be a later part's when it ends)
 
-    def made(messages: list[Message]) -> Session:
+    def made(messages: list[agents.Message]) -> agents.Session:
         first_request.append(crush_store.first_request_of(messages))
-        return Session(
+        return agents.Session(
             key=str(info["id"]),
             agent=KIND,
             title="",
             messages=messages,
-            project=text_or_none(info.get("directory")),
+            project=agents.text_or_none(info.get("directory")),
             models=reading.models,
             files=files,
             problems=problems,
-            parent=text_or_none(info.get("parentID")),
+            parent=agents.text_or_none(info.get("parentID")),
         )
 
-    def finish(session: Session) -> None:
+    def finish(session: agents.Session) -> None:
         reading.finish(session, info, first_request[0])
 
-    return read_in_parts(iter(reading), made, finish, WHOLE_CHARS, PART_CHARS)
+    return agents.read_in_parts(iter(reading), made, finish, WHOLE_CHARS, PART_CHARS)
 
 
 class _Reading:
@@ -380,7 +355,7 @@ class _Reading:
         self.skipped = 0
         self.stamps: list[str] = []  # the first and last time of a message
 
-    def __iter__(self) -> Iterator[Message]:
+    def __iter__(self) -> Iterator[agents.Message]:
         for message, parts in self.records:
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
                 self.skipped += 1
@@ -391,35 +366,37 @@ class _Reading:
                     self.stamps = [min(at, self.stamps[0]), max(at, self.stamps[1])] if self.stamps else [at, at]
                 yield found
 
-    def finish(self, session: Session, info: dict[str, Any], first_request: str) -> None:
+    def finish(self, session: agents.Session, info: dict[str, Any], first_request: str) -> None:
         """``session``'s title and times, and what was skipped, once its records are read."""
         if self.skipped:
             session.problems.append(f"{self.skipped} message(s) of no known shape skipped")
         time = _mapping(info.get("time"))
         times = sorted(
-            stamp for stamp in [*self.stamps, iso_utc(time.get("created")), iso_utc(time.get("updated"))] if stamp
+            stamp
+            for stamp in [*self.stamps, agents.iso_utc(time.get("created")), agents.iso_utc(time.get("updated"))]
+            if stamp
         )
-        title = text_or_none(info.get("title"))
+        title = agents.text_or_none(info.get("title"))
         if title is None or title.startswith(DEFAULT_TITLES):
             title = first_request
-        session.title = short_title(title)
+        session.title = agents.short_title(title)
         session.started, session.last = (times[0], times[-1]) if times else (None, None)
 
 
-def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) -> Iterator[Message]:
+def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) -> Iterator[agents.Message]:
     """A message and the tool results its parts hold, in order, given as its parts are read: a text
     part of over ``PART_CHARS`` is messages of its own (after the text before it), of at most that
     much each (``pieces``), so that nothing holds it twice or joins it whole."""
     time = _mapping(message.get("time"))
-    timestamp = iso_utc(time.get("created"))
-    model = text_or_none(message.get("modelID"))
+    timestamp = agents.iso_utc(time.get("created"))
+    model = agents.text_or_none(message.get("modelID"))
     if model and model not in models:
         models.append(model)
     texts: list[str] = []
     thinking: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[agents.ToolCall] = []
     outputs: list[str] = []
-    attached: list[Attachment] = []
+    attached: list[agents.Attachment] = []
     assistant = message["role"] == "assistant"
     for part in parts:
         kind = part.get("type") if isinstance(part, dict) else None
@@ -430,10 +407,10 @@ def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) 
             if len(part["text"]) > PART_CHARS:
                 if any(texts):
                     joined = "\n\n".join(text for text in texts if text)
-                    yield Message(message["role"], joined, timestamp, model if assistant else None)
+                    yield agents.Message(message["role"], joined, timestamp, model if assistant else None)
                     texts = []
-                for piece in pieces(part["text"].strip(), PART_CHARS):
-                    yield Message(message["role"], piece, timestamp, model if assistant else None)
+                for piece in agents.pieces(part["text"].strip(), PART_CHARS):
+                    yield agents.Message(message["role"], piece, timestamp, model if assistant else None)
                 continue
             texts.append(part["text"].strip())
         elif kind == "reasoning" and isinstance(part.get("text"), str):
@@ -441,22 +418,22 @@ def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) 
         elif kind == "file":
             url = part.get("url")
             inlined = url if isinstance(url, str) and url.startswith("data:") else None
-            attached.append(attachment(part.get("mime"), part.get("filename"), data=inlined))
+            attached.append(agents.attachment(part.get("mime"), part.get("filename"), data=inlined))
             texts.append(attached[-1].placeholder())
         elif kind == "tool":
             state = _mapping(part.get("state"))
             arguments = _mapping(state.get("input"))
             command = arguments.get("command")
-            call = ToolCall(
-                name=text_or_none(part.get("tool")) or "tool",
-                files=named_files(arguments, ("filePath", "path")),
+            call = agents.ToolCall(
+                name=agents.text_or_none(part.get("tool")) or "tool",
+                files=agents.named_files(arguments, ("filePath", "path")),
                 commands=[command.strip()] if isinstance(command, str) and command.strip() else [],
             )
             calls.append(with_input(call, state.get("input")))
             output = state.get("output") if isinstance(state.get("output"), str) else state.get("error")
             if isinstance(output, str) and output.strip():
                 outputs.append(output.strip())
-    yield Message(
+    yield agents.Message(
         message["role"],
         "\n\n".join(text for text in texts if text),
         timestamp,
@@ -467,28 +444,28 @@ def _messages(message: dict[str, Any], parts: Iterable[Any], models: list[str]) 
         attachments=attached,
     )
     for output in outputs:
-        yield Message("tool", "", timestamp, tool_output=output)
+        yield agents.Message("tool", "", timestamp, tool_output=output)
 
 
-def _call_made_for_the_user(text: str) -> ToolCall | None:
+def _call_made_for_the_user(text: str) -> agents.ToolCall | None:
     """The tool call a synthetic text says OpenCode made for the user ("Called the Read tool with the
     following input: {…}", a file attached with @), with the file it names; None for another text."""
     said = CALLED.fullmatch(text.strip())
     if said is None:
         return None
     arguments = parsed_arguments(said["input"])
-    call = ToolCall(name=said["tool"], files=named_files(_mapping(arguments), ("filePath", "path")))
+    call = agents.ToolCall(name=said["tool"], files=agents.named_files(_mapping(arguments), ("filePath", "path")))
     return with_input(call, arguments)
 
 
-def _usage(message: dict[str, Any]) -> Usage | None:
+def _usage(message: dict[str, Any]) -> agents.Usage | None:
     """An assistant message's ``tokens`` (its ``input`` without the cache's, ``output`` and
     ``reasoning``, ``cache.read`` and ``cache.write``) and the ``cost`` OpenCode worked out."""
     tokens = _mapping(message.get("tokens"))
     cache = _mapping(tokens.get("cache"))
-    return usage(
+    return agents.usage(
         input=tokens.get("input"),
-        output=whole_count(tokens.get("output")) + whole_count(tokens.get("reasoning")),
+        output=agents.whole_count(tokens.get("output")) + agents.whole_count(tokens.get("reasoning")),
         cache_write=cache.get("write"),
         cache_read=cache.get("read"),
         cost=message.get("cost"),

@@ -48,24 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    LONG_LINE,
-    Attachment,
-    Message,
-    NotJSON,
-    Session,
-    ToolCall,
-    attachment,
-    attachments_of,
-    iso_utc,
-    json_value,
-    lines,
-    replaced_problems,
-    short_title,
-    skipped_problems,
-    text_or_none,
-    usage,
-)
+from archivist import agents
+from archivist.agents import LONG_LINE
 from archivist.agents.gemini_cli import tool_call
 
 RECORD_TYPES = ("user", "assistant", "tool_result", "system")
@@ -79,9 +63,9 @@ class Parts:
 
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
+    calls: list[agents.ToolCall] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
-    attachments: list[Attachment] = field(default_factory=list)
+    attachments: list[agents.Attachment] = field(default_factory=list)
 
 
 def read_parts(content: Any) -> Parts:
@@ -104,12 +88,14 @@ def _part(part: dict[str, Any], found: Parts) -> None:
         found.outputs.append(_response(part["functionResponse"], found))
     elif isinstance(part.get("inlineData"), dict):
         data = part["inlineData"]
-        found.attachments.append(attachment(data.get("mimeType"), data.get("displayName"), data=data.get("data")))
+        found.attachments.append(
+            agents.attachment(data.get("mimeType"), data.get("displayName"), data=data.get("data"))
+        )
         found.text.append(found.attachments[-1].placeholder())
     elif isinstance(part.get("fileData"), dict):
         data = part["fileData"]
-        name = text_or_none(data.get("displayName")) or text_or_none(data.get("fileUri"))
-        found.attachments.append(attachment(data.get("mimeType"), name))
+        name = agents.text_or_none(data.get("displayName")) or agents.text_or_none(data.get("fileUri"))
+        found.attachments.append(agents.attachment(data.get("mimeType"), name))
         found.text.append(found.attachments[-1].placeholder())
 
 
@@ -127,20 +113,20 @@ def _response(response: dict[str, Any], found: Parts) -> str:
     return "\n".join(piece for piece in [text, *inner.text] if piece)
 
 
-def _dumped(value: Any, attachments: list[Attachment]) -> str:
+def _dumped(value: Any, attachments: list[agents.Attachment]) -> str:
     """A response that is no text as JSON, each image or file it inlines (a Gemini ``inlineData``
     part) an attachment, named by its placeholder where it was: its data is never kept."""
     return json.dumps(_without_data(value, attachments), ensure_ascii=False)[:MAX_OUTPUT_CHARS]
 
 
-def _without_data(value: Any, attachments: list[Attachment]) -> Any:
+def _without_data(value: Any, attachments: list[agents.Attachment]) -> Any:
     """``value`` with the images and files it inlines replaced by their placeholders (added to
     ``attachments``). (A value read is never nested too deep to walk.)"""
     if isinstance(value, list):
         return [_without_data(item, attachments) for item in value]
     if not isinstance(value, dict):
         return value
-    inlined = attachments_of(value)
+    inlined = agents.attachments_of(value)
     if inlined:
         attachments.extend(inlined)
         return " ".join(item.placeholder() for item in inlined)
@@ -155,7 +141,7 @@ def usage_of(metadata: Any) -> Any:
     whole = prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None
     part = cached if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0 else 0
     fresh = max(whole - part, 0) if whole is not None else None
-    return usage(input=fresh, output=metadata.get("candidatesTokenCount"), cache_read=part)
+    return agents.usage(input=fresh, output=metadata.get("candidatesTokenCount"), cache_read=part)
 
 
 # -- the file's records ----------------------------------------------------------------------
@@ -179,7 +165,7 @@ class Records:
     def read(self) -> None:
         try:
             with self.file.open("rb") as handle:
-                for raw, _ in lines(handle):
+                for raw, _ in agents.lines(handle):
                     if raw is None:
                         self.skip(LONG_LINE)
                         continue
@@ -197,8 +183,8 @@ class Records:
         if not text:
             return
         try:
-            value = json_value(text)
-        except NotJSON as error:
+            value = agents.json_value(text)
+        except agents.NotJSON as error:
             if raw.endswith(b"\n"):  # a last line without its newline is still being written
                 self.skip(str(error))
             return
@@ -259,12 +245,12 @@ def _parts_of(record: dict[str, Any]) -> list[Any]:
 # -- the session -----------------------------------------------------------------------------
 
 
-def session(file: Path, key: str, kind: str, parent: str | None = None) -> tuple[Session | None, list[str]]:
+def session(file: Path, key: str, kind: str, parent: str | None = None) -> tuple[agents.Session | None, list[str]]:
     """The session of one chat file, or None and why (its problems) when it holds no message."""
     records = Records(file)
     records.read()
     chain = records.conversation()
-    messages: list[Message] = []
+    messages: list[agents.Message] = []
     models: list[str] = []
     title: str | None = None
     for record in chain:
@@ -277,8 +263,8 @@ def session(file: Path, key: str, kind: str, parent: str | None = None) -> tuple
         else:
             messages.extend(found)
     problems = [
-        *skipped_problems(records.skipped),
-        *replaced_problems(records.replaced),
+        *agents.skipped_problems(records.skipped),
+        *agents.replaced_problems(records.replaced),
         *records.notes,
     ]
     if not messages:
@@ -287,16 +273,16 @@ def session(file: Path, key: str, kind: str, parent: str | None = None) -> tuple
     times = [m.timestamp for m in messages if m.timestamp]
     head = chain[0]
     return (
-        Session(
+        agents.Session(
             key=key,
             agent=kind,
-            title=title or (short_title(first) if first else "Untitled session"),
+            title=title or (agents.short_title(first) if first else "Untitled session"),
             messages=messages,
             project=_first_text(chain, "cwd"),
             models=models,
             branch=_first_text(chain, "gitBranch"),
-            started=min(times) if times else iso_utc(head.get("timestamp")),
-            last=max(times) if times else iso_utc(head.get("timestamp")),
+            started=min(times) if times else agents.iso_utc(head.get("timestamp")),
+            last=max(times) if times else agents.iso_utc(head.get("timestamp")),
             files=[file],
             problems=problems,
             parent=parent,
@@ -309,50 +295,52 @@ def session_id(file: Path) -> str | None:
     """The ``sessionId`` of a chat file's first record that has one (for its key)."""
     try:
         with file.open("rb") as handle:
-            for raw, _ in lines(handle):
+            for raw, _ in agents.lines(handle):
                 if raw is None or not raw.strip():
                     continue
                 try:
-                    value = json_value(raw.decode("utf-8", "replace").lstrip("\ufeff"))
-                except NotJSON:
+                    value = agents.json_value(raw.decode("utf-8", "replace").lstrip("\ufeff"))
+                except agents.NotJSON:
                     continue
-                return text_or_none(value.get("sessionId")) if isinstance(value, dict) else None
+                return agents.text_or_none(value.get("sessionId")) if isinstance(value, dict) else None
     except OSError:
         return None
     return None
 
 
 def _first_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
-    return next((text for text in (text_or_none(record.get(key)) for record in records) if text), None)
+    return next((text for text in (agents.text_or_none(record.get(key)) for record in records) if text), None)
 
 
 def _title(record: dict[str, Any]) -> str | None:
     payload = record.get("systemPayload")
     if record.get("subtype") != "custom_title" or not isinstance(payload, dict):
         return None
-    title = text_or_none(payload.get("customTitle"))
-    return short_title(title, 300) if title else None
+    title = agents.text_or_none(payload.get("customTitle"))
+    return agents.short_title(title, 300) if title else None
 
 
-def _messages(record: dict[str, Any], models: list[str]) -> list[Message] | None:
+def _messages(record: dict[str, Any], models: list[str]) -> list[agents.Message] | None:
     """A record's messages ([] when it holds nothing to show); None for one of no known shape."""
     message = record.get("message")
     given = message.get("parts") if isinstance(message, dict) else None
     if (message is not None and not isinstance(message, dict)) or (given is not None and not isinstance(given, list)):
         return None
     parts = read_parts(given)
-    timestamp = iso_utc(record.get("timestamp"))
+    timestamp = agents.iso_utc(record.get("timestamp"))
     kind = record["type"]
     if kind == "user":
         payload = record.get("systemPayload")
-        shown = text_or_none(payload.get("displayText")) if isinstance(payload, dict) else None
+        shown = agents.text_or_none(payload.get("displayText")) if isinstance(payload, dict) else None
         text = shown or "\n".join(piece for piece in parts.text if piece).strip()
         role = "system" if record.get("subtype") in SYSTEM_PROMPTS else "user"
-        return [Message(role, text, timestamp, attachments=parts.attachments)] if text or parts.attachments else []
+        return (
+            [agents.Message(role, text, timestamp, attachments=parts.attachments)] if text or parts.attachments else []
+        )
     if kind == "tool_result":
         output = "\n".join(piece for piece in parts.outputs if piece) or _display(record.get("toolCallResult"))
-        return [Message("tool", "", timestamp, tool_output=output, attachments=parts.attachments)]
-    model = text_or_none(record.get("model"))
+        return [agents.Message("tool", "", timestamp, tool_output=output, attachments=parts.attachments)]
+    model = agents.text_or_none(record.get("model"))
     if model and model not in models:
         models.append(model)
     text = "".join(parts.text).strip()
@@ -361,7 +349,7 @@ def _messages(record: dict[str, Any], models: list[str]) -> list[Message] | None
     if not (text or thinking or parts.calls or spent):
         return []
     return [
-        Message(
+        agents.Message(
             "assistant",
             text,
             timestamp,

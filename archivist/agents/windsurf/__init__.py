@@ -35,26 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    ToolCall,
-    Unread,
-    call_input,
-    head_lines,
-    is_dir,
-    iso_utc,
-    json_lines,
-    json_value,
-    no_source,
-    short_title,
-    skipped_problems,
-    text_edit,
-    text_or_none,
-    uri_path,
-)
+from archivist import agents
 
 KIND = "windsurf"
 EXPECTED = (
@@ -72,11 +53,11 @@ NO_STEP = "a line that is no step (an object with a type)"
 def check(path: str | Path) -> str | None:
     """Why ``path`` is not a source of Windsurf's transcripts (a sentence), or None."""
     path = Path(path).expanduser()
-    if (reason := no_source(path, EXPECTED)) is not None:
+    if (reason := agents.no_source(path, EXPECTED)) is not None:
         return reason
-    if not is_dir(path):
+    if not agents.is_dir(path):
         return None if _looks_like(path) else f"{path} is not a Windsurf transcript: expected {EXPECTED}."
-    root = Root(path)
+    root = agents.Root(path)
     folder = transcripts_folder(root)
     if folder is None:
         return f"{path} holds no transcripts folder ({FOLDER}/{TRANSCRIPTS}): expected {EXPECTED}."
@@ -88,7 +69,7 @@ def check(path: str | Path) -> str | None:
     return None
 
 
-def transcripts_folder(root: Root) -> Path | None:
+def transcripts_folder(root: agents.Root) -> Path | None:
     """The transcripts folder of a source that is a folder: itself, or the ``transcripts`` of a
     ``.windsurf`` folder it is or holds; None where there is none (or only a link leading out)."""
     path = root.path
@@ -98,7 +79,7 @@ def transcripts_folder(root: Root) -> Path | None:
     folder = path
     for name in steps:
         folder = folder / name
-        if not is_dir(folder) or not root.allows(folder):
+        if not agents.is_dir(folder) or not root.allows(folder):
             return None
     return folder
 
@@ -109,11 +90,11 @@ def _looks_like(file: Path) -> bool:
         return False
     try:
         with file.open("rb") as handle:
-            for line in head_lines(handle):
+            for line in agents.head_lines(handle):
                 if line.strip():
                     try:
-                        step = json_value(line.decode("utf-8", "replace"))
-                    except NotJSON:
+                        step = agents.json_value(line.decode("utf-8", "replace"))
+                    except agents.NotJSON:
                         return False
                     return _is_step(step)
     except OSError:
@@ -125,10 +106,10 @@ def _is_step(step: Any) -> bool:
     return isinstance(step, dict) and isinstance(step.get("type"), str) and ("status" in step or step["type"] in step)
 
 
-def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: str | Path, problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every transcript's session, in the order of the files' names."""
     problems = problems if problems is not None else []
-    root = Root(Path(path).expanduser(), problems)
+    root = agents.Root(Path(path).expanduser(), problems)
     if root.named is not None:
         files, project = [root.path], _project(root.path.parent)
     else:
@@ -155,83 +136,87 @@ def _project(folder: Path) -> str | None:
     return None if home is not None and holder == home else str(holder)
 
 
-def _session(file: Path, project: str | None, unread: list[str]) -> Session | None:
+def _session(file: Path, project: str | None, unread: list[str]) -> agents.Session | None:
     """The session of one transcript; None where it holds no message, or where its reading stopped
     (told in ``unread`` as Unread)."""
-    messages: list[Message] = []
+    messages: list[agents.Message] = []
     skipped: dict[str, int] = {}
     models: list[str] = []
     commands_cwd: str | None = None
     try:
         with file.open("rb") as handle:
-            for step in json_lines(handle, skipped):
+            for step in agents.json_lines(handle, skipped):
                 if not _is_step(step):
                     skipped[NO_STEP] = skipped.get(NO_STEP, 0) + 1
                     continue
                 cwd = _step(step, messages, models)
                 commands_cwd = commands_cwd or cwd
     except OSError as error:
-        unread.append(Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
+        unread.append(agents.Unread(f"{file.name}: reading stopped ({error.strerror or error})"))
         return None
     if not any(message.text or message.tool_calls for message in messages):
         return None
     times = sorted(message.timestamp for message in messages if message.timestamp)
     if not times:
         try:
-            modified = iso_utc(file.stat().st_mtime)
+            modified = agents.iso_utc(file.stat().st_mtime)
         except OSError:
             modified = None
         times = [modified] if modified else []
     requests = [message.text for message in messages if message.role == "user" and message.text]
-    return Session(
+    return agents.Session(
         key=file.stem,
         agent=KIND,
-        title=short_title(requests[0]) if requests else file.stem,
+        title=agents.short_title(requests[0]) if requests else file.stem,
         messages=messages,
         project=project or commands_cwd,
         models=models,
         started=times[0] if times else None,
         last=times[-1] if times else None,
         files=[file],
-        problems=skipped_problems(skipped),
+        problems=agents.skipped_problems(skipped),
         titled=bool(requests),
     )
 
 
-def _step(step: dict[str, Any], messages: list[Message], models: list[str]) -> str | None:
+def _step(step: dict[str, Any], messages: list[agents.Message], models: list[str]) -> str | None:
     """One step added to the messages; the working directory a command step names, if any."""
     kind: str = step["type"]
     found = step.get(kind)
     body: dict[str, Any] = found if isinstance(found, dict) else {}
-    when = iso_utc(step.get("timestamp")) or iso_utc(step.get("created_at"))
-    model = text_or_none(step.get("model_name")) or text_or_none(step.get("model")) or text_or_none(body.get("model"))
+    when = agents.iso_utc(step.get("timestamp")) or agents.iso_utc(step.get("created_at"))
+    model = (
+        agents.text_or_none(step.get("model_name"))
+        or agents.text_or_none(step.get("model"))
+        or agents.text_or_none(body.get("model"))
+    )
     if model and model not in models:
         models.append(model)
     if kind == "user_input":
-        text = text_or_none(body.get("user_response"))
+        text = agents.text_or_none(body.get("user_response"))
         if text:
-            messages.append(Message("user", text, when))
+            messages.append(agents.Message("user", text, when))
         return None
     if kind == "planner_response":
-        text = text_or_none(body.get("response")) or ""
-        thinking = text_or_none(body.get("thinking")) or ""
+        text = agents.text_or_none(body.get("response")) or ""
+        thinking = agents.text_or_none(body.get("thinking")) or ""
         if text or thinking:
-            messages.append(Message("assistant", text, when, model, thinking=thinking))
+            messages.append(agents.Message("assistant", text, when, model, thinking=thinking))
         return None
-    call = ToolCall(kind)
+    call = agents.ToolCall(kind)
     for key in FILE_KEYS:
-        found = uri_path(body.get(key))
+        found = agents.uri_path(body.get(key))
         if found and found not in call.files:
             call.files.append(found)
-    call.commands = [command for key in COMMAND_KEYS if (command := text_or_none(body.get(key)))][:1]
+    call.commands = [command for key in COMMAND_KEYS if (command := agents.text_or_none(body.get(key)))][:1]
     said = [key for key in COMMAND_KEYS if isinstance(body.get(key), str) and body[key] in call.commands]
-    written = text_edit(call.files[0], None, body.get("new_content")) if call.files else None
+    written = agents.text_edit(call.files[0], None, body.get("new_content")) if call.files else None
     call.edits = [written] if written is not None else []
-    call.input = call_input(body, without=(*OUTPUT_KEYS, *said, *(["new_content"] if written else [])))
+    call.input = agents.call_input(body, without=(*OUTPUT_KEYS, *said, *(["new_content"] if written else [])))
     if not messages or messages[-1].role != "assistant":
-        messages.append(Message("assistant", "", when, model))
+        messages.append(agents.Message("assistant", "", when, model))
     messages[-1].tool_calls.append(call)
     output = "\n".join(text for key in OUTPUT_KEYS if isinstance(text := body.get(key), str) and text.strip())
     if output:
-        messages.append(Message("tool", "", when, tool_output=output))
-    return text_or_none(body.get("cwd")) if call.commands else None
+        messages.append(agents.Message("tool", "", when, tool_output=output))
+    return agents.text_or_none(body.get("cwd")) if call.commands else None
