@@ -243,28 +243,50 @@ def conversation_key(
     return f"{file.name}#{index + 1}"
 
 
+# How a conversation's messages are read: ``(item, problems, unknown)``, telling problems in
+# ``problems`` and counting in ``unknown`` what of a type it does not know it skipped (by type);
+# it raises for a conversation it cannot read.
+MessagesOf = Callable[[dict[str, Any], list[str], dict[str, int]], list[Message]]
+
+
 def conversation_session(
     kind: str,
     item: dict[str, Any],
-    key: str,
-    messages: list[Message],
     file: ExportFile,
-    problems: list[str],
+    index: int,
+    messages_of: MessagesOf,
     *,
+    keys: tuple[str, ...],
+    unknown_as: str,
     title: str,
     summary: str | None = None,
     created: str,
     updated: str,
     project: str | None = None,
-    models: list[str] | None = None,
-) -> Session:
-    """A conversation of ``messages`` as a session of ``kind``.
+    default_model: str | None = None,
+) -> Session | None:
+    """The conversation ``item`` (the ``index``-th of ``file``) as a session of ``kind``, None
+    when it has no message to read.
 
-    Its title: the conversation's ``title`` field (white space folded), else its first user
-    message shortened, else its ``summary`` field shortened, else ``UNTITLED``. It starts and
+    Its key: the first of its ``keys`` fields that holds one (``conversation_key``). Its
+    messages: ``messages_of``'s, each type skipped as unknown told as "N ``unknown_as`` 'type'
+    skipped". Its title: the conversation's ``title`` field (white space folded), else its first
+    user message shortened, else its ``summary`` field shortened, else ``UNTITLED``. It starts and
     ends at its earliest and latest message's times (a branch laid out after the current one is
-    older than its end), else at the conversation's ``created`` and ``updated`` fields.
+    older than its end), else at the conversation's ``created`` and ``updated`` fields. Its
+    models: its messages', else its ``default_model`` field's.
     """
+    problems: list[str] = []
+    key = conversation_key(item, keys, file, index, problems)
+    unknown: dict[str, int] = {}
+    messages = messages_of(item, problems, unknown)
+    for name, count in unknown.items():
+        problems.append(f"{count} {unknown_as} {name!r} skipped")
+    if not messages:
+        return None
+    models = unique([message.model or "" for message in messages])
+    if not models and default_model is not None:
+        models = unique([text_of(item.get(default_model))])
     first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
     shown = (
         " ".join(text_of(item.get(title)).split())
@@ -279,7 +301,7 @@ def conversation_session(
         title=shown,
         messages=messages,
         project=project,
-        models=models if models is not None else [],
+        models=models,
         started=min(stamps) if stamps else iso_utc(item.get(created)),
         last=max(stamps) if stamps else iso_utc(item.get(updated)),
         files=[file.path],

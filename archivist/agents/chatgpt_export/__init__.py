@@ -51,12 +51,10 @@ from archivist.agents.export_files import ExportFile
 from archivist.agents.exports import (
     CHATGPT_KIND,
     check_export,
-    conversation_key,
     conversation_session,
     parse_time,
     read_export,
     text_of,
-    unique,
 )
 
 KIND = CHATGPT_KIND
@@ -77,32 +75,29 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
 
 
 def _session(item: dict[str, Any], file: ExportFile, index: int) -> Session | None:
-    mapping = item.get("mapping")
-    if not isinstance(mapping, dict):
-        raise ValueError("it has no mapping (its message tree)")
-    problems: list[str] = []
-    key = conversation_key(item, ("conversation_id", "id"), file, index, problems)
-    unknown: dict[str, int] = {}
-    messages = _Layout(mapping, problems, unknown).messages(_current_branch(item, mapping, problems))
-    for content_type, count in unknown.items():
-        problems.append(f"{count} message(s) of unknown content type {content_type!r} skipped")
-    if not messages:
-        return None
-    models = unique([message.model or "" for message in messages]) or unique([text_of(item.get("default_model_slug"))])
     template = text_of(item.get("conversation_template_id"))
     return conversation_session(
         KIND,
         item,
-        key,
-        messages,
         file,
-        problems,
+        index,
+        _messages,
+        keys=("conversation_id", "id"),
+        unknown_as="message(s) of unknown content type",
         title="title",
         created="create_time",
         updated="update_time",
         project=template if template.startswith("g-p-") else None,
-        models=models,
+        default_model="default_model_slug",
     )
+
+
+def _messages(item: dict[str, Any], problems: list[str], unknown: dict[str, int]) -> list[Message]:
+    """The messages of the conversation's current branch, laid out (``_Layout``)."""
+    mapping = item.get("mapping")
+    if not isinstance(mapping, dict):
+        raise ValueError("it has no mapping (its message tree)")
+    return _Layout(mapping, problems, unknown).messages(_current_branch(item, mapping, problems))
 
 
 def _current_branch(item: dict[str, Any], mapping: dict[str, Any], problems: list[str]) -> list[str]:

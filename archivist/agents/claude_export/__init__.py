@@ -46,7 +46,6 @@ from archivist.agents.export_files import ExportFile
 from archivist.agents.exports import (
     CLAUDE_KIND,
     check_export,
-    conversation_key,
     conversation_session,
     parse_time,
     read_export,
@@ -78,31 +77,30 @@ def read(path: str | Path, problems: list[str] | None = None) -> Iterator[Sessio
 
 
 def _session(item: dict[str, Any], file: ExportFile, index: int) -> Session | None:
-    raw_messages = item.get("chat_messages")
-    if not isinstance(raw_messages, list):
-        raise ValueError("it has no chat_messages list")
-    problems: list[str] = []
-    key = conversation_key(item, ("uuid",), file, index, problems)
-    messages: list[Message] = []
-    unknown: dict[str, int] = {}
-    for position, raw in _current_branch(raw_messages, problems):
-        messages.extend(_messages(raw, position, problems, unknown))
-    for block_type, count in unknown.items():
-        problems.append(f"{count} content block(s) of unknown type {block_type!r} skipped")
-    if not messages:
-        return None
     return conversation_session(
         KIND,
         item,
-        key,
-        messages,
         file,
-        problems,
+        index,
+        _conversation_messages,
+        keys=("uuid",),
+        unknown_as="content block(s) of unknown type",
         title="name",
         summary="summary",
         created="created_at",
         updated="updated_at",
     )
+
+
+def _conversation_messages(item: dict[str, Any], problems: list[str], unknown: dict[str, int]) -> list[Message]:
+    """The messages of the conversation's current branch, in order."""
+    raw_messages = item.get("chat_messages")
+    if not isinstance(raw_messages, list):
+        raise ValueError("it has no chat_messages list")
+    messages: list[Message] = []
+    for position, raw in _current_branch(raw_messages, problems):
+        messages.extend(_messages(raw, position, problems, unknown))
+    return messages
 
 
 def _current_branch(raw_messages: list[Any], problems: list[str]) -> list[tuple[int, dict[str, Any]]]:
