@@ -71,7 +71,7 @@ without a conversation in either file is told in the source's problems. Nothing 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -579,8 +579,26 @@ def _person(text: str, anywhere: bool = False) -> tuple[list[str], str]:
     said: list[str] = []
     kept: list[str] = []
     position = 0
+    for opening, closing, position_after in _elements(
+        text, _SPEAKING_RE, lambda opening: anywhere or _led_in(text, opening.start())
+    ):
+        kept.append(text[position : opening.start()])
+        said.append(text[opening.end() : closing].strip())
+        position = position_after
+    kept.append(text[position:])
+    return [words for words in said if words], "".join(kept)
+
+
+def _elements(
+    text: str, opening_re: re.Pattern[str], accept: Callable[[re.Match[str]], bool] = lambda opening: True
+) -> Iterator[tuple[re.Match[str], int, int]]:
+    """The elements ``<name>…</name>`` of ``text`` whose opening tags ``opening_re`` finds (the
+    name its first group) and ``accept`` takes, in order: each its opening tag, where its closing
+    tag starts and where it ends. Each closing tag is looked for once past the last element; an
+    opening tag inside an element, or of a name found unclosed before, is passed over."""
+    position = 0
     unclosed: set[str] = set()
-    for opening in _SPEAKING_RE.finditer(text):
+    for opening in opening_re.finditer(text):
         name = opening[1]
         if opening.start() < position or name in unclosed:
             continue
@@ -588,13 +606,10 @@ def _person(text: str, anywhere: bool = False) -> tuple[list[str], str]:
         if closing == -1:
             unclosed.add(name)  # no later one of these closes either
             continue
-        if not anywhere and not _led_in(text, opening.start()):
+        if not accept(opening):
             continue
-        kept.append(text[position : opening.start()])
-        said.append(text[opening.end() : closing].strip())
         position = closing + len(name) + 3
-    kept.append(text[position:])
-    return [words for words in said if words], "".join(kept)
+        yield opening, closing, position
 
 
 def _led_in(text: str, start: int) -> bool:
@@ -660,15 +675,8 @@ def _xml_tools(text: str) -> tuple[str, list[agents.ToolCall]]:
     calls: list[agents.ToolCall] = []
     kept: list[str] = []
     position = 0
-    unclosed: set[str] = set()
-    for opening in _XML_OPEN_RE.finditer(text):
+    for opening, closing, position_after in _elements(text, _XML_OPEN_RE):
         name = opening[1]
-        if opening.start() < position or name in unclosed:
-            continue
-        closing = text.find(f"</{name}>", opening.end())
-        if closing == -1:
-            unclosed.add(name)  # no later one of these closes either
-            continue
         inner = text[opening.end() : closing]
         kept.append(text[position : opening.start()])
         arguments = {key: _tag(inner, key) for key in (*XML_ARGUMENTS, SPOKEN.get(name, "")) if key}
@@ -676,7 +684,7 @@ def _xml_tools(text: str) -> tuple[str, list[agents.ToolCall]]:
             kept.append(arguments.get(SPOKEN[name]) or "")
         if name not in SPOKEN or name == "attempt_completion":
             calls.append(_call(name, {key: value for key, value in arguments.items() if value}))
-        position = closing + len(name) + 3
+        position = position_after
     kept.append(text[position:])
     return "".join(kept).strip(), calls
 
