@@ -49,20 +49,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    MAX_LINE_BYTES,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    check_path,
-    file_key,
-    head_lines,
-    json_value,
-    relative_path,
-    source_files,
-    text_or_none,
-)
+from archivist import agents
+from archivist.agents import MAX_LINE_BYTES
 from archivist.agents.codex.rollout import KIND as KIND
 from archivist.agents.codex.rollout import Lines, Rollout
 from archivist.agents.codex.values import (
@@ -85,7 +73,7 @@ _EXPECTED = (
 
 def check(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is not a Codex sessions folder or rollout file, or None when it is one."""
-    return check_path(path, _EXPECTED, "a Codex rollout file", _looks_like_rollout, _walk_rollouts, _no_rollout)
+    return agents.check_path(path, _EXPECTED, "a Codex rollout file", _looks_like_rollout, _walk_rollouts, _no_rollout)
 
 
 def _no_rollout(root: Path) -> str:
@@ -95,13 +83,13 @@ def _no_rollout(root: Path) -> str:
     return "holds no rollout-*.jsonl file"
 
 
-def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every session under ``path``, one per rollout file, in the order of their paths.
 
     What was skipped in a file that yields no session, and the links that lead out of the
     source (never opened), go to ``problems``.
     """
-    root, files = source_files(path, problems, _rollout_files)
+    root, files = agents.source_files(path, problems, _rollout_files)
     if not files:
         return
     thread_names = _thread_names(root)
@@ -134,8 +122,8 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
             if copied and (rollout.replayed or copied >= 2):
                 del rollout.messages[:copied]
                 del rollout.offsets[:copied]
-        relative = relative_path(file, root) if root.is_dir() else file.name
-        key = file_key(rollout.session_id, relative, used)
+        relative = agents.relative_path(file, root) if root.is_dir() else file.name
+        key = agents.file_key(rollout.session_id, relative, used)
         session = rollout.session(key, thread_names)
         if session is not None:
             used.add(key)
@@ -146,7 +134,7 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
 
 def read_from(
     path: str | os.PathLike[str], offset: int, key: str, project: str | None, models: list[str] | None = None
-) -> Session | None:
+) -> agents.Session | None:
     """A rollout's lines from byte ``offset`` (its ``Tail.resume_at``: a user message) as session
     ``key``, the last of ``models`` in use until a turn names its own. None when they cannot
     simply follow what was read before: a rollback, a session's meta, nothing read."""
@@ -173,14 +161,14 @@ def read_from(
 # -- finding files ---------------------------------------------------------------------
 
 
-def _walk_rollouts(root: Root) -> Iterator[Path]:
+def _walk_rollouts(root: agents.Root) -> Iterator[Path]:
     for file in root.walk(root.path):
         if _ROLLOUT_NAME.match(file.name):
             yield file
 
 
-def _rollout_files(root: Root) -> list[Path]:
-    return sorted(_walk_rollouts(root), key=lambda file: relative_path(file, root.path))
+def _rollout_files(root: agents.Root) -> list[Path]:
+    return sorted(_walk_rollouts(root), key=lambda file: agents.relative_path(file, root.path))
 
 
 def _looks_like_rollout(file: Path) -> bool:
@@ -191,7 +179,7 @@ def _looks_like_rollout(file: Path) -> bool:
             if file.suffix == ".json":
                 head = handle.read(_HEAD_BYTES).decode("utf-8", "replace")
                 return bool(re.match(r'\s*\{\s*"session"\s*:', head.lstrip("\ufeff")))
-            for raw in head_lines(handle):  # a first line holds the instructions: long, but not too long
+            for raw in agents.head_lines(handle):  # a first line holds the instructions: long, but not too long
                 line = raw.decode("utf-8", "replace").lstrip("\ufeff").strip()
                 if line:
                     texts.append(line)
@@ -203,8 +191,8 @@ def _looks_like_rollout(file: Path) -> bool:
         return bool(_ROLLOUT_NAME.match(file.name))  # a session that has not written anything yet
     for line in texts:
         try:
-            record = json_value(line)
-        except NotJSON:
+            record = agents.json_value(line)
+        except agents.NotJSON:
             continue
         if isinstance(record, dict):
             return _record_kind(record) is not None
@@ -233,8 +221,8 @@ def _identity(file: Path) -> tuple[str | None, str | None]:
     try:
         with file.open("rb") as handle:
             line = handle.readline(MAX_LINE_BYTES)
-        record = json_value(line.decode("utf-8", "replace").lstrip("\ufeff"))
-    except (OSError, NotJSON):
+        record = agents.json_value(line.decode("utf-8", "replace").lstrip("\ufeff"))
+    except (OSError, agents.NotJSON):
         return None, None
     if not isinstance(record, dict):
         return None, None
@@ -242,7 +230,7 @@ def _identity(file: Path) -> tuple[str | None, str | None]:
     if not isinstance(payload, dict) or record.get("type") not in ("session_meta", None):
         return None, None
     meta = meta_fields(payload)
-    return text_or_none(meta.get("id")), forked_from(meta) or parent_of(meta)
+    return agents.text_or_none(meta.get("id")), forked_from(meta) or parent_of(meta)
 
 
 def _thread_names(root: Path) -> dict[str, str]:
@@ -253,11 +241,14 @@ def _thread_names(root: Path) -> dict[str, str]:
             break
         index = folder / "session_index.jsonl"
         is_home = folder == start or (folder / "sessions").is_dir() or (folder / "archived_sessions").is_dir()
-        if is_home and index.is_file() and Root(folder).allows(index):
+        if is_home and index.is_file() and agents.Root(folder).allows(index):
             names: dict[str, str] = {}
             for record in Lines().records(index):
                 if isinstance(record, dict):
-                    session_id, name = text_or_none(record.get("id")), text_or_none(record.get("thread_name"))
+                    session_id, name = (
+                        agents.text_or_none(record.get("id")),
+                        agents.text_or_none(record.get("thread_name")),
+                    )
                     if session_id and name:
                         names[session_id] = name
             return names
@@ -267,7 +258,7 @@ def _thread_names(root: Path) -> dict[str, str]:
 # -- copied history ------------------------------------------------------------------
 
 
-def _fingerprint(message: Message) -> int:
+def _fingerprint(message: agents.Message) -> int:
     """What tells a message from another, to find the history a fork or sub-agent copied."""
     calls = tuple((call.name, tuple(call.files), tuple(call.commands)) for call in message.tool_calls)
     return hash((message.role, message.text, message.thinking, message.tool_output, calls))

@@ -37,23 +37,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from archivist.agents import (
-    MAX_LINE_BYTES,
-    Message,
-    NotJSON,
-    Root,
-    Session,
-    check_path,
-    file_key,
-    head_lines,
-    iso_utc,
-    json_file,
-    json_value,
-    relative_path,
-    short_title,
-    source_files,
-    text_or_none,
-)
+from archivist import agents
+from archivist.agents import MAX_LINE_BYTES
 from archivist.agents.gemini_cli import Record, assistant_messages, looks_like_session
 from archivist.agents.qwen_code import records
 
@@ -70,34 +55,34 @@ _STATUS_TYPES = ("info", "error", "warning")
 
 def check(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is not a Qwen Code source (a sentence saying what was expected), or None."""
-    return check_path(path, EXPECTED, "a Qwen Code chat file", _looks_like, _files, _none_found)
+    return agents.check_path(path, EXPECTED, "a Qwen Code chat file", _looks_like, _files, _none_found)
 
 
-def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[Session]:
+def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Iterator[agents.Session]:
     """Every session under ``path``: the JSONL chats and sub-agents, then the older JSON ones.
 
     What a file that yields no session holds, and the links that lead out of the source
     (never opened), go to ``problems``.
     """
-    root, files = source_files(path, problems, _files)
-    confined = Root(root)
+    root, files = agents.source_files(path, problems, _files)
+    confined = agents.Root(root)
     used: set[str] = set()
     projects: dict[str, str] = {}  # the sha256 of a project's path (as the older versions named it): the path
     keys: dict[str, str] = {}  # a session id: its key (for its sub-agents)
     for file in files:
         if file.suffix == ".json":
             continue
-        relative = relative_path(file, root) if root.is_dir() else file.name
+        relative = agents.relative_path(file, root) if root.is_dir() else file.name
         if file.parent.parent.name == SUBAGENTS:
             parent = keys.get(file.parent.name, file.parent.name)
-            key = file_key(None, f"{parent}/{file.stem}", used)
+            key = agents.file_key(None, f"{parent}/{file.stem}", used)
             session, told = records.session(file, key, KIND, parent)
-            meta = json_file(file.with_name(file.stem + ".meta.json"), confined)
-            if session is not None and isinstance(meta, dict) and text_or_none(meta.get("description")):
-                session.title = short_title(meta["description"], 300)
+            meta = agents.json_file(file.with_name(file.stem + ".meta.json"), confined)
+            if session is not None and isinstance(meta, dict) and agents.text_or_none(meta.get("description")):
+                session.title = agents.short_title(meta["description"], 300)
         else:
             sid = records.session_id(file) or file.stem
-            key = file_key(sid, relative, used)
+            key = agents.file_key(sid, relative, used)
             keys.setdefault(file.stem, key)
             session, told = records.session(file, key, KIND)
         if session is None:
@@ -110,7 +95,7 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
         yield session
     for file in files:
         if file.suffix == ".json":
-            relative = relative_path(file, root) if root.is_dir() else file.name
+            relative = agents.relative_path(file, root) if root.is_dir() else file.name
             session, told = _legacy(file, relative, used, projects)
             if session is None:
                 _tell(problems, relative, told)
@@ -127,7 +112,7 @@ def _tell(problems: list[str] | None, relative: str, told: list[str]) -> None:
 # -- finding files ---------------------------------------------------------------------------
 
 
-def _files(root: Root) -> list[Path]:
+def _files(root: agents.Root) -> list[Path]:
     """The chat files of a source, in the order of their paths in it."""
     path = root.path
     found: list[Path] = []
@@ -138,10 +123,10 @@ def _files(root: Root) -> list[Path]:
     else:
         for project in _projects(root):
             found += _chat_files(root, project / CHATS) + _agent_files(root, project / SUBAGENTS)
-    return sorted(found, key=lambda file: relative_path(file, path))
+    return sorted(found, key=lambda file: agents.relative_path(file, path))
 
 
-def _projects(root: Root) -> list[Path]:
+def _projects(root: agents.Root) -> list[Path]:
     path = root.path
     if _holds(root, path):
         return [path]
@@ -149,37 +134,37 @@ def _projects(root: Root) -> list[Path]:
     return [folder for base in bases for folder in root.folders(base) if _holds(root, folder)]
 
 
-def _holds(root: Root, folder: Path) -> bool:
+def _holds(root: agents.Root, folder: Path) -> bool:
     return _folder(root, folder / CHATS) or _folder(root, folder / SUBAGENTS)
 
 
-def _folder(root: Root, folder: Path) -> bool:
+def _folder(root: agents.Root, folder: Path) -> bool:
     """Whether ``folder`` is a folder of the source to read; where that cannot be told (the folder
     holding it is not to be entered: another user's), that folder is told once as Unread."""
     try:
         found = folder.is_dir()
     except OSError as error:
-        problem = f"{relative_path(folder.parent, root.path)}: not read ({error.strerror or error})"
+        problem = f"{agents.relative_path(folder.parent, root.path)}: not read ({error.strerror or error})"
         if problem not in root.problems:
             root.left_out(problem)
         return False
     return found and root.allows(folder)
 
 
-def _chat_files(root: Root, chats: Path) -> list[Path]:
+def _chat_files(root: agents.Root, chats: Path) -> list[Path]:
     if not _folder(root, chats):
         return []
     return [file for file in root.files(chats) if file.suffix == ".jsonl" or _LEGACY_NAME.match(file.name)]
 
 
-def _agent_files(root: Root, subagents: Path) -> list[Path]:
+def _agent_files(root: agents.Root, subagents: Path) -> list[Path]:
     if not _folder(root, subagents):
         return []
     return [file for folder in root.folders(subagents) for file in root.files(folder) if _AGENT_NAME.match(file.name)]
 
 
 def _none_found(path: Path) -> str:
-    if path.name == ".qwen" or _folder(Root(path), path / "projects"):
+    if path.name == ".qwen" or _folder(agents.Root(path), path / "projects"):
         return "holds no Qwen Code chat yet (no projects/<project>/chats/*.jsonl)"
     return "holds no Qwen Code chats folder"
 
@@ -193,14 +178,14 @@ def _looks_like(file: Path) -> bool:
         return False
     try:
         with file.open("rb") as handle:
-            first = next((line for line in head_lines(handle, MAX_LINE_BYTES) if line.strip()), None)
+            first = next((line for line in agents.head_lines(handle, MAX_LINE_BYTES) if line.strip()), None)
     except OSError:
         return False
     if first is None:
         return True  # a session that has not written anything yet
     try:
-        value = json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
-    except NotJSON:
+        value = agents.json_value(first.decode("utf-8", "replace").lstrip("\ufeff"))
+    except agents.NotJSON:
         return False
     return isinstance(value, dict) and isinstance(value.get("uuid"), str) and value.get("type") in records.RECORD_TYPES
 
@@ -208,21 +193,23 @@ def _looks_like(file: Path) -> bool:
 # -- the older JSON sessions -------------------------------------------------------------------
 
 
-def _legacy(file: Path, relative: str, used: set[str], projects: dict[str, str]) -> tuple[Session | None, list[str]]:
+def _legacy(
+    file: Path, relative: str, used: set[str], projects: dict[str, str]
+) -> tuple[agents.Session | None, list[str]]:
     """A session document of Qwen Code 0.1 to 0.3, read with the Gemini CLI reader's functions."""
     document = Record(file)
     document.read()
-    messages: list[Message] = []
+    messages: list[agents.Message] = []
     models: list[str] = []
     for item in document.messages.values():
-        kind, timestamp = item.get("type"), iso_utc(item.get("timestamp"))
+        kind, timestamp = item.get("type"), agents.iso_utc(item.get("timestamp"))
         if kind == "user":
             parts = records.read_parts(item.get("displayContent") or item.get("content"))
             text = "\n".join(piece for piece in parts.text if piece).strip()
             if text or parts.attachments:
-                messages.append(Message("user", text, timestamp, attachments=parts.attachments))
+                messages.append(agents.Message("user", text, timestamp, attachments=parts.attachments))
         elif kind in ("qwen", "gemini"):
-            model = text_or_none(item.get("model"))
+            model = agents.text_or_none(item.get("model"))
             if model and model not in models:
                 models.append(model)
             found = assistant_messages(item, timestamp, model)
@@ -235,20 +222,21 @@ def _legacy(file: Path, relative: str, used: set[str], projects: dict[str, str])
     if not messages:
         return None, document.problems() or ["no message to read"]
     meta = document.meta
-    key = file_key(text_or_none(meta.get("sessionId")), relative, used)
+    key = agents.file_key(agents.text_or_none(meta.get("sessionId")), relative, used)
     folder = file.parent.parent.name if file.parent.name == CHATS else None
     first = next((m.text for m in messages if m.role == "user" and m.text), "")
     times = [m.timestamp for m in messages if m.timestamp]
     return (
-        Session(
+        agents.Session(
             key=key,
             agent=KIND,
-            title=text_or_none(meta.get("summary")) or (short_title(first) if first else "Untitled session"),
+            title=agents.text_or_none(meta.get("summary"))
+            or (agents.short_title(first) if first else "Untitled session"),
             messages=messages,
             project=projects.get(folder, folder) if folder else None,
             models=models,
-            started=min(times) if times else iso_utc(meta.get("startTime")),
-            last=max(times) if times else iso_utc(meta.get("lastUpdated")),
+            started=min(times) if times else agents.iso_utc(meta.get("startTime")),
+            last=max(times) if times else agents.iso_utc(meta.get("lastUpdated")),
             files=[file],
             problems=document.problems(),
         ),
