@@ -188,11 +188,8 @@ def _check_database(database: Path) -> str | None:
     if reason:
         return f"{database} {reason}: expected {EXPECTED}."
     try:
-        with closing(databases.connect(database)) as connection:
-            missing = _missing(connection)
+        missing = _missing_in(database)
     except sqlite3.Error as error:
-        if databases.locked(error):
-            raise databases.unavailable(database, error) from None
         return f"{database} cannot be opened read-only as a SQLite database ({error}): expected {EXPECTED}."
     except OSError as error:
         return f"{database} cannot be read ({error.strerror or error}): expected {EXPECTED}."
@@ -206,15 +203,22 @@ def _foreign(database: Path) -> str | None:
     if databases.irregular(database) is not None or _not_a_database(database):
         return None
     try:
+        missing = _missing_in(database)
+    except (sqlite3.Error, OSError):
+        return None
+    return f"{database} {missing}: expected {EXPECTED}." if missing else None
+
+
+def _missing_in(database: Path) -> str | None:
+    """What ``database`` lacks of Goose's tables (``_missing``), or None; raises ``Unavailable``
+    where another program holds it locked, and the error of one that cannot be opened or read."""
+    try:
         with closing(databases.connect(database)) as connection:
-            missing = _missing(connection)
+            return _missing(connection)
     except sqlite3.Error as error:
         if databases.locked(error):
             raise databases.unavailable(database, error) from None
-        return None
-    except OSError:
-        return None
-    return f"{database} {missing}: expected {EXPECTED}." if missing else None
+        raise
 
 
 def _not_a_database(database: Path) -> str | None:
