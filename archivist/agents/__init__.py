@@ -652,6 +652,23 @@ def head_lines(handle: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]
         yield line
 
 
+def first_value_is(file: Path, test: Callable[[Any], bool]) -> bool:
+    """Whether the first line of a JSON-lines ``file`` that is not blank (``head_lines``) is a JSON
+    value that ``test`` takes: True where there is none (a file still being written), False where
+    the file cannot be read or that line is no JSON."""
+    try:
+        with file.open("rb") as handle:
+            first = next((line for line in head_lines(handle) if line.strip()), None)
+    except OSError:
+        return False
+    if first is None:
+        return True
+    try:
+        return test(json_value(first.decode("utf-8", "replace")))
+    except NotJSON:
+        return False
+
+
 def too_large(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
     """Why a file that is read whole is not read (it is larger than ``limit`` bytes), or None.
 

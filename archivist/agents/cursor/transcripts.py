@@ -60,17 +60,7 @@ def is_transcript(file: Path) -> bool:
     is a message."""
     if file.suffix != ".jsonl" or FOLDER not in file.parts:
         return False
-    try:
-        with file.open("rb") as handle:
-            for line in agents.head_lines(handle):
-                if line.strip():
-                    try:
-                        return _is_line(agents.json_value(line.decode("utf-8", "replace")))
-                    except agents.NotJSON:
-                        return False
-    except OSError:
-        return False
-    return True
+    return agents.first_value_is(file, _is_line)
 
 
 def _is_line(value: Any) -> bool:

@@ -88,18 +88,7 @@ def _looks_like(file: Path) -> bool:
     """Whether a file is a transcript: a ``.jsonl`` whose first line is a step."""
     if file.suffix != ".jsonl":
         return False
-    try:
-        with file.open("rb") as handle:
-            for line in agents.head_lines(handle):
-                if line.strip():
-                    try:
-                        step = agents.json_value(line.decode("utf-8", "replace"))
-                    except agents.NotJSON:
-                        return False
-                    return _is_step(step)
-    except OSError:
-        return False
-    return True  # an empty transcript (being written)
+    return agents.first_value_is(file, _is_step)  # (True for an empty transcript, being written)
 
 
 def _is_step(step: Any) -> bool:
