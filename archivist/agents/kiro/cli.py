@@ -47,7 +47,7 @@ from typing import Any
 from archivist import agents
 from archivist.agents import databases
 from archivist.agents.kiro.sessions import read_lines
-from archivist.agents.kiro.workspace import FILE_KEYS
+from archivist.agents.kiro.workspace import FILE_KEYS, titled_session
 from archivist.agents.tool_edits import editor_call
 
 CLI = "cli"
@@ -126,24 +126,19 @@ def cli_session(file: Path, key: str, kind: str, root: agents.Root) -> tuple[age
     for message in messages:
         if message.role == "assistant":
             message.model = model
-    times = sorted(time for time in (m.timestamp for m in messages) if time)
-    title = agents.text_or_none(meta.get("title"))
-    first = next((m.text for m in messages if m.role == "user" and m.text), "")
-    return (
-        agents.Session(
-            key=key,
-            agent=kind,
-            title=agents.short_title(title, 300) if title else agents.short_title(first),
-            messages=messages,
-            project=agents.text_or_none(meta.get("cwd")),
-            models=[model] if model else [],
-            started=agents.iso_utc(meta.get("created_at")) or (times[0] if times else None),
-            last=(times[-1] if times else None) or agents.iso_utc(meta.get("updated_at")),
-            files=[path for path in (file, companion) if agents.is_file(path)],
-            problems=problems,
-        ),
-        problems,
+    session = titled_session(
+        kind,
+        key,
+        agents.text_or_none(meta.get("title")),
+        messages,
+        project=agents.text_or_none(meta.get("cwd")),
+        models=[model] if model else [],
+        files=[path for path in (file, companion) if agents.is_file(path)],
+        problems=problems,
+        started=agents.iso_utc(meta.get("created_at")),
+        updated=agents.iso_utc(meta.get("updated_at")),
     )
+    return session, problems
 
 
 def _record(record: Any, messages: list[agents.Message], ids: dict[str, agents.Message]) -> str | None:

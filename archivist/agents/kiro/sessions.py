@@ -32,7 +32,7 @@ from typing import Any
 
 from archivist import agents
 from archivist.agents import LONG_LINE
-from archivist.agents.kiro.workspace import FILE_KEYS, content_text
+from archivist.agents.kiro.workspace import FILE_KEYS, content_text, titled_session
 from archivist.agents.tool_edits import editor_call
 
 META, EVENTS = "session.json", "messages.jsonl"
@@ -118,24 +118,19 @@ def session(folder: Path, key: str, kind: str, root: agents.Root) -> tuple[agent
         return None, problems + ["no message to read"]
     model = agents.text_or_none(meta.get("modelId"))
     paths = meta.get("workspacePaths")
-    times = sorted(time for time in (m.timestamp for m in messages) if time)
-    first = next((m.text for m in messages if m.role == "user" and m.text), "")
-    title = agents.text_or_none(meta.get("title"))
-    return (
-        agents.Session(
-            key=key,
-            agent=kind,
-            title=agents.short_title(title, 300) if title else agents.short_title(first),
-            messages=messages,
-            project=agents.text_or_none(paths[0]) if isinstance(paths, list) and paths else None,
-            models=[model] if model else [],
-            started=times[0] if times else agents.iso_utc(meta.get("createdAt")),
-            last=times[-1] if times else agents.iso_utc(meta.get("lastModifiedAt")),
-            files=[file for file in (folder / META, events) if agents.is_file(file)],
-            problems=problems,
-        ),
-        problems,
+    session = titled_session(
+        kind,
+        key,
+        agents.text_or_none(meta.get("title")),
+        messages,
+        project=agents.text_or_none(paths[0]) if isinstance(paths, list) and paths else None,
+        models=[model] if model else [],
+        files=[file for file in (folder / META, events) if agents.is_file(file)],
+        problems=problems,
+        created=agents.iso_utc(meta.get("createdAt")),
+        updated=agents.iso_utc(meta.get("lastModifiedAt")),
     )
+    return session, problems
 
 
 def session_id(folder: Path, root: agents.Root) -> str | None:

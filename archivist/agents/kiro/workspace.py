@@ -196,28 +196,59 @@ def workspace_session(
     if not any(m.text for m in messages):
         return None, problems + ["no message to read"]
     created = iso_utc(entry.get("dateCreated"))
-    times = sorted(time for time in [created, *(m.timestamp for m in messages)] if time)
-    first = next((m.text for m in messages if m.role == "user"), "")
-    title = text_or_none(value.get("title")) or text_or_none(entry.get("title"))
     project = (
         text_or_none(value.get("workspaceDirectory"))
         or text_or_none(value.get("workspacePath"))
         or text_or_none(entry.get("workspaceDirectory"))
         or decoded_workspace(file.parent.name)
     )
-    session = Session(
+    session = titled_session(
+        kind,
+        key,
+        text_or_none(value.get("title")) or text_or_none(entry.get("title")),
+        messages,
+        project=project,
+        models=models,
+        files=[file],
+        problems=problems,
+        also_at=created,
+    )
+    return session, problems
+
+
+def titled_session(
+    kind: str,
+    key: str,
+    title: str | None,
+    messages: list[Message],
+    *,
+    project: str | None,
+    models: list[str],
+    files: list[Path],
+    problems: list[str],
+    started: str | None = None,
+    created: str | None = None,
+    updated: str | None = None,
+    also_at: str | None = None,
+) -> Session:
+    """A Kiro session of ``messages`` (the workspace's, 1.0's or the CLI's) that has a title of its
+    own: ``title`` (up to 300 characters), else its first user message shortened. It starts at
+    ``started``, else at the earliest of its messages' times and ``also_at``, else at ``created``;
+    it ends at the latest of those, else at ``updated``."""
+    first = next((m.text for m in messages if m.role == "user" and m.text), "")
+    times = sorted(time for time in [also_at, *(m.timestamp for m in messages)] if time)
+    return Session(
         key=key,
         agent=kind,
         title=short_title(title, 300) if title else short_title(first),
         messages=messages,
         project=project,
         models=models,
-        started=times[0] if times else None,
-        last=times[-1] if times else None,
-        files=[file],
+        started=started or (times[0] if times else None) or created,
+        last=(times[-1] if times else None) or updated,
+        files=files,
         problems=problems,
     )
-    return session, problems
 
 
 def _answer(item: dict[str, Any], message: dict[str, Any], run: Run | None, models: list[str]) -> list[Message]:
