@@ -642,6 +642,18 @@ def json_lines(handle: BinaryIO, skipped: dict[str, int]) -> Iterator[Any]:
             skipped[str(error)] = skipped.get(str(error), 0) + 1
 
 
+def json_lines_that(
+    handle: BinaryIO, skipped: dict[str, int], test: Callable[[Any], bool], reason: str
+) -> Iterator[Any]:
+    """The values of ``json_lines`` that ``test`` takes; one it does not is counted in ``skipped``
+    as ``reason``."""
+    for value in json_lines(handle, skipped):
+        if test(value):
+            yield value
+        else:
+            skipped[reason] = skipped.get(reason, 0) + 1
+
+
 def head_lines(handle: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
     """The lines of ``handle`` from where it stands, for a peek at a file's first lines: they
     end at the first line longer than ``limit`` bytes, which is not read through."""

@@ -101,10 +101,7 @@ def _session(file: Path, unread: list[str]) -> agents.Session | None:
     skipped: dict[str, int] = {}
     try:
         with file.open("rb") as handle:
-            for value in agents.json_lines(handle, skipped):
-                if not _is_line(value):
-                    skipped[NO_MESSAGE] = skipped.get(NO_MESSAGE, 0) + 1
-                    continue
+            for value in agents.json_lines_that(handle, skipped, _is_line, NO_MESSAGE):
                 if value.get("type") != "turn_ended":
                     _message(value, messages)
     except OSError as error:

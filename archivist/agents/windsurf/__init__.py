@@ -134,10 +134,7 @@ def _session(file: Path, project: str | None, unread: list[str]) -> agents.Sessi
     commands_cwd: str | None = None
     try:
         with file.open("rb") as handle:
-            for step in agents.json_lines(handle, skipped):
-                if not _is_step(step):
-                    skipped[NO_STEP] = skipped.get(NO_STEP, 0) + 1
-                    continue
+            for step in agents.json_lines_that(handle, skipped, _is_step, NO_STEP):
                 cwd = _step(step, messages, models)
                 commands_cwd = commands_cwd or cwd
     except OSError as error:
