@@ -170,6 +170,16 @@ def setting_size(size: int) -> str:
     return size_text(max(size, MB)).replace(" ", "")
 
 
+def _inflates_too_much(limits: Limits, said: str, allow: float, aside: str = "") -> LimitError:
+    """The refusal of a member that inflates more times than ``limits`` let one: ``said`` tells
+    how many, ``aside`` adds to the limit, and the setting it suggests lets ``allow`` times (at
+    least twice the limit)."""
+    return LimitError(
+        f"{said}, more than the {limits.max_ratio:g} times a member of a zip may{aside} (a zip bomb?); "
+        f"raise it with {ENV_MAX_RATIO}={max(2 * limits.max_ratio, allow):.0f} if the zip is trusted"
+    )
+
+
 def _times(ratio: float) -> str:
     return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:,.1f}"
 
@@ -354,11 +364,11 @@ def open_member(member: Member, budget: Budget) -> io.RawIOBase:
     limits = budget.limits
     ratio = limits.ratio_over(member.file_size, member.compress_size)
     if ratio is not None:
-        raise LimitError(
+        raise _inflates_too_much(
+            limits,
             f"not read: it would inflate {_times(ratio)} times ({amount(member.file_size)} from "
-            f"{amount(member.compress_size)}), more than the {limits.max_ratio:g} times a member of a zip may "
-            f"(a zip bomb?); raise it with {ENV_MAX_RATIO}={max(2 * limits.max_ratio, ratio * 1.1):.0f} "
-            "if the zip is trusted"
+            f"{amount(member.compress_size)})",
+            ratio * 1.1,
         )
     if budget.spent + member.file_size > limits.max_bytes:
         raise BudgetSpent(budget.bytes_refusal(budget.spent + member.file_size))
@@ -459,11 +469,11 @@ class _Inflating(io.RawIOBase):
             )
         ratio = limits.ratio_over(self._given, self._read)
         if ratio is not None:
-            raise LimitError(
-                f"not read past {amount(self._given)}: it inflated {_times(ratio)} times (from "
-                f"{amount(self._read)}), more than the {limits.max_ratio:g} times a member of a zip may, whatever "
-                f"its header says (a zip bomb?); raise it with {ENV_MAX_RATIO}={max(2 * limits.max_ratio, ratio):.0f} "
-                "if the zip is trusted"
+            raise _inflates_too_much(
+                limits,
+                f"not read past {amount(self._given)}: it inflated {_times(ratio)} times (from {amount(self._read)})",
+                ratio,
+                ", whatever its header says",
             )
         self._budget.spend(len(data))
 
