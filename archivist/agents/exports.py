@@ -287,18 +287,11 @@ def conversation_session(
     models = unique([message.model or "" for message in messages])
     if not models and default_model is not None:
         models = unique([text_of(item.get(default_model))])
-    first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
-    shown = (
-        " ".join(text_of(item.get(title)).split())
-        or short_title(first_user)
-        or (short_title(text_of(item.get(summary))) if summary is not None else "")
-        or UNTITLED
-    )
     stamps = [message.timestamp for message in messages if message.timestamp]
     return Session(
         key=key,
         agent=kind,
-        title=shown,
+        title=_title(item, messages, title, summary),
         messages=messages,
         project=project,
         models=models,
@@ -306,6 +299,18 @@ def conversation_session(
         last=max(stamps) if stamps else iso_utc(item.get(updated)),
         files=[file.path],
         problems=problems,
+    )
+
+
+def _title(item: dict[str, Any], messages: list[Message], title: str, summary: str | None) -> str:
+    """A conversation's title: its ``title`` field (white space folded), else its first user
+    message shortened, else its ``summary`` field shortened, else ``UNTITLED``."""
+    first_user = next((message.text for message in messages if message.role == "user" and message.text), "")
+    return (
+        " ".join(text_of(item.get(title)).split())
+        or short_title(first_user)
+        or (short_title(text_of(item.get(summary))) if summary is not None else "")
+        or UNTITLED
     )
 
 
