@@ -642,6 +642,21 @@ def json_lines(handle: BinaryIO, skipped: dict[str, int]) -> Iterator[Any]:
             skipped[str(error)] = skipped.get(str(error), 0) + 1
 
 
+def read_items(
+    items: list[Any], read: Callable[[dict[str, Any]], list[Message] | None], messages: list[Message]
+) -> int:
+    """Add to ``messages`` the messages ``read`` makes of each object of ``items``, in order; how
+    many items were skipped: no object, or one of no shape ``read`` knows (it gave None)."""
+    skipped = 0
+    for item in items:
+        found = read(item) if isinstance(item, dict) else None
+        if found is None:
+            skipped += 1
+        else:
+            messages.extend(found)
+    return skipped
+
+
 def json_lines_that(
     handle: BinaryIO, skipped: dict[str, int], test: Callable[[Any], bool], reason: str
 ) -> Iterator[Any]:

@@ -66,6 +66,7 @@ from archivist.agents import (
     iso_utc,
     json_file,
     named_files,
+    read_items,
     relative_path,
     short_title,
     text_or_none,
@@ -145,13 +146,7 @@ def _session(file: Path, root: Root, problems: list[str], relative: str, used: s
     messages: list[Message] = []
     models: list[str] = []
     results: dict[str, Message] = {}  # each tool use's result given, by its toolUseID
-    skipped = 0
-    for item in value["messages"]:
-        found = _messages(item, models, results) if isinstance(item, dict) else None
-        if found is None:
-            skipped += 1
-        else:
-            messages.extend(found)
+    skipped = read_items(value["messages"], lambda item: _messages(item, models, results), messages)
     own = [f"{skipped} message{'s' if skipped != 1 else ''} of no known shape skipped"] if skipped else []
     if not messages:
         problems.append(f"{file.name}: no message to read")

@@ -120,13 +120,7 @@ def _session(file: Path, root: agents.Root, entry: dict[str, Any], problems: lis
         and item["message"].get("role") == "tool"
         and isinstance(item["message"].get("toolCallId"), str)
     }
-    skipped = 0
-    for item in value["history"]:
-        found = _messages(item, answered, models) if isinstance(item, dict) else None
-        if found is None:
-            skipped += 1
-        else:
-            messages.extend(found)
+    skipped = agents.read_items(value["history"], lambda item: _messages(item, answered, models), messages)
     if skipped:
         own.append(f"{skipped} item(s) of no known shape skipped")
     if not any(message.text for message in messages):
