@@ -179,6 +179,12 @@ def _kept(command: Any) -> bool:
     return isinstance(command, str) and bool(command.strip())
 
 
+_USAGE_COLUMNS = ("datetime_utc", "input_tokens", "output_tokens", "token_details")
+# What is read of each response (the older log) and each turn (the newer).
+_RESPONSE_COLUMNS = ("id", "model", "resolved_model", "prompt", "system", "response", "reasoning", *_USAGE_COLUMNS)
+_TURN_COLUMNS = ("id", "parent_message_hash", "tip_message_hash", "model", "resolved_model", *_USAGE_COLUMNS)
+
+
 @dataclass
 class _Plan:
     """One session to read: the legacy responses and the turns that make it."""
@@ -276,8 +282,8 @@ class _Reader:
 
     def session(self, plan: _Plan) -> agents.Session | None:
         builder = _Builder(self)
-        legacy = self._responses(plan)
-        turns = self._turns(plan)
+        legacy = self._planned("responses", _RESPONSE_COLUMNS, plan.responses)
+        turns = self._planned("turns", _TURN_COLUMNS, plan.turns)
         steps: list[tuple[str, str, int, dict[str, Any]]] = [
             (time, id_, 0, row) for (time, id_, _), row in zip(sorted(plan.responses), legacy)
         ] + [(time, id_, 1, row) for (time, id_, _), row in zip(sorted(plan.turns), turns)]
@@ -322,37 +328,13 @@ class _Reader:
                 found[row[0]] = dict(zip(columns, row[1:]))
         return found
 
-    def _responses(self, plan: _Plan) -> list[dict[str, Any]]:
-        columns = (
-            "id",
-            "model",
-            "resolved_model",
-            "prompt",
-            "system",
-            "response",
-            "reasoning",
-            "datetime_utc",
-            "input_tokens",
-            "output_tokens",
-            "token_details",
-        )
-        rows = self._rows("responses", columns, [rowid for _, _, rowid in plan.responses])
-        return [rows.get(rowid, {"id": id_}) for _, id_, rowid in sorted(plan.responses)]
-
-    def _turns(self, plan: _Plan) -> list[dict[str, Any]]:
-        columns = (
-            "id",
-            "parent_message_hash",
-            "tip_message_hash",
-            "model",
-            "resolved_model",
-            "datetime_utc",
-            "input_tokens",
-            "output_tokens",
-            "token_details",
-        )
-        rows = self._rows("turns", columns, [rowid for _, _, rowid in plan.turns])
-        return [rows.get(rowid, {"id": id_}) for _, id_, rowid in sorted(plan.turns)]
+    def _planned(
+        self, table: str, columns: tuple[str, ...], planned: list[tuple[str, str, int]]
+    ) -> list[dict[str, Any]]:
+        """The rows of ``table`` a plan lists (``(time, id, rowid)``), in time order: ``columns`` of
+        each, or only its id where it is gone."""
+        rows = self._rows(table, columns, [rowid for _, _, rowid in planned])
+        return [rows.get(rowid, {"id": id_}) for _, id_, rowid in sorted(planned)]
 
     def tool_calls(self, response: str) -> list[dict[str, Any]]:
         rowids = self.calls_by_response.get(response, [])
