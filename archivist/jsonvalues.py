@@ -96,3 +96,13 @@ def json_text(value: Any) -> str:
         return _encode(value).decode("utf-8")
     except (msgspec.MsgspecError, TypeError, ValueError, OverflowError, UnicodeError, RecursionError):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def json_list(value: Any) -> list[Any]:
+    """A JSON array as the archive stores it (a column's text, or a value already read) as a list;
+    [] for anything else."""
+    try:
+        found = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return []
+    return found if isinstance(found, list) else []

@@ -12,6 +12,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from archivist.errors import ArchivistError
+from archivist.jsonvalues import json_list
 from archivist.queries import diffs
 from archivist.queries.rules import INCLUDABLE
 
@@ -173,14 +174,6 @@ def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _json_list(value: Any) -> list[Any]:
-    try:
-        found = json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        return []
-    return found if isinstance(found, list) else []
-
-
 SESSION_FIGURES = ("session_price", "session_stated_cost", "subagents")
 
 
@@ -216,7 +209,7 @@ def conversation_payload(rows: list[dict[str, Any]], offset: int | None, limit: 
         "next_offset": first["next_offset"],
         "price": first.get("session_price"),
         "stated_cost": first.get("session_stated_cost"),
-        "subagents": _json_list(first.get("subagents")),
+        "subagents": json_list(first.get("subagents")),
         "num_results": len(messages),
         "messages": messages,
     }

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivist.archive.schema import MESSAGE_IDS
 from archivist.errors import ArchivistError
+from archivist.jsonvalues import json_list
 from archivist.queries import diffs
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import render_markdown, shorten
@@ -98,15 +99,6 @@ def cost_text(price: Any, stated: Any) -> str:
         f"{money(stated)} stated by the log" if money(stated) else "",
     ]
     return " · ".join(part for part in parts if part)
-
-
-def json_list(value: Any) -> list[Any]:
-    """A JSON array column as a list; [] for anything else."""
-    try:
-        found = json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        return []
-    return found if isinstance(found, list) else []
 
 
 def attachment_text(item: Any) -> str:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from datasette.utils.asgi import Response
 
+from archivist.jsonvalues import json_list
 from archivist.queries import diffs
-from archivist.web.conversations import diff_view, json_list, message_url
+from archivist.web.conversations import diff_view, message_url
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import file_url
