@@ -729,6 +729,18 @@ def json_file(file: Path, root: Root) -> Any:
     return None
 
 
+class Skipping:
+    """What a reader of a file counts as it goes: what it skipped, by reason (``skipped``), and the
+    lines whose bytes were not UTF-8 and were replaced (``replaced``)."""
+
+    def __init__(self) -> None:
+        self.skipped: dict[str, int] = {}
+        self.replaced = 0
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
 def skipped_problems(counts: Mapping[str, int], unit: str = "line") -> list[str]:
     """What a reading skipped, by reason, as a problem (``3 lines skipped: 2 not JSON, 1 line over
     64 MB``); none where nothing was."""

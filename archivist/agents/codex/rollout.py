@@ -14,6 +14,7 @@ from archivist.agents import (
     Message,
     NotJSON,
     Session,
+    Skipping,
     Tail,
     ToolCall,
     Usage,
@@ -51,17 +52,13 @@ from archivist.agents.codex.values import (
 KIND = "codex"
 
 
-class Lines:
+class Lines(Skipping):
     """The JSON values of a JSONL file, line by line, with what had to be skipped."""
 
     def __init__(self) -> None:
-        self.skipped: dict[str, int] = {}
-        self.replaced = 0
+        super().__init__()
         self.error: str | None = None
         self.line_at = 0  # the byte offset of the line being read
-
-    def skip(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def records(self, file: Path, start: int = 0) -> Iterator[Any]:
         """The file's JSON values from byte ``start``; ``line_at`` is where each one's line starts."""

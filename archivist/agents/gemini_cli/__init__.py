@@ -225,20 +225,16 @@ def _is_meta(record: dict[str, Any]) -> bool:
 # -- reading one session ---------------------------------------------------------------
 
 
-class Record:
+class Record(agents.Skipping):
     """One session file, read into its metadata and its messages by id."""
 
     def __init__(self, file: Path) -> None:
+        super().__init__()
         self.file = file
         self.meta: dict[str, Any] = {}
         self.messages: dict[str, dict[str, Any]] = {}  # by id, in the order ids first appeared
-        self.skipped: dict[str, int] = {}
         self.skipped_messages: dict[str, int] = {}
-        self.replaced = 0
         self.notes: list[str] = []
-
-    def skip(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def read(self) -> None:
         if self.file.suffix == ".json" and self._too_large():

@@ -147,20 +147,16 @@ def usage_of(metadata: Any) -> Any:
 # -- the file's records ----------------------------------------------------------------------
 
 
-class Records:
+class Records(agents.Skipping):
     """The records of one chat file by ``uuid``, in the order each uuid first appeared."""
 
     def __init__(self, file: Path) -> None:
+        super().__init__()
         self.file = file
         self.by_uuid: dict[str, dict[str, Any]] = {}
         self.last: dict[str, dict[str, Any]] = {}  # the record of each uuid written last, as written
         self.parts: dict[str, list[Any]] = {}  # the parts of a uuid written in several records, merged
-        self.skipped: dict[str, int] = {}
-        self.replaced = 0
         self.notes: list[str] = []
-
-    def skip(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def read(self) -> None:
         try:
