@@ -28,6 +28,7 @@ class Field:
     full: str | None  # its value in the full answer; None: not in it
 
 
+_TOTAL_PAGES = "(listed.total + plan.page_size - 1) / plan.page_size"
 _HAS_MORE = "json(case when plan.page * plan.page_size < listed.total then 'true' else 'false' end)"
 
 FIELDS = (
@@ -45,12 +46,7 @@ FIELDS = (
     Field("sort", "string", "nullif(plan.sort, 'relevance')", "plan.sort"),
     Field("page", "integer", "plan.page", "plan.page"),
     Field("page_size", "integer", "plan.page_size", "plan.page_size"),
-    Field(
-        "total_pages",
-        "integer",
-        "(listed.total + plan.page_size - 1) / plan.page_size",
-        "(listed.total + plan.page_size - 1) / plan.page_size",
-    ),
+    Field("total_pages", "integer", _TOTAL_PAGES, _TOTAL_PAGES),
     Field("has_more", "boolean", _HAS_MORE, _HAS_MORE),
     Field("results", "array", "json(listed.items)", "json(listed.items)"),
     Field("building", "object", "json(listed.building)", "json(listed.building)"),
