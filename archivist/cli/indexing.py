@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from archivist.cli.arguments import db_option, reports_option, source_option, workspace_argument
-from archivist.cli.output import fail, info, interactive, one_line
+from archivist.cli.arguments import db_option, discover_option, reports_option, source_option, workspace_argument
+from archivist.cli.output import fail, info, interactive, one_line, plural
 from archivist.cli.workspaces import (
     _database_problem,
     archive_to_read,
     check_archive_to_write,
     checked_sources,
+    discovered_sources,
     workspace_folder,
 )
 from archivist.errors import ArchivistError
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
 KINDS_SQL = "SELECT kind, count(*) FROM documents GROUP BY kind ORDER BY kind"
 PROBLEM_COUNTS_SQL = "SELECT status, count(*) FROM files WHERE status != 'indexed' GROUP BY status"
 LAST_RUN_SQL = "SELECT finished_at FROM index_runs ORDER BY id DESC LIMIT 1"
+STATUS_SOURCES_SQL = """
+SELECT s.kind, s.path, (SELECT count(*) FROM documents d WHERE d.source = 'log:' || s.id) AS sessions, s.read_at
+FROM log_sources s ORDER BY s.id
+"""
+UNREAD_SQL = "SELECT path, status, reason FROM index_problems"
 
 
 def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
@@ -246,6 +252,7 @@ def _readable(workspace: Path, db_path: Path | None) -> bool:
 @click.option("--show-problems", is_flag=True, help="List every skipped or degraded file with its reason.")
 @click.option("--embed", is_flag=True, help="Also embed new and changed documents.")
 @source_option
+@discover_option
 def index(
     workspace: Path | None,
     db_path: Path | None,
@@ -253,10 +260,17 @@ def index(
     show_problems: bool,
     embed: bool,
     source_arguments: tuple[str, ...],
+    discover: bool,
 ) -> None:
-    """Index WORKSPACE, and its agent-log sources, into its archive (incremental, one transaction)."""
-    workspace = workspace_folder(workspace, "index")
+    """Index WORKSPACE, and its agent-log sources, into its archive (incremental, one transaction).
+
+    --discover also reads every agent's logs found in their default locations, and needs no
+    WORKSPACE: `archivist index --discover` keeps one's own history in the platform's data folder.
+    """
+    workspace = workspace_folder(workspace, "index", discover)
     log_sources = checked_sources(source_arguments)
+    if discover:
+        log_sources += discovered_sources()
     check_archive_to_write(workspace, db_path)
     summary = run_index(workspace, db_path, reports_dir, log_sources)
     if show_problems:
@@ -286,7 +300,7 @@ def embed(workspace: Path | None, path: str | None, db_path: Path | None) -> Non
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
-    """Show what WORKSPACE's archive holds."""
+    """Show what WORKSPACE's archive holds: documents by kind, each agent-log source, every file not read and why."""
     import sqlite_utils
 
     from archivist.archive.database import connect_read_only
@@ -301,12 +315,16 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     from archivist.cli.search_output import tell_building
 
     told = building.told(db)
+    sources = _rows(db, STATUS_SOURCES_SQL, ("kind", "path", "sessions", "read_at"))
+    unread = _rows(db, UNREAD_SQL, ("path", "status", "reason"))
     report = {
         "db_path": str(path),
         "documents": kinds,
         "problems": problems,
         "last_indexed_at": last[0] if last else None,
         "building": told,
+        "sources": sources,
+        "unread": unread,
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -318,6 +336,35 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
         click.echo(f"  {kind}: {count}")
     for state, count in problems.items():
         click.echo(f"  {state} files: {count}")
+    _tell_sources(sources)
+    _tell_unread(unread)
+
+
+def _rows(db: Any, sql: str, names: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The rows of ``sql`` as dictionaries of ``names``."""
+    return [dict(zip(names, row)) for row in db.execute(sql).fetchall()]
+
+
+def _tell_sources(sources: list[dict[str, Any]]) -> None:
+    """Each agent-log source: its kind, its path, its sessions and when it was last read."""
+    if not sources:
+        click.echo("Sources: none (add one with: archivist sources --discover, or index --source KIND=PATH)")
+        return
+    click.echo("Sources:")
+    for source in sources:
+        click.echo(
+            f"  {source['kind']:15} {source['path']}  {plural(source['sessions'], 'session')}, "
+            f"last read {source['read_at'] or 'never'}"
+        )
+
+
+def _tell_unread(unread: list[dict[str, Any]]) -> None:
+    """Every file that could not be read, or was read only in part, with why."""
+    if not unread:
+        return
+    click.echo("Files not read (skipped) or read in part (degraded):")
+    for problem in unread:
+        click.echo(f"  {problem['status']}: {problem['path']}: {problem['reason']}")
 
 
 @click.command()
