@@ -4,13 +4,18 @@ mode's chip and control, a sort without a query, and what ``archivist status`` l
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import SAMPLE, sample_source
+from conftest import SAMPLE, sample_source, started_datasette
+from mcp import Client
 
 from archivist.cli import cli
+from archivist.mcp.tools import create_server
+from archivist.queries.runner import Archive
+from archivist.workspace import archive_path
 
 
 def invoke(*args):
@@ -59,3 +64,27 @@ def test_status_of_an_archive_without_sources_says_how_to_add_one(sample_workspa
     assert told.exit_code == 0
     assert "Sources: none (add one with: archivist sources --discover" in told.stdout
     assert json.loads(invoke("status", sample_workspace, "--json").stdout)["sources"] == []
+
+
+# --- a sort without a query: the MCP search lists by it, as the search page does -----------------
+
+
+async def test_a_sort_without_a_query_lists_by_that_sort_in_mcp_as_on_the_page(tmp_path):
+    workspace, _projects = _workspace_with_source(tmp_path)
+    datasette = await started_datasette(archive_path(workspace))
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        for sort in ("cost", "tokens", "oldest"):
+            answer = await client.call_tool("search", {"sort": sort, "page_size": 20})
+            assert not answer.is_error, answer.structured_content
+            listed = answer.structured_content
+            assert listed["sort"] == sort and listed["total"] == 57
+            ids = [result["id"] for result in listed["results"]]
+            with Archive.for_workspace(workspace) as archive:
+                assert ids == [
+                    r["id"] for r in archive.search({"mode": "recent", "sort": sort, "page_size": "20"})["results"]
+                ]
+            page = (await datasette.client.get(f"/search?sort={sort}&page_size=20")).text
+            hrefs = re.findall(r'href="/document/(\d+)"', page)
+            assert [int(h) for h in dict.fromkeys(hrefs)][: len(ids)] == ids
+        refused = await client.call_tool("search", {"sort": "relevance"})
+        assert refused.is_error and refused.structured_content["code"] == "INVALID_QUERY"

@@ -366,8 +366,15 @@ def _ranged(name: str, parse: Callable[[str], float], low: float, high: float, w
 
 
 def search_inputs(params: dict[str, str], execute: Execute) -> None:
-    """What one parameter alone cannot say: what each mode needs, and bounds in order."""
+    """What one parameter alone cannot say: what each mode needs, and bounds in order.
+
+    A sort without a query lists by that sort (mode recent), where a mode that ranks by words
+    has no words to rank.
+    """
     mode = params["mode"] or DEFAULT_MODE
+    if mode in MODES_NEEDING_QUERY and not params["query"] and params["sort"] not in ("", "relevance"):
+        # nothing to rank: the matches are listed by the sort, as the search page lists them
+        params["mode"] = mode = "recent"
     if mode in MODES_NEEDING_QUERY and not params["query"]:
         raise ArchivistError(
             "INVALID_QUERY",
