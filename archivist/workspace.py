@@ -15,8 +15,20 @@ MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
 
 
+APP_NAME = "archivist"
+
+
 def archive_path(workspace: Path) -> Path:
     return Path(workspace) / ".archivist" / "archive.db"
+
+
+def default_workspace() -> Path:
+    """The workspace of one's own agent history when none is named: Archivist's folder in the
+    platform's data folder (XDG_DATA_HOME or ~/.local/share on Linux, ~/Library/Application
+    Support on macOS, %LOCALAPPDATA% on Windows). Nothing is created."""
+    import platformdirs
+
+    return platformdirs.user_data_path(APP_NAME, appauthor=False)
 
 
 KEY_BYTES = 32

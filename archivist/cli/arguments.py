@@ -81,6 +81,12 @@ source_option = click.option(
     metavar="KIND=PATH",
     help="Also read an agent log where it is (remembered for later runs). Kinds: " + ", ".join(LOG_KINDS) + ".",
 )
+discover_option = click.option(
+    "--discover",
+    is_flag=True,
+    help="Also read every agent's logs found in their default locations on this machine (read-only); "
+    "with no WORKSPACE, the archive is kept in the platform's data folder, created if missing.",
+)
 reports_option = click.option(
     "--reports-dir",
     default=None,

@@ -11,7 +11,7 @@ import click
 from archivist.cli.arguments import db_option, workspace_argument
 from archivist.cli.indexing import run_index
 from archivist.cli.output import fail, plural
-from archivist.cli.workspaces import archive_to_read, check_archive_to_write, workspace_folder
+from archivist.cli.workspaces import archive_to_read, check_archive_to_write, discovered_sources, workspace_folder
 from archivist.errors import ArchivistError
 
 
@@ -38,20 +38,17 @@ def sources(
     """List WORKSPACE's agent-log sources with their document counts and last read.
 
     --discover looks for each kind's default location on this system ({variables}
-    move them) and adds those that exist; --remove drops a source and its documents (also
+    move them) and adds those that exist (with no WORKSPACE: into the workspace kept in the
+    platform's data folder); --remove drops a source and its documents (also
     of a kind no longer installed). Sources are read where they are, never copied or changed.
     """
     from archivist.archive import building, schema, sessions
     from archivist.archive.database import Database, connect_read_only
     from archivist.cli.search_output import tell_building
 
-    workspace = workspace_folder(workspace, "sources")
+    workspace = workspace_folder(workspace, "sources", discover)
     if discover:
-        found = sessions.discover()
-        for kind, path in found:
-            click.echo(f"Found {kind}: {path}", err=True)
-        if not found:
-            click.echo("Found no agent logs in their default locations.", err=True)
+        found = discovered_sources()
         check_archive_to_write(workspace, db_path)
         run_index(workspace, db_path, None, found)
     path = archive_to_read(workspace, db_path)

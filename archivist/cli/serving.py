@@ -17,6 +17,7 @@ from archivist.cli.arguments import (
     allow_workspace_option,
     config_dir_option,
     db_option,
+    discover_option,
     no_token_option,
     reports_option,
     source_option,
@@ -30,6 +31,7 @@ from archivist.cli.workspaces import (
     check_archive_to_write,
     checked_sources,
     checked_workspaces,
+    discovered_sources,
     workspace_folder,
 )
 from archivist.workspace import archive_path
@@ -90,6 +92,14 @@ def tell_token(token: str | None, port: int) -> None:
 @click.option("--root", is_flag=True, help="Print a sign-in URL for the root user (needed to run enrichments).")
 @click.option("--embed", is_flag=True, help="Also embed new and changed documents before serving.")
 @source_option
+@discover_option
+@click.option(
+    "--open/--no-open",
+    "open_browser",
+    default=None,
+    help="Open the served pages in a web browser once the server listens "
+    "(default: with --discover, when run in a terminal).",
+)
 @watch_option
 @allow_workspace_option
 @allow_host_option
@@ -106,6 +116,8 @@ def serve(
     root: bool,
     embed: bool,
     source_arguments: tuple[str, ...],
+    discover: bool,
+    open_browser: bool | None,
     watch: bool,
     allowed_workspaces: tuple[Path, ...],
     allowed_hosts: tuple[str, ...],
@@ -124,6 +136,9 @@ def serve(
     Content-Security-Policy that allows only the app's own resources.
     --config-dir serves a Datasette configuration folder over the package's defaults.
     It prints its URL, warnings and errors; with -v, one line per request too.
+    --discover also reads every agent's logs found in their default locations and needs no
+    WORKSPACE: `archivist serve --discover` indexes one's own history (kept in the platform's
+    data folder), the newest sessions first, serves it and opens a browser on it.
     """
     import asyncio
     from urllib.parse import quote
@@ -132,7 +147,11 @@ def serve(
     from archivist.web.app import make_datasette, start
     from archivist.web.guard import guarded
 
-    workspace = workspace_folder(workspace, "serve")
+    if no_index and discover:
+        refuse(
+            "--discover reads the agents' logs, and --no-index reads nothing: give one or the other.", "INVALID_SOURCE"
+        )
+    workspace = workspace_folder(workspace, "serve", discover)
     if config_dir is not None and not config_dir.is_dir():
         refuse(
             f"No folder {config_dir}: --config-dir takes a Datasette configuration folder "
@@ -141,6 +160,8 @@ def serve(
     if no_index and source_arguments:
         refuse("--source adds a source to read, and --no-index reads nothing: give one or the other.", "INVALID_SOURCE")
     log_sources = checked_sources(source_arguments)
+    if discover:
+        log_sources += discovered_sources()
     origins = checked_origins(allowed_origins)
     token = server_token(no_token)
     if no_index:
@@ -169,7 +190,8 @@ def serve(
         fail(error)
     asyncio.run(start(datasette))
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-    click.echo(f"Serving {workspace} at {url}" + (f"?token={quote(token, safe='')}" if token else ""))
+    signed_in = url + (f"?token={quote(token, safe='')}" if token else "")
+    click.echo(f"Serving {workspace} at {signed_in}")
     tell_token(token, port)
     if root:  # Datasette's own sign-in, behind ours: the browser needs our cookie first
         click.echo(
@@ -181,7 +203,37 @@ def serve(
     if watch and no_index:
         start_following(workspace, db_path)
     served = guarded(app, allowed_hosts, token, origins) if token else app
+    if open_browser or (open_browser is None and discover and sys.stdout.isatty()):
+        open_when_listening(signed_in, host, port)
     run_server(served, host, port)
+
+
+BROWSER_PATIENCE = 60.0  # how long the browser waits for the server to listen
+
+
+def open_when_listening(url: str, host: str, port: int) -> None:
+    """Open ``url`` in the person's web browser (BROWSER names another), once the server listens on ``port``."""
+    import socket
+    import threading
+    import time
+    import webbrowser
+
+    address = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+
+    def wait_then_open() -> None:
+        deadline = time.monotonic() + BROWSER_PATIENCE
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection((address, port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            return
+        if not webbrowser.open(url):
+            click.echo(f"Could not open a browser: open {url}", err=True)
+
+    threading.Thread(target=wait_then_open, name="archivist-browser", daemon=True).start()
 
 
 def run_server(app: Any, host: str, port: int) -> None:

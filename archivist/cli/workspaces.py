@@ -14,7 +14,7 @@ import click
 from archivist.cli.arguments import WORKSPACE_ENV
 from archivist.cli.output import fail, refuse
 from archivist.errors import ArchivistError
-from archivist.workspace import archive_path
+from archivist.workspace import archive_path, default_workspace
 
 
 def shown(path: Path | str) -> str:
@@ -32,8 +32,18 @@ def run_line(*words: Path | str) -> str:
 USAGE = {"embed": "WORKSPACE [PATH]", "search": "WORKSPACE QUERY"}
 
 
-def workspace_folder(workspace: Path | None, command: str) -> Path:
-    """WORKSPACE (``~`` expanded) if it is an existing folder; otherwise a one-line error."""
+# The commands that take --discover: with it, the workspace is made where it is missing.
+DISCOVERING = ("index", "serve", "sources")
+
+
+def workspace_folder(workspace: Path | None, command: str, discover: bool = False) -> Path:
+    """WORKSPACE (``~`` expanded) if it is an existing folder; otherwise a one-line error.
+
+    With ``discover`` (--discover), a missing WORKSPACE is created, and none named is one's own
+    history's workspace in the platform's data folder (``archivist.workspace.default_workspace``).
+    """
+    if workspace is None and discover:
+        workspace = default_workspace()
     if workspace is None:
         if command == "mcp":
             refuse(
@@ -41,22 +51,55 @@ def workspace_folder(workspace: Path | None, command: str) -> Path:
                 f"or set {WORKSPACE_ENV}=/path/to/workspace.",
                 "INVALID_PARAMETER",
             )
-        refuse(f"No workspace given: run `archivist {command} {USAGE.get(command, 'WORKSPACE')}`.", "INVALID_PARAMETER")
+        also = f", or `archivist {command} --discover` for your agents' own logs" if command in DISCOVERING else ""
+        refuse(
+            f"No workspace given: run `archivist {command} {USAGE.get(command, 'WORKSPACE')}`{also}.",
+            "INVALID_PARAMETER",
+        )
     folder = Path(os.path.expanduser(workspace))
+    if discover and not os.path.lexists(folder):
+        made(folder)
     if os.path.isdir(folder):
         return text_path(folder, "workspace")
     if not os.path.exists(folder):
-        if command in ("index", "embed", "serve"):
-            refuse(f"Workspace not found: no folder at {shown(folder)}: check the path, or create the folder first.")
-        refuse(
-            f"Workspace not found: no folder at {shown(folder)}: check the path "
-            f"(a folder is searchable once `archivist index FOLDER` has run)."
-        )
+        refuse(f"Workspace not found: no folder at {shown(folder)}: {_how_to_make(folder, command)}.")
     what = "a file" if os.path.isfile(folder) else "not a folder"
     refuse(
         f"Workspace is not a folder: {shown(folder)} is {what}: give the workspace's folder "
         f"(an archive file goes with --db)."
     )
+
+
+def _how_to_make(folder: Path, command: str) -> str:
+    """What a missing workspace's message says to do: make the folder, or let --discover make it."""
+    if command not in ("index", "embed", "serve"):
+        return "check the path (a folder is searchable once `archivist index FOLDER` has run)"
+    make = f"check the path, or create the folder (mkdir -p {shlex.quote(shown(folder))}) and run the command again"
+    if command == "embed":
+        return make
+    return f"{make}; or run {run_line(command, folder, '--discover')}, which creates it and reads your agents' logs"
+
+
+def made(folder: Path) -> None:
+    """Create the workspace ``folder`` (and its parents), readable by its owner only; a one-line error if it cannot be."""
+    text_path(folder, "workspace")
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as error:
+        refuse(f"Cannot create the workspace {shown(folder)}: {error.strerror or error}: give a folder you can write.")
+    click.echo(f"Created the workspace {shown(folder)}", err=True)
+
+
+def discovered_sources() -> list[tuple[str, Path]]:
+    """The agent logs found in each kind's default location on this machine, each told on stderr."""
+    from archivist.archive import sessions
+
+    found = sessions.discover()
+    for kind, path in found:
+        click.echo(f"Found {kind}: {path}", err=True)
+    if not found:
+        click.echo("Found no agent logs in their default locations.", err=True)
+    return found
 
 
 def _database_problem(path: Path, tables: bool) -> str | None:
