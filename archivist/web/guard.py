@@ -9,8 +9,9 @@ must come from the server's own origin: the same scheme, host and port, so a pag
 served from another local port is as foreign as any other site. Other origins can be
 allowed by the operator (``--allow-origin``). When a token is set, every request
 carries it: ``Authorization: Bearer <token>``, ``?token=<token>`` in the URL, or, for a
-browser, the cookie that opening a page with ``?token=<token>`` sets once. A path that holds
-a line break is no path of any page: it is refused (400) before anything else.
+browser, the cookie that opening a page with ``?token=<token>`` sets once. A browser that comes
+without it gets a page that says how to open the server (the sign-in page); other clients get the
+JSON error. A path that holds a line break is no path of any page: it is refused (400) before anything else.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import os
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from http.cookies import SimpleCookie
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -38,6 +41,8 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 WEBSOCKET_SCHEMES = {"ws": "http", "wss": "https"}  # a websocket's origin is its page's
 PATH_CHARACTERS = "/:@!$&'()*+,;=-._~"  # besides letters and digits, what a URL's path holds as it is (RFC 3986)
 LINE_BREAKS = ("\r", "\n")
+SIGN_IN_TEMPLATE = Path(__file__).parent / "templates" / "archivist_sign_in.html"
+KEPT_QUERY_LIMIT = 8192  # a longer query is not carried through the sign-in form: the page opens without it
 
 
 def token_from_environment() -> str | None:
@@ -260,6 +265,8 @@ class Guard:
             if rest is not None:  # a client that cannot send headers, with the token in its URL
                 scope = {**scope, "query_string": rest.encode("latin-1")}
                 refusal = None
+            if refusal is not None and refusal[0] == 401 and _wants_page(scope):
+                return await _sign_in(send, scope)
             if refusal is not None:
                 status, error = refusal
                 return await _refuse(send, status, error)
@@ -290,6 +297,58 @@ def same_path(scope: dict) -> str:
 def _is_page_visit(scope: dict) -> bool:
     """A browser opening a page: GET or HEAD, asking for HTML (as every browser's navigation does)."""
     return scope.get("method") in ("GET", "HEAD") and "text/html" in _headers(scope).get("accept", "")
+
+
+def _is_json_path(scope: dict) -> bool:
+    """A path that answers JSON whatever the client asks for: Datasette's ``.json``, the API, MCP."""
+    path = str(scope.get("path") or "")
+    return path.endswith(".json") or path.startswith("/api/") or path.rstrip("/").endswith("/mcp")
+
+
+def _wants_page(scope: dict) -> bool:
+    """A browser's page visit to a page path: it gets the sign-in page, where a JSON client gets the JSON error."""
+    accept = _headers(scope).get("accept", "").lstrip().lower()
+    return _is_page_visit(scope) and not accept.startswith("application/json") and not _is_json_path(scope)
+
+
+def _kept_query(scope: dict) -> list[tuple[str, str]]:
+    """The query's names and values but the token, for the sign-in form to carry on; none that is not printable."""
+    query = scope.get("query_string", b"")
+    if not isinstance(query, bytes) or len(query) > KEPT_QUERY_LIMIT:
+        return []
+    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+    return [(key, value) for key, value in pairs if key != "token" and key.isprintable() and value.isprintable()]
+
+
+@cache
+def _sign_in_template() -> Any:
+    from jinja2 import Environment
+
+    return Environment(autoescape=True).from_string(SIGN_IN_TEMPLATE.read_text(encoding="utf-8"))
+
+
+def sign_in_page(scope: dict) -> str:
+    """The sign-in page for this request: the form that brings it back here with the token, and the
+    origin the printed URL starts with; never the token itself. A token given in the URL was wrong."""
+    origin = request_origin(scope, _headers(scope))
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    return _sign_in_template().render(
+        action=same_path(scope),
+        kept=_kept_query(scope),
+        origin=shown_origin(origin) if origin else "",
+        wrong=any(key == "token" for key, _ in query),
+        token_env=TOKEN_ENV,
+    )
+
+
+async def _sign_in(send: Callable, scope: dict) -> None:
+    headers = [
+        [b"content-type", b"text/html; charset=utf-8"],
+        [b"www-authenticate", b"Bearer"],
+        [b"cache-control", b"no-store"],
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": sign_in_page(scope).encode("utf-8")})
 
 
 async def _refuse(send: Callable, status: int, error: ArchivistError) -> None:
