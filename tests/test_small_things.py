@@ -3,6 +3,7 @@ mode's chip and control, a sort without a query, and what ``archivist status`` l
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -88,3 +89,22 @@ async def test_a_sort_without_a_query_lists_by_that_sort_in_mcp_as_on_the_page(t
             assert [int(h) for h in dict.fromkeys(hrefs)][: len(ids)] == ids
         refused = await client.call_tool("search", {"sort": "relevance"})
         assert refused.is_error and refused.structured_content["code"] == "INVALID_QUERY"
+
+
+# --- the similar mode: its chip names the document, its control says similar --------------------
+
+
+async def test_the_similar_mode_names_its_document_and_its_mode(sample_workspace, sample_datasette):
+    with Archive.for_workspace(sample_workspace) as archive:
+        [found] = archive.run("find_document", {"document": "conversations/2025-11-10/002-debug-auth"})
+    for document in (str(found["id"]), "conversations/2025-11-10/002-debug-auth"):
+        page = (await sample_datasette.client.get(f"/search?mode=similar&document={document}")).text
+        chips = re.findall(r'class="archivist-chip"[^>]*>([^<]*) ✕</a>', page)
+        assert chips == [f"similar to: {html.escape(found['title'], quote=False)}"]
+        form = page.split('class="archivist-search-form"', 1)[1].split("</form>", 1)[0]
+        assert '<input type="radio" name="mode" value="similar" checked disabled>' in form
+        assert not re.search(r'value="(hybrid|keyword|semantic)" checked', form)
+        ranking = page.split('aria-label="Ranking"', 1)[1].split("</nav>", 1)[0]
+        assert "<strong>similar</strong>" in ranking and "<strong>hybrid</strong>" not in ranking
+    plain = (await sample_datasette.client.get("/search?query=proxy")).text
+    assert 'value="similar"' not in plain and '<input type="radio" name="mode" value="hybrid" checked>' in plain

@@ -126,8 +126,8 @@ def cleared(state: SearchState, modes: tuple[str, ...]) -> str:
     )
 
 
-def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[str, str]]:
-    """Each filter in force, with the URL that removes it."""
+def active_filters(state: SearchState, products: dict[str, str], similar_to: str | None = None) -> list[dict[str, str]]:
+    """Each filter in force, with the URL that removes it; ``similar_to``: the title of the similar mode's document."""
     chips = []
     for key, label in CHIP_KEYS:
         values = items(state.params.get(key))
@@ -141,7 +141,8 @@ def active_filters(state: SearchState, products: dict[str, str]) -> list[dict[st
         text = period or f"{start or '…'} → {end or '…'}"
         chips.append({"label": f"date: {text}", "href": state.url(start_date=None, end_date=None)})
     if state.params.get("document"):
-        chips.append({"label": f"similar to: {state.params['document']}", "href": state.url(document=None, mode=None)})
+        text = similar_to or state.params["document"]
+        chips.append({"label": f"similar to: {text}", "href": state.url(document=None, mode=None)})
     return chips
 
 

@@ -10,7 +10,7 @@ from datasette.utils.asgi import Response
 from archivist.queries.rules import SORTS
 from archivist.queries.totals import MATCHED_WORDS, matched_counts
 from archivist.web.app import highlighted, unknown_search_parameters
-from archivist.web.page_queries import QueryFailed, search
+from archivist.web.page_queries import QueryFailed, canned, search
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.search_navigation import active_filters, cleared, facet_groups, pages, timeline
 from archivist.web.urls import DEFAULT_MODE, DEFAULT_SORT, FORM, KEPT, SearchState, document_url, search_params
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 
 PAGE_MODES = ("hybrid", "keyword", "semantic")
+NAMED_MODES = ("similar",)  # lists the mode control names while they are shown, though a new search leaves them
 FACET_WINDOW = 200  # the search response counts its facets over this many results
 
 
@@ -28,6 +29,12 @@ async def product_names(datasette: Datasette) -> dict[str, str]:
     """Product ids to the titles of their product records."""
     found = await search(datasette, {"mode": "recent", "entities": "product", "page_size": "100"})
     return {str(item["entity_id"]): item["title"] for item in found["results"] if item.get("entity_id")}
+
+
+async def document_title(datasette: Datasette, document: str) -> str:
+    """The title of the document a similar search starts from (given by id or path), else its path."""
+    found = await canned(datasette, "find_document", {"document": document})
+    return str(found[0]["title"] or found[0]["path"]) if found else document
 
 
 @needs_archive
@@ -43,7 +50,8 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         "params": params,
         "modes": PAGE_MODES,
         "mode": mode,
-        "form_mode": mode if mode in PAGE_MODES else DEFAULT_MODE,
+        "form_mode": mode if mode in PAGE_MODES else None if mode in NAMED_MODES else DEFAULT_MODE,
+        "named_mode": mode if mode in NAMED_MODES else None,
         "form": FORM,
         "kept": KEPT,
     }
@@ -62,6 +70,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
             if (response["facets"].get("product_id") or params.get("product_ids"))
             else {}
         )
+        similar_to = await document_title(datasette, params["document"]) if params.get("document") else None
     except QueryFailed as failure:
         return await render_page(
             datasette, request, "archivist_search.html", {**context, "failure": failure}, status=failure.status
@@ -76,7 +85,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
     context.update(
         response=response,
         facet_groups=facet_groups(state, response["facets"], products),
-        filters=active_filters(state, products),
+        filters=active_filters(state, products, similar_to),
         clear_url=cleared(state, PAGE_MODES),
         timeline=timeline(state, response["facets"]),
         pages=pages(state, response["page"], response["total_pages"]) if response["total_pages"] > 1 else [],
