@@ -4,11 +4,16 @@ served app as `archivist serve` wraps it (Datasette on an indexed sample, behind
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
+import subprocess
+import sys
 
 import httpx
 import pytest
+from test_browser import browser as chromium  # noqa: F401 (a fixture)
+from test_web import WITHOUT_TOKEN, _free_port, printed_url, wait_for_port
 
 from archivist.web.guard import content_security_policy, guarded
 
@@ -115,3 +120,52 @@ async def test_with_the_token_every_page_opens_as_before(browser):
         opened = await browser.get(path, headers={**PAGE, "authorization": f"Bearer {TOKEN}"})
         assert opened.status_code == 200, path
         assert "This Archivist server is closed" not in opened.text
+
+
+@contextlib.contextmanager
+def serving_on(workspace, port: int):
+    """`archivist serve WORKSPACE --no-index` on PORT, with a new token: the URL it printed, while it runs."""
+    command = [sys.executable, "-c", "from archivist.cli import cli; cli()", "serve", str(workspace), "--no-index"]
+    process = subprocess.Popen(
+        [*command, "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=WITHOUT_TOKEN
+    )
+    try:
+        printed = printed_url(process)
+        wait_for_port(port)
+        yield printed
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_tab_open_across_a_restart_shows_the_sign_in_page_and_the_pasted_token_opens_the_site(
+    chromium,  # noqa: F811
+    sample_workspace,
+):
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    violations: list[str] = []
+    try:
+        page = context.new_page()
+        page.on(
+            "console", lambda message: violations.append(message.text) if "Content Security" in message.text else None
+        )
+        with serving_on(sample_workspace, port) as first:
+            page.goto(first)
+            assert page.url == base + "/"
+            page.goto(base + "/search?query=proxy&mode=keyword")
+            assert page.locator("h1", has_text="closed").count() == 0
+        with serving_on(sample_workspace, port) as second:  # a new run: a new token, the old cookie is wrong
+            page.reload()
+            assert page.locator("h1").inner_text() == "This Archivist server is closed"
+            assert page.url == base + "/search?query=proxy&mode=keyword"
+            page.fill("input[name=token]", second.split("?token=", 1)[1])
+            page.click("button[type=submit]")
+            page.wait_for_load_state()
+            assert page.url == base + "/search?query=proxy&mode=keyword"  # the token left the address bar
+            assert page.locator("h1", has_text="closed").count() == 0
+            assert "proxy" in page.content().lower()
+    finally:
+        context.close()
+    assert not violations, violations
