@@ -17,6 +17,7 @@ from test_conversation_page import page_of
 from archivist.archive.indexer import index_workspace
 from archivist.errors import ArchivistError
 from archivist.mcp import tools as mcp_tools
+from archivist.queries.newest import newest_day, opening_range
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
@@ -58,8 +59,12 @@ def test_each_project_has_its_sessions_files_commands_and_usage(logs_archive):
     assert lasts == sorted(lasts, reverse=True)  # the most recently active first
 
 
-def test_a_range_agents_and_projects_narrow_it_and_the_default_is_the_last_30_days(logs_archive):
-    assert run(logs_archive, "project_activity") == []  # the samples are of 2025
+def test_a_range_agents_and_projects_narrow_it_and_the_default_is_the_30_days_to_the_newest(logs_archive):
+    newest = newest_day(archive_path(logs_archive))
+    assert newest and run(logs_archive, "project_activity") == run(
+        logs_archive, "project_activity", **opening_range(newest)
+    )
+    assert run(logs_archive, "project_activity") != []  # the samples are old, and still the view opens on them
     only = run(logs_archive, "project_activity", agents="codex", **SINCE)
     assert [json.loads(row["agents"]) for row in only] == [["codex"]]
     named = run(logs_archive, "project_activity", projects="hooks", **SINCE)
@@ -110,9 +115,12 @@ async def test_the_activity_page_links_sessions_and_files(logs_archive):
     busiest = re.search(r'<section class="archivist-busiest-files">(.*?)</section>', page, re.S)
     assert busiest and "src/proxy/resolver.py" in busiest[1]  # aider's two sessions both touched it
     assert 'href="/usage?start_date=2025-01-01&amp;end_date=2025-12-31"' in page
-    empty = await page_of(datasette, "/activity")
-    assert 'href="/usage?start_date=30+days+ago&amp;end_date=today"' in empty
-    assert "No agent session ran in this range" in empty
+    empty = await page_of(datasette, "/activity?start_date=2020-01-01&end_date=2020-01-31")
+    assert 'href="/usage?start_date=2020-01-01&amp;end_date=2020-01-31"' in empty
+    newest = newest_day(archive_path(logs_archive))
+    start = opening_range(newest)["start_date"]
+    assert f"Nothing in this range; the newest session is from {newest}: try start_date={start}." in empty
+    assert f'href="/activity?start_date={start}&amp;end_date={newest}&amp;group_by=day"' in empty
     bad = await page_of(datasette, "/activity?start_date=%3Cb%3Esomeday", status=400)
     assert 'data-code="INVALID_DATE"' in bad and "<b>someday" not in bad
 
@@ -198,8 +206,11 @@ def test_sessions_and_messages_per_day_and_week_are_what_the_messages_say(logs_a
         with pytest.raises(ArchivistError) as error:
             run(logs_archive, "activity_periods", **params)
         assert error.value.code == code, params
-    # by default, the last 30 days: the sample logs are older
-    assert run(logs_archive, "activity_periods") == []
+    # by default, the 30 days to the newest day with a message
+    newest = newest_day(archive_path(logs_archive))
+    days = run(logs_archive, "activity_periods")
+    assert days == run(logs_archive, "activity_periods", **opening_range(newest)) and days[-1]["key"] == newest
+    assert days[0]["key"] >= opening_range(newest)["start_date"]
 
 
 def test_a_project_is_named_by_its_path_or_its_last_folder():

@@ -31,6 +31,7 @@ from archivist.agents import (
 from archivist.archive import prices
 from archivist.archive.indexer import index_workspace
 from archivist.mcp.outputs import conversation_payload
+from archivist.queries.newest import newest_day, opening_range
 from archivist.queries.runner import Archive
 from archivist.workspace import archive_path
 
@@ -439,7 +440,13 @@ def test_archivist_usage_prints_the_query_as_a_table_or_json(usage_archive):
     result = cli_run("usage", usage_archive, "--by", "agent", "--json")
     assert result.exit_code == 0, result.output
     answer = json.loads(result.output)
+    opened = opening_range(newest_day(archive_path(usage_archive)))  # no date: the 30 days to the newest
     assert answer["group_by"] == "agent" and answer["rows"] == [
+        {**row, "models": json.loads(row["models"])} for row in usage_rows(usage_archive, group_by="agent", **opened)
+    ]
+    assert answer["range"]["default"] and answer["range"]["start_date"] == opened["start_date"]
+    every = json.loads(cli_run("usage", usage_archive, "--by", "agent", "--json", "--since", "").output)
+    assert every["rows"] == [
         {**row, "models": json.loads(row["models"])} for row in usage_rows(usage_archive, group_by="agent")
     ]
     assert answer["totals"]["responses"] == sum(row["responses"] for row in answer["rows"])
@@ -466,7 +473,7 @@ async def test_the_usage_page_shows_the_groups_as_bars_and_a_table_with_totals(u
     from test_conversation_page import page_of
 
     datasette = await started_datasette(archive_path(usage_archive))
-    page = await page_of(datasette, "/usage")
+    page = await page_of(datasette, "/usage?start_date=")  # an empty date: all time
     days = usage_rows(usage_archive)
     assert re.findall(r'<tr data-key="([^"]+)">', page)[: len(days)] == [row["key"] for row in days]
     assert len(re.findall(r'class="bar"', page)) == len(days)

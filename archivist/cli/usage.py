@@ -11,6 +11,7 @@ import click
 
 from archivist.cli.arguments import db_option, declared_option, workspace_argument
 from archivist.queries.declarations import QUERIES
+from archivist.queries.newest import empty_hint, newest_day, opening_range, range_told
 from archivist.queries.totals import (
     USAGE_TOKENS,
     recorded,
@@ -51,7 +52,10 @@ def usage(
     day, month, 5-hour block, model, agent, project or session (newest first, a page by --limit and
     --offset). An agent whose logs record no usage is listed as such, with its sessions.
 
-    Cost is at the prices of maintained price data (genai-prices, named on the last line); a model
+    With no date it shows the 30 days to the newest day with a message, and says so; --since ''
+    shows all time. An empty answer says where the newest session is.
+
+    Cost is at the prices of maintained price data (genai-prices, named below the table); a model
     the data does not know is counted as unpriced, never guessed. What a log itself says a response
     cost is its stated cost.
     """
@@ -60,10 +64,12 @@ def usage(
     from archivist.cli.workspaces import archive_to_read, workspace_folder
 
     path = archive_to_read(workspace_folder(workspace, "usage"), db_path)
+    newest = newest_day(path)
+    opened = start_date is None and end_date is None
+    bounds = opening_range(newest) if opened else {"start_date": start_date or "", "end_date": end_date or ""}
     params = {
         "group_by": group_by,
-        "start_date": start_date or "",
-        "end_date": end_date or "",
+        **bounds,
         "agents": ",".join(agents),
         "projects": json.dumps(list(projects)) if projects else "",
         "limit": str(limit),
@@ -75,13 +81,24 @@ def usage(
     silent_agents = [{"agent": row["agent"], "sessions": row["sessions"]} for row in unrecorded(by_agent)]
     totals = usage_totals(rows)
     if as_json:
-        answered = {"group_by": group_by, "rows": rows, "totals": totals, "no_usage_recorded": silent_agents}
+        answered = {
+            "group_by": group_by,
+            "rows": rows,
+            "totals": totals,
+            "no_usage_recorded": silent_agents,
+            "range": range_told(newest, {} if opened else bounds),
+        }
+        if not rows:
+            answered["hint"] = empty_hint(newest, "--since ")
         click.echo(json.dumps(with_building(answered, told), indent=2, ensure_ascii=False))
         return
     silent = unrecorded_line(unrecorded(by_agent))
     rows = recorded(rows)
     if not rows:
         click.echo(silent or "No usage recorded in this range: no agent log of these kinds records its tokens.")
+        if not silent:
+            click.echo(empty_hint(newest, "--since ") + ".")
+        _tell_range(newest, opened)
         tell_building(told)
         return
     click.echo(_table(group_by, rows, totals))
@@ -93,7 +110,14 @@ def usage(
     if unpriced:
         note += f"; {unpriced} response{'s' if unpriced != 1 else ''} of models it does not know: unpriced"
     click.echo(note + ".")
+    _tell_range(newest, opened)
     tell_building(told)
+
+
+def _tell_range(newest: str | None, opened: bool) -> None:
+    """The range shown when no date was given, and how to see all time."""
+    if opened:
+        click.echo(f"Shown: {range_told(newest)['note']} (--since '' for all time).")
 
 
 def _by_agent(params: dict[str, str]) -> dict[str, str]:

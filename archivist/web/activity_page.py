@@ -1,10 +1,11 @@
-"""GET /activity: what the agents did in a time range (by default the last 30 days), per day or
+"""GET /activity: what the agents did in a time range (by default the 30 days to the newest day with a
+message, said on the page: ``queries.newest``), per day or
 week (``group_by``) and project by project: sessions, messages, tokens and cost per period as
 charts and a table (``activity_periods``); by agent, model and project as charts and tables
 (``usage``); the busiest projects and files; then each project's newest sessions (linked), the
 files they touched (linked to their history), the commands they ran, tokens and cost
 (``project_activity``). Its URL is the queries' parameters, so a view can be shared; a bad one
-is the query's error."""
+is the query's error; an empty one says where the newest session is, with a link to it."""
 
 from __future__ import annotations
 
@@ -17,17 +18,18 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from archivist.queries.declarations import QUERIES
+from archivist.queries.newest import NEWEST_SQL, empty_hint, opening_range, range_told
 from archivist.queries.rules import ACTIVITY_PERIODS
 from archivist.queries.totals import recorded, unrecorded
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url, file_url, project_url
+from archivist.workspace import DATABASE_NAME
 
 if TYPE_CHECKING:
     from datasette.app import Datasette
 
 PARAMS = tuple(param.name for param in QUERIES["project_activity"].params)
-DEFAULT_START, DEFAULT_END = "30 days ago", "today"  # project_activity's own range, when none is given
 BUSIEST = 10  # files listed across the projects
 LISTS = ("agents", "models", "newest", "files_touched", "top_commands")
 PERIOD_CHARTS = (  # (what, its caption) of each chart per period
@@ -60,6 +62,24 @@ def period_end(key: str, group_by: str) -> str:
 NO_USAGE = {"tokens": None, "cost": None}
 
 
+async def newest_of(datasette: Datasette) -> str | None:
+    """The newest day with a message in the served archive (``queries.newest``)."""
+    rows = await datasette.get_database(DATABASE_NAME).execute(NEWEST_SQL)
+    found = rows.first()
+    return found[0] if found and isinstance(found[0], str) else None
+
+
+def range_context(datasette: Datasette, path: str, given: dict[str, str], newest: str | None) -> dict[str, Any]:
+    """The range a page shows, in words (range), and where an empty answer's data is: its hint and
+    a link that shows it (the other choices kept)."""
+    reach = {**given, **opening_range(newest)}
+    return {
+        "range": range_told(newest, given),
+        "hint": empty_hint(newest),
+        "hint_href": datasette.urls.path(path) + "?" + urlencode(reach) if newest else None,
+    }
+
+
 async def session_usage(datasette: Datasette, given: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The tokens and cost of the sessions in a range (the newest hundred with usage), by session id."""
     rows = await canned(datasette, "usage", {**given, "group_by": "session", "limit": "100"})
@@ -71,10 +91,12 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
     """GET /activity: a section per project; a bad parameter is a 400 with its message."""
     given = {name: request.args.get(name, "") for name in PARAMS if request.args.get(name)}
     group_by = request.args.get("group_by") or "day"
+    newest = await newest_of(datasette)
     # the range the project_activity query defaults to, for the usage queries beside it
-    ranged = {"start_date": DEFAULT_START, "end_date": DEFAULT_END, **given}
+    ranged = {**given, **opening_range(newest, given)}
     action = datasette.urls.path("/activity")
     context: dict[str, Any] = {
+        **range_context(datasette, "/activity", {**given, "group_by": group_by}, newest),
         "given": given,
         "group_by": group_by,
         "action": action,

@@ -4,7 +4,9 @@ a table of each group's tokens, cost and responses; the same range by model and 
 The agents whose logs record no usage are listed as such, with their sessions.
 
 Its URL is the query's parameters (``?group_by=month&start_date=2025-11``), so a view can be
-shared; a bad one is the query's error, with the form to mend it.
+shared; a bad one is the query's error, with the form to mend it. A URL that names no date opens on
+the 30 days to the newest day with a message (``queries.newest``), and says so; an empty date
+(``?start_date=``) is all time. An empty answer says where the newest session is, with a link to it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from archivist.queries.declarations import QUERIES
+from archivist.queries.newest import opening_range
 from archivist.queries.totals import USAGE_BY, USAGE_SESSIONS, recorded, unrecorded, usage_totals
+from archivist.web.activity_page import newest_of, range_context
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url
@@ -35,7 +39,14 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
     """GET /usage: the groups asked for, as bars and a table; a bad parameter is a 400 with its message."""
     given = {name: request.args.get(name, "") for name in PARAMS if request.args.get(name)}
     group_by = given.get("group_by") or "day"
+    newest = await newest_of(datasette)
+    opened = not any(name in request.args for name in ("start_date", "end_date"))
+    if opened:
+        given = {**given, **opening_range(newest)}
     context: dict[str, Any] = {
+        **range_context(datasette, "/usage", given, newest),
+        "opened": opened,
+        "all_time": _url(datasette, {**given, "start_date": "", "end_date": ""}),
         "given": given,
         "group_by": group_by,
         "groups": [{"name": name, "href": _url(datasette, {**given, "group_by": name})} for name in USAGE_BY],

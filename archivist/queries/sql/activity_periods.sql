@@ -1,5 +1,5 @@
--- activity_periods: what the agents did per day or week in a time range (by default the last 30
--- days): the sessions, messages, tokens and cost of each period, for the activity page's charts.
+-- activity_periods: what the agents did per day or week in a time range (by default the 30 days
+-- to the newest day with a message: _activity_range.sql): the sessions, messages, tokens and cost of each period, for the activity page's charts.
 --
 -- One row per period with a message, in order: key (the day, or the Monday that starts the week,
 -- in UTC), sessions (how many had a message in it), messages (every role), responses (with
@@ -7,15 +7,17 @@
 -- sum) and cost (at the price data's prices; null where none could be priced). Messages are
 -- counted by the hour (message_hours), usage too (usage_hours): a bound inside an hour takes that
 -- hour whole. A message's time is its own, else its session's start.
-with inputs as materialized (
+with bounds as materialized (
+  -- include: _activity_range.sql
+),
+inputs as materialized (
   select
     coalesce(nullif(lower(trim(:group_by)), ''), 'day') as group_by,
     archivist_list(:agents, 'lower') as agents,
     archivist_list(:projects) as projects,
-    strftime('%Y-%m-%dT%H', archivist_time(coalesce(nullif(trim(:start_date), ''), '30 days ago'), 0), 'unixepoch')
-      as start_hour,
-    strftime('%Y-%m-%dT%H', archivist_time(coalesce(nullif(trim(:end_date), ''), 'today'), 1), 'unixepoch')
-      as end_hour
+    strftime('%Y-%m-%dT%H', b.start_at, 'unixepoch') as start_hour,
+    strftime('%Y-%m-%dT%H', b.end_at, 'unixepoch') as end_hour
+  from bounds b
 ),
 counted as materialized (
   -- the messages by the hour in the range, of the agents and projects asked for

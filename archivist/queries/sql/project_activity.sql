@@ -1,5 +1,6 @@
--- project_activity: what the agents did, project by project, in a time range (by default the last
--- 30 days): what an agent needs to answer "what did we do last week".
+-- project_activity: what the agents did, project by project, in a time range (by default the 30
+-- days to the newest day with a message: _activity_range.sql): what an agent needs to answer "what
+-- did we do last week".
 --
 -- One row per project (null: sessions without one), most recently active first: project, agents
 -- and models (JSON), sessions (how many) and the newest of them (JSON: id, title, agent, started,
@@ -8,12 +9,16 @@
 -- (how many the sessions ran) and the most run (JSON, at most 10), tokens and cost (its responses'
 -- in the range, at the price data's prices), first and last. A session counts when it ran at
 -- some time inside the range, as list_conversations has it.
-with inputs as materialized (
+with bounds as materialized (
+  -- include: _activity_range.sql
+),
+inputs as materialized (
   select
-    archivist_time(coalesce(nullif(trim(:start_date), ''), '30 days ago'), 0) as start_at,
-    archivist_time(coalesce(nullif(trim(:end_date), ''), 'today'), 1) as end_at,
+    b.start_at,
+    b.end_at,
     archivist_list(:agents, 'lower') as agents,
     archivist_list(:projects) as projects
+  from bounds b
 ),
 spans as (
   -- each session's span in Unix seconds: its first message (the document's time) to its last
