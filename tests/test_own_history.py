@@ -6,6 +6,7 @@ created with --discover, and without it the error says how to create it."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -158,3 +159,12 @@ def test_serve_discover_serves_ones_own_history_and_opens_a_browser_only_when_as
     while not opened.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert opened.read_text() == f"{asked.base}/?token={asked.token}"
+
+
+def test_sources_discover_lists_ones_own_history_from_the_data_folder(home):
+    listed = invoke("sources", "--discover", "--json")
+    assert listed.exit_code == 0, listed.output
+    with sqlite3.connect(archive_path(data_workspace(home))) as db:
+        stored = db.execute(SOURCES_SQL).fetchall()
+    assert sorted((row["kind"], row["path"]) for row in json.loads(listed.stdout)) == stored
+    assert {kind for kind, _ in stored} == set(HOMES)

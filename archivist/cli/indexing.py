@@ -138,8 +138,13 @@ def run_embed(workspace: Path, path: str | None, db_path: Path | None) -> None:
 
 
 def run_index(
-    workspace: Path, db_path: Path | None, reports_dir: str | None, log_sources: Iterable[tuple[str, Path]] = ()
+    workspace: Path,
+    db_path: Path | None,
+    reports_dir: str | None,
+    log_sources: Iterable[tuple[str, Path]] = (),
+    err: bool = False,
 ) -> Summary:
+    """Index ``workspace``; its one-line summary on stdout (``err``: on stderr, where stdout is JSON)."""
     from archivist.archive import indexer  # imported when used: `archivist mcp` starts faster without it
 
     info(f"Indexing {workspace} into {db_path or archive_path(workspace)}")
@@ -158,7 +163,7 @@ def run_index(
     finally:
         if reading is not None:
             reading.close()
-    click.echo(f"{workspace}: {summary.line()}")
+    click.echo(f"{workspace}: {summary.line()}", err=err)
     return summary
 
 

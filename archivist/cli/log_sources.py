@@ -50,7 +50,7 @@ def sources(
     if discover:
         found = discovered_sources()
         check_archive_to_write(workspace, db_path)
-        run_index(workspace, db_path, None, found)
+        run_index(workspace, db_path, None, found, err=as_json)  # (stdout is the JSON alone)
     path = archive_to_read(workspace, db_path)
     if removals:
         db = schema.open_archive(path)
