@@ -250,7 +250,10 @@ def test_serve_is_closed_without_the_token_it_printed(serve):
     client = {"accept": "application/json"}  # a client that cannot send headers puts the token in the URL
     assert request(server.base, f"/api/search?query=proxy&mode=keyword&token={token}", client).status_code == 200
     assert request(server.base, f"/-/mcp?token={token}").status_code == 200
-    assert_refused(request(server.base, "/?token=wrong", {"accept": "text/html"}), 401, "UNAUTHORIZED", "token")
+    refused = request(server.base, "/?token=wrong", {"accept": "text/html"})  # a browser: the sign-in page
+    assert refused.status_code == 401 and "This Archivist server is closed" in refused.text
+    assert "not this server's" in refused.text
+    assert_refused(request(server.base, "/?token=wrong", {"accept": "application/json"}), 401, "UNAUTHORIZED", "token")
 
 
 def test_mcp_http_is_closed_without_the_token_it_printed_and_makes_one_at_each_start(http_server):
