@@ -10,12 +10,16 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import SAMPLE, sample_source, started_datasette
+from conftest import SAMPLE, sample_source, started_datasette, write_files
 from mcp import Client
+from test_agentlogs_sources import line
+from test_conversation_facets import facet
 
+from archivist.archive.indexer import index_workspace
 from archivist.cli import cli
 from archivist.mcp.tools import create_server
 from archivist.queries.runner import Archive
+from archivist.web.search_navigation import project_names
 from archivist.workspace import archive_path
 
 
@@ -108,3 +112,40 @@ async def test_the_similar_mode_names_its_document_and_its_mode(sample_workspace
         assert "<strong>similar</strong>" in ranking and "<strong>hybrid</strong>" not in ranking
     plain = (await sample_datasette.client.get("/search?query=proxy")).text
     assert 'value="similar"' not in plain and '<input type="radio" name="mode" value="hybrid" checked>' in plain
+
+
+# --- project facet labels: projects of one last name told apart ---------------------------------
+
+PROJECTS = ("/home/ana/workspace", "/home/bo/workspace", "/srv/ana/workspace", "/home/ana/proj")
+
+
+async def test_project_facet_labels_tell_apart_projects_of_one_folder_name(tmp_path):
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nnotes\n"})
+    for n, cwd in enumerate(PROJECTS):
+        session = f"{n}{n}{n}{n}{n}{n}{n}{n}-1111-4111-8111-111111111111"
+        at = f"2025-11-2{n}T05:00:00.000Z"
+        lines = [line("user", "u1", None, "the zeppelin hangar doors jam", at, cwd=cwd, sessionId=session)]
+        write_files(tmp_path / "projects", {f"folder-{n}/{session}.jsonl": "\n".join(lines) + "\n"})
+    index_workspace(workspace, log_sources=[("claude-code", tmp_path / "projects")])
+    datasette = await started_datasette(archive_path(workspace))
+    page = (await datasette.client.get("/search?query=zeppelin&mode=keyword")).text
+    projects = facet(page, "project")
+    assert {path: entry["label"] for path, entry in projects.items()} == {
+        "/home/ana/workspace": "home/ana/workspace",
+        "/home/bo/workspace": "bo/workspace",
+        "/srv/ana/workspace": "srv/ana/workspace",
+        "/home/ana/proj": "proj",
+    }
+    assert all(entry["title"] == path for path, entry in projects.items())  # the whole path on hover
+    narrowed = (await datasette.client.get(projects["/home/bo/workspace"]["href"])).text
+    assert re.findall(r'class="archivist-chip"[^>]*>([^<]*) ✕</a>', narrowed) == ["project: /home/bo/workspace"]
+
+
+def test_project_names_are_the_fewest_last_folders_that_differ():
+    assert project_names(["/a/x/w", "/b/x/w", "C:\\Users\\c\\w", "/", "w"]) == {
+        "/a/x/w": "a/x/w",
+        "/b/x/w": "b/x/w",
+        "C:\\Users\\c\\w": "c/w",
+        "/": "/",
+        "w": "w",
+    }

@@ -52,7 +52,7 @@ def facet_groups(
         elif facet.shown == "products":
             group(facet.sidebar, facet.label, single(_FACET_FILTERS[facet.name].name, counts, products))
         elif facet.shown == "folders":
-            named = {path: project_name(path) for path in counts}
+            named = project_names(list(counts))
             group(facet.sidebar, facet.label, single(_FACET_FILTERS[facet.name].name, counts, named, True))
         else:
             group(facet.sidebar, facet.label, single(_FACET_FILTERS[facet.name].name, counts))
@@ -109,6 +109,21 @@ def _tags(state: SearchState, key: str, counts: dict[str, int]) -> list[dict[str
 def project_name(path: str) -> str:
     """A project by its last folder's name, which the projects filter also takes: "proj" for "/home/ana/proj"."""
     return re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
+
+
+def project_names(paths: list[str]) -> dict[str, str]:
+    """Projects by as many of their last folders as tell them apart: "ana/workspace" and "bo/workspace"
+    for "/home/ana/workspace" and "/home/bo/workspace", "proj" where one project is so named."""
+    folders = {path: [part for part in re.split(r"[/\\]", path) if part] or [path] for path in paths}
+    names = {}
+    for path, parts in folders.items():
+        depth = 1
+        while depth < len(parts) and any(
+            other != path and theirs[-depth:] == parts[-depth:] for other, theirs in folders.items()
+        ):
+            depth += 1
+        names[path] = "/".join(parts[-depth:])
+    return names
 
 
 _PRODUCT_KEYS = frozenset(f.name for f in filters.FILTERS if f.facet is not None and f.facet.shown == "products")
