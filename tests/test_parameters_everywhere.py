@@ -54,6 +54,7 @@ CLI_ONLY = {
     "--embed",
     "--polling",
     "--discover",
+    "--open",
     "--remove",
     "--http",
     "--port",
