@@ -14,6 +14,7 @@ from typing_extensions import TypedDict
 from archivist.errors import ArchivistError
 from archivist.jsonvalues import json_list
 from archivist.queries import diffs
+from archivist.queries.newest import empty_hint, range_told
 from archivist.queries.rules import INCLUDABLE
 
 
@@ -33,6 +34,12 @@ class Rows(Outcome, total=False):
 
 class UsageRows(Rows, total=False):
     no_usage_recorded: list[dict[str, Any]]  # each agent of the range whose logs record no usage: agent, sessions
+    hint: str  # an empty answer's: where the newest session is, and the start_date that reaches it
+
+
+class ActivityRows(Rows, total=False):
+    range: dict[str, Any]  # the range it covers: start_date, end_date, default, newest, note
+    hint: str  # an empty answer's: where the newest session is, and the start_date that reaches it
 
 
 class Report(Outcome, total=False):
@@ -146,9 +153,18 @@ def models_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
 ACTIVITY_JSON = ("agents", "models", "newest", "files_touched", "top_commands")
 
 
-def activity_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """project_activity's rows, each one's lists as lists."""
-    return rows_payload([{**row, **{key: json.loads(row[key] or "[]") for key in ACTIVITY_JSON}} for row in rows])
+def activity_payload(
+    rows: list[dict[str, Any]], newest: str | None = None, given: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """project_activity's rows, each one's lists as lists, with the range they cover (by default the 30
+    days to the newest day with a message) and, where there are none, a hint."""
+    payload = rows_payload([{**row, **{key: json.loads(row[key] or "[]") for key in ACTIVITY_JSON}} for row in rows])
+    return with_hint({**payload, "range": range_told(newest, given)}, newest)
+
+
+def with_hint(payload: dict[str, Any], newest: str | None) -> dict[str, Any]:
+    """A list's answer, with a hint where it is empty: where the newest session is, and how to reach it."""
+    return {**payload, "hint": empty_hint(newest)} if not payload.get("num_results") else payload
 
 
 def file_history_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:

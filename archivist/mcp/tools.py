@@ -26,6 +26,7 @@ from archivist.mcp.calls import Workspaces, search_params
 from archivist.mcp.outputs import PAGING
 from archivist.mcp.signatures import signature, tool_function
 from archivist.queries.declarations import EMBED_WAIT_SECONDS, QUERIES, TOOL_PARAMS, WORKSPACE, Param
+from archivist.queries.newest import newest_day
 from archivist.queries.rules import document_not_found, report_not_found
 
 __all__ = ["PAGING", "TOOLS", "Tool", "create_server", "inputs", "register_tools"]
@@ -137,7 +138,16 @@ def _usage(call: Call) -> dict[str, Any]:
         )
     silent = [{"agent": row["agent"], "sessions": row["sessions"]} for row in by_agent if not row["usage_recorded"]]
     answer = outputs.models_payload([{**row, "usage_recorded": bool(row["usage_recorded"])} for row in rows])
-    return {**answer, "no_usage_recorded": silent}
+    return outputs.with_hint({**answer, "no_usage_recorded": silent}, _newest(call))
+
+
+def _activity(call: Call) -> dict[str, Any]:
+    """project_activity's rows, with the range they cover and, where there are none, a hint."""
+    return outputs.activity_payload(call.rows(), _newest(call), call.arguments)
+
+
+def _newest(call: Call) -> str | None:
+    return newest_day(call.workspaces.archive(call.workspace_path).db_path)
 
 
 TOOLS = (
@@ -228,8 +238,8 @@ TOOLS = (
         "touched, the commands they ran, tokens and cost. Answers 'what did we do last week' in one call; narrow "
         "with agents or projects.",
         "project_activity",
-        outputs.Rows,
-        lambda call: outputs.activity_payload(call.rows()),
+        outputs.ActivityRows,
+        _activity,
     ),
     Tool(
         "file_history",

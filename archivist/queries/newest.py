@@ -17,7 +17,10 @@ NEWEST_SQL = "select substr(max(hour), 1, 10) from message_hours"
 
 def newest_day(db_path: Path | str) -> str | None:
     """The newest day (UTC, YYYY-MM-DD) with a message in the archive; none in an empty one."""
-    conn = sqlite3.connect(Path(db_path).resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        conn = sqlite3.connect(Path(db_path).resolve().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
     try:
         row = conn.execute(NEWEST_SQL).fetchone()
     except sqlite3.Error:

@@ -41,10 +41,11 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
     group_by = given.get("group_by") or "day"
     newest = await newest_of(datasette)
     opened = not any(name in request.args for name in ("start_date", "end_date"))
+    told = range_context(datasette, "/usage", given, newest)
     if opened:
         given = {**given, **opening_range(newest)}
     context: dict[str, Any] = {
-        **range_context(datasette, "/usage", given, newest),
+        **told,
         "opened": opened,
         "all_time": _url(datasette, {**given, "start_date": "", "end_date": ""}),
         "given": given,
