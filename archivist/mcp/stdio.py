@@ -248,7 +248,10 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
 def _omitted(schema: dict[str, Any]) -> Any:
     """What the SDK passes for an argument left out, as ``Param.omitted`` makes it: its default, but a
     number's none (the query's own default stands, so that another name for it never disagrees)."""
-    types = {option.get("type") for option in schema.get("anyOf") or [schema] if isinstance(option, dict)}
+    types: set[str] = set()
+    for option in schema.get("anyOf") or [schema]:
+        named = option.get("type") if isinstance(option, dict) else None
+        types.update(named if isinstance(named, list) else [named] if isinstance(named, str) else [])
     return None if types & {"integer", "number"} else schema.get("default")
 
 
