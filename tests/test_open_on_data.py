@@ -123,3 +123,19 @@ def test_archivist_usage_opens_on_the_newest_30_days_and_an_empty_range_says_whe
     answered = json.loads(cli_run("usage", logs, "--since", "2001-01-01", "--until", "2001-01-31", "--json").output)
     assert answered["rows"] == [] and answered["hint"].endswith(f"try --since {start}")
     assert answered["range"]["default"] is False and answered["range"]["start_date"] == "2001-01-01"
+
+
+def test_an_empty_search_in_a_time_range_says_where_the_newest_session_is(logs, capsys):
+    from archivist.cli.search_output import print_search
+
+    newest = newest_day(archive_path(logs))
+    start = opening_range(newest)["start_date"]
+    with Archive.for_workspace(logs) as archive:
+        dated = archive.search({"query": "retry", **LONG_AGO})
+        undated = archive.search({"query": "zzzqqqxxy"})
+    print_search(dated, newest)
+    assert capsys.readouterr().err == (
+        f"No results.\nNothing in this range; the newest session is from {newest}: try --start-date {start}.\n"
+    )
+    print_search(undated, newest)  # no range: nothing to reach by dates
+    assert capsys.readouterr().err == "No results.\n"

@@ -12,6 +12,7 @@ import click
 from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.archive import building
 from archivist.cli.output import plural
+from archivist.queries.newest import empty_hint
 from archivist.queries.totals import MATCHED_WORDS, matched_counts
 
 _MARK_RE = re.compile(r"<mark>(.*?)</mark>", re.S)
@@ -73,11 +74,14 @@ def usage_facts(row: dict[str, Any]) -> list[str]:
     return facts + ([f"${cost:,.4f}"] if isinstance(cost, (int, float)) and not isinstance(cost, bool) else [])
 
 
-def print_search(response: dict[str, Any]) -> None:
-    """The unified search's page as a compact list, then where the page lies among all results."""
+def print_search(response: dict[str, Any], newest: str | None = None) -> None:
+    """The unified search's page as a compact list, then where the page lies among all results; none
+    in a time range: where the newest session is (``newest``, the newest day with a message)."""
     results = response["results"]
     if not response["total"]:
         click.echo("No results.", err=True)
+        if dated(response) and newest:
+            click.echo(empty_hint(newest, "--start-date ") + ".", err=True)
         return
     for row in results:
         facts = [row["kind"], row.get("entity_type"), _agent(row), row.get("date"), _score(row.get("score"))]
@@ -103,6 +107,12 @@ def print_search(response: dict[str, Any]) -> None:
         line += f" · the last page is {pages}"
     click.echo(line)
     tell_building(response.get("building"))
+
+
+def dated(response: dict[str, Any]) -> bool:
+    """Whether a search was within a time range."""
+    filters = response.get("filters")
+    return isinstance(filters, dict) and any(filters.get(name) for name in ("start_date", "end_date"))
 
 
 def tell_building(told: dict[str, Any] | None, err: bool = False) -> None:
