@@ -139,3 +139,14 @@ def test_an_empty_search_in_a_time_range_says_where_the_newest_session_is(logs, 
     )
     print_search(undated, newest)  # no range: nothing to reach by dates
     assert capsys.readouterr().err == "No results.\n"
+
+
+def test_archivist_search_says_where_the_newest_session_is_when_a_range_holds_none(logs):
+    from click.testing import CliRunner
+
+    from archivist.cli import cli
+
+    newest = newest_day(archive_path(logs))
+    dates = ["--start-date", LONG_AGO["start_date"], "--end-date", LONG_AGO["end_date"]]
+    done = CliRunner().invoke(cli, ["search", str(logs), "retry", *dates])
+    assert done.exit_code == 0 and f"the newest session is from {newest}: try --start-date" in done.output

@@ -268,7 +268,9 @@ def unified(db_path: Path, query: str, given: dict[str, Any], as_json: bool) -> 
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False))
     else:
-        print_search(response)
+        from archivist.queries.newest import newest_day
+
+        print_search(response, newest_day(db_path) if not response["total"] else None)
 
 
 def answer(db_path: Path, ask: Callable[[Any], T]) -> T:
