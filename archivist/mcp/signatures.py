@@ -4,7 +4,9 @@ of its parameters, which the SDK turns into the tool's input schema as it does a
 Each declared parameter (``archivist.queries.params.Param``) becomes a keyword argument
 annotated ``Annotated[type, Field(description=...)]``: its JSON type (and the others MCP
 accepts for it), a list as an array or one comma-separated string (``LIST_FORMS``),
-its default (none where it is required), and its description as MCP shows it.
+its default (none where it is required), and its short description as MCP shows it.
+The schemas carry no titles (a property's title only repeats its name): every agent that
+connects reads them, so they stay light; docs/mcp.md holds the full descriptions.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import Field
+from pydantic import ConfigDict, Field, WithJsonSchema
 
-from archivist.queries.params import LIST_FORMS, Param
+from archivist.mcp.outputs import Outcome
+from archivist.queries.params import LIST_FORMS, Param, first_sentence
 
 PYTHON_TYPES: dict[str, Any] = {
     "string": str,
@@ -31,23 +34,55 @@ PYTHON_TYPES: dict[str, Any] = {
 
 
 def annotation(param: Param, required: bool) -> Any:
-    """The type hint whose JSON schema is the parameter's, with its description, its bounds, its choices and
-    its default (what leaving it out means)."""
-    item = _item(param)
+    """The type hint that takes the parameter's values, published with its light schema (``schema``)."""
+    item: Any = PYTHON_TYPES[param.type]
     types: list[Any] = [item, *(PYTHON_TYPES[other] for other in param.also)]
     if param.many:  # an array (where MCP takes one), or its items comma-separated in one string
-        types = [list[item], str] if LIST_FORMS["mcp"].array else [str]  # type: ignore[valid-type]
+        types = [list[item], str] if LIST_FORMS["mcp"].array else [str]
     if param.omitted is None and not required:
         types.append(type(None))
     union = functools.reduce(operator.or_, types)
-    return Annotated[union, Field(description=param.described("mcp"), json_schema_extra=_shown(param, required))]
+    default = _default(param, required)
+    return Annotated[union, WithJsonSchema(schema(param, required)), Field(title="", json_schema_extra=default)]
 
 
-def _item(param: Param) -> Any:
-    """The type of its value (of each item, for a list), with its choices as an enum."""
-    if not param.choices:
-        return PYTHON_TYPES[param.type]
-    return Annotated[PYTHON_TYPES[param.type], Field(json_schema_extra={"enum": list(_choices(param))})]
+def schema(param: Param, required: bool) -> dict[str, Any]:
+    """The parameter's JSON schema as MCP lists it: each JSON type it takes (a list as an array or as one
+    comma-separated string; null where leaving it out passes none), its choices, its bounds, and its short
+    description."""
+    item = _typed(param.type) | ({"enum": list(_choices(param))} if param.choices else {})
+    options: list[dict[str, Any]]
+    if param.many:
+        options = (
+            [{"type": "array", "items": item}, {"type": "string"}] if LIST_FORMS["mcp"].array else [{"type": "string"}]
+        )
+    else:
+        options = [item, *(_typed(other) for other in param.also)]
+    if param.omitted is None and not required:
+        options.append({"type": "null"})
+    shown: dict[str, Any] = options[0] if len(options) == 1 else {"anyOf": options}
+    if param.minimum is not None:
+        shown["minimum"] = param.minimum
+    if param.maximum is not None:
+        shown["maximum"] = param.maximum
+    return {**shown, "description": param.described("mcp")}
+
+
+def _typed(name: str) -> dict[str, Any]:
+    """The schema of one JSON type: an object's holds anything."""
+    return {"type": name, "additionalProperties": True} if name == "object" else {"type": name}
+
+
+def _default(param: Param, required: bool) -> Callable[[dict[str, Any]], None]:
+    """Its default as its schema shows it: the declared one (not what a call passes on), none where it is
+    required or where it is null (the query's own)."""
+
+    def shown(schema: dict[str, Any]) -> None:
+        schema.pop("default", None)
+        if not required and param.default is not None:
+            schema["default"] = param.default
+
+    return shown
 
 
 def _choices(param: Param) -> tuple[str, ...]:
@@ -55,16 +90,37 @@ def _choices(param: Param) -> tuple[str, ...]:
     return param.choices + ("",) if param.default == "" and not param.many else param.choices
 
 
-def _shown(param: Param, required: bool) -> dict[str, Any]:
-    """What the schema says of it besides its type: its bounds, and its default unless it is required."""
-    shown: dict[str, Any] = {}
-    if param.minimum is not None:
-        shown["minimum"] = param.minimum
-    if param.maximum is not None:
-        shown["maximum"] = param.maximum
-    if not required:
-        shown["default"] = param.default
-    return shown
+def light(output: type) -> type:
+    """The answer's shape (a ``TypedDict``), the same in all but its schema, which is light (``lightened``)."""
+    config = ConfigDict(json_schema_extra=lightened)
+    return type(output)(output.__name__, (output,), {"__pydantic_config__": config}, total=False)
+
+
+def lightened(shown: dict[str, Any]) -> None:
+    """An answer's schema without what every answer shares (``Outcome``: success, error, code, building; told
+    in docs/mcp.md and docs/errors.md) and without what says nothing: its properties' titles,
+    ``additionalProperties: true``, and ``anyOf`` where a list of types says it."""
+    shown["properties"] = {
+        name: _light(value) for name, value in shown["properties"].items() if name not in Outcome.__annotations__
+    }
+
+
+def _light(shown: dict[str, Any]) -> dict[str, Any]:
+    """One property's schema, lightened."""
+    light = {
+        key: value for key, value in shown.items() if key != "title" and (key, value) != ("additionalProperties", True)
+    }
+    if light.get("items") == {"type": "object", "additionalProperties": True}:
+        del light["items"]
+    elif isinstance(light.get("items"), dict):
+        light["items"] = _light(light["items"])
+    parts = [_light(part) for part in light.get("anyOf", ())]
+    if parts and all(set(part) == {"type"} and isinstance(part["type"], str) for part in parts):
+        del light["anyOf"]
+        light["type"] = [part["type"] for part in parts]
+    elif parts:
+        light["anyOf"] = parts
+    return light
 
 
 def signature(inputs: list[tuple[Param, bool]], output: type, context: bool = False) -> inspect.Signature:
@@ -83,13 +139,14 @@ def signature(inputs: list[tuple[Param, bool]], output: type, context: bool = Fa
         parameters.append(
             inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
         )
-    return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, output])
+    return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, light(output)])
 
 
 def tool_function(
     name: str, description: str, shape: inspect.Signature, run: Callable[..., Awaitable[CallToolResult]]
 ) -> Callable[..., Awaitable[CallToolResult]]:
-    """An async function named ``name`` with the signature ``shape`` that calls ``run`` with its arguments."""
+    """An async function named ``name`` with the signature ``shape`` that calls ``run`` with its arguments; its
+    docstring, which MCP lists as the tool's description, is the first sentence of ``description``."""
 
     async def tool(**arguments: Any) -> CallToolResult:
         return await run(**arguments)
@@ -98,5 +155,5 @@ def tool_function(
     tool.__annotations__ = {key: value.annotation for key, value in shape.parameters.items()}
     tool.__annotations__["return"] = shape.return_annotation
     tool.__name__ = tool.__qualname__ = name
-    tool.__doc__ = description
+    tool.__doc__ = first_sentence(description)
     return tool

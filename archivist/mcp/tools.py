@@ -160,7 +160,8 @@ TOOLS = (
     ),
     Tool(
         "search_reports",
-        "Search analysis reports: ranked by number of matches, then newer first; excerpt, date, link and path.",
+        "Search analysis reports by text. Ranked by number of matches, then newer first; each with excerpt, date, "
+        "link and path.",
         "search_reports",
         outputs.Rows,
         _rows,
@@ -181,7 +182,8 @@ TOOLS = (
     ),
     Tool(
         "get_document",
-        "One document whole, of any kind: id, kind, type, title, path, date, tags, its product (a record's), file "
+        "One document whole, of any kind, by id or path. It has id, kind, type, title, path, date, tags, its "
+        "product (a record's), file "
         "(its absolute path, null where the archive has not recorded the workspace's folder), link, whether it is embedded, and body "
         "(its text). A conversation read from an agent log has its title and opening prompt here, and its "
         "messages in get_conversation.",
@@ -198,7 +200,7 @@ TOOLS = (
     ),
     Tool(
         "search",
-        "Search everything (conversations, reports, memories, records, notes) with filters, dates and pagination. "
+        "Search everything, with filters, dates and pages. Conversations, reports, memories, records and notes. "
         "Each result's id is its handle: get_document(document=id) returns the document whole; for a "
         "conversation, get_conversation(document=id, offset=message) reads its messages from the one that "
         "matched. The default answer is brief (a snippet per result); output='full' adds paths, tags, longer "
@@ -209,8 +211,9 @@ TOOLS = (
     ),
     Tool(
         "list_conversations",
-        "Recent conversations, newest first (by last message): agent-log sessions and the workspace's own, each "
-        "with id, title, agent, project, models, branch, started, last, messages (count), path and parent; with "
+        "Conversations, newest first (by last message), with id, title, agent and project. Agent-log sessions and "
+        "the workspace's own, each with id, title, agent, project, models, branch, started, last, messages (count), "
+        "path and parent; with "
         "include=usage, each session's tokens and cost too. Page with offset and limit; read one with "
         "get_conversation.",
         "list_conversations",
@@ -219,7 +222,8 @@ TOOLS = (
     ),
     Tool(
         "get_conversation",
-        "One conversation's messages in order, a page at a time: seq, role, timestamp, model, text, tool_calls "
+        "One conversation's messages, a page at a time: call again with offset=next_offset while has_more. "
+        "Each message has seq, role, timestamp, model, text, tool_calls "
         "(name, files, commands, input, and each change to a file as a unified diff: diffs), and usage (tokens, "
         "cost) and attachments where a message has them; the session's price (at the price data's prices), "
         "stated_cost (what its log says) and subagents (the sub-agent sessions it started, and theirs, as a tree "
@@ -233,7 +237,8 @@ TOOLS = (
     ),
     Tool(
         "activity",
-        "What the agents did, project by project, in a date range (by default the last 30 days): each "
+        "What the agents did, project by project, in a date range: sessions, files, commands, tokens and cost. "
+        "By default the 30 days to the newest activity; each "
         "project's sessions (the newest with titles and ids for get_conversation), the files their tool calls "
         "touched, the commands they ran, tokens and cost. Answers 'what did we do last week' in one call; narrow "
         "with agents or projects.",
@@ -243,7 +248,8 @@ TOOLS = (
     ),
     Tool(
         "file_history",
-        "Every tool call of the agents' sessions that read or changed a file, newest first: the session (id, "
+        "Every tool call of the agents that read or changed a file, newest first, with its changes as diffs. Each "
+        "names the session (id, "
         "title, agent, project), the message (seq: get_conversation's offset), the call's tool, the path as it "
         "named it, its commands, whether it changed the file (changed) and each change as a unified diff (diffs: "
         "diff, diff_lines, diff_cut). changes=true lists only the calls that changed it: what did the agents "
@@ -255,7 +261,8 @@ TOOLS = (
     ),
     Tool(
         "usage",
-        "Tokens (input, output, cache write, cache read) and cost of the agents' model responses, one row per "
+        "Tokens and cost of the agents' model responses, by day, month, block, model, agent, project or session. "
+        "Tokens (input, output, cache write, cache read) and cost, one row per "
         "day, month, 5-hour block, model, agent, project or session (group_by), within a date range and for some "
         "agents or projects: what did it cost, and where did the tokens go. Cost is at maintained prices "
         "(price_data); a model they do not know is counted in unpriced, never guessed. By session: id (key), "
@@ -268,7 +275,8 @@ TOOLS = (
     ),
     Tool(
         "search_semantic",
-        "Semantic search (all-MiniLM-L6-v2 embeddings): documents by cosine similarity, with their best passage.",
+        "Semantic search: the documents nearest in meaning, each with its best passage. It ranks by cosine "
+        "similarity of all-MiniLM-L6-v2 embeddings.",
         "search_semantic",
         outputs.Rows,
         _rows,
@@ -300,8 +308,8 @@ TOOLS = (
     ),
     Tool(
         "get_embedding_status",
-        "Embedding coverage: total_chunks, num_documents, pending, db_path, model, recent embeddings, and the "
-        "latest job.",
+        "How much of the archive is embedded, and the latest embedding job. It gives total_chunks, num_documents, "
+        "pending, db_path, model, recent embeddings, and the latest job.",
         "embedding_status",
         outputs.EmbeddingStatus,
         _embedding_status,

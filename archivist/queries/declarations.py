@@ -105,6 +105,7 @@ QUERIES: dict[str, Query] = {
                 "command_filter",
                 rules.command_name("command_filter", required=False),
                 "Only reports of this command (a folder name under reports/); empty: every command.",
+                brief="Only reports of this command.",
                 flags=("--command",),
                 metavar="COMMAND",
             ),
@@ -125,6 +126,7 @@ QUERIES: dict[str, Query] = {
                 rules.command_name("command", required=True),
                 "A command name, as search_commands, search_reports or the list_commands query return it.",
                 required=True,
+                brief="A command name (as search_commands gives it).",
             ),
         ),
         checks=(rules.listed_command_exists,),
@@ -138,6 +140,7 @@ QUERIES: dict[str, Query] = {
                 rules.workspace_path,
                 "The report's path, as search_reports returns it (absolute) or relative to the workspace.",
                 required=True,
+                brief="The report's path (as search_reports gives it).",
             ),
         ),
         checks=(rules.report_exists,),
@@ -262,12 +265,14 @@ QUERIES: dict[str, Query] = {
                 "Only these projects: a project's full path (the session's working directory) or its last folder "
                 "name (api for /home/ana/api); empty: every project. Workspace conversations have no project.",
                 many=True,
+                brief="Only these projects: full paths or last folder names.",
             ),
             *params.dates(CONVERSATION_DATES),
             params.limit(20, "conversations"),
             params.offset(
                 "How many conversations to skip (default 0). Next page: offset + limit; fewer results than limit "
-                "is the last page."
+                "is the last page.",
+                brief="Conversations to skip; next page: offset + limit.",
             ),
             Param(
                 "include",
@@ -280,6 +285,7 @@ QUERIES: dict[str, Query] = {
                 "usage: each session's tokens and cost too (its responses', at the price data's prices); empty: "
                 "neither.",
                 many=True,
+                brief="usage: each session's tokens and cost too.",
             ),
         ),
         checks=(rules.dates_in_order,),
@@ -298,15 +304,20 @@ QUERIES: dict[str, Query] = {
         params=(
             params.document(
                 "The conversation: its id or its path, as list_conversations or search give them, or the path of "
-                "any file of it."
+                "any file of it.",
+                brief="The conversation: its id or its path.",
             ),
-            params.offset("Index of the first message to return (default 0). Next page: the answer's next_offset."),
+            params.offset(
+                "Index of the first message to return (default 0). Next page: the answer's next_offset.",
+                brief="First message to return; next page: the answer's next_offset.",
+            ),
             Param(
                 "limit",
                 rules.bounded_int("limit", 1, 200, example=50),
                 "Most messages to return, 1 to 200 (default 50).",
                 type="integer",
                 default=50,
+                brief="Most messages to return.",
             ),
             Param(
                 "include",
@@ -314,6 +325,7 @@ QUERIES: dict[str, Query] = {
                 "Parts of each message left out by default to keep answers small: "
                 f"{', '.join(rules.INCLUDABLE)} (the raw tool results); empty: neither.",
                 many=True,
+                brief=f"Also each message's {' and '.join(rules.INCLUDABLE)}.",
             ),
         ),
         checks=(rules.conversation_page,),
@@ -335,6 +347,7 @@ QUERIES: dict[str, Query] = {
                 "The file: its full path as the logs recorded it (/home/ana/api/src/app.py), or its name alone "
                 "(app.py: every path that ends in it).",
                 required=True,
+                brief="The file: its full path, or its name alone.",
             ),
             Param(
                 "changes",
@@ -344,7 +357,10 @@ QUERIES: dict[str, Query] = {
                 type="boolean",
             ),
             params.limit(50, "tool calls"),
-            params.offset("How many tool calls to skip (default 0). Next page: the answer's next_offset."),
+            params.offset(
+                "How many tool calls to skip (default 0). Next page: the answer's next_offset.",
+                brief="Tool calls to skip; next page: the answer's next_offset.",
+            ),
         ),
     ),
     "project_activity": Query(
@@ -405,6 +421,7 @@ QUERIES: dict[str, Query] = {
                 f"One row per: {', '.join(USAGE_BY)} (block: five hours from the first response "
                 "that no earlier block holds, as ccusage reports them). Default day.",
                 default="day",
+                brief="One row per day, month, 5-hour block, model, agent, project or session.",
             ),
             *params.dates(
                 "all in UTC; a response counts when its hour lies inside (a bound within an hour takes that hour "
@@ -414,7 +431,8 @@ QUERIES: dict[str, Query] = {
             params.limit(USAGE_SESSIONS, "sessions (by session only)"),
             params.offset(
                 "How many sessions to skip (by session only; default 0). Next page: offset + limit; fewer "
-                "sessions than limit is the last page."
+                "sessions than limit is the last page.",
+                brief="Sessions to skip (by session only).",
             ),
         ),
         checks=(rules.dates_in_order,),
@@ -424,7 +442,9 @@ QUERIES: dict[str, Query] = {
 # --- the MCP tools' parameters that are no canned query's --------------------------------------
 
 # which archive a tool reads: every tool takes it
-WORKSPACE = Param("workspace_path", as_given, WORKSPACE_PATH, default=None)
+WORKSPACE = Param(
+    "workspace_path", as_given, WORKSPACE_PATH, default=None, brief="Another allowed workspace; default: the server's."
+)
 EMBED_WAIT_SECONDS = 45.0  # the longest an embedding call waits: below the 60 s common MCP clients wait
 
 # the embedding API's tools, which run no canned query
@@ -439,6 +459,7 @@ TOOL_PARAMS: dict[str, tuple[Param, ...]] = {
             f"True: start the job and answer at once. False (default): wait up to {EMBED_WAIT_SECONDS:g} s, with "
             "progress; a longer job goes on in the background. get_embedding_status shows a job's state.",
             type="boolean",
+            brief="true: answer at once, the job going on.",
         ),
     ),
 }

@@ -58,9 +58,11 @@ class Filter:
         return self.param.name
 
 
-def _listed(name: str, description: str, flags: tuple[str, ...], metavar: str, rule: Rule = rules.text_list) -> Param:
+def _listed(
+    name: str, description: str, flags: tuple[str, ...], metavar: str, rule: Rule = rules.text_list, brief: str = ""
+) -> Param:
     """One of the search's lists: an option of ``archivist search`` and a field the search page keeps."""
-    return Param(name, rule, description, many=True, flags=flags, metavar=metavar, form="hidden")
+    return Param(name, rule, description, many=True, flags=flags, metavar=metavar, form="hidden", brief=brief)
 
 
 def _key(name: str) -> vocabulary.Key:
@@ -74,6 +76,7 @@ FILTERS = (
             f"Only these kinds ({', '.join(rules.KINDS)}) or record entity types ({', '.join(rules.ENTITY_TYPES)}, ...).",
             ("--kind", "--kinds", "--entities"),
             "KIND",
+            brief="Only these kinds (conversation, report, ...) or record entity types.",
         ),
         vocabulary.KIND,
         "kind",
@@ -88,6 +91,7 @@ FILTERS = (
             "commands.",
             ("--type", "--types"),
             "TYPE",
+            brief="Only these memory, entity or conversation types, or report commands.",
         ),
         vocabulary.TYPE,
         "type",
@@ -191,6 +195,7 @@ FILTERS = (
             "read_file; any case).",
             ("--tool", "--tools"),
             "TOOL",
+            brief="Only conversations whose tool calls used these tools (Bash, Edit, ...).",
         ),
         _key("tool"),
         "tool",
@@ -207,6 +212,7 @@ FILTERS = (
             ("--role", "--roles"),
             "ROLE",
             rules.role_list,
+            brief="Only hits in messages of these roles.",
         ),
         _key("role"),
         "role",

@@ -17,6 +17,7 @@ Nothing here imports more than the standard library and the rules.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,6 +59,11 @@ class _Empty:
 EMPTY = _Empty()
 
 
+def first_sentence(text: str) -> str:
+    """A text's first sentence: up to its first full stop that ends a word before a space (not "e.g.")."""
+    return re.split(r"(?<=[^.\s]{3}\.)\s", text, maxsplit=1)[0]
+
+
 def as_given(value: str) -> str:
     """The rule of a parameter its query checks itself, or not at all."""
     return value
@@ -69,7 +75,7 @@ class Param:
 
     name: str
     rule: Rule  # checks the value (as text) and returns it normalised, or raises ArchivistError
-    description: str  # one line, the same on every surface
+    description: str  # one line, the same on every surface but MCP's listing (``brief``) and docs/mcp.md
     type: JsonType = "string"  # of the value; of each item when ``many``
     many: bool = False  # a list (LIST_FORMS: how each surface takes one)
     # what leaving it out means, as the MCP input schema and README show it; without one, the
@@ -83,6 +89,7 @@ class Param:
     form: str | None = None  # the search page's field for it (FORM_FIELDS); None: not on the form
     # False: accepted from a seed system's callers and checked, but the SQL does not read it
     in_sql: bool = True
+    brief: str = ""  # what MCP's listing says of it, in a few words; empty: its description's first sentence
 
     def __post_init__(self) -> None:
         if isinstance(self.default, _Empty):
@@ -116,7 +123,10 @@ class Param:
         return None if self.type in ("integer", "number") else self.default  # type: ignore[return-value]
 
     def described(self, surface: Surface) -> str:
-        """Its description as ``surface`` shows it: a list's says how that surface takes one."""
+        """Its description as ``surface`` shows it: a list's says how that surface takes one; MCP's listing
+        says it in a few words (its input schema shows the list's forms), and docs/mcp.md in full."""
+        if surface == "mcp":
+            return self.brief or first_sentence(self.description)
         return f"{self.description} {LIST_FORMS[surface].sentence}" if self.many else self.description
 
     @property
@@ -202,6 +212,7 @@ def agents(what: str, flags: tuple[str, ...] = (), metavar: str | None = None, f
         rules.agent_list,
         f"Only {what} of these agents: {AGENTS}; empty: every agent.",
         many=True,
+        brief=f"Only {what} of these agents ({rules.WORKSPACE_AGENT}: the workspace's own conversations).",
         flags=flags,
         metavar=metavar,
         form=form,
@@ -217,6 +228,7 @@ def log_filters(what: str) -> tuple[Param, Param]:
             rules.text_list,
             "Only these projects: a project's full path or its last folder name; empty: every project.",
             many=True,
+            brief="Only these projects: full paths or last folder names.",
         ),
     )
 
@@ -237,15 +249,17 @@ def limit(default: int, what: str = "results", flags: tuple[str, ...] = (), name
         rules.bounded_int(name, 1, MAX_LIMIT),
         f"Most {what} to return, 1 to {MAX_LIMIT} (default {default}).",
         type="integer",
+        brief=f"Most {what} to return.",
         default=default,
         flags=flags,
         metavar="N",
     )
 
 
-def document(description: str = DOCUMENT) -> Param:
+def document(description: str = DOCUMENT, brief: str = "The document: its id or its path.") -> Param:
     """The document a query reads: an id (a string or a number) or a path."""
-    return Param("document", rules.required_text("document", "42"), description, also=("integer",), required=True)
+    rule = rules.required_text("document", "42")
+    return Param("document", rule, description, also=("integer",), required=True, brief=brief)
 
 
 def conversation_type(documents: str, flags: tuple[str, ...] = ()) -> Param:
@@ -255,13 +269,15 @@ def conversation_type(documents: str, flags: tuple[str, ...] = ()) -> Param:
         rules.conversation_type,
         f"Only {documents} of this type (brainstorm, debug, plan, review, research, design, ...); empty: every type.",
         flags=flags,
+        brief=f"Only {documents} of this type (debug, plan, ...).",
         metavar="TYPE",
     )
 
 
 def date_range(flags: tuple[str, ...] = ()) -> Param:
     """One month or one day."""
-    return Param("date_range", rules.date_range, DATE_RANGE, flags=flags, metavar="YYYY-MM|YYYY-MM-DD")
+    brief = "A month (YYYY-MM) or a day (YYYY-MM-DD)."
+    return Param("date_range", rules.date_range, DATE_RANGE, flags=flags, metavar="YYYY-MM|YYYY-MM-DD", brief=brief)
 
 
 def dates(matches: str, flags: bool = False) -> tuple[Param, Param]:
@@ -273,6 +289,7 @@ def dates(matches: str, flags: bool = False) -> tuple[Param, Param]:
             rules.date_bound("start_date", end=False),
             f"From this date: {DATE_FORMS}; {matches}.",
             flags=("--start-date",) if flags else (),
+            brief='From this date: ISO, YYYY-MM, YYYY or words ("last week").',
             metavar=metavar,
             form=form,
         ),
@@ -281,13 +298,14 @@ def dates(matches: str, flags: bool = False) -> tuple[Param, Param]:
             rules.date_bound("end_date", end=True),
             "Until this date, in the same forms as start_date (e.g. today).",
             flags=("--end-date",) if flags else (),
+            brief="Until this date (as start_date).",
             metavar=metavar,
             form=form,
         ),
     )
 
 
-def offset(description: str) -> Param:
+def offset(description: str, brief: str = "") -> Param:
     """How many rows to skip, for paging."""
     rule = rules.bounded_int("offset", 0, rules.MAX_OFFSET, example=0)
-    return Param("offset", rule, description, type="integer", default=0)
+    return Param("offset", rule, description, type="integer", default=0, brief=brief)

@@ -17,13 +17,18 @@ from archivist.queries.params import QUERY_LIMITS, SEARCH_DATES, Alias, Param, V
 
 
 def _choice(
-    name: str, choices: tuple[str, ...], description: str, default: Value, metavar: str, form: str | None = None
+    name: str,
+    choices: tuple[str, ...],
+    description: str,
+    default: Value,
+    metavar: str,
+    form: str | None = None,
+    brief: str = "",
 ) -> Param:
     """One of ``choices``: an option of ``archivist search`` (--name), and a field of the search page's (``form``)."""
     flag = "--" + name.replace("_", "-")
-    return Param(
-        name, rules.one_of(name, choices), description, default=default, flags=(flag,), metavar=metavar, form=form
-    )
+    rule = rules.one_of(name, choices)
+    return Param(name, rule, description, default=default, flags=(flag,), metavar=metavar, form=form, brief=brief)
 
 
 def _whole(
@@ -62,6 +67,7 @@ SEARCH_PARAMS = (
         "required, newest first), recent (newest first), scan (like hybrid, or newest first without a query; with "
         "output=full, short excerpts), faceted (every filter; hybrid ranking with a query, newest first without).",
         default="hybrid",
+        brief="How to find: keyword and semantic fused (hybrid), one of them, or a listing.",
         metavar="MODE",
         form="radio",
     ),
@@ -74,6 +80,7 @@ SEARCH_PARAMS = (
         "only the best: with a common word it costs time as the matches grow.",
         default="relevance",
         metavar="SORT",
+        brief="The order: the ranking, by date, or by tokens or cost.",
         form="hidden",
     ),
     *FILTER_PARAMS[:3],  # entities, types and tags come before match_all and the dates
@@ -82,6 +89,7 @@ SEARCH_PARAMS = (
         rules.boolean("match_all"),
         "true: every tag must be present; false (default): any tag.",
         type="boolean",
+        brief="true: every tag must be present.",
         flags=("--match-all",),
         form="hidden",
     ),
@@ -93,6 +101,7 @@ SEARCH_PARAMS = (
         'simple (default: the words, FTS syntax escaped) or raw (FTS5 syntax: "phrases", prefix*, AND, OR, NOT, NEAR).',
         default="simple",
         metavar="simple|raw",
+        brief="raw: the query in FTS5 syntax.",
         form="hidden",
     ),
     Param(
@@ -101,6 +110,7 @@ SEARCH_PARAMS = (
         "Drop semantic candidates below this cosine similarity, -1 to 1 (default 0.32 for semantic and hybrid, so "
         "that unrelated text finds nothing; none for similar; -1 keeps every candidate).",
         type="number",
+        brief="The least cosine similarity of a semantic match.",
         flags=("--min-similarity",),
         metavar="X",
         form="hidden",
@@ -110,6 +120,7 @@ SEARCH_PARAMS = (
         as_given,
         "mode=similar: the document to find neighbours of: its id, its path, or the path of any file of it.",
         also=("integer",),
+        brief="mode=similar: the document (id or path).",
         flags=("--document",),
         metavar="ID|PATH",
     ),
@@ -132,6 +143,7 @@ SEARCH_PARAMS = (
         "model over the first 200 results, and the filters as understood).",
         default=rules.API_OUTPUT,
         metavar="brief|full",
+        brief="brief (a snippet per result) or full (paths, excerpts, facets).",
     ),
     # seed 002's name with no counterpart: a boost this archive does not use
     Param(
@@ -139,6 +151,7 @@ SEARCH_PARAMS = (
         as_given,
         "Accepted from the memory service's callers; it has no effect here.",
         type="object",
+        brief="Accepted, without effect.",
         default=None,
         in_sql=False,
     ),
