@@ -11,11 +11,14 @@ nothing on a surface that the declaration lacks, nothing declared that the surfa
 defaults and description texts.
 
 Run as a script (``python tests/test_declarations.py``), this file writes README's
-generated tables of queries, search parameters and MCP tools again from the declarations.
+generated tables of queries, search parameters and MCP tools again from the declarations,
+and docs/mcp.md: each MCP tool's full description and arguments, which tools/list says in
+a sentence and a few words.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
 import re
@@ -33,6 +36,7 @@ from archivist.queries.params import first_sentence as mcp_sentence
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+MCP_DOC = ROOT / "docs" / "mcp.md"
 FILES = {"notes/a.md": "# Alpha\n\nSome proxy text.\n"}  # (the workspace fixture's)
 
 
@@ -331,6 +335,64 @@ def tools_table() -> str:
 TABLES = {"queries": queries_table, "search parameters": search_table, "tools": tools_table}
 
 
+def mcp_doc() -> str:
+    """docs/mcp.md: each tool's full description, its arguments in full, and the fields of its answer."""
+    from archivist.mcp.tools import TOOLS
+
+    lines = [
+        "# The MCP tools",
+        "",
+        "<!-- generated from the declarations: python tests/test_declarations.py -->",
+        "",
+        "What `tools/list` says of each tool is the first sentence of its description, and of each argument a "
+        "few words; this page holds all of it. Every answer also has `success`, and `error` and `code` when "
+        "it fails (docs/errors.md), and `building` while the archive is still being built.",
+        "",
+    ]
+    for tool in TOOLS:
+        lines += mcp_tool_section(tool)
+    return "\n".join(lines)
+
+
+def mcp_tool_section(tool: Any) -> list[str]:
+    """One tool's part of docs/mcp.md."""
+    import typing
+
+    from archivist.mcp.outputs import Outcome
+    from archivist.mcp.tools import inputs
+
+    runs = f"the canned query {code(tool.query)}" if tool.query else "the embedding API"
+    lines = [f"## {code(tool.name)}", "", tool.description, "", f"It runs {runs}.", ""]
+    lines += ["| argument | type | default | meaning |", "|---|---|---|---|"]
+    for param, required in inputs(tool):
+        default = "required" if required else default_of(dataclasses.replace(param, required=False))
+        lines.append(f"| {code(param.name)} | {type_of(param)} | {default} | {cell(full_description(param))} |")
+    fields = [name for name in typing.get_type_hints(tool.output) if name not in typing.get_type_hints(Outcome)]
+    return [*lines, "", "Its answer: " + ", ".join(code(name) for name in fields) + ".", ""]
+
+
+def full_description(param: Param) -> str:
+    """A parameter's whole description as an MCP caller needs it: a list's says it takes an array or a string."""
+    return f"{param.description} {LIST_FORMS['mcp'].sentence}" if param.many else param.description
+
+
+def test_docs_mcp_is_the_declarations() -> None:
+    assert MCP_DOC.read_text(encoding="utf-8") == mcp_doc(), (
+        "docs/mcp.md differs from the declarations: write it again with python tests/test_declarations.py"
+    )
+
+
+def test_docs_mcp_says_in_full_what_tools_list_says_in_a_few_words() -> None:
+    from archivist.mcp.tools import TOOLS, inputs
+
+    text = MCP_DOC.read_text(encoding="utf-8")
+    for tool in TOOLS:
+        assert tool.description in text and mcp_sentence(tool.description) in tool.description
+        for param, _ in inputs(tool):
+            assert cell(full_description(param)) in text, (tool.name, param.name)
+    assert "matches all days within that month" in text  # (date_range's details, which tools/list leaves out)
+
+
 def readme_block(text: str, name: str) -> str:
     start, stop = text.index(begin(name)), text.index(end(name)) + len(end(name))
     return text[start:stop]
@@ -354,6 +416,7 @@ def write_readme() -> None:
 if __name__ == "__main__":
     os.chdir(ROOT)
     write_readme()
+    MCP_DOC.write_text(mcp_doc(), encoding="utf-8")
 
 
 def test_every_list_filter_of_the_search_form_has_a_chip_that_removes_it() -> None:

@@ -1,0 +1,66 @@
+"""What tools/list weighs: every agent that connects reads it before its first question.
+
+A tool is listed by the first sentence of its description and a parameter by a few words
+(``Param.brief``); the rest is in docs/mcp.md. The listing is measured as the server sends it
+(the JSON of the result, compact, as the SDK writes it) and held under a budget, and nothing
+is dropped to meet it: every tool, every parameter and every seed system's name for one is
+still listed, with its type, choices, bounds and default.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mcp import Client
+from mcp.types import ListToolsResult
+
+from archivist.mcp.tools import TOOLS, create_server, inputs
+from archivist.queries.declarations import QUERIES
+from archivist.workspace import archive_path
+
+FILES = {"notes/a.md": "# Alpha\n\nSome proxy text.\n"}  # (the workspace fixture's)
+BUDGET = 24_000  # bytes of the tools/list result (44,892 before the listing was made light)
+
+
+async def listed(workspace: Path) -> ListToolsResult:
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        return await client.list_tools()
+
+
+def weight(result: ListToolsResult) -> int:
+    """The bytes of the result as the server writes it."""
+    return len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+
+
+async def test_tools_list_weighs_less_than_its_budget(workspace: Path) -> None:
+    result = await listed(workspace)
+    assert weight(result) <= BUDGET
+    described = [tool.description or "" for tool in result.tools]
+    assert all(description and "\n" not in description and len(description) <= 160 for description in described)
+
+
+async def test_every_tool_parameter_and_seed_name_is_still_listed(workspace: Path) -> None:
+    tools = {tool.name: tool.input_schema["properties"] for tool in (await listed(workspace)).tools}
+    assert list(tools) == [tool.name for tool in TOOLS]
+    for tool in TOOLS:
+        assert list(tools[tool.name]) == [param.name for param, _ in inputs(tool)], tool.name
+        for name, schema in tools[tool.name].items():
+            assert schema["description"] and len(schema["description"]) <= 100, (tool.name, name)
+        if tool.query:
+            assert set(QUERIES[tool.query].aliases) <= set(tools[tool.name]), tool.name
+    assert {"kinds", "memory_type", "k", "source_path", "limit"} <= set(tools["search"])
+
+
+async def test_a_light_listing_is_lighter_than_the_full_descriptions(workspace: Path) -> None:
+    """What the listing leaves out is there to be read: each full description is longer than its listing."""
+    result = await listed(workspace)
+    full = sum(len(tool.description) for tool in TOOLS)
+    shown = sum(len(tool.description or "") for tool in result.tools)
+    assert shown * 2 < full
+    payload = json.loads(result.model_dump_json(by_alias=True, exclude_none=True))
+    assert not any(
+        "title" in schema and schema["title"]
+        for tool in payload["tools"]
+        for schema in tool["inputSchema"]["properties"].values()
+    )
