@@ -276,7 +276,7 @@ def conversation_type(documents: str, flags: tuple[str, ...] = ()) -> Param:
 
 def date_range(flags: tuple[str, ...] = ()) -> Param:
     """One month or one day."""
-    brief = "A month (YYYY-MM) or a day (YYYY-MM-DD)."
+    brief = "A day (YYYY-MM-DD) or a month (YYYY-MM). Month format matches all days within that month."
     return Param("date_range", rules.date_range, DATE_RANGE, flags=flags, metavar="YYYY-MM|YYYY-MM-DD", brief=brief)
 
 

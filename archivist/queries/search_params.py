@@ -67,7 +67,7 @@ SEARCH_PARAMS = (
         "required, newest first), recent (newest first), scan (like hybrid, or newest first without a query; with "
         "output=full, short excerpts), faceted (every filter; hybrid ranking with a query, newest first without).",
         default="hybrid",
-        brief="How to find: keyword and semantic fused (hybrid), one of them, or a listing.",
+        brief="How to find: both rankings fused (hybrid), one of them, or a listing.",
         metavar="MODE",
         form="radio",
     ),
