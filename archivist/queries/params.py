@@ -276,7 +276,10 @@ def conversation_type(documents: str, flags: tuple[str, ...] = ()) -> Param:
 
 def date_range(flags: tuple[str, ...] = ()) -> Param:
     """One month or one day."""
-    brief = "A day (YYYY-MM-DD) or a month (YYYY-MM). Month format matches all days within that month."
+    brief = (  # (seed 000's callers read these sentences in the listing)
+        "Filter by date range. Supports YYYY-MM (month) or YYYY-MM-DD (day) format. Month format matches all days "
+        "within that month. Examples: '2025-11' or '2025-11-10'."
+    )
     return Param("date_range", rules.date_range, DATE_RANGE, flags=flags, metavar="YYYY-MM|YYYY-MM-DD", brief=brief)
 
 
