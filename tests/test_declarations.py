@@ -346,7 +346,8 @@ def mcp_doc() -> str:
         "",
         "What `tools/list` says of each tool is the first sentence of its description, and of each argument a "
         "few words; this page holds all of it. Every answer also has `success`, and `error` and `code` when "
-        "it fails (docs/errors.md), and `building` while the archive is still being built.",
+        "it fails ([errors.md](errors.md)), and `building` while the archive is still being built. The "
+        "declarations are `archivist/queries/declarations.py`; the tools, `archivist/mcp/tools.py`.",
         "",
     ]
     for tool in TOOLS:

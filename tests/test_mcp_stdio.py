@@ -429,13 +429,35 @@ def test_the_sdk_reads_the_session_again_and_its_second_initialize_answer_is_lef
 
 def test_the_sdks_answers_reach_the_client_but_those_answered_before():
     read_end, write_end = os.pipe()
-    session_out = stdio.SessionOutput(write_end, {1})
+    session_out = stdio.SessionOutput(write_end, {1}, stdio.Pending())
     for text in ('{"jsonrpc":"2.0","id":1,"result":{}}', "\n", '{"jsonrpc":"2.0","id":2,', '"result":{}}\n'):
         session_out.write(text)  # (as the SDK's transport writes: a message, then its newline)
     session_out.write('{"jsonrpc":"2.0","id":1,"result":{}}\n')  # a second answer of id 1 is the client's
     os.close(write_end)
     with open(read_end, "rb") as client:
         assert client.read() == b'{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":1,"result":{}}\n'
+
+
+def test_the_end_of_the_input_waits_for_the_answers_the_sdk_still_owes():
+    """A client that sends its requests and closes its input gets every answer: the transport's
+    input ends only once the requests it gave the SDK are answered."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    pending = stdio.Pending()
+    session_in = stdio.SessionInput([], stdio.Lines(in_read), pending)
+    session_out = stdio.SessionOutput(out_write, set(), pending)
+    os.write(in_write, lines_of(request(7, "tools/list")))
+    os.close(in_write)
+    assert json.loads(session_in.readline())["id"] == 7
+    ended = threading.Event()
+    reading = threading.Thread(target=lambda: session_in.readline() == "" and ended.set(), daemon=True)
+    reading.start()
+    assert not ended.wait(0.3)  # the input is at its end, but request 7 is owed
+    session_out.write('{"jsonrpc":"2.0","id":7,"result":{}}\n')
+    assert ended.wait(5)
+    os.close(out_write)
+    with open(out_read, "rb") as client:
+        assert client.read() == b'{"jsonrpc":"2.0","id":7,"result":{}}\n'
 
 
 def test_a_line_over_the_limit_is_cut_and_the_session_goes_on(sample_workspace, monkeypatch):

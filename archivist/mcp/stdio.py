@@ -447,24 +447,61 @@ def _preload(db_path: Path) -> None:
         logger.debug("preloading the embedding model failed", exc_info=True)
 
 
-class SessionInput:
-    """What the SDK's transport reads, line by line: ``replay`` (lines already read), then the rest of ``lines``."""
+class Pending:
+    """The requests handed to the SDK that it has not answered yet: where the client's input ends
+    (stdin closed), the session ends once they are answered (``END_WAIT_SECONDS`` at most), so that a
+    client that sends its requests and closes its input still gets every answer."""
 
-    def __init__(self, replay: list[str], lines: Lines) -> None:
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._changed = threading.Condition()
+
+    def asked(self, line: str) -> None:
+        message = _message(line)
+        if message is not None and "method" in message and _plain_id(message.get("id")):
+            with self._changed:
+                self._ids.add(message["id"])
+
+    def answered(self, message: dict[str, Any]) -> None:
+        if "result" in message or "error" in message:
+            with self._changed:
+                self._ids.discard(message.get("id"))
+                self._changed.notify_all()
+
+    def wait(self, seconds: float) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._ids, timeout=seconds)
+
+
+END_WAIT_SECONDS = 60  # the most the end of a client's input waits for the answers still owed
+
+
+class SessionInput:
+    """What the SDK's transport reads, line by line: ``replay`` (lines already read), then the rest of
+    ``lines``; at their end, once the requests read are answered (``Pending``)."""
+
+    def __init__(self, replay: list[str], lines: Lines, pending: Pending) -> None:
         self._replay = list(replay)
         self._lines = lines
+        self._pending = pending
 
     def readline(self) -> str:
-        return self._replay.pop(0) if self._replay else self._lines.readline()
+        line = self._replay.pop(0) if self._replay else self._lines.readline()
+        if line:
+            self._pending.asked(line)
+        else:
+            self._pending.wait(END_WAIT_SECONDS)
+        return line
 
 
 class SessionOutput:
     """What the SDK's transport writes: file descriptor ``fd``, less the SDK's answers to the requests
     in ``answered`` (answered before it was up). The transport writes a message, then its newline."""
 
-    def __init__(self, fd: int, answered: set[Any]) -> None:
+    def __init__(self, fd: int, answered: set[Any], pending: Pending) -> None:
         self._fd = fd
         self._unanswered = set(answered)
+        self._pending = pending
         self._partial = ""  # a line not yet whole
 
     def write(self, text: str) -> int:
@@ -473,6 +510,10 @@ class SessionOutput:
         view = memoryview(out)
         while view:
             view = view[os.write(self._fd, view) :]
+        for line in lines:  # (told once written: the session may end then)
+            message = _message(line)
+            if message is not None:
+                self._pending.answered(message)
         return len(text)
 
     def flush(self) -> None:
@@ -481,11 +522,8 @@ class SessionOutput:
     def _answered_before(self, line: str) -> bool:
         if not self._unanswered:
             return False
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return False
-        if not isinstance(message, dict) or not ("result" in message or "error" in message):
+        message = _message(line)
+        if message is None or not ("result" in message or "error" in message):
             return False
         answer_id = message.get("id")
         if not _plain_id(answer_id) or answer_id not in self._unanswered:
@@ -514,7 +552,8 @@ def run_sdk(server: Any, replay: list[str], lines: Lines, out_fd: int, answered:
     ``out_fd`` but for the requests in ``answered``, until ``lines`` ends."""
     import anyio
 
-    anyio.run(_serve_session, server, SessionInput(replay, lines), SessionOutput(out_fd, answered))
+    pending = Pending()
+    anyio.run(_serve_session, server, SessionInput(replay, lines, pending), SessionOutput(out_fd, answered, pending))
 
 
 async def _session_answers(server: Any, messages: list[dict[str, Any]]) -> dict[Any, Any]:

@@ -365,7 +365,7 @@ QUERIES: dict[str, Query] = {
     ),
     "project_activity": Query(
         title="What the agents did, project by project",
-        description="What the agents did in a time range (by default the last 30 days), one row per project, "
+        description="What the agents did in a time range (by default the 30 days to the newest day with a message), one row per project, "
         "the most recently active first: project, agents and models (JSON), sessions (how many) and newest "
         "(JSON: the newest 20, each with id, title, agent, started, last and messages), messages, files_touched "
         "(JSON: the files their tool calls read or changed, the most touched first, each with how many sessions "
@@ -374,7 +374,7 @@ QUERIES: dict[str, Query] = {
         "inside the range.",
         params=(
             *params.dates(
-                "all in UTC; by default from 30 days ago until today; a session counts when it ran at some time inside"
+                "all in UTC; by default the 30 days to the newest day with a message (a start not given: 30 days before the end); a session counts when it ran at some time inside"
             ),
             *params.log_filters("the sessions"),
         ),
@@ -382,7 +382,7 @@ QUERIES: dict[str, Query] = {
     ),
     "activity_periods": Query(
         title="Sessions, messages, tokens and cost per day or week",
-        description="What the agents did per day or week in a time range (by default the last 30 days), one row "
+        description="What the agents did per day or week in a time range (by default the 30 days to the newest day with a message), one row "
         "per period with a message, in order: key (the day, or the Monday that starts the week, in UTC), "
         "sessions (how many had a message in it), messages (every role), responses (with usage), input_tokens, "
         "output_tokens, cache_write_tokens, cache_read_tokens, total_tokens and cost (at the price data's "
@@ -395,7 +395,7 @@ QUERIES: dict[str, Query] = {
                 default="day",
             ),
             *params.dates(
-                "all in UTC; by default from 30 days ago until today; messages are counted by the hour, so a "
+                "all in UTC; by default the 30 days to the newest day with a message (a start not given: 30 days before the end); messages are counted by the hour, so a "
                 "bound within an hour takes that hour whole"
             ),
             *params.log_filters("the messages"),
