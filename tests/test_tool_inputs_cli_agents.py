@@ -8,25 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from test_agentlogs_crush import part, stop, write
-from tool_calls import Calls, dump, indexed_calls, lines
+from tool_calls import NEW, OLD, REPLACED, Calls, dump, indexed_calls, lines
 
 from archivist.agents import Edit
 from archivist.agents.apply_patch import find_patch
 from archivist.agents.tool_edits import edits_of
 from archivist.queries.diffs import diff_text
 
-OLD = "def add(a, b):\n    return a - b\n"
-NEW = "def add(a, b):\n    return a + b\n"
-REPLACED = "\n".join(
-    [
-        "--- calc.py",
-        "+++ calc.py",
-        "@@ -1,2 +1,2 @@",
-        " def add(a, b):",
-        "-    return a - b",
-        "+    return a + b",
-    ]
-)
 WRITTEN = "--- /dev/null\n+++ notes.txt\n@@ -0,0 +1,2 @@\n+one\n+two"
 
 

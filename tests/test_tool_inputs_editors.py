@@ -7,24 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tool_calls import dump, indexed_calls, lines
+from tool_calls import NEW, OLD, REPLACED, dump, indexed_calls, lines
 
 from archivist.agents.cursor import bubbles as cursor_bubbles
 from archivist.agents.tool_edits import editor_call, search_replace_blocks
 from archivist.queries.diffs import diff_text
-
-OLD = "def add(a, b):\n    return a - b\n"
-NEW = "def add(a, b):\n    return a + b\n"
-REPLACED = "\n".join(
-    [
-        "--- calc.py",
-        "+++ calc.py",
-        "@@ -1,2 +1,2 @@",
-        " def add(a, b):",
-        "-    return a - b",
-        "+    return a + b",
-    ]
-)
 
 
 def the_call(calls: list[tuple[dict[str, Any], list[tuple[str, int]]]], name: str) -> tuple[dict[str, Any], list]:

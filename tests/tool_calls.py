@@ -15,6 +15,20 @@ from archivist.workspace import archive_path
 
 Calls = list[tuple[dict[str, Any], list[tuple[str, int]]]]
 
+# an edit the tests make, and the diff it shows
+OLD = "def add(a, b):\n    return a - b\n"
+NEW = "def add(a, b):\n    return a + b\n"
+REPLACED = "\n".join(
+    [
+        "--- calc.py",
+        "+++ calc.py",
+        "@@ -1,2 +1,2 @@",
+        " def add(a, b):",
+        "-    return a - b",
+        "+    return a + b",
+    ]
+)
+
 
 def indexed_calls(tmp_path: Path, kind: str, source: Path) -> Calls:
     """Each stored tool call of the source's sessions, with its file rows (file, changed)."""
