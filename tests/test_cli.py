@@ -545,3 +545,12 @@ def test_an_allowed_origin_in_the_environment_leaves_a_stdio_server_alone(tmp_pa
     # refused for its missing archive, not for the setting
     line = refused("mcp", folder, env={"ARCHIVIST_ALLOW_ORIGINS": "http://127.0.0.1:3000"})
     assert "is for the HTTP server" not in line and "archivist index" in line
+
+
+def test_archivist_alone_says_where_to_start() -> None:
+    """`archivist` with no command lists the commands and names the one to one's own history."""
+    result = CliRunner().invoke(cli, [])
+    assert "archivist serve --discover" in result.output
+    assert "Commands:" in result.output and "serve" in result.output
+    started = invoke("serve", "--help")
+    assert "--discover" in started.output

@@ -40,7 +40,11 @@ __all__ = ["SNIPPET_WIDTH", "cli", "log_to_stderr", "snippet_line"]
 @click.version_option(package_name="archivist")
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
-    """Archivist: one searchable SQLite archive of your AI conversations, reports, memories and records."""
+    """Archivist: one searchable SQLite archive of your AI conversations, reports, memories and records.
+
+    Start with `archivist serve --discover`: it finds every agent's logs on this machine (read-only),
+    indexes them into an archive in this user's data folder and opens them in the browser.
+    """
     if verbose:
         ctx.meta[VERBOSE] = True
     restore = set_up_logging(ctx.invoked_subcommand, verbose)  # logging's one set-up, for every command
