@@ -93,9 +93,17 @@ async def test_the_activity_page_links_sessions_and_files(logs_archive):
     assert re.search(r'<a href="/document/\d+">Retry webhook deliveries on 429</a>', page)
     assert 'href="/file?path=src%2Fhooks%2Fsender.py"' in page
     days = run(logs_archive, "activity_periods", group_by="day", **SINCE)
-    for name in ("sessions", "messages", "total_tokens"):  # a chart of each per day
+    first, last = dt.date.fromisoformat(days[0]["key"]), dt.date.fromisoformat(days[-1]["key"])
+    every_day = [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+    assert len(every_day) > len(days)  # the sample's days have gaps, shown as bars of nought
+    for name in ("sessions", "messages", "total_tokens"):  # a chart of each per day, on a continuous axis
         chart = re.search(rf'data-chart="{name}">(.*?)</figure>', page, re.S)
-        assert chart and re.findall(r'data-key="([^"]+)"', chart[1]) == [day["key"] for day in days], name
+        assert chart and re.findall(r'data-key="([^"]+)"', chart[1]) == every_day, name
+        linked = re.findall(
+            r'<a data-key="[^"]+" class="bar[^"]*" href="[^"]+" title="[^"]+" data-period="([^"]+)"', chart[1]
+        )
+        assert linked == [day["key"] for day in days], name
+        assert len(re.findall(r'<span data-key="[^"]+" class="bar empty"', chart[1])) == len(every_day) - len(days)
     table = re.search(r'<table class="rows-and-columns archivist-activity-periods-table">(.*?)</table>', page, re.S)
     assert table and re.findall(r'<tr data-key="([^"]+)">', table[1]) == [day["key"] for day in days]
     summary = re.search(r'archivist-activity-summary">([^<]*)<', page)
@@ -135,7 +143,7 @@ async def test_a_project_page_has_its_sessions_files_commands_and_tokens_by_day(
     assert re.search(r'<a href="/document/\d+">Retry webhook deliveries on 429</a>', page)
     assert 'href="/file?path=src%2Fhooks%2Fsender.py"' in page and "pytest tests/test_sender.py -q" in page
     days = run(logs_archive, "usage", group_by="day", projects="/home/ana/projects/hooks")
-    assert len(re.findall(r'<span class="bar" ', page)) == len(days) >= 1
+    assert len(re.findall(r'<span data-key="[^"]+" class="bar" ', page)) == len(days) >= 1
     by_name = await page_of(datasette, "/project/hooks")  # its last folder's name finds it too
     assert "Retry webhook deliveries on 429" in by_name
     missing = await page_of(datasette, "/project/%3Cscript%3Ealert(1)%3C%2Fscript%3E", status=404)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -21,6 +20,7 @@ from archivist.queries.declarations import QUERIES
 from archivist.queries.newest import NEWEST_SQL, empty_hint, opening_range, range_told
 from archivist.queries.rules import ACTIVITY_PERIODS
 from archivist.queries.totals import recorded, unrecorded
+from archivist.web import charts
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url, file_url, project_url
@@ -40,26 +40,17 @@ PERIOD_CHARTS = (  # (what, its caption) of each chart per period
 )
 
 
-def chart(rows: list[dict[str, Any]], value: str, label: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
-    """Bars of ``rows``' ``value`` (none: nought), each as high as its share of the highest."""
-    highest = max((row[value] or 0 for row in rows), default=0)
-    return [
-        {
-            **row,
-            "label": label(row),
-            "value": row[value] or 0,
-            "height": max(2, round(100 * (row[value] or 0) / highest)) if highest and row[value] else 0,
-        }
-        for row in rows
-    ]
-
-
 def period_end(key: str, group_by: str) -> str:
     """The last day of the period a key starts: itself, or the Sunday after a week's Monday."""
     return (dt.date.fromisoformat(key) + dt.timedelta(days=6)).isoformat() if group_by == "week" else key
 
 
 NO_USAGE = {"tokens": None, "cost": None}
+
+
+def short(period: str) -> str:
+    """A period's label under a chart: its month and day (``11-10``), or a month as written."""
+    return period[5:] if len(period) == 10 else period
 
 
 async def newest_of(datasette: Datasette) -> str | None:
@@ -140,7 +131,6 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
     for project in projects:
         for touched in project["files_touched"]:
             busiest[touched["file"]] = busiest.get(touched["file"], 0) + touched["sessions"]
-    short = (lambda row: row["key"][5:]) if group_by == "day" else (lambda row: "w/c " + row["key"][5:])
     context.update(
         projects=projects,
         periods=periods,
@@ -149,7 +139,13 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
         tokens=sum(project["tokens"] or 0 for project in projects),
         cost=sum(project["cost"] or 0 for project in projects),
         charts=[
-            {"caption": f"{caption} per {group_by}", "name": name, "bars": chart(periods, name, short)}
+            {
+                "caption": f"{caption} per {group_by}",
+                "name": name,
+                "bars": charts.series(
+                    periods, name, group_by, short, charts.money_text if name == "cost" else charts.count_text
+                ),
+            }
             for name, caption in PERIOD_CHARTS
             if any(period[name] for period in periods)
         ],
@@ -157,17 +153,17 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
             {
                 "heading": heading,
                 "rows": found,
-                "bars": chart(found, "total_tokens", lambda row: row["key"] or "(none)"),
+                "bars": charts.categories(found, "total_tokens", lambda row: row["key"] or "(none)"),
             }
             for heading, found in (("Agent", agents), ("Model", models))
             if found
         ],
         unrecorded=unrecorded(by_agent),
-        busiest_projects=chart(
-            sorted(projects, key=lambda project: (-project["sessions"], -(project["messages"] or 0))),
+        busiest_projects=charts.categories(
+            sorted(projects, key=lambda project: (-project["sessions"], -(project["messages"] or 0)))[:BUSIEST],
             "sessions",
             lambda project: project["label"],
-        )[:BUSIEST],
+        ),
         busiest=[
             {"file": file, "sessions": count, "href": file_url(datasette, file)}
             for file, count in sorted(busiest.items(), key=lambda item: (-item[1], item[0]))[:BUSIEST]

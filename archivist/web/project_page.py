@@ -13,7 +13,8 @@ from urllib.parse import unquote, urlencode
 from datasette.utils.asgi import Response
 
 from archivist.queries.totals import recorded
-from archivist.web.activity_page import LISTS, NO_USAGE, session_usage
+from archivist.web import charts
+from archivist.web.activity_page import LISTS, NO_USAGE, session_usage, short
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url, file_url
@@ -52,11 +53,10 @@ async def project_page(datasette: Datasette, request: Any) -> Response:
             session.update(used.get(str(session["id"]), NO_USAGE))
         for touched in row["files_touched"]:
             touched["href"] = file_url(datasette, touched["file"])
-    highest = max((day["total_tokens"] for day in days), default=0)
-    bars = [
-        {**day, "label": day["key"], "height": max(2, round(100 * day["total_tokens"] / highest)) if highest else 0}
-        for day in days
-    ]
+    bars = charts.series(days, "total_tokens", "day", short)
+    for bar in bars:
+        if not bar["empty"]:
+            bar["title"] += f" tokens, cost {charts.money_text(bar.get('cost'))}"
     usage_url = datasette.urls.path("/usage") + "?" + urlencode({**given, "group_by": "model"})
     shown = found[0]["project"] if len(found) == 1 and found[0]["project"] else project  # its path as recorded
     context.update(project=shown, projects=found, bars=bars, usage_url=usage_url)

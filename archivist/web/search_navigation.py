@@ -9,6 +9,7 @@ from typing import Any
 
 from archivist.queries import filters
 from archivist.queries.lists import items
+from archivist.web import charts
 from archivist.web.urls import SearchState
 
 
@@ -162,21 +163,17 @@ def active_filters(state: SearchState, products: dict[str, str], similar_to: str
 
 
 def bars(state: SearchState, counts: dict[str, int], titles: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Bars of a timeline, in period order: each links to the search narrowed to its period."""
-    highest = max(counts.values(), default=0)
+    """Bars of a timeline on a continuous axis (``charts.series``): each period with matches links
+    to the search narrowed to it; one without is a bar of nought."""
     selected = state.period()
-    return [
-        {
-            "period": period,
-            "count": count,
-            "label": period[5:] if len(period) == 10 else period,  # days by month and day
-            "title": (titles or {}).get(period) or f"{period}: {count}",
-            "height": max(4, round(100 * count / highest)),
-            "href": state.url(start_date=period, end_date=period),
-            "selected": period == selected,
-        }
-        for period, count in sorted(counts.items())
-    ]
+    rows = [{"key": period, "count": count} for period, count in counts.items()]
+    unit = "month" if all(len(period) == 7 for period in counts) else "day"
+    shown = charts.series(rows, "count", unit, lambda period: period[5:] if len(period) == 10 else period)
+    for bar in shown:
+        bar["title"] = (titles or {}).get(bar["period"]) or bar["title"]
+        bar["href"] = None if bar["empty"] else state.url(start_date=bar["period"], end_date=bar["period"])
+        bar["selected"] = bar["period"] == selected
+    return shown
 
 
 def timeline(state: SearchState, facets: dict[str, dict[str, int]]) -> dict[str, Any] | None:

@@ -20,7 +20,8 @@ from datasette.utils.asgi import Response
 from archivist.queries.declarations import QUERIES
 from archivist.queries.newest import opening_range
 from archivist.queries.totals import USAGE_BY, USAGE_SESSIONS, recorded, unrecorded, usage_totals
-from archivist.web.activity_page import newest_of, range_context
+from archivist.web import charts
+from archivist.web.activity_page import newest_of, range_context, short
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url
@@ -67,12 +68,9 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
             by_agent = found if name == "agent" else by_agent
             beside[name] = [_row(datasette, given, name, row) for row in recorded(found)]
     shown = [_row(datasette, given, group_by, row) for row in recorded(rows)]
-    highest = max((row["total_tokens"] for row in shown), default=0)
-    for row in shown:
-        row["height"] = max(2, round(100 * row["total_tokens"] / highest)) if highest else 0
     context.update(
         rows=shown,
-        bars=shown if group_by in PERIODS else [],
+        bars=_bars(shown, group_by),
         totals=usage_totals(shown),
         beside=beside,
         unrecorded=unrecorded(by_agent),
@@ -80,6 +78,24 @@ async def usage_page(datasette: Datasette, request: Any) -> Response:
         price_data=next((row["price_data"] for row in rows if row["price_data"]), None),
     )
     return await render_page(datasette, request, "archivist_usage.html", context)
+
+
+def _bars(shown: list[dict[str, Any]], group_by: str) -> list[dict[str, Any]]:
+    """The groups' tokens as a time series: days and months on a continuous axis, blocks as they come."""
+    if group_by not in PERIODS:
+        return []
+    rows = [{**row, "key": row["label"]} for row in shown]
+    if group_by == "block":
+        bars = charts.categories(rows, "total_tokens", lambda row: row["label"])
+        for bar in bars:
+            bar.update(period=bar["label"], height=bar["width"], empty=False)
+            bar["label"] = bar["label"][5:16]
+    else:
+        bars = charts.series(rows, "total_tokens", group_by, short)
+    for bar in bars:
+        if not bar["empty"]:
+            bar["title"] += f" tokens, cost {charts.money_text(bar.get('cost'))}"
+    return bars
 
 
 def _row(datasette: Datasette, given: dict[str, str], group_by: str, row: dict[str, Any]) -> dict[str, Any]:
