@@ -5,7 +5,7 @@ registered on the plugin manager at run time, as a package's plugin would be, an
 from then on accepted by ``archivist index --source``, found by ``sources --discover``,
 listed by ``archivist sources`` and stored: nothing else in the project names it.
 
-Run as a script (``python tests/test_agent_kinds.py``), this file writes README's
+Run as a script (``python tests/test_agent_kinds.py``), this file writes docs/sources.md's
 generated tables of kinds again from the registry.
 """
 
@@ -29,7 +29,7 @@ from archivist.archive import sessions, sources
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
 
-README = ROOT / "README.md"
+SOURCES_DOC = ROOT / "docs" / "sources.md"
 NOTE = {"notes/a.md": "# A\n\nalpha\n"}  # a workspace's one note
 BEGIN = "<!-- The kinds of agent log, generated from the registry: python tests/test_agent_kinds.py -->"
 END = "<!-- end of the generated kinds -->"
@@ -401,7 +401,7 @@ def test_a_kind_is_named_for_the_command_line_and_registered_once() -> None:
         registry.kinds(plugins)
 
 
-# --- README's tables of kinds -------------------------------------------------------------------
+# --- docs/sources.md's tables of kinds----------------------------------------------------------
 
 
 def code(text: str) -> str:
@@ -409,7 +409,7 @@ def code(text: str) -> str:
 
 
 def readme_tables(found: dict[str, Kind]) -> str:
-    """README's tables of the kinds: what each reads, and where --discover looks for it."""
+    """docs/sources.md's tables of the kinds: what each reads, and where --discover looks for it."""
     lines = [
         BEGIN,
         "| kind | what it reads | what to point it at | one conversation per |",
@@ -449,14 +449,14 @@ def readme_block(text: str) -> str:
 
 def test_the_readme_tables_of_kinds_are_the_registrys() -> None:
     expected = readme_tables(built_in())
-    assert readme_block(README.read_text(encoding="utf-8")) == expected, (
-        "README's tables of kinds differ from the registry: write them again with python tests/test_agent_kinds.py"
+    assert readme_block(SOURCES_DOC.read_text(encoding="utf-8")) == expected, (
+        "docs/sources.md's tables of kinds differ from the registry: write them again with python tests/test_agent_kinds.py"
     )
 
 
 def write_readme() -> None:
-    text = README.read_text(encoding="utf-8")
-    README.write_text(text.replace(readme_block(text), readme_tables(built_in())), encoding="utf-8")
+    text = SOURCES_DOC.read_text(encoding="utf-8")
+    SOURCES_DOC.write_text(text.replace(readme_block(text), readme_tables(built_in())), encoding="utf-8")
 
 
 if __name__ == "__main__":

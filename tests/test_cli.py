@@ -100,7 +100,7 @@ def test_status_counts_documents_by_kind(sample_workspace):
     assert status["documents"] == {"conversation": 13, "memory": 13, "note": 5, "record": 18, "report": 6}
 
 
-# --- The README's MCP set-up, run as a client would run it ------------------------------------
+# --- docs/mcp-clients.md's set-up, run as a client would run it ---------------------------------
 
 BIN = Path(sys.executable).parent  # where this environment installed the `archivist` command
 PLACEHOLDER = "/path/to/workspace"
@@ -136,10 +136,17 @@ class Remote:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def section(document: Path, heading: str) -> str:
+    text = document.read_text(encoding="utf-8")
+    start = text.index(f"\n## {heading}\n")
+    return text[start : text.index("\n## ", start + 1)]
+
+
 def readme_mcp_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("\n### MCP\n")
-    return text[start : text.index("\n### ", start + 1)]
+    """The set-up of clients: docs/mcp-clients.md's, and the README's example among its ways in."""
+    return section(ROOT / "docs" / "mcp-clients.md", "Adding the server to a client") + section(
+        ROOT / "README.md", "Three ways in"
+    )
 
 
 def fenced(language: str) -> list[str]:
@@ -194,7 +201,7 @@ def readme_clients() -> tuple[list[Launch], list[Remote]]:
 
 
 def readme_http_server() -> Launch:
-    """The README's `[VAR=value ...] archivist mcp ... --http` line."""
+    """docs/mcp-clients.md's `[VAR=value ...] archivist mcp ... --http` line."""
     lines = [line for block in fenced("bash") for line in block.splitlines() if not line.startswith("claude ")]
     (line,) = [line for line in lines if "archivist mcp" in line and "--http" in line]
     words = shlex.split(line)

@@ -5,13 +5,14 @@ says of each parameter its name, JSON type, whether it is a list, its default, w
 call needs it, its rule, its one description, its ``archivist search`` flags and its
 search-page field, and the seed systems' other names for it. One test per surface
 compares that surface with it: the MCP tools' input schemas, the ``archivist search``
-options, the search page's form, Datasette's canned queries, and README's tables:
+options, the search page's form, Datasette's canned queries, and the tables of docs/:
 nothing on a surface that the declaration lacks, nothing declared that the surface lacks
 (unless the declaration says the surface does not show it), and the same types,
 defaults and description texts.
 
-Run as a script (``python tests/test_declarations.py``), this file writes README's
-generated tables of queries, search parameters and MCP tools again from the declarations,
+Run as a script (``python tests/test_declarations.py``), this file writes the
+generated tables of queries and search parameters (docs/search.md) and of MCP tools
+(docs/mcp-clients.md) again from the declarations,
 and docs/mcp.md: each MCP tool's full description and arguments, which tools/list says in
 a sentence and a few words.
 """
@@ -35,7 +36,12 @@ from archivist.queries.params import LIST_FORMS, QUERY_LIMITS, Param
 from archivist.queries.params import first_sentence as mcp_sentence
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+# the document that holds each generated table
+TABLE_DOCS = {
+    "queries": ROOT / "docs" / "search.md",
+    "search parameters": ROOT / "docs" / "search.md",
+    "tools": ROOT / "docs" / "mcp-clients.md",
+}
 MCP_DOC = ROOT / "docs" / "mcp.md"
 FILES = {"notes/a.md": "# Alpha\n\nSome proxy text.\n"}  # (the workspace fixture's)
 
@@ -92,12 +98,11 @@ def test_the_lists_of_agents_are_the_registrys_and_the_limits_the_rules() -> Non
 
 
 def json_types(param: Param, required: bool) -> list[Any]:
-    """The JSON schema types MCP shows for a parameter: each a type name, or ("array", item type)."""
+    """The JSON schema types MCP shows for a parameter: each a type name, or ("array", item type); never null,
+    which a call may send for one whose leaving out passes none (tests/test_mcp_weight.py)."""
     types: list[Any] = [param.type, *param.also]
     if param.many:
         types = [("array", param.type), "string"] if LIST_FORMS["mcp"].array else ["string"]
-    if param.omitted is None and not required:  # (a number's default is its query's: null passes it on)
-        types.append("null")
     return types
 
 
@@ -125,7 +130,7 @@ async def test_the_mcp_input_schemas_are_the_declarations(workspace: Path) -> No
             where = (tool.name, param.name)
             assert shown["description"] == param.described("mcp"), where
             assert schema_types(shown) == json_types(param, required), where
-            assert not shown.get("title"), where
+            assert "title" not in shown, where
             if required:
                 assert "default" not in shown, where
             else:
@@ -231,7 +236,7 @@ async def test_the_canned_queries_show_the_declared_parameters(workspace: Path) 
                 assert shown[param.name] == param.described("canned"), (name, param.name)
 
 
-# --- README: its tables are written from the declarations ---------------------------------------
+# --- docs/: its tables are written from the declarations -----------------------------------------
 
 
 def cell(text: str) -> str:
@@ -255,7 +260,7 @@ def default_of(param: Param) -> str:
     return code(str(param.default).lower() if isinstance(param.default, bool) else str(param.default))
 
 
-# README's generated tables: what each holds (its first line) and its name (its last)
+# the generated tables: what each holds (its first line) and its name (its last)
 TITLES = {"queries": "The canned queries", "search parameters": "The search's parameters", "tools": "The MCP tools"}
 
 
@@ -400,23 +405,25 @@ def readme_block(text: str, name: str) -> str:
 
 
 @pytest.mark.parametrize("name", list(TABLES))
-def test_the_readme_tables_are_the_declarations(name: str) -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_documented_tables_are_the_declarations(name: str) -> None:
+    document = TABLE_DOCS[name]
+    text = document.read_text(encoding="utf-8")
     assert readme_block(text, name) == TABLES[name](), (
-        f"README's table {name!r} differs from the declarations: write it again with python tests/test_declarations.py"
+        f"{document.name}'s table {name!r} differs from the declarations: "
+        "write it again with python tests/test_declarations.py"
     )
 
 
-def write_readme() -> None:
-    text = README.read_text(encoding="utf-8")
+def write_tables() -> None:
     for name, table in TABLES.items():
-        text = text.replace(readme_block(text, name), table())
-    README.write_text(text, encoding="utf-8")
+        document = TABLE_DOCS[name]
+        text = document.read_text(encoding="utf-8")
+        document.write_text(text.replace(readme_block(text, name), table()), encoding="utf-8")
 
 
 if __name__ == "__main__":
     os.chdir(ROOT)
-    write_readme()
+    write_tables()
     MCP_DOC.write_text(mcp_doc(), encoding="utf-8")
 
 

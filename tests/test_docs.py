@@ -34,13 +34,34 @@ def named_files(text: str) -> list[tuple[str, str | None]]:
     return found
 
 
+# the files the reference names that live on a user's machine, never in the repository
+ELSEWHERE = {
+    "settings.json": "a deployment's configuration folder",
+    "static/": "a deployment's configuration folder",
+    ".mcp.json": "a project's Claude Code servers",
+    "claude_desktop_config.json": "Claude Desktop's configuration",
+    ".cursor/mcp.json": "Cursor's configuration",
+    "mcp.json": "Cursor's configuration",
+    "mcp-listing.json": "the cache folder",
+    "installed.json": "the cache folder",
+    "2025-06-24_10-17-43_slug.md": "a file name a date is read from",
+    "2026-01-23_17-24-15Z-slug.md": "a file name a date is read from",
+    "2023-01/jan-31.md": "a file name a date is read from",
+    "2023/CG-02-28.md": "a file name a date is read from",
+}
+SAMPLES = (ROOT / "sample-workspace", ROOT / "sample-agent-logs")
+
+
 def exists(name: str, section: str | None) -> bool:
-    """Whether a named file exists: from the top, the package, docs/ or its section's folder;
-    a bare file name, anywhere in the package (``catalog.py``)."""
-    places = [ROOT, PACKAGE, DOCS] + ([ROOT / section] if section else [])
-    if any((place / name).exists() for place in places):
+    """Whether a named file exists: from the top, the package, docs/, its section's folder or the
+    sample workspace; a bare file name, anywhere in the package (``catalog.py``); a file or folder
+    of an agent's logs, in its kind's sample (``.specstory/history/``); or one of the files a
+    user's machine holds (ELSEWHERE)."""
+    places = [ROOT, PACKAGE, DOCS, SAMPLES[0]] + ([ROOT / section] if section else [])
+    if name in ELSEWHERE or any((place / name).exists() for place in places):
         return True
-    return "/" not in name and any(PACKAGE.rglob(name))
+    in_logs = any(path.as_posix().endswith("/" + name.rstrip("/")) for path in SAMPLES[1].rglob("*"))
+    return in_logs or ("/" not in name and any(PACKAGE.rglob(name)))
 
 
 @pytest.mark.parametrize("document", sorted(DOCS.glob("*.md")), ids=lambda path: path.name)
@@ -50,7 +71,7 @@ def test_every_file_a_document_names_exists(document: Path) -> None:
     assert named, f"{document.name} names no file"
     missing = [name for name, section in named if not exists(name, section)]
     assert missing == [], f"{document.name} names files that do not exist"
-    links = re.findall(r"\]\(([^)#]+)\)", text)
+    links = [link for link in re.findall(r"\]\(([^)#]+)\)", text) if not link.startswith("https://")]
     assert [link for link in links if not (document.parent / link).exists()] == []
 
 

@@ -1,4 +1,4 @@
-"""The README's examples run: every `archivist` command of its shell blocks against a copy of the
+"""The examples of the README and docs/ run: every `archivist` command of their shell blocks against a copy of the
 sample workspace (its synopses once bare and once with each option they show), its summary line
 as the sample's index prints it, and the repository's top level served as a configuration folder
 (its changed template and its one-file plugin)."""
@@ -35,6 +35,7 @@ GLOBAL_OPTIONS = ("-v", "--verbose")
 # what a synopsis's placeholders stand for in the sample
 SYNOPSIS_VALUES = {"DATE": "2025-11-01", "N": "5"}
 SOURCE = "claude-code"
+SOURCES = ROOT / "docs" / "sources.md"  # where the summary line an index prints is shown
 
 
 def subcommand(line: str) -> str | None:
@@ -65,10 +66,10 @@ def invocations(line: str, values: dict[str, str]) -> list[list[str]]:
 
 
 def example_lines() -> list[tuple[str, str]]:
-    """Each `archivist` line of the README's shell blocks that no marker leaves out, with its block."""
+    """Each `archivist` line of the shell blocks of the README and docs/ that no marker leaves out, with its block."""
     return [
         (block.name, line)
-        for block in doc_blocks.blocks(ROOT / "README.md")
+        for block in doc_blocks.all_blocks()
         if block.language in doc_blocks.SHELL and block.not_run is None
         for line in doc_blocks.commands(block)
         if subcommand(line) is not None
@@ -101,7 +102,7 @@ def test_the_examples_name_commands_the_cli_has() -> None:
 
 
 @pytest.mark.parametrize(("block", "line"), example_lines(), ids=[line for _, line in example_lines()])
-def test_a_readme_example_runs_on_the_sample(block: str, line: str, workspace: Path, home: Path) -> None:
+def test_a_documented_example_runs_on_the_sample(block: str, line: str, workspace: Path, home: Path) -> None:
     if subcommand(line) in NOT_RUN:
         pytest.skip(NOT_RUN[str(subcommand(line))])
     with sqlite3.connect(archive_path(workspace)) as db:
@@ -126,7 +127,7 @@ def test_a_synopsis_runs_bare_and_with_each_option_and_choice() -> None:
 
 
 def test_the_summary_line_is_the_one_indexing_the_sample_prints(tmp_path: Path) -> None:
-    (shown,) = [block for block in doc_blocks.blocks(ROOT / "README.md") if block.body.startswith("sample-workspace: ")]
+    (shown,) = [block for block in doc_blocks.blocks(SOURCES) if block.body.startswith("sample-workspace: ")]
     workspace = tmp_path / "sample-workspace"
     shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".archivist"))
     result = CliRunner().invoke(cli, ["index", str(workspace)])

@@ -175,7 +175,7 @@ async def test_the_readme_and_the_declaration_say_what_message_is_in_each_output
         brief = archive.search({**params, "output": "brief"})
         full = archive.search({**params, "output": "full"})
     named = [hit["message"] for hit in full["results"] if hit["message"]]
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
     keys = re.search(r'in the full output as\s+`"message": \{([^}]*)\}`', readme)
     assert keys and [key.strip(' "') for key in keys[1].split(",")] == list(named[0])
     assert re.search(r"in the brief output \(.*?\) as its index alone\s+\(`\"message\": 5`", readme, re.DOTALL)
