@@ -150,13 +150,13 @@ def tool_call(rng: random.Random, name: str) -> tuple[dict[str, Any], str, dict[
     """A call of the tool ``name`` with its input, its result's text and its ``toolUseResult``."""
     path = f"{PROJECT}/src/module_{rng.randint(0, 49)}.py"
     if name == "Read":
-        text = code(rng, rng.randint(40, 220))
+        text = code(rng, rng.randint(8, 120))
         done: tuple[dict[str, Any], str, dict[str, Any]] = (
             {"file_path": path}, text,
             {"type": "text", "file": {"filePath": path, "content": text, "numLines": text.count("\n") + 1,
                                       "startLine": 1, "totalLines": text.count("\n") + 1}})  # fmt: skip
     elif name == "Bash":
-        out = "\n".join(sentence(rng, rng.randint(4, 14)) for _ in range(rng.randint(3, 80)))
+        out = "\n".join(sentence(rng, rng.randint(4, 14)) for _ in range(rng.randint(1, 40)))
         done = ({"command": f"uv run pytest tests/test_{rng.choice(WORDS)}.py -q", "description": sentence(rng, 5)},
                 out, {"stdout": out, "stderr": "", "interrupted": False, "isImage": False})  # fmt: skip
     elif name == "Edit":
@@ -165,7 +165,7 @@ def tool_call(rng: random.Random, name: str) -> tuple[dict[str, Any], str, dict[
         done = ({"file_path": path, "old_string": old, "new_string": new}, text,
                 {"filePath": path, "oldString": old, "newString": new, "replaceAll": False, "userModified": False})  # fmt: skip
     elif name == "Write":
-        content = code(rng, rng.randint(20, 120))
+        content = code(rng, rng.randint(10, 80))
         done = ({"file_path": path, "content": content}, f"File created successfully at: {path}",
                 {"type": "create", "filePath": path, "content": content})  # fmt: skip
     elif name == "Grep":

@@ -128,3 +128,15 @@ def test_an_unknown_model_or_none_or_a_day_not_a_day_is_handled():
     assert prices.price("claude-sonnet-4-5", usage(10, 1, 0, 0, 0), "not a day") == calculated(
         "claude-sonnet-4-5", usage(10, 1, 0, 0, 0), today
     )
+
+
+def test_prices_kept_for_many_days_stay_bounded_and_exact(monkeypatch):
+    monkeypatch.setattr(prices, "FOUND_MOST", 10)
+    for n in range(60):
+        day = (dt.date(2025, 1, 1) + dt.timedelta(days=n)).isoformat()
+        used = usage(100 + n, 50, 2000, 30_000, 0)
+        assert prices.price("claude-opus-4-1-20250805", used, f"{day}T01:02:03Z") == calculated(
+            "claude-opus-4-1-20250805", used, day
+        )
+        assert prices.price("claude-opus-4-1-20250805", used, f"day {n}") is not None
+    assert len(prices._found) <= 10

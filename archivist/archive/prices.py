@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 META_KEY = "price_data"
 BATCH = 5000  # messages priced again per statement
+FOUND_MOST = 100_000  # models and days whose prices are kept at once
 USAGE_ROWS_SQL = """
 SELECT m.id, m.model, coalesce(m.timestamp, d.extra ->> '$.started'), m.input_tokens, m.output_tokens, m.cache_write_tokens, m.cache_read_tokens,
        coalesce(m.cache_write_1h_tokens, 0), json_extract(d.extra, '$.models[#-1]') AS session_model
@@ -118,6 +119,8 @@ def _prices(model: str, day: str) -> Prices | None:
     then priced by genai-prices itself)."""
     key = (model, day)
     if key not in _found:
+        if len(_found) >= FOUND_MOST:  # (a log of many models or days not days: memory stays bounded)
+            _found.clear()
         _found[key] = _prices_on(model, day)
     return _found[key]
 
