@@ -318,3 +318,32 @@ def examples_cover(line: str) -> bool:
     script = re.fullmatch(r"\.venv/bin/python (tests/\w+\.py)", line)
     module = re.fullmatch(r"\.venv/bin/python -m (archivist(?:\.\w+)+)", line)
     return bool(script and (ROOT / script[1]).is_file()) or bool(module and module[1] in package().modules)
+
+
+# --- the README: short, and a way into every document -----------------------------------------
+
+README_MOST_LINES = 250
+LINK_RE = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def linked(document: Path) -> set[Path]:
+    """The files of the repository a document links to."""
+    links = [link for link in LINK_RE.findall(document.read_text(encoding="utf-8")) if "://" not in link]
+    return {(document.parent / link).resolve() for link in links}
+
+
+def test_the_readme_is_short_and_every_link_of_it_leads_to_a_file() -> None:
+    readme = ROOT / "README.md"
+    assert len(readme.read_text(encoding="utf-8").splitlines()) <= README_MOST_LINES
+    assert [path for path in linked(readme) if not path.exists()] == []
+
+
+def test_every_document_is_reached_from_the_readme() -> None:
+    reached, todo = set(), [(ROOT / "README.md").resolve()]
+    while todo:
+        document = todo.pop()
+        if document in reached:
+            continue
+        reached.add(document)
+        todo += [path for path in linked(document) if path.suffix == ".md" and path.is_file()]
+    assert [path.name for path in sorted(DOCS.glob("*.md")) if path.resolve() not in reached] == []

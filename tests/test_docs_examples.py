@@ -160,3 +160,8 @@ def test_the_top_level_serves_its_changed_template_and_its_plugins_page(launched
     assert page.status_code == 200 and "<h1>What the sample holds</h1>" in page.text
     rows = re.findall(r"<tr><td>(\w+)</td><td>(\d+)</td></tr>", page.text)
     assert [(kind, int(count)) for kind, count in rows] == kinds and len(kinds) == 5
+
+
+def test_the_examples_are_read_from_the_readme_and_docs() -> None:
+    documents = {block.split(":")[0] for block, _ in example_lines()}
+    assert {"README.md", "docs/configuration.md", "docs/sources.md"} <= documents
