@@ -15,13 +15,17 @@ from pathlib import Path
 from mcp import Client
 from mcp.types import ListToolsResult
 
+from archivist.mcp import outputs
 from archivist.mcp.tools import TOOLS, create_server, inputs
 from archivist.queries import rules
 from archivist.queries.declarations import QUERIES
 from archivist.workspace import archive_path
 
 FILES = {"notes/a.md": "# Alpha\n\nSome proxy text.\n"}  # (the workspace fixture's)
-BUDGET = 24_500  # bytes of the tools/list result (44,892 before the listing was made light)
+# bytes of the tools/list result (44,892 before the listing was made light; 24,100 before it left out
+# pydantic's titles, the null that leaving an argument out says, the hints a read-only tool implies, and
+# the schema of an answer that is rows alone)
+BUDGET = 19_500
 
 
 async def listed(workspace: Path) -> ListToolsResult:
@@ -66,3 +70,45 @@ async def test_a_light_listing_is_lighter_than_the_full_descriptions(workspace: 
         for tool in payload["tools"]
         for schema in tool["inputSchema"]["properties"].values()
     )
+
+
+async def test_the_listing_says_nothing_that_goes_without_saying(workspace: Path) -> None:
+    """No schema has a title (pydantic's: the tool's name, or an argument's again), no argument lists null,
+    a read-only tool's hints are only that and that it is closed (destructive and idempotent mean something
+    only for a tool that writes: MCP's spec), and an answer that is rows alone has no schema."""
+    payload = json.loads((await listed(workspace)).model_dump_json(by_alias=True, exclude_none=True))
+    tools = {tool["name"]: tool for tool in payload["tools"]}
+    for tool in TOOLS:
+        listing = tools[tool.name]
+        assert "title" not in listing["inputSchema"], tool.name
+        for name, shown in listing["inputSchema"]["properties"].items():
+            assert "title" not in shown and "null" not in json.dumps(shown), (tool.name, name)
+        hints = listing["annotations"]
+        if tool.writes:
+            assert hints == {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                             "openWorldHint": False}  # fmt: skip
+        else:
+            assert hints == {"readOnlyHint": True, "openWorldHint": False}, tool.name
+        assert ("outputSchema" in listing) == (tool.output is not outputs.Rows), tool.name
+        if "outputSchema" in listing:
+            assert "title" not in listing["outputSchema"], tool.name
+
+
+async def test_a_null_argument_is_taken_where_leaving_it_out_passes_none(workspace: Path) -> None:
+    """A null the listing leaves unsaid is still taken: the answer is the one without the argument; a null
+    where the argument has a value of its own is refused by the contract, naming it."""
+    search = next(tool for tool in TOOLS if tool.name == "search")
+    nulls = {param.name: None for param, required in inputs(search) if param.omitted is None and not required}
+    assert {"limit", "k", "agents", "min_similarity", "workspace_path"} <= set(nulls)
+    asked = {"query": "proxy", "mode": "keyword"}
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        plain = await client.call_tool("search", asked)
+        given = await client.call_tool("search", {**asked, **nulls})
+        rows = await client.call_tool("search_workspace", {"query": "proxy", "limit": None})
+        refused = await client.call_tool("search", {**asked, "match_all": None})
+    assert not plain.is_error and plain.structured_content and plain.structured_content["total"] == 1
+    assert given.structured_content == plain.structured_content
+    assert not rows.is_error and rows.structured_content and "num_results" in rows.structured_content
+    assert refused.is_error and refused.structured_content
+    assert refused.structured_content["code"] == "INVALID_PARAMETER"
+    assert "match_all" in refused.structured_content["error"] + refused.structured_content.get("details", "")

@@ -5,8 +5,9 @@ Each declared parameter (``archivist.queries.params.Param``) becomes a keyword a
 annotated ``Annotated[type, Field(description=...)]``: its JSON type (and the others MCP
 accepts for it), a list as an array or one comma-separated string (``LIST_FORMS``),
 its default (none where it is required), and its short description as MCP shows it.
-The schemas carry no titles (a property's title only repeats its name): every agent that
-connects reads them, so they stay light; docs/mcp.md holds the full descriptions.
+The schemas carry no titles (a property's title only repeats its name; ``Untitled`` leaves out
+those pydantic writes) and no null (which is taken all the same): every agent that connects
+reads them, so they stay light; docs/mcp.md holds the full descriptions.
 """
 
 from __future__ import annotations
@@ -43,13 +44,14 @@ def annotation(param: Param, required: bool) -> Any:
         types.append(type(None))
     union = functools.reduce(operator.or_, types)
     default = _default(param, required)
-    return Annotated[union, WithJsonSchema(schema(param, required)), Field(title="", json_schema_extra=default)]
+    return Annotated[union, WithJsonSchema(schema(param, required)), Field(json_schema_extra=default)]
 
 
 def schema(param: Param, required: bool) -> dict[str, Any]:
     """The parameter's JSON schema as MCP lists it: each JSON type it takes (a list as an array or as one
-    comma-separated string; null where leaving it out passes none), its choices, its bounds, and its short
-    description."""
+    comma-separated string), its choices, its bounds, and its short description. A null, which a client
+    may send for an argument it leaves out, is taken (``annotation``) and not listed: it says no more
+    than leaving the argument out does."""
     item = _typed(param.type) | ({"enum": list(_choices(param))} if param.choices else {})
     options: list[dict[str, Any]]
     if param.many:
@@ -58,8 +60,6 @@ def schema(param: Param, required: bool) -> dict[str, Any]:
         )
     else:
         options = [item, *(_typed(other) for other in param.also)]
-    if param.omitted is None and not required:
-        options.append({"type": "null"})
     shown: dict[str, Any] = options[0] if len(options) == 1 else {"anyOf": options}
     if param.minimum is not None:
         shown["minimum"] = param.minimum
@@ -98,8 +98,9 @@ def light(output: type) -> type:
 
 def lightened(shown: dict[str, Any]) -> None:
     """An answer's schema without what every answer shares (``Outcome``: success, error, code, building; told
-    in docs/mcp.md and docs/errors.md) and without what says nothing: its properties' titles,
-    ``additionalProperties: true``, and ``anyOf`` where a list of types says it."""
+    in docs/mcp.md and docs/errors.md) and without what says nothing: its titles (its type's name, and its
+    properties'), ``additionalProperties: true``, and ``anyOf`` where a list of types says it."""
+    shown.pop("title", None)
     shown["properties"] = {
         name: _light(value) for name, value in shown["properties"].items() if name not in Outcome.__annotations__
     }
@@ -123,9 +124,10 @@ def _light(shown: dict[str, Any]) -> dict[str, Any]:
     return light
 
 
-def signature(inputs: list[tuple[Param, bool]], output: type, context: bool = False) -> inspect.Signature:
+def signature(inputs: list[tuple[Param, bool]], output: type | None, context: bool = False) -> inspect.Signature:
     """A tool's signature: each input (a parameter, and whether it is required), then the MCP context if
-    it reports progress; it returns a ``CallToolResult`` whose structured content is ``output``."""
+    it reports progress; it returns a ``CallToolResult`` whose structured content is ``output`` (none: not
+    listed, the SDK's for a ``CallToolResult`` alone)."""
     parameters = [
         inspect.Parameter(
             param.name,
@@ -139,7 +141,8 @@ def signature(inputs: list[tuple[Param, bool]], output: type, context: bool = Fa
         parameters.append(
             inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
         )
-    return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, light(output)])
+    returned = CallToolResult if output is None else Annotated[CallToolResult, light(output)]
+    return inspect.Signature(parameters, return_annotation=returned)
 
 
 def tool_function(
@@ -157,3 +160,30 @@ def tool_function(
     tool.__name__ = tool.__qualname__ = name
     tool.__doc__ = first_sentence(description)
     return tool
+
+
+class Untitled:
+    """The SDK middleware (``MCPServer.middleware``) by which ``tools/list`` gives each tool's input schema
+    without the titles pydantic writes in it: the schema's (the tool's name and "Arguments") and each
+    argument's (its name again). The rest is the SDK's answer (its wire form) as it is."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method != "tools/list" or not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            return result
+        return {**result, "tools": [_untitled(tool) for tool in result["tools"]]}
+
+
+def _untitled(tool: Any) -> Any:
+    """A listed tool, its input schema without titles."""
+    given = tool.get("inputSchema") if isinstance(tool, dict) else None
+    if not isinstance(given, dict):
+        return tool
+    schema = {key: value for key, value in given.items() if key != "title"}
+    if isinstance(schema.get("properties"), dict):
+        schema["properties"] = {name: _without_title(shown) for name, shown in schema["properties"].items()}
+    return {**tool, "inputSchema": schema}
+
+
+def _without_title(shown: Any) -> Any:
+    return {key: value for key, value in shown.items() if key != "title"} if isinstance(shown, dict) else shown

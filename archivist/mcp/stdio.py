@@ -11,8 +11,8 @@ versions, the kinds installed from other packages, Archivist's own source).
 A start that finds none kept for its key lets the SDK answer, and keeps the SDK's
 answers for the next. It answers ``ping`` too, and a ``search`` (``early_call``), from
 the same search the tool runs, when its arguments are of the exact JSON types its input
-schema names, which the SDK would take as they are; a test holds the answers to the
-SDK's own. Anything else is the SDK's.
+schema names (or null, where leaving one out passes none), which the SDK would take as
+they are; a test holds the answers to the SDK's own. Anything else is the SDK's.
 
 The SDK loads in a thread once the client has been silent for a moment after an answer
 (``IDLE_SECONDS``), as an agent is while it thinks: loading meanwhile would halve the
@@ -231,7 +231,7 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict) or schema.get("required"):
         return None
     properties = schema["properties"]
-    if not all(name in properties and _of_schema(value, properties[name]) for name, value in arguments.items()):
+    if not all(name in properties and _taken(value, properties[name]) for name, value in arguments.items()):
         return None
     values = {name: _omitted(schema_of) for name, schema_of in properties.items()} | arguments
     workspace_path = values.pop("workspace_path", None)
@@ -243,6 +243,14 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
         logger.debug("an early search failed: the SDK runs it again", exc_info=True)
         return None
     return tool_result(payload)
+
+
+def _taken(value: Any, schema: Any) -> bool:
+    """Whether the SDK takes an argument as it is: of a type its schema names (``_of_schema``), or null
+    where leaving it out passes none (``_omitted``), which the SDK takes and the listing leaves unsaid."""
+    if value is None:
+        return isinstance(schema, dict) and not set(schema) - SCHEMA_KEYWORDS and _omitted(schema) is None
+    return _of_schema(value, schema)
 
 
 def _omitted(schema: dict[str, Any]) -> Any:

@@ -24,14 +24,15 @@ from archivist.mcp import outputs
 from archivist.mcp.answering import Progress, answer, apply_error_contract
 from archivist.mcp.calls import Workspaces, search_params
 from archivist.mcp.outputs import PAGING
-from archivist.mcp.signatures import signature, tool_function
+from archivist.mcp.signatures import Untitled, signature, tool_function
 from archivist.queries.declarations import EMBED_WAIT_SECONDS, QUERIES, TOOL_PARAMS, WORKSPACE, Param
 from archivist.queries.newest import newest_day
 from archivist.queries.rules import document_not_found, report_not_found
 
 __all__ = ["PAGING", "TOOLS", "Tool", "create_server", "inputs", "register_tools"]
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# (destructive_hint and idempotent_hint mean something only where read_only_hint is false: MCP's spec)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES_ARCHIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -328,6 +329,12 @@ def told(tool: Tool, call: Call) -> dict[str, Any]:
     return payload
 
 
+def listed_output(tool: Tool) -> type | None:
+    """The schema of its answer that tools/list gives: none for rows alone (``outputs.Rows``: num_results and
+    results, objects of any shape), which tell a client nothing that docs/mcp.md does not."""
+    return None if tool.output is outputs.Rows else tool.output
+
+
 def add_tool(server: MCPServer, workspaces: Workspaces, tool: Tool) -> None:
     """Register one tool: a function with the tool's declared arguments that runs its work."""
 
@@ -337,7 +344,7 @@ def add_tool(server: MCPServer, workspaces: Workspaces, tool: Tool) -> None:
             lambda cancel: told(tool, Call(workspaces, tool.query, workspace_path, arguments, cancel, progress))
         )
 
-    shape = signature(inputs(tool), tool.output, context=tool.progress)
+    shape = signature(inputs(tool), listed_output(tool), context=tool.progress)
     annotations = WRITES_ARCHIVE if tool.writes else READ_ONLY
     server.add_tool(tool_function(tool.name, tool.description, shape, run), annotations=annotations)
 
@@ -345,6 +352,7 @@ def add_tool(server: MCPServer, workspaces: Workspaces, tool: Tool) -> None:
 def register_tools(server: MCPServer, workspaces: Workspaces, test_fixtures: bool = False) -> None:
     """Register every Archivist tool on an MCP server (and the conformance suite's fixture tool if asked)."""
     apply_error_contract(server)
+    server.middleware.append(Untitled())
     for tool in TOOLS:
         add_tool(server, workspaces, tool)
     if test_fixtures:

@@ -442,7 +442,7 @@ QUERIES: dict[str, Query] = {
 # --- the MCP tools' parameters that are no canned query's --------------------------------------
 
 # which archive a tool reads: every tool takes it
-WORKSPACE = Param("workspace_path", as_given, WORKSPACE_PATH, default=None, brief="Another allowed workspace to read.")
+WORKSPACE = Param("workspace_path", as_given, WORKSPACE_PATH, default=None, brief="Another allowed workspace.")
 EMBED_WAIT_SECONDS = 45.0  # the longest an embedding call waits: below the 60 s common MCP clients wait
 
 # the embedding API's tools, which run no canned query

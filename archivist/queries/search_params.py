@@ -38,12 +38,13 @@ def _whole(
     default: int | None = None,
     form: str | None = None,
     example: int | None = None,
+    brief: str = "",
 ) -> Param:
     """A whole number from 1 to ``high``, ``default`` where none is given (none: another's name, whose
     default stands): an option of ``archivist search`` (--name)."""
     flag = "--" + name.replace("_", "-")
     rule = rules.bounded_int(name, 1, high, example=example)
-    param = Param(name, rule, description, type="integer", flags=(flag,), metavar="N", form=form)
+    param = Param(name, rule, description, type="integer", flags=(flag,), metavar="N", form=form, brief=brief)
     return param if default is None else dataclasses.replace(param, default=default)
 
 
@@ -124,8 +125,8 @@ SEARCH_PARAMS = (
         flags=("--document",),
         metavar="ID|PATH",
     ),
-    _whole("page", 10_000, "Page number, from 1 (default 1).", 1, example=1),
-    _whole("page_size", 100, "Results per page, 1 to 100 (default 10).", 10, form="hidden"),
+    _whole("page", 10_000, "Page number, from 1 (default 1).", 1, example=1, brief="Page number, from 1."),
+    _whole("page_size", 100, "Results per page, 1 to 100 (default 10).", 10, form="hidden", brief="Results per page."),
     _whole("limit", 100, "Another name for page_size."),
     _choice(
         "output",
