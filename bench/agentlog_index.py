@@ -25,6 +25,7 @@ import datetime as dt
 import json
 import pstats
 import random
+import resource
 import shutil
 import tempfile
 import threading
@@ -297,6 +298,12 @@ class FirstSessions:
                 return
 
 
+def cpu_seconds() -> tuple[float, float]:
+    """The CPU time spent so far by this process, and by the worker processes it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
 @contextmanager
 def profiled(what: str, wanted: bool) -> Iterator[None]:
     """Runs the block under cProfile where ``wanted``, then prints where its time went (the 20 most costly functions)."""
@@ -356,11 +363,14 @@ def main() -> None:
         sessions = sorted(project.glob("*.jsonl"), key=lambda p: -p.stat().st_mtime_ns)
         newest = {f"-home-dev-project/{path.stem}" for path in sessions[:100]}
         watch = FirstSessions(archive_path(workspace), newest)
+        cpu = cpu_seconds()
         started = time.perf_counter()
         watch.start(started)
         with profiled("writing (this process)", args.profile):
             summary = index_workspace(workspace, log_sources=[("claude-code", root / "projects")])
         indexed = time.perf_counter() - started
+        (own, workers), (own_before, workers_before) = cpu_seconds(), cpu
+        cpu = (own - own_before, workers - workers_before)
         watch.stop()
         started = time.perf_counter()
         index_workspace(workspace)
@@ -382,6 +392,8 @@ def main() -> None:
         print(f"json.loads line by line: {baseline:.1f} s")
         print(f"index as a claude-code source: {indexed:.1f} s, {total / 1e6 / indexed:.1f} MB/s "
               f"({indexed / baseline:.1f}x json.loads; target >= 40 MB/s, <= 8x)")  # fmt: skip
+        print(f"its CPU time: {cpu[0]:.1f} s in this process, {cpu[1]:.1f} s in the worker "
+              f"({total / 1e6 / max(cpu):.1f} MB a CPU-second of the busier)")  # fmt: skip
         if watch.first is not None:
             print(f"the 100 newest sessions searchable {watch.first:.1f} s after the start "
                   f"({watch.newest_then} of the first 100 stored are the newest; target <= 5 s)")  # fmt: skip
