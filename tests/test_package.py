@@ -1,5 +1,5 @@
 """The package as a user gets it: a wheel built from the repository, installed (not editable)
-into a fresh virtual environment, and every command of the README run from a folder outside
+into a fresh virtual environment, and every command of docs/configuration.md run from a folder outside
 the clone, on a copy of the bundled sample workspace.
 
 The fresh environment reuses the dependencies already installed for the tests (a ``.pth``

@@ -5,7 +5,7 @@ listing that folder: no list of them is kept) and the setuptools entry points of
 ``archivist`` (a separate installed package adding a kind). Each
 registers its kinds through the ``register_agent_kinds`` hook (``hookspecs``). Every list
 of kinds (the command line's, the search's ``agents``, ``sources --discover``, the
-README's table) is asked of ``pm`` here, so a plugin registered on it at run time is
+tables of docs/sources.md) is asked of ``pm`` here, so a plugin registered on it at run time is
 known everywhere from then on.
 
 Registering is cheap: an entry names its reader by module path, imported only by

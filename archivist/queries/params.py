@@ -9,7 +9,7 @@ A seed system's other name for a parameter is an ``Alias``, described from its t
 Every surface is derived from these: Datasette's canned queries (``catalog``), the
 checks (``validation``), the MCP tools' input schemas (``archivist.mcp.signatures``),
 the search command's options (``archivist.cli.searching``), the search page's form
-(``archivist.web.urls``) and README's tables of parameters; a test holds each of them
+(``archivist.web.urls``) and docs/search.md's tables of parameters; a test holds each of them
 to the declarations. Below the model: the parameters that several queries take, each
 made by a function that the declarations call with the query's own wording.
 Nothing here imports more than the standard library and the rules.
@@ -78,7 +78,7 @@ class Param:
     description: str  # one line, the same on every surface but MCP's listing (``brief``) and docs/mcp.md
     type: JsonType = "string"  # of the value; of each item when ``many``
     many: bool = False  # a list (LIST_FORMS: how each surface takes one)
-    # what leaving it out means, as the MCP input schema and README show it; without one, the
+    # what leaving it out means, as the MCP input schema and docs/search.md show it; without one, the
     # empty value of its type ("", None, False): the query's own default, which the description says
     default: Value | _Empty = EMPTY
     also: tuple[JsonType, ...] = ()  # other JSON types MCP accepts for it (a document: an id as a number)

@@ -361,7 +361,7 @@ async def _refuse(send: Callable, status: int, error: ArchivistError) -> None:
 
 def cookie_name(scope: dict) -> str:
     """The cookie that signs a browser in to this server: named for its port, since a browser sends a
-    host's cookies to every port of it (a cookie cannot be kept to one: the README says so)."""
+    host's cookies to every port of it (a cookie cannot be kept to one: docs/search.md says so)."""
     server = scope.get("server") or ("", None)
     return f"{COOKIE}_{server[1]}" if isinstance(server[1], int) else COOKIE
 
