@@ -22,6 +22,8 @@ from archivist.archive.indexer import index_workspace
 KINDS = ("aider", "codex", "cursor", "gemini-cli", "opencode")
 RUN = "uv run pytest tests/test_keepalive.py --count 50 -q"  # a command in the sample Claude Code log
 HEREDOC = "cat > notes/keepalive.md <<'EOF'\n" + "".join(f"line {n} of the notes\n" for n in range(1, 41)) + "EOF"
+SHORT_PATH = "/home/dev/src/captions-gateway/tests/test_keepalive.py"  # a file it names
+LONG_PATH = "/home/dev/src/captions-gateway/tests/" + "deeply/nested/" * 12 + "test_keepalive.py"
 WIDE = {"width": 1366, "height": 900}
 PHONE = {"width": 390, "height": 844}
 YEAR = "start_date=2025-01-01&end_date=2025-12-31"
@@ -34,7 +36,8 @@ def logs_server(tmp_path_factory):
     shutil.copytree(sample_source("claude-code"), claude)
     for log in claude.rglob("*.jsonl"):
         text = log.read_text(encoding="utf-8")
-        log.write_text(text.replace(json.dumps(RUN), json.dumps(HEREDOC)), encoding="utf-8")
+        text = text.replace(json.dumps(RUN), json.dumps(HEREDOC)).replace(SHORT_PATH, LONG_PATH)
+        log.write_text(text, encoding="utf-8")
     workspace = write_files(root / "ws", {"notes/a.md": "# A\n\nalpha\n"})
     sources = [("claude-code", claude), *((kind, sample_source(kind)) for kind in KINDS)]
     index_workspace(workspace, log_sources=sources)
@@ -144,7 +147,7 @@ def test_unknown_cost_is_told_as_unknown(browser, logs_server):  # noqa: F811
     visit.close()
 
 
-def test_a_long_command_is_clipped_and_opens_on_a_click(browser, logs_server):  # noqa: F811
+def test_a_long_command_and_a_long_path_are_clipped_and_open_on_a_click(browser, logs_server):  # noqa: F811
     visit = Visit(browser, logs_server)
     page = visit.page
     page.goto(logs_server + "/activity?" + YEAR)
@@ -156,6 +159,12 @@ def test_a_long_command_is_clipped_and_opens_on_a_click(browser, logs_server):  
     clip.locator("summary").click()
     assert whole.is_visible() and whole.inner_text().endswith("line 40 of the notes\nEOF")
     visit.shot("charts-03-a-command-opened")
+    cut = page.locator(f'.archivist-project a.archivist-file-link[title="{LONG_PATH}"]')
+    assert cut.count() == 1 and "…" in cut.inner_text() and len(cut.inner_text()) < len(LONG_PATH)
+    cut.click()
+    page.wait_for_url("**/file?path=**")
+    assert LONG_PATH in page.locator("body").inner_text()
+    assert scrolls_sideways(page) <= 0
     visit.close()
 
 

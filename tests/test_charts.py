@@ -105,3 +105,43 @@ async def test_the_activity_page_draws_its_charts_from_the_archive(logs_archive)
     for day in unpriced:  # a day whose cost no price tells is unknown, not nought
         assert f'data-key="{day}" class="bar unknown" href="' in cost[1]
         assert f'title="{day}: unknown" data-period="{day}"><span class="n">unknown</span>' in cost[1]
+
+
+def every_day(first: str, last: str) -> list[str]:
+    start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+    return [(start + dt.timedelta(days=n)).isoformat() for n in range((end - start).days + 1)]
+
+
+async def test_the_usage_and_project_pages_draw_every_day_and_tell_unknown_cost(logs_archive):  # noqa: F811
+    datasette = await started_datasette(archive_path(logs_archive))
+    days = run(logs_archive, "usage", group_by="day", start_date="2025-01-01", end_date="2025-12-31")
+    page = await page_of(datasette, "/usage?start_date=2025-01-01&end_date=2025-12-31")
+    chart = re.search(r'data-chart="tokens">(.*?)</figure>', page, re.S)
+    drawn = re.findall(r'data-period="([^"]+)"', chart[1]) if chart else []
+    assert drawn == every_day(days[0]["key"], days[-1]["key"]) and len(drawn) > len(days)
+    for day in days:
+        cost = "unknown" if day["cost"] is None else f"${day['cost']:,.4f}"
+        assert f'title="{day["key"]}: {day["total_tokens"]:,} tokens, cost {cost}"' in chart[1]
+    blocks = run(logs_archive, "usage", group_by="block", start_date="2025-01-01", end_date="2025-12-31")
+    page = await page_of(datasette, "/usage?group_by=block&start_date=2025-01-01&end_date=2025-12-31")
+    chart = re.search(r'data-chart="tokens">(.*?)</figure>', page, re.S)
+    assert chart and re.findall(r'data-period="([^"]+)"', chart[1]) == [block["key"] for block in blocks]
+    labels = [label for label in re.findall(r'class="label">([^<]*)<', chart[1]) if label]
+    assert 1 <= len(labels) <= charts.MOST_LABELS
+    assert labels == [block["key"][5:16] for block in blocks][:: charts.label_step(len(blocks))][: len(labels)]
+    project = await page_of(datasette, "/project/home/ana/projects/hooks")
+    ran = run(logs_archive, "usage", group_by="day", projects="/home/ana/projects/hooks", start_date="1970-01-01")
+    chart = re.search(r'data-chart="tokens">(.*?)</figure>', project, re.S)
+    assert chart and re.findall(r'data-period="([^"]+)"', chart[1]) == every_day(ran[0]["key"], ran[-1]["key"])
+
+
+async def test_the_search_timeline_has_every_day_and_links_those_with_matches(sample_datasette):
+    page = await page_of(
+        sample_datasette, "/search?query=authentication&mode=keyword&start_date=2025-11&end_date=2025-11"
+    )
+    chart = re.search(r'class="archivist-timeline[^"]*" aria-label="Matches per day">(.*?)</figure>', page, re.S)
+    assert chart
+    bars = re.findall(r'<(a|span) data-key="([^"]+)" class="bar( empty)?"( href="[^"]+")?', chart[1])
+    assert [key for _, key, _, _ in bars] == every_day(bars[0][1], bars[-1][1])
+    assert any(empty for _, _, empty, _ in bars)  # a day without matches is a bar of nought
+    assert all((tag == "a") == bool(href) == (not empty) for tag, _, empty, href in bars)

@@ -62,6 +62,13 @@ def label_step(count: int, most: int = MOST_LABELS) -> int:
     return max(1, math.ceil(count / most))
 
 
+def labelled(count: int) -> set[int]:
+    """Which of ``count`` bars are labelled: every ``label_step``-th that has the room of a step of
+    bars after it, so that a label never runs past the chart's end."""
+    step = label_step(count)
+    return {index for index in range(0, count, step) if index + step <= count}
+
+
 def known(value: Any) -> float | None:
     """A value a bar can be drawn from: a number that is finite and not negative, or none."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
@@ -90,8 +97,7 @@ def series(
     periods = axis(found, unit)
     values = {period: known(found[period].get(value)) if period in found else 0 for period in periods}
     highest = max((number for number in values.values() if number is not None), default=0)
-    step = label_step(len(periods))
-    roomy = {index for index in range(0, len(periods), step) if index + step <= len(periods)}
+    roomy = labelled(len(periods))
     return [
         {
             **found.get(period, {}),

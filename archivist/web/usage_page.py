@@ -87,9 +87,10 @@ def _bars(shown: list[dict[str, Any]], group_by: str) -> list[dict[str, Any]]:
     rows = [{**row, "key": row["label"]} for row in shown]
     if group_by == "block":
         bars = charts.categories(rows, "total_tokens", lambda row: row["label"])
-        for bar in bars:
+        roomy = charts.labelled(len(bars))
+        for index, bar in enumerate(bars):
             bar.update(period=bar["label"], height=bar["width"], empty=False)
-            bar["label"] = bar["label"][5:16]
+            bar["label"] = bar["label"][5:16] if index in roomy else ""
     else:
         bars = charts.series(rows, "total_tokens", group_by, short)
     for bar in bars:
