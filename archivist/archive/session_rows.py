@@ -134,7 +134,7 @@ def _message_rows(session: Session, found: Found, first: int) -> list[dict[str, 
     ):
         calls = [_call_row(call) for call in message.tool_calls]
         attached = [{"type": a.type, "name": a.name, "size": a.size} for a in message.attachments]
-        used = message.usage
+        used = message.usage if message.usage else None  # (counts all nought: no usage)
         rows.append(
             {
                 "seq": seq,
@@ -146,8 +146,8 @@ def _message_rows(session: Session, found: Found, first: int) -> list[dict[str, 
                 "tool_output": message.tool_output,
                 "tool_calls": json.dumps(calls, ensure_ascii=False) if calls else "[]",
                 "secrets": secrets,
-                **{column: getattr(used, name) if used else None for name, column in USAGE_COLUMNS.items()},
-                "cost": used.cost if used else None,
+                **{column: getattr(used, name) if used is not None else None for name, column in USAGE_COLUMNS.items()},
+                "cost": used.cost if used is not None else None,
                 "attachments": json.dumps(attached, ensure_ascii=False) if attached else "[]",
                 "price": prices.price(message.model or last_model, used, message.timestamp or session.started),
             }
