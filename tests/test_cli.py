@@ -383,7 +383,7 @@ def refused(*args: object, env: dict[str, str] | None = None) -> str:
 @pytest.mark.parametrize("command", COMMANDS)
 def test_no_workspace_is_one_line(command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    line = refused(command)
+    line = refused(command, env={"XDG_DATA_HOME": str(tmp_path / "data")})  # (no archive of one's own history)
     assert "No workspace given" in line and f"archivist {command}" in line
     if command == "mcp":
         assert "ARCHIVIST_WORKSPACE" in line  # the two ways to give it
@@ -499,7 +499,7 @@ def test_mcp_started_without_a_workspace_says_so_in_one_line(env, tmp_path):
     done = subprocess.run(
         [str(BIN / "archivist"), "mcp"],
         cwd=tmp_path,
-        env=client_environment(env),
+        env=client_environment({**env, "XDG_DATA_HOME": str(tmp_path / "data")}),
         input=json.dumps(INITIALIZE) + "\n",
         capture_output=True,
         text=True,
@@ -561,3 +561,34 @@ def test_archivist_alone_says_where_to_start() -> None:
     assert "Commands:" in result.output and "serve" in result.output
     started = invoke("serve", "--help")
     assert "--discover" in started.output
+
+
+def test_without_a_workspace_the_reading_commands_read_ones_own_history(tmp_path):
+    """Once `serve --discover` (or index) has made one's own history's archive in the data folder,
+    `archivist mcp`, `status` and `usage` read it when no workspace is named."""
+    data = tmp_path / "data"
+    own = data / "archivist"
+    env = {"XDG_DATA_HOME": str(data), "ARCHIVIST_WORKSPACE": ""}
+    own.mkdir(parents=True)
+    logs = ROOT / "sample-agent-logs" / "claude-code" / "projects"
+    made = CliRunner(env=env).invoke(cli, ["index", str(own), "--source", f"claude-code={logs}"])
+    assert made.exit_code == 0, made.output
+    told = CliRunner(env=env).invoke(cli, ["status"])
+    assert told.exit_code == 0, told.output
+    assert str(own) in told.output and "claude-code" in told.output
+    used = CliRunner(env=env).invoke(cli, ["usage", "--json"])
+    assert used.exit_code == 0, used.output
+    served = subprocess.run(
+        [str(BIN / "archivist"), "mcp"],
+        cwd=tmp_path,
+        env=client_environment(env),
+        input=json.dumps(INITIALIZE) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert served.returncode == 0, served.stderr
+    assert json.loads(served.stdout.splitlines()[0])["result"]["serverInfo"]
+    (data / "archivist" / ".archivist" / "archive.db").unlink()
+    line = refused("status", env=env)
+    assert "No workspace given" in line

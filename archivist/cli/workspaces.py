@@ -34,21 +34,27 @@ USAGE = {"embed": "WORKSPACE [PATH]", "search": "WORKSPACE QUERY"}
 
 # The commands that take --discover: with it, the workspace is made where it is missing.
 DISCOVERING = ("index", "serve", "sources")
+# The commands that read an archive and take nothing after WORKSPACE: without one named, they
+# read one's own history's archive, once `archivist serve --discover` (or index) has made it.
+OWN_HISTORY = ("mcp", "status", "usage")
 
 
 def workspace_folder(workspace: Path | None, command: str, discover: bool = False) -> Path:
     """WORKSPACE (``~`` expanded) if it is an existing folder; otherwise a one-line error.
 
     With ``discover`` (--discover), a missing WORKSPACE is created, and none named is one's own
-    history's workspace in the platform's data folder (``archivist.workspace.default_workspace``).
+    history's workspace in the platform's data folder (``archivist.workspace.default_workspace``);
+    the commands of ``OWN_HISTORY`` read that workspace too when none is named and its archive exists.
     """
-    if workspace is None and discover:
-        workspace = default_workspace()
+    own = default_workspace()
+    if workspace is None and (discover or (command in OWN_HISTORY and archive_path(own).is_file())):
+        workspace = own
     if workspace is None:
         if command == "mcp":
             refuse(
                 f"No workspace given: pass it as the argument (archivist mcp /path/to/workspace) "
-                f"or set {WORKSPACE_ENV}=/path/to/workspace.",
+                f"or set {WORKSPACE_ENV}=/path/to/workspace; `archivist serve --discover` first makes "
+                "your own history's archive, which `archivist mcp` then serves without either.",
                 "INVALID_PARAMETER",
             )
         also = f", or `archivist {command} --discover` for your agents' own logs" if command in DISCOVERING else ""
