@@ -13,6 +13,7 @@ CODES = frozenset(
         "INVALID_ENTITY_TYPE",
         "INVALID_SEARCH_SYNTAX",
         "INVALID_PARAMETER",
+        "SEARCH_TIMED_OUT",  # a query stopped at its time limit: not the caller's mistake, worth another try
         "PATH_NOT_FOUND",
         "DOCUMENT_NOT_FOUND",
         "DIRECTORY_NOT_FOUND",
@@ -53,13 +54,12 @@ class ArchivistError(Exception):
 
 
 def took_too_long(limit_ms: int | float) -> ArchivistError:
-    """A query stopped at the time limit (the web's SQL limit, every MCP call's limit)."""
+    """A query stopped at the time limit (the web's SQL limit, every MCP call's limit): SEARCH_TIMED_OUT."""
     return ArchivistError(
-        "INVALID_PARAMETER",
+        "SEARCH_TIMED_OUT",
         "The search took too long",
-        f"It ran past the time limit of {limit_ms:g} ms: ranking every match of very common words "
-        "in a large archive can.",
-        "Narrow it (a filter, a shorter date range, rarer words) and try again.",
+        f"It ran past the time limit of {limit_ms:g} ms and was stopped; nothing was changed.",
+        "Try again, or narrow it (a filter, a shorter date range, rarer words).",
     )
 
 

@@ -532,7 +532,7 @@ def test_a_query_stops_at_its_time_limit_and_when_cancelled(sample_workspace):
     with Archive.for_workspace(sample_workspace, time_limit_ms=1e-6) as archive:
         with pytest.raises(ArchivistError) as timed_out:
             archive.search({"query": "proxy", "mode": "keyword"})
-    assert "took too long" in timed_out.value.message
+    assert "took too long" in timed_out.value.message and timed_out.value.code == "SEARCH_TIMED_OUT"
     cancel = threading.Event()
     cancel.set()
     with Archive.for_workspace(sample_workspace) as archive:

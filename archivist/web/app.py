@@ -297,7 +297,8 @@ def query_failure(datasette: Datasette, body: Any) -> ArchivistError:
 
 
 def status_of(error: ArchivistError) -> int:
-    return 500 if error.code == "INTERNAL_ERROR" else 400
+    """The HTTP status of a failed query's error: 500 for a bug, 503 for a search stopped at its time limit, else 400."""
+    return {"INTERNAL_ERROR": 500, "SEARCH_TIMED_OUT": 503}.get(error.code, 400)
 
 
 def highlighted(value: Any) -> Markup | None:
