@@ -8,13 +8,18 @@ newline yet) is left for the next read.
 A file read on from where its last reading stopped (``read_prefix``) has what its lines
 before that point decide looked at again, without parsing each one: the ``uuid`` of every
 line (a later copy of one is dropped), its title lines, and its lines up to its first
-request (until then, a later line can still decide the title).
+request (until then, a later line can still decide the title). What that look found is kept
+for the file's next reading on (``Looked``, the last few files), so that a file followed as it
+grows has only its lines since then looked at, not all of them again.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import os
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +27,14 @@ from typing import Any
 
 from archivist.agents import LONG_LINE, NOT_JSON, NotJSON, json_value, lines, skipped_problems
 from archivist.agents.claude_code.session import KNOWN_TYPES, Builder, Seen, Sidechains
+from archivist.agents.claude_code.titles import Titles
 
 UUID_RE = re.compile(rb'"uuid"\s*:\s*"([^"\\]{1,200})"')  # a line's uuid, found without parsing it
 SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
 ID_RE = re.compile(rb'"id"\s*:\s*"([^"\\]{1,200})"')  # in an assistant line: its message.id (and its blocks' ids)
 TITLE_MARKS = (b'"summary"', b'"custom-title"', b'"ai-title"')  # in every line that can be a title line
+LOOKED_FILES = 4  # the files whose earlier lines' look is kept for their next reading on
+EDGE_BYTES = 4096  # the bytes before where a look stopped, and a file's first: a rewrite changes them
 
 
 @dataclass
@@ -162,17 +170,84 @@ class Prefix:
     ids: set[str] = field(default_factory=set)
 
 
+@dataclass
+class Looked:
+    """What a file's lines before ``end`` were found to hold (``read_prefix``), and the file's
+    identity then (device, inode, and a digest of its first bytes and of those before ``end``)."""
+
+    end: int
+    identity: tuple[int, int, str]
+    uuids: dict[str, int]
+    titles: Titles
+    prefix: Prefix
+
+
+_looked: OrderedDict[Path, Looked] = OrderedDict()
+
+
+def _identity(path: Path, end: int) -> tuple[int, int, str] | None:
+    """A file's device, inode, and a digest of its first bytes and of those before byte ``end``."""
+    try:
+        with path.open("rb") as handle:
+            status = os.fstat(handle.fileno())
+            digest = hashlib.sha256(handle.read(min(end, EDGE_BYTES)))
+            start = max(0, end - EDGE_BYTES)
+            handle.seek(start)
+            digest.update(handle.read(end - start))
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino, digest.hexdigest()
+
+
+def _looked_before(path: Path, end: int) -> Looked | None:
+    """The look kept for ``path``, where it stopped at or before ``end`` in the same file, unchanged."""
+    looked = _looked.get(path)
+    if looked is None or looked.end > end or _identity(path, looked.end) != looked.identity:
+        return None
+    return looked
+
+
+def _keep(path: Path, end: int, builder: Builder, prefix: Prefix) -> None:
+    """Keep what a file's lines before ``end`` hold, for its next reading on, where its first
+    request is known (a look that stopped before it would need a whole builder's state)."""
+    identity = _identity(path, end)
+    if identity is None or not builder.titles.settled:
+        _looked.pop(path, None)
+        return
+    kept = Prefix(set(prefix.session_ids), set(prefix.ids))
+    _looked[path] = Looked(end, identity, dict(builder.uuids), copy.deepcopy(builder.titles), kept)
+    _looked.move_to_end(path)
+    while len(_looked) > LOOKED_FILES:
+        _looked.popitem(last=False)
+
+
 def read_prefix(path: Path, end: int, builder: Builder) -> Prefix | None:
     """Look again at a file's lines before byte ``end`` (where its reading resumes) for what
     they decide of ``builder``: the uuids it holds, its title lines, its first request; the
     ids they name. None when the file cannot be read; nothing is told (these lines were
-    read, and told, before)."""
+    read, and told, before). A look kept from the file's last reading on is gone on from
+    where it stopped."""
+    looked = _looked_before(path, end)
+    prefix, start = Prefix(), 0
+    if looked is not None:
+        builder.uuids, builder.titles = dict(looked.uuids), copy.deepcopy(looked.titles)
+        prefix, start = Prefix(set(looked.prefix.session_ids), set(looked.prefix.ids)), looked.end
+    if not _look(path, start, end, builder, prefix):
+        _looked.pop(path, None)
+        return None
+    _keep(path, end, builder, prefix)
+    return prefix
+
+
+def _look(path: Path, start: int, end: int, builder: Builder, prefix: Prefix) -> bool:
+    """Look at a file's lines from byte ``start`` to ``end`` into ``builder`` and ``prefix``;
+    False when the file cannot be read."""
     scout = Builder(builder.key, path, seen=Seen())  # reads whole lines, for the first request
     scout.titles, scout.uuids = builder.titles, builder.uuids
-    prefix = Prefix()
-    position = 0
+    position = start
     try:
         with path.open("rb") as handle:
+            handle.seek(start)
             for raw, length in lines(handle):
                 if position >= end:
                     break
@@ -191,5 +266,5 @@ def read_prefix(path: Path, end: int, builder: Builder) -> Prefix | None:
                 if isinstance(kind, str) and kind in KNOWN_TYPES and record is not None:
                     scout.take(record, kind)
     except OSError:
-        return None
-    return prefix
+        return False
+    return True
