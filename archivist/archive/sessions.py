@@ -110,9 +110,10 @@ DELETE_MESSAGES_FROM_SQL = "DELETE FROM messages WHERE document_id = :id AND seq
 STORED_SESSION_SQL = "SELECT key, title, body, extra, content_hash FROM documents WHERE id = ?"
 
 
-def fingerprint(kind: str, path: Path) -> str:
+def fingerprint(kind: str, path: Path, files: list[tuple[str, os.stat_result]] | None = None) -> str:
     """What changes when any log file of the source changes: every file's path, size and modification
-    time; and when a setting that bounds the reading changes (a limit raised reads again)."""
+    time; and when a setting that bounds the reading changes (a limit raised reads again).
+    ``files``: the source's files with their status, where they were just listed."""
     from archivist import secrets  # (its patterns take a while to compile: only where logs are read)
 
     digest = hashlib.sha256(
@@ -120,7 +121,7 @@ def fingerprint(kind: str, path: Path) -> str:
     )
     for name in archives.SETTINGS:
         digest.update(f"{name}={os.environ.get(name, '')}\n".encode("utf-8", "surrogateescape"))
-    for file_path, stat in _source_files(kind, path):
+    for file_path, stat in _source_files(kind, path) if files is None else files:
         digest.update(f"{file_path}\x00{stat.st_size}\x00{stat.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
@@ -172,7 +173,8 @@ def index_sources(
     for source_id, kind, path, known, stored_problems in db.execute(SOURCES_SQL).fetchall():
         kept = [documents.Problem(*problem) for problem in json.loads(stored_problems or "[]")]
         try:
-            current = fingerprint(kind, Path(path))
+            files = list(_source_files(kind, Path(path)))
+            current = fingerprint(kind, Path(path), files)
         except registry.UnknownKind:  # the package that added the kind is gone: nothing of it changes
             problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", NO_READER.format(kind=kind))])
             unchanged += 1
@@ -183,7 +185,7 @@ def index_sources(
             continue
         masker = masker or new_masker(key)
         try:
-            appended = _read_appends(db, source_id, kind, Path(path), masker)
+            appended = _read_appends(db, source_id, kind, masker, dict(files))
             # read on: what was read before is not read again, and its problems stand
             found = (
                 _read_source(db, source_id, kind, Path(path), masker, progress) if appended is None else kept + appended
@@ -378,9 +380,10 @@ def _head_hash(file: Path, resume_at: int, size: int) -> str | None:
 
 
 def _read_appends(
-    db: Database, source_id: int, kind: str, path: Path, masker: Masker
+    db: Database, source_id: int, kind: str, masker: Masker, current: dict[str, os.stat_result]
 ) -> list[documents.Problem] | None:
     """Read on the session files that only grew since the last read; None if anything else changed.
+    ``current``: the source's files with their status, as its fingerprint was made of them.
 
     Each such file is read from where its last response began (``Tail``); what is read
     replaces the session's messages from there, and the session's counts, times, models
@@ -390,7 +393,6 @@ def _read_appends(
     if reader is None:
         return None
     by_path = {row[0]: row for row in db.execute(LOG_FILES_SQL, [source_id]).fetchall()}
-    current = dict(_source_files(kind, path))
     if not by_path or len(by_path) != len(current):
         return None
     stored = {}
