@@ -351,9 +351,9 @@ def mcp_doc() -> str:
         "",
         "What `tools/list` says of each tool is the first sentence of its description, and of each argument a "
         "few words; this page holds all of it. Every answer also has `success`, and `error` and `code` when "
-        "it fails ([errors.md](errors.md)), and `building` while the archive is still being built. A tool "
-        "whose answer is `num_results` and `results` alone lists no output schema; its answer is structured all "
-        "the same. An argument whose default is none may be sent as null, which `tools/list` leaves unsaid. The "
+        "it fails ([errors.md](errors.md)), and `building` while the archive is still being built. `tools/list` "
+        "names no output schema: each answer comes as structured content and as its JSON text, and its fields "
+        "are the ones named here. An argument whose default is none may be sent as null, which `tools/list` leaves unsaid. The "
         "declarations are `archivist/queries/declarations.py`; the tools, `archivist/mcp/tools.py`.",
         "",
     ]

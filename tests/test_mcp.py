@@ -20,8 +20,6 @@ from conftest import started_datasette
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from archivist.mcp import outputs
-from archivist.mcp import tools as mcp_tools
 from archivist.workspace import archive_path
 
 ARCHIVIST = str(Path(sys.executable).parent / "archivist")
@@ -178,14 +176,9 @@ async def test_stdio_lists_every_tool_with_described_inputs(embedded_sample):
     assert set(tools) == TOOLS
     date_range = tools["search_workspace"].input_schema["properties"]["date_range"]["description"]
     assert "YYYY-MM" in date_range and "YYYY-MM-DD" in date_range
-    rows_alone = {tool.name for tool in mcp_tools.TOOLS if tool.output is outputs.Rows}
-    assert rows_alone and rows_alone < TOOLS
     for tool in tools.values():
         assert tool.description
-        if tool.name in rows_alone:  # (num_results and results: docs/mcp.md)
-            assert tool.output_schema is None, tool.name
-        else:
-            assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+        assert tool.output_schema is None, tool.name  # (each answer's fields: docs/mcp.md)
         for name, schema in tool.input_schema["properties"].items():
             assert schema.get("description"), (tool.name, name)
         assert "workspace_path" in tool.input_schema["properties"]

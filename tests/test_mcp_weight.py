@@ -10,12 +10,12 @@ still listed, with its type, choices, bounds and default.
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 from mcp import Client
 from mcp.types import ListToolsResult
 
-from archivist.mcp import outputs
 from archivist.mcp.tools import TOOLS, create_server, inputs
 from archivist.queries import rules
 from archivist.queries.declarations import QUERIES
@@ -75,7 +75,7 @@ async def test_a_light_listing_is_lighter_than_the_full_descriptions(workspace: 
 async def test_the_listing_says_nothing_that_goes_without_saying(workspace: Path) -> None:
     """No schema has a title (pydantic's: the tool's name, or an argument's again), no argument lists null,
     a read-only tool's hints are only that and that it is closed (destructive and idempotent mean something
-    only for a tool that writes: MCP's spec), and an answer that is rows alone has no schema."""
+    only for a tool that writes: MCP's spec), and no answer has a schema (docs/mcp.md names its fields)."""
     payload = json.loads((await listed(workspace)).model_dump_json(by_alias=True, exclude_none=True))
     tools = {tool["name"]: tool for tool in payload["tools"]}
     for tool in TOOLS:
@@ -89,9 +89,7 @@ async def test_the_listing_says_nothing_that_goes_without_saying(workspace: Path
                              "openWorldHint": False}  # fmt: skip
         else:
             assert hints == {"readOnlyHint": True, "openWorldHint": False}, tool.name
-        assert ("outputSchema" in listing) == (tool.output is not outputs.Rows), tool.name
-        if "outputSchema" in listing:
-            assert "title" not in listing["outputSchema"], tool.name
+        assert "outputSchema" not in listing, tool.name
 
 
 async def test_a_null_argument_is_taken_where_leaving_it_out_passes_none(workspace: Path) -> None:
@@ -112,3 +110,21 @@ async def test_a_null_argument_is_taken_where_leaving_it_out_passes_none(workspa
     assert refused.is_error and refused.structured_content
     assert refused.structured_content["code"] == "INVALID_PARAMETER"
     assert "match_all" in refused.structured_content["error"] + refused.structured_content.get("details", "")
+
+
+async def test_an_answer_is_structured_though_no_tool_lists_its_schema(workspace: Path) -> None:
+    """Without an output schema each answer still comes as structured content and as its JSON text, with the
+    fields docs/mcp.md names for it (its shape's, ``Tool.output``)."""
+    calls = {"search": {"query": "proxy", "mode": "keyword"}, "get_document": {"document": "notes/a.md"},
+             "search_workspace": {"query": "proxy"}, "get_embedding_status": {}}  # fmt: skip
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        assert not any(tool.output_schema for tool in (await client.list_tools()).tools)
+        answers = {name: await client.call_tool(name, arguments) for name, arguments in calls.items()}
+    shapes = {tool.name: tool.output for tool in TOOLS}
+    for name, result in answers.items():
+        assert not result.is_error and result.structured_content, (name, result.content)
+        assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+        assert result.structured_content.get("success", True) is True, name
+        documented = set(typing.get_type_hints(shapes[name])) - {"success", "error", "code", "building"}
+        assert documented & set(result.structured_content), name
+    assert answers["get_document"].structured_content["body"].startswith("# Alpha")

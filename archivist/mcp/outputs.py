@@ -1,7 +1,8 @@
-"""What the MCP tools answer: each one's structured output schema, and the shaping of its rows.
+"""What the MCP tools answer: each one's shape (the fields docs/mcp.md names for it), and the shaping of its rows.
 
 Fields are not required: a failed call's structured content is the docs/errors.md body
-({"success": false, "error", "code"}) and clients check it against the same schema.
+({"success": false, "error", "code"}). tools/list names no output schema: the answer comes as
+structured content and as its JSON text all the same.
 """
 
 from __future__ import annotations

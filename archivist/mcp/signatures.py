@@ -20,9 +20,8 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import ConfigDict, Field, WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
-from archivist.mcp.outputs import Outcome
 from archivist.queries.params import LIST_FORMS, Param, first_sentence
 
 PYTHON_TYPES: dict[str, Any] = {
@@ -90,44 +89,10 @@ def _choices(param: Param) -> tuple[str, ...]:
     return param.choices + ("",) if param.default == "" and not param.many else param.choices
 
 
-def light(output: type) -> type:
-    """The answer's shape (a ``TypedDict``), the same in all but its schema, which is light (``lightened``)."""
-    config = ConfigDict(json_schema_extra=lightened)
-    return type(output)(output.__name__, (output,), {"__pydantic_config__": config}, total=False)
-
-
-def lightened(shown: dict[str, Any]) -> None:
-    """An answer's schema without what every answer shares (``Outcome``: success, error, code, building; told
-    in docs/mcp.md and docs/errors.md) and without what says nothing: its titles (its type's name, and its
-    properties'), ``additionalProperties: true``, and ``anyOf`` where a list of types says it."""
-    shown.pop("title", None)
-    shown["properties"] = {
-        name: _light(value) for name, value in shown["properties"].items() if name not in Outcome.__annotations__
-    }
-
-
-def _light(shown: dict[str, Any]) -> dict[str, Any]:
-    """One property's schema, lightened."""
-    light = {
-        key: value for key, value in shown.items() if key != "title" and (key, value) != ("additionalProperties", True)
-    }
-    if light.get("items") == {"type": "object", "additionalProperties": True}:
-        del light["items"]
-    elif isinstance(light.get("items"), dict):
-        light["items"] = _light(light["items"])
-    parts = [_light(part) for part in light.get("anyOf", ())]
-    if parts and all(set(part) == {"type"} and isinstance(part["type"], str) for part in parts):
-        del light["anyOf"]
-        light["type"] = [part["type"] for part in parts]
-    elif parts:
-        light["anyOf"] = parts
-    return light
-
-
-def signature(inputs: list[tuple[Param, bool]], output: type | None, context: bool = False) -> inspect.Signature:
+def signature(inputs: list[tuple[Param, bool]], context: bool = False) -> inspect.Signature:
     """A tool's signature: each input (a parameter, and whether it is required), then the MCP context if
-    it reports progress; it returns a ``CallToolResult`` whose structured content is ``output`` (none: not
-    listed, the SDK's for a ``CallToolResult`` alone)."""
+    it reports progress; it returns a ``CallToolResult`` (structured content and its text), of which
+    tools/list gives no schema: docs/mcp.md names each answer's fields."""
     parameters = [
         inspect.Parameter(
             param.name,
@@ -141,8 +106,7 @@ def signature(inputs: list[tuple[Param, bool]], output: type | None, context: bo
         parameters.append(
             inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
         )
-    returned = CallToolResult if output is None else Annotated[CallToolResult, light(output)]
-    return inspect.Signature(parameters, return_annotation=returned)
+    return inspect.Signature(parameters, return_annotation=CallToolResult)
 
 
 def tool_function(

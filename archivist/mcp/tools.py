@@ -58,7 +58,8 @@ class Call:
 @dataclass(frozen=True)
 class Tool:
     """One MCP tool: its description, the canned query whose parameters it takes (none: the embedding
-    API's, ``TOOL_PARAMS``), the schema of its answer and the work that makes it."""
+    API's, ``TOOL_PARAMS``), the shape of its answer (docs/mcp.md names its fields; tools/list gives no
+    schema of it) and the work that makes it."""
 
     name: str
     description: str
@@ -329,12 +330,6 @@ def told(tool: Tool, call: Call) -> dict[str, Any]:
     return payload
 
 
-def listed_output(tool: Tool) -> type | None:
-    """The schema of its answer that tools/list gives: none for rows alone (``outputs.Rows``: num_results and
-    results, objects of any shape), which tell a client nothing that docs/mcp.md does not."""
-    return None if tool.output is outputs.Rows else tool.output
-
-
 def add_tool(server: MCPServer, workspaces: Workspaces, tool: Tool) -> None:
     """Register one tool: a function with the tool's declared arguments that runs its work."""
 
@@ -344,7 +339,7 @@ def add_tool(server: MCPServer, workspaces: Workspaces, tool: Tool) -> None:
             lambda cancel: told(tool, Call(workspaces, tool.query, workspace_path, arguments, cancel, progress))
         )
 
-    shape = signature(inputs(tool), listed_output(tool), context=tool.progress)
+    shape = signature(inputs(tool), context=tool.progress)
     annotations = WRITES_ARCHIVE if tool.writes else READ_ONLY
     server.add_tool(tool_function(tool.name, tool.description, shape, run), annotations=annotations)
 
