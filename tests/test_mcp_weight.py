@@ -51,8 +51,11 @@ async def test_every_tool_parameter_and_seed_name_is_still_listed(workspace: Pat
     for tool in TOOLS:
         assert list(tools[tool.name]) == [param.name for param, _ in inputs(tool)], tool.name
         for name, schema in tools[tool.name].items():
-            said = schema["description"].replace(", ".join(rules.LOG_KINDS), "")  # (the agents' names stay said)
+            said = schema["description"]
             assert said and len(said) <= 160, (tool.name, name)
+            if name == "agents":  # (named by its choices, not its description)
+                assert all(f'"{kind}"' in json.dumps(schema) for kind in (*rules.LOG_KINDS, rules.WORKSPACE_AGENT))
+                assert not any(kind in said for kind in rules.LOG_KINDS), tool.name
         if tool.query:
             assert set(QUERIES[tool.query].aliases) <= set(tools[tool.name]), tool.name
     assert {"kinds", "memory_type", "k", "source_path", "limit"} <= set(tools["search"])

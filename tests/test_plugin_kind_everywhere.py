@@ -89,7 +89,8 @@ def run(*command: str, env: dict[str, str], given: str = "") -> str:
 
 
 def agents_described(workspace: Path, env: dict[str, str]) -> str:
-    """The description of search's ``agents`` in ``archivist mcp``'s answer to ``tools/list``."""
+    """The schema of search's ``agents`` in ``archivist mcp``'s answer to ``tools/list`` (its items' enum names
+    the agents), as JSON."""
     # as a client does: its requests sent, stdin kept open until they are answered
     with subprocess.Popen(
         [ARCHIVIST, "mcp", str(workspace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
@@ -102,7 +103,7 @@ def agents_described(workspace: Path, env: dict[str, str]) -> str:
         assert server.wait(timeout=60) == 0
     assert [answer["id"] for answer in answers] == [1, 2]
     search = next(tool for tool in answers[1]["result"]["tools"] if tool["name"] == "search")
-    return search["inputSchema"]["properties"]["agents"]["description"]
+    return json.dumps(search["inputSchema"]["properties"]["agents"])
 
 
 def test_a_kind_from_another_package_is_seen_everywhere(sample_workspace: Path, package: Path, tmp_path: Path) -> None:
@@ -115,11 +116,11 @@ def test_a_kind_from_another_package_is_seen_everywhere(sample_workspace: Path, 
     (logs / "one.ex").write_text("user: where did the zeppelin land\nassistant: on the roof\n", encoding="utf-8")
 
     # a start without the package keeps a listing without the kind, twice (the SDK's, then the kept one)
-    assert f" {KIND}," not in agents_described(sample_workspace, plain)
-    assert f" {KIND}," not in agents_described(sample_workspace, plain)
+    assert f'"{KIND}"' not in agents_described(sample_workspace, plain)
+    assert f'"{KIND}"' not in agents_described(sample_workspace, plain)
     # once installed, the kind is in the listing, whether the SDK gives it or a start kept it
     first = agents_described(sample_workspace, with_package)
-    assert f" {KIND}," in first and "claude-code" in first
+    assert f'"{KIND}"' in first and '"claude-code"' in first
     assert agents_described(sample_workspace, with_package) == first
     assert len(json.loads((cache / "mcp-listing.json").read_text(encoding="utf-8"))) == 2
 

@@ -212,7 +212,7 @@ def agents(what: str, flags: tuple[str, ...] = (), metavar: str | None = None, f
         rules.agent_list,
         f"Only {what} of these agents: {AGENTS}; empty: every agent.",
         many=True,
-        brief=f"Only {what} of these agents: {', '.join(rules.LOG_KINDS)} or {rules.WORKSPACE_AGENT} (its own).",
+        brief=f"Only {what} of these agents ({rules.WORKSPACE_AGENT}: its own).",
         flags=flags,
         metavar=metavar,
         form=form,
