@@ -14,7 +14,9 @@ them, and a plain loop of `json.loads` over every line. Prints the times, the th
 the ratio (targets: ≥ 40 MB/s, ≤ 8× json.loads; one appended line ≤ 0.2 s); when 100
 sessions were first there for another connection (a search), and how many of them were the
 100 newest (target: within 5 s); the archive's size per message and per byte of log, and
-how many responses were priced. --profile writes a cProfile of the first index run.
+how many responses were priced. --profile writes a cProfile of the first index run; --memory
+samples the resident memory of this process and of its worker processes through the first
+index run and prints their peaks (the whole run's: the sum at its highest).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import cProfile
 import datetime as dt
 import json
+import os
 import pstats
 import random
 import resource
@@ -298,6 +301,57 @@ class FirstSessions:
                 return
 
 
+class MemoryPeak:
+    """The resident memory of this process and of its child processes (Linux's /proc), sampled
+    every 50 ms until stopped: the peak of their sum, of this process and of the children."""
+
+    def __init__(self) -> None:
+        self.total = self.own = self.children = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> MemoryPeak:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def _watch(self) -> None:
+        while True:
+            own = rss(os.getpid())
+            children = sum(rss(pid) for pid in child_pids(os.getpid()))
+            self.own, self.children = max(self.own, own), max(self.children, children)
+            self.total = max(self.total, own + children)
+            if self.done.wait(0.05):
+                return
+
+
+def rss(pid: int) -> int:
+    """The resident bytes of process ``pid``, or 0 where it is gone."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def child_pids(parent: int) -> list[int]:
+    """The processes whose parent is ``parent``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == parent:
+                found.append(int(entry.name))
+    return found
+
+
 def cpu_seconds() -> tuple[float, float]:
     """The CPU time spent so far by this process, and by the worker processes it has waited for."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -340,6 +394,7 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=1000)
     parser.add_argument("--append-megabytes", type=int, default=100, help="the session a line is appended to")
     parser.add_argument("--profile", action="store_true", help="profile the index run, and reading and preparing alone")
+    parser.add_argument("--memory", action="store_true", help="the peak resident memory of the first index run")
     args = parser.parse_args()
     rng = random.Random(42)
     root = Path(tempfile.mkdtemp(prefix="archivist-agentlogs-"))
@@ -366,7 +421,7 @@ def main() -> None:
         cpu = cpu_seconds()
         started = time.perf_counter()
         watch.start(started)
-        with profiled("writing (this process)", args.profile):
+        with profiled("writing (this process)", args.profile), MemoryPeak() as memory:
             summary = index_workspace(workspace, log_sources=[("claude-code", root / "projects")])
         indexed = time.perf_counter() - started
         (own, workers), (own_before, workers_before) = cpu_seconds(), cpu
@@ -400,6 +455,9 @@ def main() -> None:
         print(f"archive: {size / 1e6:.0f} MB for {messages:,} messages: {size / max(messages, 1):,.0f} bytes a message, "
               f"{size / total:.2f} bytes a byte of log")  # fmt: skip
         print(f"{priced:,} responses priced")
+        if args.memory:
+            print(f"peak resident memory of the index run: {memory.total / 1e6:.0f} MB "
+                  f"(this process {memory.own / 1e6:.0f} MB, its workers {memory.children / 1e6:.0f} MB; target <= 500 MB)")  # fmt: skip
         print(f"no-op re-index: {noop:.2f} s")
         print(f"re-index after one line appended to the largest session ({largest.stat().st_size / 1e6:.1f} MB): "
               f"{appended_seconds:.2f} s (target <= 0.2 s)")  # fmt: skip
