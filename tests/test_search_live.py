@@ -12,7 +12,7 @@ from conftest import SAMPLE, started_datasette
 
 from archivist.archive.indexer import index_workspace
 from archivist.queries.rules import MAX_QUERY_CHARS
-from archivist.web.live_query import keystroke
+from archivist.web.search_page import keystroke
 from archivist.workspace import archive_path
 
 HIT_RE = re.compile(r'<li class="archivist-hit" data-id="(\d+)"')
