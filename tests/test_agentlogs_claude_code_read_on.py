@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_agentlogs_claude_code import PROJECT, SID, answer, read, u, user
 
 from archivist.agents import claude_code
 from archivist.agents.claude_code import lines
+from archivist.agents.claude_code.session import Builder
 
 
 def append(file: Path, records: list[dict[str, Any]]) -> None:
@@ -95,3 +97,51 @@ def test_only_the_last_few_files_looks_are_kept(tmp_path: Path) -> None:
         files.append(file)
     assert files[0] not in lines._looked and all(file in lines._looked for file in files[1:])
     assert len(lines._looked) <= lines.LOOKED_FILES
+
+
+def looked_line_by_line(file: Path, end: int) -> tuple[dict[str, int], dict[str, Any], lines.Prefix]:
+    builder, prefix = Builder("k", file), lines.Prefix()
+    look = lines.Look(file, builder, prefix)
+    with file.open("rb") as handle:
+        look.lines(handle, 0, end)
+    return builder.uuids, vars(builder.titles), prefix
+
+
+def looked_in_blocks(file: Path, end: int) -> tuple[dict[str, int], dict[str, Any], lines.Prefix]:
+    builder = Builder("k", file)
+    lines._looked.pop(file, None)
+    prefix = lines.read_prefix(file, end, builder)
+    assert prefix is not None
+    return builder.uuids, vars(builder.titles), prefix
+
+
+ODD_LINES = [
+    b'{"type": "user", "uuid" : "spaced-1", "sessionId":\t"s-2", "message": {"role": "user", "content": "spaced"}}',
+    b'{"type":"assistant","message":{"id":"msg_cut","content":[]},"uuid":"cut-3',  # cut off
+    b'{"uuid":"first-key-4","type":"user","message":{"role":"user","content":"x"}}',
+    b'{"type":"summary","summary":"Flaky tests","leafUuid":"' + u(2).encode() + b'"}',
+    b"\xff\xfe not JSON, not UTF-8",
+    b'{"type":"user","uuid":"' + b"z" * 300 + b'","message":{"role":"user","content":"a uuid too long to be one"}}',
+]
+
+
+@pytest.mark.parametrize("block_bytes", [lines.BLOCK_BYTES, 64, 300])
+def test_a_look_a_block_at_a_time_finds_what_a_look_line_by_line_finds(tmp_path, monkeypatch, block_bytes) -> None:
+    monkeypatch.setattr(lines, "BLOCK_BYTES", block_bytes)
+    file = tmp_path / PROJECT / f"{SID}.jsonl"
+    file.parent.mkdir(parents=True)
+    append(file, [user("fix the failing test", u(1), None, "2025-11-23T04:53:42Z"), answer(2, "2025-11-23T04:53:45Z")])
+    with file.open("ab") as handle:
+        handle.write(b"\n".join(ODD_LINES) + b"\n")
+    append(file, [user("now the linter", u(3), u(2), "2025-11-23T04:54:00Z"), answer(4, "2025-11-23T04:54:05Z")])
+    samples = Path(__file__).parent.parent / "sample-agent-logs" / "claude-code"
+    for path in [file, *sorted(samples.rglob("*.jsonl"))]:
+        end = path.stat().st_size
+        (uuids, titles, prefix), (one_by_one, titled, by_line) = (
+            looked_in_blocks(path, end),
+            looked_line_by_line(path, end),
+        )
+        assert (uuids, titles, prefix.session_ids) == (one_by_one, titled, by_line.session_ids)
+        assert by_line.ids <= prefix.ids  # (a block's are those of all its lines)
+    uuids, titles, _ = looked_in_blocks(file, file.stat().st_size)
+    assert {"spaced-1", "first-key-4", u(3)} <= set(uuids) and titles["summaries"] == [(u(2), "Flaky tests")]

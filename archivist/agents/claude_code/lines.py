@@ -8,7 +8,8 @@ newline yet) is left for the next read.
 A file read on from where its last reading stopped (``read_prefix``) has what its lines
 before that point decide looked at again, without parsing each one: the ``uuid`` of every
 line (a later copy of one is dropped), its title lines, and its lines up to its first
-request (until then, a later line can still decide the title). What that look found is kept
+request (until then, a later line can still decide the title); after it, its lines are looked
+at a block at a time, each block searched once for each of these. What that look found is kept
 for the file's next reading on (``Looked``, the last few files), so that a file followed as it
 grows has only its lines since then looked at, not all of them again.
 """
@@ -23,7 +24,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from archivist.agents import LONG_LINE, NOT_JSON, NotJSON, json_value, lines, skipped_problems
 from archivist.agents.claude_code.session import KNOWN_TYPES, Builder, Seen, Sidechains
@@ -33,6 +34,12 @@ UUID_RE = re.compile(rb'"uuid"\s*:\s*"([^"\\]{1,200})"')  # a line's uuid, found
 SESSION_ID_RE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
 ID_RE = re.compile(rb'"id"\s*:\s*"([^"\\]{1,200})"')  # in an assistant line: its message.id (and its blocks' ids)
 TITLE_MARKS = (b'"summary"', b'"custom-title"', b'"ai-title"')  # in every line that can be a title line
+# a line's uuid, session id and ids as above, found in a block of whole lines: never across a line's end
+BLOCK_UUID_RE = re.compile(rb'"uuid"[ \t\r\f\v]*:[ \t\r\f\v]*"([^"\\\n]{1,200})"')
+BLOCK_SESSION_ID_RE = re.compile(rb'"sessionId"[ \t\r\f\v]*:[ \t\r\f\v]*"([^"\\\n]{1,200})"')
+BLOCK_ID_RE = re.compile(rb'"id"[ \t\r\f\v]*:[ \t\r\f\v]*"([^"\\\n]{1,200})"')
+BLOCK_TITLE_MARKS = (b'"summary"', b'-title"')  # in a block holding a title line (two searches, not three)
+BLOCK_BYTES = 8 << 20  # the lines looked at together once the first request is known
 LOOKED_FILES = 4  # the files whose earlier lines' look is kept for their next reading on
 EDGE_BYTES = 4096  # the bytes before where a look stopped, and a file's first: a rewrite changes them
 
@@ -164,7 +171,8 @@ class Lines:
 @dataclass
 class Prefix:
     """What a file's lines before the point its reading resumes at name: the session ids, and
-    the ids in its assistant lines (each response's ``message.id`` among them)."""
+    the ids in its assistant lines (each response's ``message.id`` among them; once its first
+    request is known, those of its other lines too: ``Look.block``)."""
 
     session_ids: set[str] = field(default_factory=set)
     ids: set[str] = field(default_factory=set)
@@ -239,32 +247,83 @@ def read_prefix(path: Path, end: int, builder: Builder) -> Prefix | None:
     return prefix
 
 
+class Look:
+    """A look at a file's earlier lines: what they hold goes into ``builder`` and ``prefix``; a
+    scout reads whole lines until the first request is known, then only title lines are read
+    whole, and the lines between them are looked at a block at a time."""
+
+    def __init__(self, path: Path, builder: Builder, prefix: Prefix) -> None:
+        self.builder, self.prefix = builder, prefix
+        self.scout = Builder(builder.key, path, seen=Seen())
+        self.scout.titles, self.scout.uuids = builder.titles, builder.uuids
+
+    def lines(self, handle: BinaryIO, position: int, end: int, settle: bool = False, count: int = 0) -> int:
+        """The lines from ``position`` (where ``handle`` stands) looked at one at a time, until
+        ``end``, until the first request is known (``settle``), or ``count`` of them (0: any
+        number): the position after them."""
+        for looked, (raw, length) in enumerate(lines(handle), 1):
+            if position >= end or (settle and self.scout.titles.settled):
+                break
+            position += length
+            if raw is not None:
+                self.line(raw)
+            if looked == count:
+                break
+        return position
+
+    def line(self, raw: bytes) -> None:
+        prefix, builder = self.prefix, self.builder
+        prefix.session_ids.update(found.decode("utf-8", "replace") for found in SESSION_ID_RE.findall(raw))
+        if b'"assistant"' in raw:
+            prefix.ids.update(found.decode("utf-8", "replace") for found in ID_RE.findall(raw))
+        if self.scout.titles.settled and not any(mark in raw for mark in TITLE_MARKS):
+            for found in UUID_RE.findall(raw):
+                builder.uuids.setdefault(found.decode("utf-8", "replace"), len(builder.uuids))
+            return
+        record = _parse(raw, Tally(), last=False)
+        kind = record.get("type") if record is not None else None
+        if isinstance(kind, str) and kind in KNOWN_TYPES and record is not None:
+            self.scout.take(record, kind)
+
+    def block(self, block: bytes) -> None:
+        """Whole lines, once the first request is known: what each line gives, found in them all
+        at once; the ids of every line among them, not only of its assistant lines (an id that
+        is no response's matches none read on)."""
+        if any(mark in block for mark in BLOCK_TITLE_MARKS):
+            for raw in block.split(b"\n"):
+                if raw:
+                    self.line(raw)
+            return
+        for found in set(BLOCK_SESSION_ID_RE.findall(block)):
+            self.prefix.session_ids.add(found.decode("utf-8", "replace"))
+        for found in set(BLOCK_ID_RE.findall(block)):
+            self.prefix.ids.add(found.decode("utf-8", "replace"))
+        uuids = self.builder.uuids
+        for found in BLOCK_UUID_RE.findall(block):
+            uuids.setdefault(found.decode("utf-8", "replace"), len(uuids))
+
+
 def _look(path: Path, start: int, end: int, builder: Builder, prefix: Prefix) -> bool:
     """Look at a file's lines from byte ``start`` to ``end`` into ``builder`` and ``prefix``;
     False when the file cannot be read."""
-    scout = Builder(builder.key, path, seen=Seen())  # reads whole lines, for the first request
-    scout.titles, scout.uuids = builder.titles, builder.uuids
-    position = start
+    look = Look(path, builder, prefix)
     try:
         with path.open("rb") as handle:
             handle.seek(start)
-            for raw, length in lines(handle):
-                if position >= end:
-                    break
-                position += length
-                if raw is None:
+            position = look.lines(handle, start, end, settle=True)
+            while position < end:
+                handle.seek(position)
+                block = handle.read(min(BLOCK_BYTES, end - position))
+                whole = block.rfind(b"\n") + 1
+                if whole:
+                    look.block(block[:whole])
+                    position += whole
                     continue
-                prefix.session_ids.update(found.decode("utf-8", "replace") for found in SESSION_ID_RE.findall(raw))
-                if b'"assistant"' in raw:
-                    prefix.ids.update(found.decode("utf-8", "replace") for found in ID_RE.findall(raw))
-                if scout.titles.settled and not any(mark in raw for mark in TITLE_MARKS):
-                    for found in UUID_RE.findall(raw):
-                        builder.uuids.setdefault(found.decode("utf-8", "replace"), len(builder.uuids))
-                    continue
-                record = _parse(raw, Tally(), last=False)
-                kind = record.get("type") if record is not None else None
-                if isinstance(kind, str) and kind in KNOWN_TYPES and record is not None:
-                    scout.take(record, kind)
+                handle.seek(position)  # a line longer than a block, or going on past ``end``
+                after = look.lines(handle, position, end, count=1)
+                if after == position:
+                    break  # (the file is shorter than it was)
+                position = after
     except OSError:
         return False
     return True
