@@ -99,10 +99,11 @@ def test_the_lists_of_agents_are_the_registrys_and_the_limits_the_rules() -> Non
 
 def json_types(param: Param, required: bool) -> list[Any]:
     """The JSON schema types MCP shows for a parameter: each a type name, or ("array", item type); never null,
-    which a call may send for one whose leaving out passes none (tests/test_mcp_weight.py)."""
+    which a call may send for one whose leaving out passes none, nor a list's one comma-separated string,
+    which a call may send too (tests/test_mcp_weight.py)."""
     types: list[Any] = [param.type, *param.also]
     if param.many:
-        types = [("array", param.type), "string"] if LIST_FORMS["mcp"].array else ["string"]
+        types = [("array", param.type)] if LIST_FORMS["mcp"].array else ["string"]
     return types
 
 
@@ -131,7 +132,7 @@ async def test_the_mcp_input_schemas_are_the_declarations(workspace: Path) -> No
             assert shown["description"] == param.described("mcp"), where
             assert schema_types(shown) == json_types(param, required), where
             assert "title" not in shown, where
-            if required:
+            if required or param.default == "":  # (an empty default says nothing: tests/test_mcp_weight.py)
                 assert "default" not in shown, where
             else:
                 assert shown.get("default") == param.default, where
@@ -353,7 +354,8 @@ def mcp_doc() -> str:
         "few words; this page holds all of it. Every answer also has `success`, and `error` and `code` when "
         "it fails ([errors.md](errors.md)), and `building` while the archive is still being built. `tools/list` "
         "names no output schema: each answer comes as structured content and as its JSON text, and its fields "
-        "are the ones named here. An argument whose default is none may be sent as null, which `tools/list` leaves unsaid. The "
+        "are the ones named here. An argument whose default is none may be sent as null, a list as one string of "
+        "comma-separated values, and an empty default is the argument left out: `tools/list` leaves these unsaid. The "
         "declarations are `archivist/queries/declarations.py`; the tools, `archivist/mcp/tools.py`.",
         "",
     ]

@@ -238,8 +238,8 @@ def test_a_list_it_cannot_answer_is_left_to_the_sdk():
 
 
 # The arguments of searches answered before the SDK loads, each of the exact JSON types the input
-# schema names: keyword, hybrid, semantic, filters of each type, full output, and calls whose
-# answer is an error (too short, a workspace not allowed).
+# schema names (or a list as one string, types', or a null): keyword, hybrid, semantic, filters of
+# each type, full output, and calls whose answer is an error (too short, a workspace not allowed).
 EARLY_SEARCHES = [
     {"query": "kubernetes migration", "mode": "keyword"},
     {"query": "kubernetes migration"},

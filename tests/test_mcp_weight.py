@@ -76,7 +76,8 @@ async def test_a_light_listing_is_lighter_than_the_full_descriptions(workspace: 
 
 
 async def test_the_listing_says_nothing_that_goes_without_saying(workspace: Path) -> None:
-    """No schema has a title (pydantic's: the tool's name, or an argument's again), no argument lists null,
+    """No schema has a title (pydantic's: the tool's name, or an argument's again), no argument lists null
+    or an empty default (which says no more than leaving the argument out does),
     a read-only tool's hints are only that and that it is closed (destructive and idempotent mean something
     only for a tool that writes: MCP's spec), and no answer has a schema (docs/mcp.md names its fields)."""
     payload = json.loads((await listed(workspace)).model_dump_json(by_alias=True, exclude_none=True))
@@ -86,6 +87,7 @@ async def test_the_listing_says_nothing_that_goes_without_saying(workspace: Path
         assert "title" not in listing["inputSchema"], tool.name
         for name, shown in listing["inputSchema"]["properties"].items():
             assert "title" not in shown and "null" not in json.dumps(shown), (tool.name, name)
+            assert shown.get("default", "x") != "", (tool.name, name)
         hints = listing["annotations"]
         if tool.writes:
             assert hints == {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
@@ -131,3 +133,51 @@ async def test_an_answer_is_structured_though_no_tool_lists_its_schema(workspace
         documented = set(typing.get_type_hints(shapes[name])) - {"success", "error", "code", "building"}
         assert documented & set(result.structured_content), name
     assert answers["get_document"].structured_content["body"].startswith("# Alpha")
+
+
+async def test_a_list_is_listed_as_an_array_and_taken_as_one_string_too(workspace: Path) -> None:
+    """A list argument is listed in its array form alone; one comma-separated string (docs/mcp.md) is taken
+    all the same, with the answer the array gets, and a wrong item in it is refused naming the argument."""
+    payload = json.loads((await listed(workspace)).model_dump_json(by_alias=True, exclude_none=True))
+    schemas = {tool["name"]: tool["inputSchema"]["properties"] for tool in payload["tools"]}
+    for tool in TOOLS:
+        for param, _ in inputs(tool):
+            if param.many:
+                assert set(schemas[tool.name][param.name]) <= {"type", "items", "description"}, tool.name
+                assert schemas[tool.name][param.name]["type"] == "array", (tool.name, param.name)
+    asked = {"query": "proxy", "mode": "keyword"}
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        arrays = await client.call_tool("search", {**asked, "entities": ["note", "conversation"]})
+        string = await client.call_tool("search", {**asked, "entities": "note,conversation"})
+        none = await client.call_tool("search", {**asked, "entities": "conversation"})
+        wrong = await client.call_tool("usage", {"agents": "claude-code,no-such-agent"})
+        agents = await client.call_tool("usage", {"agents": "claude-code,workspace"})
+        listed_agents = await client.call_tool("usage", {"agents": ["claude-code", "workspace"]})
+    assert not arrays.is_error and arrays.structured_content and arrays.structured_content["total"] == 1
+    assert string.structured_content == arrays.structured_content
+    assert none.structured_content and none.structured_content["total"] == 0
+    assert wrong.is_error and wrong.structured_content and wrong.structured_content["code"] == "INVALID_PARAMETER"
+    assert "no-such-agent" in json.dumps(wrong.structured_content)
+    assert not agents.is_error and agents.structured_content == listed_agents.structured_content
+
+
+async def test_an_argument_left_empty_is_the_argument_left_out(workspace: Path) -> None:
+    """Where an argument's default is empty, which the listing leaves unsaid, leaving it out and giving it
+    empty answer alike; a default that says something (mode, page_size) is still listed."""
+    search = next(tool for tool in TOOLS if tool.name == "search")
+    empty = {param.name for param, required in inputs(search) if param.default == "" and not required}
+    assert {"query", "start_date", "end_date", "document", "source_path"} <= empty
+    payload = json.loads((await listed(workspace)).model_dump_json(by_alias=True, exclude_none=True))
+    shown = next(tool for tool in payload["tools"] if tool["name"] == "search")["inputSchema"]["properties"]
+    assert not any("default" in shown[name] for name in empty)
+    assert shown["mode"]["default"] == "hybrid" and shown["page_size"]["default"] == 10
+    asked = {"query": "proxy", "mode": "keyword"}
+    async with Client(create_server(archive_path(workspace), workspace)) as client:
+        plain = await client.call_tool("search", asked)
+        given = await client.call_tool("search", {**asked, **{name: "" for name in empty - {"query"}}})
+        recent = await client.call_tool("search", {"mode": "recent"})
+        recent_empty = await client.call_tool("search", {"mode": "recent", "query": ""})
+    assert not plain.is_error and plain.structured_content and plain.structured_content["total"] == 1
+    assert given.structured_content == plain.structured_content
+    assert not recent.is_error and recent.structured_content and recent.structured_content["total"] == 1
+    assert recent_empty.structured_content == recent.structured_content

@@ -3,10 +3,10 @@ of its parameters, which the SDK turns into the tool's input schema as it does a
 
 Each declared parameter (``archivist.queries.params.Param``) becomes a keyword argument
 annotated ``Annotated[type, Field(description=...)]``: its JSON type (and the others MCP
-accepts for it), a list as an array or one comma-separated string (``LIST_FORMS``),
-its default (none where it is required), and its short description as MCP shows it.
-The schemas carry no titles (a property's title only repeats its name; ``Untitled`` leaves out
-those pydantic writes) and no null (which is taken all the same): every agent that connects
+accepts for it), a list as an array (``LIST_FORMS``), its default (none where it is required),
+and its short description as MCP shows it. The schemas carry no titles (a property's title only
+repeats its name; ``Untitled`` leaves out those pydantic writes), no null and no list as one
+comma-separated string (both taken all the same, as docs/mcp.md says): every agent that connects
 reads them, so they stay light; docs/mcp.md holds the full descriptions.
 """
 
@@ -47,16 +47,14 @@ def annotation(param: Param, required: bool) -> Any:
 
 
 def schema(param: Param, required: bool) -> dict[str, Any]:
-    """The parameter's JSON schema as MCP lists it: each JSON type it takes (a list as an array or as one
-    comma-separated string), its choices, its bounds, and its short description. A null, which a client
-    may send for an argument it leaves out, is taken (``annotation``) and not listed: it says no more
-    than leaving the argument out does."""
+    """The parameter's JSON schema as MCP lists it: each JSON type it takes (a list as an array), its choices,
+    its bounds, and its short description. A null, which a client may send for an argument it leaves out,
+    is taken (``annotation``) and not listed: it says no more than leaving the argument out does. Nor is a
+    list's other form, one comma-separated string, which is taken too (docs/mcp.md says so)."""
     item = _typed(param.type) | ({"enum": list(_choices(param))} if param.choices else {})
     options: list[dict[str, Any]]
     if param.many:
-        options = (
-            [{"type": "array", "items": item}, {"type": "string"}] if LIST_FORMS["mcp"].array else [{"type": "string"}]
-        )
+        options = [{"type": "array", "items": item} if LIST_FORMS["mcp"].array else {"type": "string"}]
     else:
         options = [item, *(_typed(other) for other in param.also)]
     shown: dict[str, Any] = options[0] if len(options) == 1 else {"anyOf": options}
@@ -74,11 +72,11 @@ def _typed(name: str) -> dict[str, Any]:
 
 def _default(param: Param, required: bool) -> Callable[[dict[str, Any]], None]:
     """Its default as its schema shows it: the declared one (not what a call passes on), none where it is
-    required or where it is null (the query's own)."""
+    required, where it is null (the query's own) or where it is empty (which says no more than its absence)."""
 
     def shown(schema: dict[str, Any]) -> None:
         schema.pop("default", None)
-        if not required and param.default is not None:
+        if not required and param.default not in (None, ""):
             schema["default"] = param.default
 
     return shown

@@ -11,8 +11,8 @@ versions, the kinds installed from other packages, Archivist's own source).
 A start that finds none kept for its key lets the SDK answer, and keeps the SDK's
 answers for the next. It answers ``ping`` too, and a ``search`` (``early_call``), from
 the same search the tool runs, when its arguments are of the exact JSON types its input
-schema names (or null, where leaving one out passes none), which the SDK would take as
-they are; a test holds the answers to the SDK's own. Anything else is the SDK's.
+schema names (or null, where leaving one out passes none, or a list as one string),
+which the SDK would take as they are; a test holds the answers to the SDK's own. Anything else is the SDK's.
 
 The SDK loads in a thread once the client has been silent for a moment after an answer
 (``IDLE_SECONDS``), as an agent is while it thinks: loading meanwhile would halve the
@@ -231,9 +231,12 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict) or schema.get("required"):
         return None
     properties = schema["properties"]
-    if not all(name in properties and _taken(value, properties[name]) for name, value in arguments.items()):
+    omitted = _omitted()
+    if set(properties) != set(omitted) or not all(
+        name in properties and _taken(value, properties[name], omitted[name]) for name, value in arguments.items()
+    ):
         return None
-    values = {name: _omitted(schema_of) for name, schema_of in properties.items()} | arguments
+    values = omitted | arguments
     workspace_path = values.pop("workspace_path", None)
     try:
         payload = workspaces.archive(workspace_path).search(search_params(values))
@@ -245,22 +248,25 @@ def early_call(tools: dict[str, Any], params: dict[str, Any], workspaces: Any) -
     return tool_result(payload)
 
 
-def _taken(value: Any, schema: Any) -> bool:
-    """Whether the SDK takes an argument as it is: of a type its schema names (``_of_schema``), or null
-    where leaving it out passes none (``_omitted``), which the SDK takes and the listing leaves unsaid."""
+def _taken(value: Any, schema: Any, omitted: Any) -> bool:
+    """Whether the SDK takes an argument as it is: of a type its schema names (``_of_schema``), null where
+    leaving it out passes none (``omitted``), or a list as one comma-separated string: the two the SDK
+    takes and the listing leaves unsaid."""
+    if not isinstance(schema, dict) or set(schema) - SCHEMA_KEYWORDS:
+        return False
     if value is None:
-        return isinstance(schema, dict) and not set(schema) - SCHEMA_KEYWORDS and _omitted(schema) is None
+        return omitted is None
+    if isinstance(value, str) and schema.get("type") == "array":
+        return True
     return _of_schema(value, schema)
 
 
-def _omitted(schema: dict[str, Any]) -> Any:
-    """What the SDK passes for an argument left out, as ``Param.omitted`` makes it: its default, but a
-    number's none (the query's own default stands, so that another name for it never disagrees)."""
-    types: set[str] = set()
-    for option in schema.get("anyOf") or [schema]:
-        named = option.get("type") if isinstance(option, dict) else None
-        types.update(named if isinstance(named, list) else [named] if isinstance(named, str) else [])
-    return None if types & {"integer", "number"} else schema.get("default")
+def _omitted() -> dict[str, Any]:
+    """What the SDK passes for each of search's arguments left out: ``Param.omitted``, the signature's
+    default (its declared default, but a number's none, and an empty one the listing leaves unsaid)."""
+    from archivist.queries.declarations import QUERIES, WORKSPACE
+
+    return {param.name: param.omitted for param in (*QUERIES["search"].inputs, WORKSPACE)}
 
 
 def _plain_id(value: Any) -> bool:
