@@ -6,7 +6,7 @@ import json
 
 from archivist import vocabulary
 from archivist.queries.periods import date_words
-from archivist.queries.terms import fts_query
+from archivist.queries.terms import fts_query, plain_terms
 
 KEYWORD_RANKINGS = ("keyword", "hybrid")
 
@@ -38,6 +38,11 @@ def search_words(spec: str | None) -> str:
     - ``everything``: no words and no filters; ``edge_days``: the days a bound with a time
       of day cuts (``date_words``).
 
+    ``weightless`` (a JSON list of quoted terms, as ``weighed_terms`` lists them) names the words
+    that more than half the documents hold: BM25 weighs them nothing, so the some-words
+    expressions (``some_words``, ``message_some``) leave them out; a document that holds only
+    such words is not listed as holding some of the words.
+
     A filter of each hit's own (``roles``) asks of a document's own text as a hit (by its
     words or its meaning) what ``vocabulary.Expressions.whole`` says, and of a document
     listed by its filters alone (newest first, without words) what it holds as a whole.
@@ -53,12 +58,17 @@ def search_words(spec: str | None) -> str:
     days = [str(word) for word in period.get("words", [])] if period is not None else None
     groups = vocabulary.expressions({key: given.get(key) for key in vocabulary.FILTERS}, days)
 
-    def words(mode: str, columns: str = "title body") -> str | None:
+    listed = given.get("weightless")
+    weightless = (
+        frozenset(term for term in listed if isinstance(term, str)) if isinstance(listed, list) else frozenset()
+    )
+
+    def words(mode: str, columns: str = "title body", leave_out: frozenset[str] = frozenset()) -> str | None:
         if not query:
             return None
         # raw queries keep to the title and body as a whole (fts_query does it per term)
         prefix = "{title body} : " if raw and columns == "title body" else ""
-        return prefix + "(" + fts_query(query, "raw" if raw else mode, columns) + ")"
+        return prefix + "(" + fts_query(query, "raw" if raw else mode, columns, leave_out) + ")"
 
     def both(first: str | None, second: str | None) -> str | None:
         """``first AND second``, or ``first`` alone without a second (null without a first)."""
@@ -72,14 +82,15 @@ def search_words(spec: str | None) -> str:
     hits = filters if groups.whole is None else f"filter_tokens : ({groups.whole})"
     message_filters = None if groups.messages is None else f"filter_tokens : ({groups.messages})"
     all_and_filters = both(all_words, hits) if all_words is not None else filters
-    message_some = both(words("any", "text"), message_filters)
+    some_words = words("any", leave_out=weightless)
+    message_some = both(words("any", "text", weightless), message_filters)
     several_filters = filter_group is not None and " and " in filter_group.lower()
     nothing = '""'
     return json.dumps(
         {
             "every_word": (all_and_filters or nothing) if ranking in KEYWORD_RANKINGS else nothing,
             # one word: documents with some of the words are those with every word, found already
-            "some_words": (both(any_words, hits) or nothing)
+            "some_words": (both(some_words, hits) or nothing)
             if ranking in KEYWORD_RANKINGS and any_words != all_words
             else nothing,
             "newest_matches": (all_and_filters or nothing)
@@ -94,9 +105,21 @@ def search_words(spec: str | None) -> str:
             if ranking in (*KEYWORD_RANKINGS, "newest")
             else nothing,
             "message_some": (message_some or nothing) if ranking in KEYWORD_RANKINGS else nothing,
-            "message_best": message_some or nothing,
+            "message_best": both(words("any", "text"), message_filters) or nothing,
             "session_files": None if groups.session is None else f"filter_tokens : ({groups.session})",
             "everything": all_and_filters is None,
             "edge_days": period["edge_days"] if period is not None else [],
         }
     )
+
+
+def weighed_terms(query: str | None, match_mode: str | None, ranking: str | None) -> str:
+    """The query's words whose weight a some-words pass asks for (a JSON list of quoted FTS5 terms).
+
+    Only a keyword or hybrid ranking of several plain words has a some-words pass; a raw query's
+    words are its own expression, and a word that could find a filter word is kept to the text.
+    """
+    if match_mode == "raw" or ranking not in KEYWORD_RANKINGS:
+        return "[]"
+    terms = plain_terms(str(query or "").partition("\x00")[0])
+    return json.dumps(terms if len(terms) > 1 else [])

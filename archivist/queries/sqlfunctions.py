@@ -13,7 +13,7 @@ from typing import Any
 
 from archivist.archive import building
 from archivist.queries.excerpts import around, count_matches, excerpt, preview, snippet
-from archivist.queries.expressions import search_words
+from archivist.queries.expressions import search_words, weighed_terms
 from archivist.queries.facet_counts import FACETS, FacetCounts
 from archivist.queries.links import make_report_link
 from archivist.queries.lists import clamp_limit, in_projects, list_json
@@ -52,6 +52,7 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_time", 2): time_bound,
         ("archivist_date_words", 4): date_words,
         ("archivist_search_words", 1): search_words,
+        ("archivist_weighed_terms", 3): weighed_terms,
         ("archivist_report_link", 3): make_report_link(settings.get("report_link_base_url")),
         ("archivist_embed", 1): make_embed(db_file),
         ("archivist_model", 0): model_id,

@@ -10,7 +10,12 @@ _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
 _PUNCTUATION_ONLY_RE = re.compile(r"^\W+$")
 
 
-def fts_query(query: str | None, mode: str | None = "all", columns: str | None = "title body") -> str:
+def fts_query(
+    query: str | None,
+    mode: str | None = "all",
+    columns: str | None = "title body",
+    leave_out: frozenset[str] = frozenset(),
+) -> str:
     """An FTS5 MATCH expression. ``all``/``any``: escaped terms ANDed/ORed; ``raw``: as given.
 
     Terms search every column without a column filter (a column filter makes the
@@ -18,7 +23,8 @@ def fts_query(query: str | None, mode: str | None = "all", columns: str | None =
     terms that could find a filter word (``vocabulary.is_filter_word``: ``p95``,
     ``y2024``, ``kmemory``), which are kept to the text ``columns`` (documents: the
     title and body; message_index: the text). An empty query becomes ``""``, which
-    matches nothing instead of failing.
+    matches nothing instead of failing, and so does one whose every term is in ``leave_out``
+    (quoted terms, as ``plain_terms`` gives them: the words that weigh nothing).
     """
     query = (query or "").strip()
     if mode == "raw":
@@ -30,12 +36,24 @@ def fts_query(query: str | None, mode: str | None = "all", columns: str | None =
         term = match[1] if match[1] is not None else match[2]
         if term and not _PUNCTUATION_ONLY_RE.match(term):
             quoted = '"' + term.replace('"', '""') + '"'
+            if quoted in leave_out:
+                continue
             terms.append(
                 "{" + (columns or "title body") + "} : " + quoted if vocabulary.is_filter_word(term) else quoted
             )
     if not terms:
         return '""'
     return (" OR " if mode == "any" else " ").join(terms)
+
+
+def plain_terms(query: str | None) -> list[str]:
+    """The query's terms as ``fts_query`` quotes them, those that could find a filter word left out, each once."""
+    terms = []
+    for match in _TERM_RE.finditer((query or "").strip()):
+        term = match[1] if match[1] is not None else match[2]
+        if term and not _PUNCTUATION_ONLY_RE.match(term) and not vocabulary.is_filter_word(term):
+            terms.append('"' + term.replace('"', '""') + '"')
+    return list(dict.fromkeys(terms))
 
 
 _QUOTED_RE = re.compile(r'"(?:[^"]|"")*"')

@@ -80,20 +80,23 @@ plan as materialized (
 ),
 
 -- 2. the words ---------------------------------------------------------------------------------
-search_words as materialized (
+search_inputs as materialized (
   -- the filters as FTS words (archivist/vocabulary.py's words, one OR group per filter, ANDed;
   -- a time filter as whole years, months and days) and the query's words, as the FTS
   -- expressions of each use (archivist_search_words says which); the archive's first and
   -- last times bound an open time filter. One function call, so that the many places that
   -- read the expressions each cost the statement little to prepare
-  select archivist_search_words(json_object(
+  select json_object(
     'query', query, 'match_mode', match_mode, 'ranking', ranking,
     -- include: filters.spec
     'match_all', match_all,
     'start_at', start_at, 'end_at', end_at,
     'first', (select min(timestamp) from documents), 'last', (select max(timestamp) from documents)
-  )) as spec
+  ) as given
   from plan
+),
+search_words as materialized (
+  select archivist_search_words(given) as spec from search_inputs
 ),
 fts_expressions as materialized (
   -- one expression per use; '""' (matches nothing) where the ranking does not need it:
@@ -116,6 +119,30 @@ fts_expressions as materialized (
     spec ->> 'everything' as everything,
     spec -> 'edge_days' as edge_days
   from search_words
+),
+
+weightless as materialized (
+  -- the query's words that more than half the documents hold (in an archive of more than
+  -- 1,000: a small one ranks them all): BM25 weighs such a word nothing, and a some-words pass
+  -- that listed every document holding it would rank them all for nothing. Each is counted up
+  -- to that half only, and only where a some-words pass runs (some_expressions)
+  select json_group_array(t.value) as terms
+  from plan, json_each(archivist_weighed_terms(plan.query, plan.match_mode, plan.ranking)) t,
+    (select count(*) / 2 as half from documents) a
+  where a.half > 500 and (
+    select count(*) from (
+      select 1 from documents_fts where documents_fts match '{title body} : ' || t.value
+      limit (select count(*) / 2 + 1 from documents)
+    )
+  ) > a.half
+),
+some_expressions as materialized (
+  -- the some-words expressions without the words that weigh nothing
+  select spec ->> 'some_words' as some_words, spec ->> 'message_some' as message_some
+  from (
+    select archivist_search_words(json_set(given, '$.weightless', json((select terms from weightless)))) as spec
+    from search_inputs
+  )
 ),
 
 -- 3. cut_by_time -------------------------------------------------------------------------------
@@ -165,21 +192,22 @@ every_word_top as materialized (
 ),
 some_word_hits as materialized (
   -- documents and messages with some of the words: only read when fewer than fill_below have every
-  -- word (messages: and when the query has several words; one word is the pass above)
+  -- word (messages: and when the query has several words; one word is the pass above); the
+  -- words that weigh nothing left out (some_expressions)
   select rowid as id, bm25(documents_fts, 1.0, 1.0, 0.0) as rank, null as message_id
   from documents_fts
   where documents_fts match (
     select case when coalesce((select n from every_word_top limit 1), 0) < (select fill_below from plan)
-      then some_words else '""' end
-    from fts_expressions
+      and (select some_words from fts_expressions) != '""'
+      then (select some_words from some_expressions) else '""' end
   )
   union all
   select rowid / 1048576, bm25(message_index, 1.0, 0.0), rowid
   from message_index
   where message_index match (
     select case when coalesce((select n from every_word_top limit 1), 0) < (select fill_below from plan)
-      and message_some != message_every
-      then message_some else '""' end
+      and message_some != message_every and message_some != '""'
+      then (select message_some from some_expressions) else '""' end
     from fts_expressions
   )
 ),
