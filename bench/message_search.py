@@ -1,7 +1,7 @@
 """Message-level keyword search at scale: agent-log messages, searched one by one with filters.
 
     python bench/message_search.py [--sessions 5000] [--messages-per-session 200] [--seed 42]
-                                   [--queries 50] [--repeat 3] [--keep]
+                                   [--queries 50] [--repeat 3] [--keep] [--archive FOLDER]
 
 Builds a seeded archive of agent-log conversations in a temporary workspace with the
 store's own functions (session_rows.document_rows and sessions._insert_messages, as `archivist
@@ -19,7 +19,8 @@ printing p50 / p95, how many queries found something (and the median total of
 sessions found), and checks that every result of (a) and (c) is of the requested
 agent and project, and that the message each result of (a) names is of the requested
 month and holds the words. The temporary workspace is removed at the end (--keep
-keeps it, to look into the query plan). And the peak memory of a fresh process that opens
+keeps it, to look into the query plan; --archive FOLDER builds it there once and reuses it on every
+later run with the same FOLDER, as a 5M archive takes long to build). And the peak memory of a fresh process that opens
 the archive and runs every query, as `serve` and `mcp` do (target: at most 1 GB).
 """
 
@@ -29,6 +30,7 @@ import argparse
 import calendar
 import datetime as dt
 import itertools
+import json
 import random
 import shutil
 import statistics
@@ -273,6 +275,34 @@ def plan_lines(archive: Archive, params: dict[str, str]) -> list[str]:
     return [row[3] for row in rows if any(name in row[3] for name in ("message_index", "documents_fts", "messages"))]
 
 
+def built(root: Path, workspace: Path, args: argparse.Namespace) -> dict[int, tuple[str, str, str]]:
+    """The archive built afresh in ``workspace`` (its sessions' facts kept in ``root``, for a later run to reuse)."""
+    shutil.rmtree(workspace, ignore_errors=True)
+    workspace.mkdir(parents=True)
+    total = args.sessions * args.messages_per_session
+    print(f"building {args.sessions} sessions x {args.messages_per_session} messages = {total} messages")
+    started = time.perf_counter()
+    written = build(workspace, args.sessions, args.messages_per_session, args.seed)
+    seconds = time.perf_counter() - started
+    size = sum(path.stat().st_size for path in archive_path(workspace).parent.iterdir() if path.is_file())
+    print(f"build: {seconds:.1f}s ({total / seconds:,.0f} messages/s); archive {size / 1e6:,.0f} MB")
+    shape = [args.sessions, args.messages_per_session, args.seed]
+    (root / "written.json").write_text(json.dumps({"shape": shape, "written": written}))
+    return written
+
+
+def reused(root: Path, args: argparse.Namespace) -> dict[int, tuple[str, str, str]] | None:
+    """The sessions' facts of an archive built in ``root`` before with the same shape, or None (build it)."""
+    try:
+        kept = json.loads((root / "written.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if kept.get("shape") != [args.sessions, args.messages_per_session, args.seed]:
+        return None
+    print(f"reusing the archive built in {root}")
+    return {int(id_): (agent, project, month) for id_, (agent, project, month) in kept["written"].items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=5000)
@@ -281,19 +311,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50, help="queries per family")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each query")
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+    parser.add_argument("--archive", type=Path, help="a folder to build the archive in once and reuse after")
     args = parser.parse_args()
 
-    root = Path(tempfile.mkdtemp(prefix="archivist-messages-"))
+    root = args.archive or Path(tempfile.mkdtemp(prefix="archivist-messages-"))
     try:
         workspace = root / "workspace"
-        workspace.mkdir()
-        total = args.sessions * args.messages_per_session
-        print(f"building {args.sessions} sessions x {args.messages_per_session} messages = {total} messages")
-        started = time.perf_counter()
-        written = build(workspace, args.sessions, args.messages_per_session, args.seed)
-        seconds = time.perf_counter() - started
-        size = sum(path.stat().st_size for path in archive_path(workspace).parent.iterdir() if path.is_file())
-        print(f"build: {seconds:.1f}s ({total / seconds:,.0f} messages/s); archive {size / 1e6:,.0f} MB")
+        written = reused(root, args) if args.archive else None
+        if written is None:
+            written = built(root, workspace, args)
 
         families = cases(written, args.seed, args.queries)
         with Archive.for_workspace(workspace) as archive:
@@ -339,7 +365,7 @@ def main() -> None:
             f"target p50 <= 10 ms with agent + project + month filters: {'met' if a <= 10 else 'NOT met'} ({a:.2f} ms)"
         )
     finally:
-        if args.keep:
+        if args.keep or args.archive:
             print(f"kept: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
