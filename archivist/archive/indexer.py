@@ -205,7 +205,7 @@ def _apply(
     ordered = [sources[path] for path in sorted(sources)]
     to_read = [s for s in ordered if not (_unchanged_on_disk(s, known_files) and s.path in known_hashes)]
     summary.unchanged += len(ordered) - len(to_read)
-    read_now: list[tuple[documents.Source, documents.Parsed]] = []
+    read_now: list[tuple[documents.Source, str, set[str]]] = []
     parsed_in_order: Generator[documents.Parsed, None, None] = _parsed(workspace, to_read, key)
     try:
         # the new documents enter the full-text index in one statement at the end, or, while a
@@ -215,9 +215,10 @@ def _apply(
             pending = 0
             for source in progress(to_read) if progress is not None else to_read:
                 parsed = next(parsed_in_order)
-                read_now.append(_index_source(db, source, parsed, known_hashes.get(source.path), summary))
-                problems.extend(read_now[-1][1].problems)  # (a source that could not be stored: why)
                 pending += len(parsed.documents)
+                parsed = _index_source(db, source, parsed, known_hashes.get(source.path), summary)
+                problems.extend(parsed.problems)  # (a source that could not be stored: why)
+                read_now.append(_read_of(source, parsed))
                 if pending >= batch:
                     db.index_pending()
                     pending = 0
@@ -267,8 +268,9 @@ def _parsed(
 
 def _index_source(
     db: Database, source: documents.Source, parsed: documents.Parsed, known_hash: str | None, summary: Summary
-) -> tuple[documents.Source, documents.Parsed]:
-    """Store the documents of a new or changed source, as read; what was read, for ``_store_sources``.
+) -> documents.Parsed:
+    """Store the documents of a new or changed source, as read; what was read (``unparsed`` where it
+    could not be stored).
 
     A source whose documents cannot be stored is skipped alone, with the reason.
     """
@@ -287,7 +289,7 @@ def _index_source(
             _store_documents(db, source, [])
             counted = False
         summary.indexed += counted
-    return source, parsed
+    return parsed
 
 
 def _unchanged_on_disk(source: documents.Source, known_files: dict[str, tuple[Any, ...]]) -> bool:
@@ -317,8 +319,9 @@ def _store_documents(db: Database, source: documents.Source, documents: list[dic
     db.insert("documents", inserts)
 
 
-def _store_sources(db: Database, read: list[tuple[documents.Source, documents.Parsed]]) -> None:
-    """Remember the sources read (their hashes, their files) all at once, after their documents.
+def _store_sources(db: Database, read: list[tuple[documents.Source, str, set[str]]]) -> None:
+    """Remember the sources read (their hashes, their files) all at once, after their documents:
+    each source with its content hash and the paths of its files skipped (``_read_of``).
 
     One statement for all: a statement that may need undoing on its own (an ``INSERT OR
     REPLACE``) makes FTS5 write out the terms it holds, which once per note doubled the
@@ -328,15 +331,14 @@ def _store_sources(db: Database, read: list[tuple[documents.Source, documents.Pa
     db.upsert(
         "sources",
         [
-            {"path": s.path, "kind": s.kind, "content_hash": parsed.content_hash, "indexed_at": now}
-            for s, parsed in read
+            {"path": s.path, "kind": s.kind, "content_hash": content_hash, "indexed_at": now}
+            for s, content_hash, _ in read
         ],
         pk="path",
     )
-    db.executemany(DELETE_SOURCE_FILES_SQL, [{"source": source.path} for source, _ in read])
+    db.executemany(DELETE_SOURCE_FILES_SQL, [{"source": source.path} for source, _, _ in read])
     rows = []
-    for source, parsed in read:
-        skipped = {p.path for p in parsed.problems if p.status == "skipped"}
+    for source, _, skipped in read:
         rows += [
             {
                 "path": info.path,
@@ -349,6 +351,13 @@ def _store_sources(db: Database, read: list[tuple[documents.Source, documents.Pa
             for info in source.files
         ]
     db.insert("files", rows, replace=True)
+
+
+def _read_of(source: documents.Source, parsed: documents.Parsed) -> tuple[documents.Source, str, set[str]]:
+    """What ``_store_sources`` keeps of a source read until the end of the run: not its documents
+    (they are stored), only its hash and its files skipped, so that a large workspace's texts are
+    not all held at once."""
+    return source, parsed.content_hash, {p.path for p in parsed.problems if p.status == "skipped"}
 
 
 def _store_problems(db: Database, problems: list[documents.Problem], summary: Summary) -> None:

@@ -3,8 +3,9 @@ SQLite, the worker reads the next sessions, hashes them, masks their secrets and
 rows (``prepared.prepare``), the longer half of the work on two cores
 (``bench/agentlog_index.py``).
 
-The sessions come in the reader's order through a bounded queue, so memory stays that of a
-few sessions. A reader's ``OSError`` is raised here as a reading in this process would raise
+The sessions come in the reader's order through a queue bounded in sessions and in bytes
+(``IN_FLIGHT``, ``IN_FLIGHT_BYTES``), so memory stays that of a few sessions whatever the
+history's size and however far the worker runs ahead. A reader's ``OSError`` is raised here as a reading in this process would raise
 it (what was stored stays: ``sessions.index_sources``); a worker that cannot be started
 leaves the reading to this process; one that dies is told as ``Unavailable``, so that the
 source is read again on the next run, and what was committed stays.
@@ -15,8 +16,10 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import pickle
 import queue as queues
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +30,9 @@ if TYPE_CHECKING:
     from archivist.agents import Session
     from archivist.archive.prepared import Prepared
 
-IN_FLIGHT = 16  # sessions prepared ahead of the writer at most
+IN_FLIGHT = 16  # sessions prepared ahead of the writer at most,
+IN_FLIGHT_BYTES = 32 * 1024 * 1024  # and at most this many bytes of them, pickled (one larger goes alone)
+ROOM_BYTES = 1024 * 1024  # the bytes a unit of the room between worker and writer stands for
 POLL_SECONDS = 1.0  # how often a wait for the worker checks that it is still there
 logger = logging.getLogger(__name__)
 
@@ -60,9 +65,10 @@ def prepared(
     context = multiprocessing.get_context("spawn")
     try:
         out: Any = context.Queue(IN_FLIGHT)
+        room = Room(context.Semaphore(max(1, IN_FLIGHT_BYTES // ROOM_BYTES)), ROOM_BYTES, IN_FLIGHT_BYTES)
         worker = context.Process(
             target=_work,
-            args=(kind, str(path), source, known, now, key, newest, os.getpid(), out),
+            args=(kind, str(path), source, known, now, key, newest, os.getpid(), out, room),
             name="archivist-sessions",
             daemon=True,
         )
@@ -81,7 +87,7 @@ def prepared(
                     raise Unavailable(stopped) from None
                 continue
             if what == "session":
-                yield value
+                yield room.taken(value)
             elif what == "done":
                 problems.extend(value)
                 return
@@ -104,9 +110,11 @@ def _work(
     newest: int,
     parent: int,
     out: Any,
+    room: Room,
 ) -> None:
-    """In the worker: what ``read_here`` yields, each session prepared, put on ``out``; then
-    ("done", the reader's problems), or ("failed", what stopped it)."""
+    """In the worker: what ``read_here`` yields, each session prepared, put on ``out`` once
+    there is room for its bytes (``sent``); then ("done", the reader's problems), or ("failed",
+    what stopped it)."""
     exit_with_parent(parent)
     from archivist.archive.prepared import new_masker, prepare_parts
 
@@ -119,7 +127,7 @@ def _work(
                 continue
             for ready in prepare_parts(session, source, known.get, now, masker):
                 known[ready.key] = ready.content_hash  # (a newest one read again is not masked again)
-                out.put(("session", ready))
+                out.put(("session", room.sent(ready)))
     except OSError as error:
         out.put(("failed", OSError(error.errno, error.strerror or str(error))))
         return
@@ -127,3 +135,36 @@ def _work(
         out.put(("failed", RuntimeError(f"{type(error).__name__}: {error}")))
         return
     out.put(("done", problems))
+
+
+@dataclass(frozen=True)
+class Room:
+    """The room between the worker and the writer, in units of ``unit`` bytes (a semaphore shared
+    by both): a session pickled takes its bytes' units, ``most`` bytes' at most (a session larger
+    than the room goes alone), until the writer takes it."""
+
+    free: Any
+    unit: int
+    most: int
+
+    def units(self, size: int) -> int:
+        """The units ``size`` bytes take."""
+        return max(1, min(size // self.unit, self.most // self.unit))
+
+    def sent(self, ready: Prepared) -> tuple[int, bytes]:
+        """In the worker: a prepared session pickled, once the room its bytes take is free; its units and its bytes."""
+        data = pickle.dumps(ready, pickle.HIGHEST_PROTOCOL)
+        held = self.units(len(data))
+        for _ in range(held):
+            self.free.acquire()
+        return held, data
+
+    def taken(self, value: tuple[int, bytes] | None) -> Prepared | None:
+        """In the writer: a session the worker sent, its room given back; None as it came."""
+        if value is None:
+            return None
+        held, data = value
+        ready: Prepared = pickle.loads(data)
+        for _ in range(held):
+            self.free.release()
+        return ready
