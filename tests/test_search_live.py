@@ -12,7 +12,7 @@ from conftest import SAMPLE, started_datasette
 
 from archivist.archive.indexer import index_workspace
 from archivist.queries.rules import MAX_QUERY_CHARS
-from archivist.web.search_page import keystroke
+from archivist.web.search_page import SHORTEST_PREFIX, keystroke
 from archivist.workspace import archive_path
 
 HIT_RE = re.compile(r'<li class="archivist-hit" data-id="(\d+)"')
@@ -62,6 +62,9 @@ def test_quotes_are_doubled_and_punctuation_only_words_dropped():
 
 def test_a_letter_just_typed_waits_until_it_is_a_prefix():
     assert keystroke("proxy t") == ('"proxy"', "raw")
+    assert keystroke("proxy re") == ('"proxy"', "raw")  # two letters are a prefix of too much of the index
+    assert keystroke("re") == ('"re"', "raw")  # alone, a whole word (the page's script waits for three)
+    assert keystroke("proxy red") == ('"proxy" AND "red"*', "raw")
 
 
 @pytest.mark.parametrize("text", ["p95 latenc", "y2024", "krec", "proxy kmemo"])
@@ -102,7 +105,7 @@ async def test_a_prefix_finds_the_whole_word(app):
 
 async def test_every_length_of_a_typed_word_finds_it(app):
     _, whole = await page(app, {"query": "authentication", "mode": "keyword", "page_size": "50"})
-    for size in range(2, len("authentication") + 1):
+    for size in range(SHORTEST_PREFIX, len("authentication") + 1):
         _, live = await page(app, {"query": "authentication"[:size], "live": "1", "page_size": "50"})
         assert set(hits(whole)) <= set(hits(live)), "authentication"[:size]
 
@@ -111,7 +114,7 @@ async def test_every_keystroke_of_several_words_is_answered(app):
     both = {"query": "proxy AND timeout", "match_mode": "raw", "mode": "keyword", "page_size": "50"}
     _, whole = await page(app, both)  # (the keyword page also ranks what holds some of the words)
     typed = "proxy timeout"
-    for size in range(2, len(typed) + 1):
+    for size in range(SHORTEST_PREFIX, len(typed) + 1):
         status, live = await page(app, {"query": typed[:size], "live": "1", "page_size": "50"})
         assert status == 200 and 'class="archivist-error"' not in live, typed[:size]
         if size >= len("proxy ti"):

@@ -40,7 +40,7 @@ FACET_WINDOW = 200  # the search response counts its facets over this many resul
 
 SHORTEST_STEM = 4  # a shorter stem as a whole word (the, run) finds too much that was never typed
 LONGEST_SUFFIX = 8  # the most letters the stemmer takes off a word (generalization: gener)
-SHORTEST_PREFIX = 2  # a one-letter prefix matches most of the index
+SHORTEST_PREFIX = 3  # a prefix of one or two letters matches a good part of the index (`"re"*`: seconds at 1M messages)
 KINDS_AS_WORDS = tuple("k" + kind for kind in vocabulary.KINDS)  # the first letters of a kind's filter word
 _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
 _PUNCTUATION_ONLY_RE = re.compile(r"^\W+$")

@@ -5,7 +5,7 @@
 (() => {
   "use strict";
   const WAIT_MS = 180; // after the last keystroke
-  const SHORTEST = 2; // characters: the server's shortest query
+  const SHORTEST = 3; // characters: the server's shortest prefix
   const form = document.querySelector("form.archivist-search-form");
   const box = document.getElementById("query");
   const region = document.getElementById("archivist-live");
