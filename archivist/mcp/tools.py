@@ -155,7 +155,7 @@ def _newest(call: Call) -> str | None:
 TOOLS = (
     Tool(
         "search_workspace",
-        "Full-text search over conversations, ranked by BM25, optionally within a month or a day.",
+        "Full-text search over conversations. Ranked by BM25, optionally within a month or a day.",
         "search_workspace",
         outputs.Rows,
         _rows,
@@ -184,7 +184,7 @@ TOOLS = (
     ),
     Tool(
         "get_document",
-        "One document whole, of any kind, by id or path. It has id, kind, type, title, path, date, tags, its "
+        "One document whole, of any kind. By id or path; it has id, kind, type, title, path, date, tags, its "
         "product (a record's), file "
         "(its absolute path, null where the archive has not recorded the workspace's folder), link, whether it is embedded, and body "
         "(its text). A conversation read from an agent log has its title and opening prompt here, and its "
@@ -213,7 +213,7 @@ TOOLS = (
     ),
     Tool(
         "list_conversations",
-        "Conversations, newest first (by last message), with id, title, agent and project. Agent-log sessions and "
+        "Conversations, newest first (by last message). Agent-log sessions and "
         "the workspace's own, each with id, title, agent, project, models, branch, started, last, messages (count), "
         "path and parent; with "
         "include=usage, each session's tokens and cost too. Page with offset and limit; read one with "
@@ -239,7 +239,7 @@ TOOLS = (
     ),
     Tool(
         "activity",
-        "What the agents did, project by project, in a date range: sessions, files, commands, tokens and cost. "
+        "What the agents did, project by project, in a date range. "
         "By default the 30 days to the newest activity; each "
         "project's sessions (the newest with titles and ids for get_conversation), the files their tool calls "
         "touched, the commands they ran, tokens and cost. Answers 'what did we do last week' in one call; narrow "
@@ -250,7 +250,7 @@ TOOLS = (
     ),
     Tool(
         "file_history",
-        "Every tool call of the agents that read or changed a file, newest first, with its changes as diffs. Each "
+        "Every tool call of the agents that read or changed a file, newest first. Each "
         "names the session (id, "
         "title, agent, project), the message (seq: get_conversation's offset), the call's tool, the path as it "
         "named it, its commands, whether it changed the file (changed) and each change as a unified diff (diffs: "
@@ -263,7 +263,7 @@ TOOLS = (
     ),
     Tool(
         "usage",
-        "Tokens and cost of the agents' model responses, by day, month, block, model, agent, project or session. "
+        "Tokens and cost of the agents' model responses. "
         "Tokens (input, output, cache write, cache read) and cost, one row per "
         "day, month, 5-hour block, model, agent, project or session (group_by), within a date range and for some "
         "agents or projects: what did it cost, and where did the tokens go. Cost is at maintained prices "
@@ -277,7 +277,7 @@ TOOLS = (
     ),
     Tool(
         "search_semantic",
-        "Semantic search: the documents nearest in meaning, each with its best passage. It ranks by cosine "
+        "Semantic search: the documents nearest in meaning. Each with its best passage; it ranks by cosine "
         "similarity of all-MiniLM-L6-v2 embeddings.",
         "search_semantic",
         outputs.Rows,
@@ -285,14 +285,14 @@ TOOLS = (
     ),
     Tool(
         "get_similar",
-        "The documents most similar in meaning to one document, excluding itself, with scores.",
+        "The documents nearest in meaning to one document. Not itself; each with its score.",
         "similar",
         outputs.Rows,
         _rows,
     ),
     Tool(
         "embed_document",
-        "Embed the new or changed documents under one path; unchanged ones are skipped. Sends progress.",
+        "Embed the new or changed documents under one path. Unchanged ones are skipped. Sends progress.",
         None,
         outputs.Embedded,
         _embed_document,
@@ -301,7 +301,7 @@ TOOLS = (
     ),
     Tool(
         "embed_workspace",
-        "Embed every new or changed document of the workspace; unchanged ones are skipped. Sends progress.",
+        "Embed every new or changed document of the workspace. Unchanged ones are skipped. Sends progress.",
         None,
         outputs.Embedded,
         _embed_workspace,

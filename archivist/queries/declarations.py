@@ -84,6 +84,7 @@ QUERIES: dict[str, Query] = {
                 "authentication",
                 "Words to find in conversations (every word must match).",
                 flags=("QUERY",),
+                brief="Every word must match.",
             ),
             params.date_range(flags=("--date-range",)),
             params.conversation_type("conversations", flags=("--type",)),
@@ -100,6 +101,7 @@ QUERIES: dict[str, Query] = {
                 "proxy timeout",
                 "Text to find in analysis reports (case-insensitive substring).",
                 flags=("QUERY",),
+                brief="A case-insensitive substring.",
             ),
             Param(
                 "command_filter",
@@ -126,7 +128,7 @@ QUERIES: dict[str, Query] = {
                 rules.command_name("command", required=True),
                 "A command name, as search_commands, search_reports or the list_commands query return it.",
                 required=True,
-                brief="A command name (as search_commands gives it).",
+                brief="As search_commands gives it.",
             ),
         ),
         checks=(rules.listed_command_exists,),
@@ -140,7 +142,7 @@ QUERIES: dict[str, Query] = {
                 rules.workspace_path,
                 "The report's path, as search_reports returns it (absolute) or relative to the workspace.",
                 required=True,
-                brief="The report's path (as search_reports gives it).",
+                brief="As search_reports gives it.",
             ),
         ),
         checks=(rules.report_exists,),
@@ -162,6 +164,7 @@ QUERIES: dict[str, Query] = {
                 "search_semantic",
                 "authentication patterns",
                 "What to find, in plain words: documents nearest in meaning.",
+                brief="In plain words.",
             ),
             params.conversation_type("documents"),
             params.date_range(),
@@ -265,14 +268,14 @@ QUERIES: dict[str, Query] = {
                 "Only these projects: a project's full path (the session's working directory) or its last folder "
                 "name (api for /home/ana/api); empty: every project. Workspace conversations have no project.",
                 many=True,
-                brief="Only these projects: full paths or last folder names.",
+                brief="Full paths or last folder names.",
             ),
             *params.dates(CONVERSATION_DATES),
             params.limit(20, "conversations"),
             params.offset(
                 "How many conversations to skip (default 0). Next page: offset + limit; fewer results than limit "
                 "is the last page.",
-                brief="Conversations to skip; next page: offset + limit.",
+                brief="Next page: offset + limit.",
             ),
             Param(
                 "include",
@@ -305,11 +308,11 @@ QUERIES: dict[str, Query] = {
             params.document(
                 "The conversation: its id or its path, as list_conversations or search give them, or the path of "
                 "any file of it.",
-                brief="The conversation: its id or its path.",
+                brief="Its id or its path.",
             ),
             params.offset(
                 "Index of the first message to return (default 0). Next page: the answer's next_offset.",
-                brief="First message to return; next page: the answer's next_offset.",
+                brief="First message; next page: next_offset.",
             ),
             Param(
                 "limit",
@@ -317,7 +320,7 @@ QUERIES: dict[str, Query] = {
                 "Most messages to return, 1 to 200 (default 50).",
                 type="integer",
                 default=50,
-                brief="Most messages to return.",
+                brief="Most messages.",
             ),
             Param(
                 "include",
@@ -347,7 +350,7 @@ QUERIES: dict[str, Query] = {
                 "The file: its full path as the logs recorded it (/home/ana/api/src/app.py), or its name alone "
                 "(app.py: every path that ends in it).",
                 required=True,
-                brief="The file: its full path, or its name alone.",
+                brief="Full path, or name alone.",
             ),
             Param(
                 "changes",
@@ -355,11 +358,12 @@ QUERIES: dict[str, Query] = {
                 "True: only the calls that changed the file (their edits). False (default): every call that read "
                 "or changed it.",
                 type="boolean",
+                brief="true: only the calls that changed it.",
             ),
             params.limit(50, "tool calls"),
             params.offset(
                 "How many tool calls to skip (default 0). Next page: the answer's next_offset.",
-                brief="Tool calls to skip; next page: the answer's next_offset.",
+                brief="Next page: next_offset.",
             ),
         ),
     ),
@@ -421,7 +425,7 @@ QUERIES: dict[str, Query] = {
                 f"One row per: {', '.join(USAGE_BY)} (block: five hours from the first response "
                 "that no earlier block holds, as ccusage reports them). Default day.",
                 default="day",
-                brief="One row per day, month, 5-hour block, model, agent, project or session.",
+                brief="One row per group (block: 5 hours).",
             ),
             *params.dates(
                 "all in UTC; a response counts when its hour lies inside (a bound within an hour takes that hour "
@@ -432,7 +436,7 @@ QUERIES: dict[str, Query] = {
             params.offset(
                 "How many sessions to skip (by session only; default 0). Next page: offset + limit; fewer "
                 "sessions than limit is the last page.",
-                brief="Sessions to skip (by session only).",
+                brief="By session; next page: offset + limit.",
             ),
         ),
         checks=(rules.dates_in_order,),
@@ -448,7 +452,13 @@ EMBED_WAIT_SECONDS = 45.0  # the longest an embedding call waits: below the 60 s
 # the embedding API's tools, which run no canned query
 TOOL_PARAMS: dict[str, tuple[Param, ...]] = {
     "embed_document": (
-        Param("path", as_given, "A file or folder inside the workspace (relative, or absolute).", required=True),
+        Param(
+            "path",
+            as_given,
+            "A file or folder inside the workspace (relative, or absolute).",
+            required=True,
+            brief="A file or folder in the workspace.",
+        ),
     ),
     "embed_workspace": (
         Param(

@@ -147,6 +147,11 @@ class Alias:
     def description(self) -> str:
         return f"Another name for {self.target}" + (f" (the {self.seed}'s)." if self.seed else ".")
 
+    @property
+    def brief(self) -> str:
+        """What MCP's listing says of it: whose name it is, docs/mcp.md says."""
+        return f"Another name for {self.target}."
+
     def of(self, target: Param) -> Param:
         """The alias as a parameter of its own: the target's type, the empty default, never required."""
         return Param(
@@ -157,6 +162,7 @@ class Alias:
             many=target.many,
             also=target.also,
             in_sql=False,
+            brief=self.brief,
         )
 
 
@@ -228,15 +234,15 @@ def log_filters(what: str) -> tuple[Param, Param]:
             rules.text_list,
             "Only these projects: a project's full path or its last folder name; empty: every project.",
             many=True,
-            brief="Only these projects: full paths or last folder names.",
+            brief="Full paths or last folder names.",
         ),
     )
 
 
-def query(name: str, example: str, description: str, flags: tuple[str, ...] = ()) -> Param:
+def query(name: str, example: str, description: str, flags: tuple[str, ...] = (), brief: str = "") -> Param:
     """The words a query ``name`` searches for: required, within the query limits."""
     rule = rules.query_text(name, example)
-    return Param("query", rule, f"{description} {QUERY_LIMITS}", required=True, flags=flags)
+    return Param("query", rule, f"{description} {QUERY_LIMITS}", required=True, flags=flags, brief=brief)
 
 
 MAX_LIMIT = 100  # the most rows a list query answers at once
@@ -249,14 +255,14 @@ def limit(default: int, what: str = "results", flags: tuple[str, ...] = (), name
         rules.bounded_int(name, 1, MAX_LIMIT),
         f"Most {what} to return, 1 to {MAX_LIMIT} (default {default}).",
         type="integer",
-        brief=f"Most {what} to return.",
+        brief=f"Most {what}.",
         default=default,
         flags=flags,
         metavar="N",
     )
 
 
-def document(description: str = DOCUMENT, brief: str = "The document: its id or its path.") -> Param:
+def document(description: str = DOCUMENT, brief: str = "Its id or its path.") -> Param:
     """The document a query reads: an id (a string or a number) or a path."""
     rule = rules.required_text("document", "42")
     return Param("document", rule, description, also=("integer",), required=True, brief=brief)
@@ -269,7 +275,7 @@ def conversation_type(documents: str, flags: tuple[str, ...] = ()) -> Param:
         rules.conversation_type,
         f"Only {documents} of this type (brainstorm, debug, plan, review, research, design, ...); empty: every type.",
         flags=flags,
-        brief=f"Only {documents} of this type (debug, plan, ...).",
+        brief="Only this type (debug, plan, ...).",
         metavar="TYPE",
     )
 
@@ -292,7 +298,7 @@ def dates(matches: str, flags: bool = False) -> tuple[Param, Param]:
             rules.date_bound("start_date", end=False),
             f"From this date: {DATE_FORMS}; {matches}.",
             flags=("--start-date",) if flags else (),
-            brief='From this date: ISO, YYYY-MM, YYYY or words ("last week").',
+            brief='ISO, YYYY-MM, YYYY or words ("last week").',
             metavar=metavar,
             form=form,
         ),
@@ -301,7 +307,7 @@ def dates(matches: str, flags: bool = False) -> tuple[Param, Param]:
             rules.date_bound("end_date", end=True),
             "Until this date, in the same forms as start_date (e.g. today).",
             flags=("--end-date",) if flags else (),
-            brief="Until this date (as start_date).",
+            brief="As start_date.",
             metavar=metavar,
             form=form,
         ),

@@ -68,7 +68,7 @@ SEARCH_PARAMS = (
         "required, newest first), recent (newest first), scan (like hybrid, or newest first without a query; with "
         "output=full, short excerpts), faceted (every filter; hybrid ranking with a query, newest first without).",
         default="hybrid",
-        brief="How to find: both rankings fused (hybrid), one of them, or a listing.",
+        brief="hybrid: keyword and semantic fused.",
         metavar="MODE",
         form="radio",
     ),
@@ -81,7 +81,7 @@ SEARCH_PARAMS = (
         "only the best: with a common word it costs time as the matches grow.",
         default="relevance",
         metavar="SORT",
-        brief="The order: the ranking, by date, or by tokens or cost.",
+        brief="The order of results.",
         form="hidden",
     ),
     *FILTER_PARAMS[:3],  # entities, types and tags come before match_all and the dates
@@ -111,7 +111,7 @@ SEARCH_PARAMS = (
         "Drop semantic candidates below this cosine similarity, -1 to 1 (default 0.32 for semantic and hybrid, so "
         "that unrelated text finds nothing; none for similar; -1 keeps every candidate).",
         type="number",
-        brief="The least cosine similarity of a semantic match.",
+        brief="Least cosine similarity.",
         flags=("--min-similarity",),
         metavar="X",
         form="hidden",
@@ -125,7 +125,7 @@ SEARCH_PARAMS = (
         flags=("--document",),
         metavar="ID|PATH",
     ),
-    _whole("page", 10_000, "Page number, from 1 (default 1).", 1, example=1, brief="Page number, from 1."),
+    _whole("page", 10_000, "Page number, from 1 (default 1).", 1, example=1, brief="Page."),
     _whole("page_size", 100, "Results per page, 1 to 100 (default 10).", 10, form="hidden", brief="Results per page."),
     _whole("limit", 100, "Another name for page_size."),
     _choice(
@@ -144,7 +144,7 @@ SEARCH_PARAMS = (
         "model over the first 200 results, and the filters as understood).",
         default=rules.API_OUTPUT,
         metavar="brief|full",
-        brief="brief (a snippet per result) or full (paths, excerpts, facets).",
+        brief="brief: a snippet each; full: paths, excerpts, facets.",
     ),
     # seed 002's name with no counterpart: a boost this archive does not use
     Param(
