@@ -97,7 +97,7 @@ def schema_enum(shown: dict[str, Any]) -> list[str] | None:
     """The choices an input schema gives a parameter: its own enum, or its array's items'."""
     if "enum" in shown:
         return list(shown["enum"])
-    arrays = [option for option in shown.get("anyOf", []) if option.get("type") == "array"]
+    arrays = [option for option in [shown, *shown.get("anyOf", [])] if option.get("type") == "array"]
     return list(arrays[0]["items"]["enum"]) if arrays and "enum" in arrays[0]["items"] else None
 
 
