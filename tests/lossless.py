@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from archivist.agents import registry
+from archivist.archive import packed
 from archivist.archive.indexer import index_workspace
 from archivist.secrets import Masker
 from archivist.workspace import archive_path
@@ -169,8 +170,8 @@ def store_strings(file: Path) -> Iterator[Held]:
 
 
 def kept(archive: Path, kind: str) -> str:
-    """Every text the archive stores for a kind's sessions: their documents, messages, files and problems,
-    JSON values as their string leaves, masked secrets as one marker."""
+    """Every text the archive stores for a kind's sessions: their documents, messages (packed texts
+    unpacked), files and problems, JSON values as their string leaves, masked secrets as one marker."""
     db = sqlite3.connect(archive)
     try:
         rows = db.execute("SELECT * FROM documents WHERE type = ? AND source LIKE 'log:%'", (kind,)).fetchall()
@@ -184,7 +185,7 @@ def kept(archive: Path, kind: str) -> str:
         db.close()
     texts: list[str] = []
     for row in rows:
-        for cell in row:
+        for cell in map(packed.unpacked, row):
             if isinstance(cell, str):
                 texts.append(cell)
                 inner = _json(cell)

@@ -271,8 +271,11 @@ async def test_thinking_tool_calls_and_tool_output_are_closed_folds(datasette, w
     assert output.startswith("line 0: Liveness probe failed") and len(output) < len(LONG_OUTPUT)
     assert f"shown: the first {len(output):,} of {len(LONG_OUTPUT):,} characters" in shown[2]
     whole = link(shown[2], "the whole output")
-    row = await datasette.client.get(whole + ".json?_shape=array")
-    assert row.status_code == 200 and row.json()[0]["tool_output"] == LONG_OUTPUT
+    row = await datasette.client.get(whole)
+    assert row.status_code == 200 and html.escape(LONG_OUTPUT, quote=False) in row.text
+    message_id = whole.rsplit("/", 1)[-1]
+    texts = await datasette.client.get(f"/archive/message_texts.json?id={message_id}&_shape=array")
+    assert texts.status_code == 200 and texts.json()[0]["tool_output"] == LONG_OUTPUT
 
 
 async def test_raw_html_in_a_message_is_shown_as_text(datasette, workspace):

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archivist.archive import packed
 from archivist.errors import ArchivistError
 
 if TYPE_CHECKING:
@@ -94,12 +95,14 @@ def connect_read_only(path: Path | str, **options: Any) -> sqlite3.Connection:
 
 
 def _schema_read(conn: sqlite3.Connection) -> sqlite3.Connection:
-    """``conn``, once it has read the schema (where SQLite opens the log and its shared memory)."""
+    """``conn``, once it has read the schema (where SQLite opens the log and its shared memory),
+    with ``archivist_text`` registered (``archive.packed``)."""
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except BaseException:
         conn.close()
         raise
+    packed.register(conn)
     return conn
 
 
@@ -215,6 +218,7 @@ class Database:
             self.conn = path_or_conn
         # A replaced row fires its delete triggers too (the FTS tables follow them).
         self.conn.execute("PRAGMA recursive_triggers = on")
+        packed.register(self.conn)
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, parameters)

@@ -569,6 +569,41 @@ def m021_file_changes(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE file_calls ADD COLUMN changed INTEGER NOT NULL DEFAULT 0")
 
 
+PACK_BATCH = 2000  # messages read and packed at a time (``m022_packed_texts``)
+MESSAGE_TEXTS_SQL = """
+CREATE VIEW message_texts AS
+    SELECT id, document_id, seq, role, timestamp, model, text,
+        archivist_text(thinking) AS thinking, archivist_text(tool_output) AS tool_output
+    FROM messages;
+"""
+
+
+@migrations()
+def m022_packed_texts(db: sqlite_utils.Database) -> None:
+    """A message's long thinking and tool output packed (``archive.packed``), as a new archive
+    stores them: the messages are read in order of id, ``PACK_BATCH`` at a time. The space the
+    texts leave is reused by what is written next (``VACUUM`` gives it back to the disk). The view
+    ``message_texts`` shows a message's texts unpacked, for Datasette's JSON."""
+    from archivist.archive import packed
+
+    db.executescript(MESSAGE_TEXTS_SQL)
+    columns = packed.PACKED_COLUMNS
+    unpacked = " OR ".join(f"(typeof({name}) = 'text' AND length({name}) >= {packed.SHORTEST})" for name in columns)
+    after = -1
+    while True:
+        rows = db.execute(
+            f"SELECT id, {', '.join(columns)} FROM messages WHERE id > ? AND ({unpacked}) ORDER BY id LIMIT ?",
+            [after, PACK_BATCH],
+        ).fetchall()
+        if not rows:
+            return
+        db.conn.executemany(
+            f"UPDATE messages SET {', '.join(f'{name} = ?' for name in columns)} WHERE id = ?",
+            [[*(packed.packed(value) for value in values), id_] for id_, *values in rows],
+        )
+        after = rows[-1][0]
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

@@ -289,6 +289,10 @@ CREATE TRIGGER messages_ad_commands AFTER DELETE ON messages BEGIN
 END;
 CREATE VIEW archive_building AS
     SELECT value FROM archive_meta WHERE key = 'building';
+CREATE VIEW message_texts AS
+    SELECT id, document_id, seq, role, timestamp, model, text,
+        archivist_text(thinking) AS thinking, archivist_text(tool_output) AS tool_output
+    FROM messages;
 INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-12-02 02:54:35.998761+00:00');
 INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-12-02 02:54:35.999927+00:00');
 INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-12-02 02:54:36.001023+00:00');
@@ -315,4 +319,5 @@ INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups',
 INSERT INTO "_sqlite_migrations" VALUES (24,'archivist','m019_archive_building','2026-12-02 02:54:36.079221+00:00');
 INSERT INTO "_sqlite_migrations" VALUES (25,'archivist','m020_cache_write_1h','2026-12-02 02:54:36.079816+00:00');
 INSERT INTO "_sqlite_migrations" VALUES (26,'archivist','m021_file_changes','2026-12-02 02:54:36.080465+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (27,'archivist','m022_packed_texts','2026-12-02 06:39:42.197352+00:00');
 COMMIT;

@@ -1,6 +1,7 @@
 """A session as the rows the archive stores: its ``documents`` row (what ``extra`` counts, its
 filter words, its usage totalled) and its ``messages`` rows (tool calls, usage, attachments,
-price), made from a session read and masked by ``archive.sessions``."""
+price), made from a session read and masked by ``archive.sessions``; a message's long thinking and tool
+output packed (``archive.packed``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from archivist import dates, documents
 from archivist.agents import Session, ToolCall, Usage, iso_utc
-from archivist.archive import prices, schema
+from archivist.archive import packed, prices, schema
 
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 USAGE_COLUMNS = {
@@ -69,6 +70,8 @@ def document_rows(
     for row in messages:  # flat rows of text and numbers: only their text needs it
         for name in ("role", "timestamp", "model", "text", "thinking", "tool_output", "tool_calls", "attachments"):
             row[name] = documents.storable(row[name])
+        for name in packed.PACKED_COLUMNS:  # (masked and made storable first)
+            row[name] = packed.packed(row[name])
     date = dates.from_value(session.started) if session.started else None
     document.update(date.columns() if date else dates.NO_DATE_COLUMNS)
     document["filter_tokens"] = documents.filter_tokens(

@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 from datasette import hookimpl
 
+from archivist.archive import packed
 from archivist.queries import catalog, sqlfunctions
 from archivist.workspace import DATABASE_NAME
 
@@ -71,8 +72,9 @@ def extra_css_urls(datasette):
 
 @hookimpl
 def prepare_connection(conn, datasette):
-    """Register the SQL functions the canned queries call."""
+    """Register the SQL functions the canned queries call, ``archivist_text`` among them."""
     sqlfunctions.register(conn, {**catalog.default_settings(), **(datasette.plugin_config("archivist") or {})})
+    packed.register(conn)
 
 
 @hookimpl
@@ -163,10 +165,13 @@ def menu_links(datasette):
 
 
 @hookimpl
-def render_cell(value, column):
-    """Show search highlights in excerpts, and the search response as indented JSON."""
+def render_cell(value, column, table):
+    """Show search highlights in excerpts, the search response as indented JSON, and a message's
+    packed thinking or tool output as its text (``archive.packed``)."""
     from archivist.web import app
 
+    if table == "messages" and column in packed.PACKED_COLUMNS and isinstance(value, bytes):
+        return packed.unpacked(value)
     if column == "excerpt":
         return app.highlighted(value)
     if column == "response":

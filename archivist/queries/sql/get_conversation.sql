@@ -105,9 +105,10 @@ select
   p.usage,
   p.attachments,
   p.price,
-  case when exists (select 1 from json_each(i.include) where value = 'thinking') then p.thinking end as thinking,
-  case when exists (select 1 from json_each(i.include) where value = 'tool_output') then p.tool_output end
-    as tool_output,
+  case when exists (select 1 from json_each(i.include) where value = 'thinking') then archivist_text(p.thinking) end
+    as thinking,
+  case when exists (select 1 from json_each(i.include) where value = 'tool_output') then archivist_text(p.tool_output)
+    end as tool_output,
   t.n as total,
   i.skip + i.size < t.n as has_more,
   case when i.skip + i.size < t.n then i.skip + i.size end as next_offset,
