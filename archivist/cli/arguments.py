@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from archivist.agents.kinds import KINDS as LOG_KINDS
-
 if TYPE_CHECKING:
     from archivist.queries.params import Param
 
@@ -74,12 +72,30 @@ no_token_option = click.option(
 watch_option = click.option(
     "--watch", is_flag=True, help="Follow the workspace and its sources: index again as soon as a file changes."
 )
+
+
+class KindsOption(click.Option):
+    """An option whose help ends with the kinds of agent log registered when it is read (asked of the
+    registry then, not when the command line starts: naming them loads the installed plugins)."""
+
+    @property
+    def help(self) -> str:
+        from archivist.agents import registry
+
+        return f"{self.said} Kinds: {', '.join(registry.names())}."
+
+    @help.setter
+    def help(self, said: str | None) -> None:
+        self.said = said or ""
+
+
 source_option = click.option(
     "--source",
     "source_arguments",
+    cls=KindsOption,
     multiple=True,
     metavar="KIND=PATH",
-    help="Also read an agent log where it is (remembered for later runs). Kinds: " + ", ".join(LOG_KINDS) + ".",
+    help="Also read an agent log where it is (remembered for later runs).",
 )
 discover_option = click.option(
     "--discover",

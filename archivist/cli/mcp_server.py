@@ -1,5 +1,6 @@
 """``archivist mcp``: the archive served to MCP clients, over stdio (the default) or
-streamable HTTP. The MCP SDK and the server load only when the command runs."""
+streamable HTTP. The MCP SDK and the server load only when the command runs, and what only
+--http or --watch uses (the HTTP server's options, the indexer) only when it is given."""
 
 from __future__ import annotations
 
@@ -16,9 +17,7 @@ from archivist.cli.arguments import (
     no_token_option,
     watch_option,
 )
-from archivist.cli.indexing import start_following
 from archivist.cli.output import refuse
-from archivist.cli.serving import checked_origins, run_server, server_token, tell_token
 from archivist.cli.workspaces import archive_to_read, checked_workspaces, workspace_folder
 
 
@@ -66,11 +65,16 @@ def mcp(
                 f"{flag} is for the HTTP server: give --http too, or leave it out (stdio has no origin nor token).",
                 "INVALID_PARAMETER",
             )
-    origins = checked_origins(allowed_origins) if http else []
-    token = server_token(no_token) if http else None
+    if http:
+        from archivist.cli.serving import checked_origins, server_token
+
+        origins = checked_origins(allowed_origins)
+        token = server_token(no_token)
     db_path = archive_to_read(workspace, db_path)
     allowed = checked_workspaces(allowed_workspaces)
     if watch:
+        from archivist.cli.indexing import start_following
+
         start_following(workspace, db_path)
     if not http:
         from archivist.mcp.stdio import serve as serve_stdio  # answers initialize before the MCP SDK loads
@@ -79,6 +83,7 @@ def mcp(
         return
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from archivist.cli.serving import run_server, tell_token
     from archivist.mcp.tools import create_server
     from archivist.web.guard import guarded
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from archivist.agents.kinds import KINDS as LOG_KINDS
 from archivist.archive import building
 from archivist.cli.output import plural
 from archivist.queries.newest import empty_hint
@@ -60,7 +59,11 @@ def snippet_line(excerpt: str | None, width: int = SNIPPET_WIDTH) -> str:
 def _agent(row: dict[str, Any]) -> str | None:
     """The agent of a conversation read from an agent log: its path starts with the log's kind."""
     kind, colon, _ = str(row.get("path") or "").partition(":")
-    return kind if colon and row.get("kind") == "conversation" and kind in LOG_KINDS else None
+    if not colon or row.get("kind") != "conversation":
+        return None
+    from archivist.agents import registry
+
+    return kind if kind in registry.names() else None
 
 
 def _score(value: Any) -> str | None:
