@@ -17,7 +17,7 @@ from archivist.archive import pace, session_worker
 from archivist.archive.database import sqlite3
 from archivist.archive.indexer import index_workspace
 from archivist.archive.prepared import Prepared, new_masker, prepare_parts
-from archivist.archive.session_worker import Room, read_here
+from archivist.archive.session_worker import Room, read_here, weight
 from archivist.workspace import archive_path
 
 STORED_SQL = "SELECT key, title, content_hash, body FROM documents WHERE source LIKE 'log:%' ORDER BY key"
@@ -38,10 +38,11 @@ def test_a_session_takes_the_room_of_its_bytes_and_the_writer_gives_it_back(tmp_
     sessions = prepared_sessions(write_source(tmp_path, count=3, padding=" hangar" * 3_000))
     room = Room(multiprocessing.get_context("spawn").Semaphore(4), 10_000, 40_000)
     assert [room.units(size) for size in (0, 9_999, 25_000, 40_000, 10**9)] == [1, 1, 2, 4, 4]
+    assert 20_000 < weight(sessions[0]) < 30_000  # (its question's text, in its title, body and message)
     first = room.sent(sessions[0])
-    assert first[0] == 2  # (about 21 kB pickled)
+    assert first == (2, sessions[0])
     second = room.sent(sessions[1])
-    sent: list[tuple[int, bytes]] = []
+    sent: list[tuple[int, Prepared]] = []
     blocked = threading.Thread(target=lambda: sent.append(room.sent(sessions[2])))
     blocked.start()
     blocked.join(0.5)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import pickle
 import queue as queues
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from archivist.archive.prepared import Prepared
 
 IN_FLIGHT = 16  # sessions prepared ahead of the writer at most,
-IN_FLIGHT_BYTES = 32 * 1024 * 1024  # and at most this many bytes of them, pickled (one larger goes alone)
+IN_FLIGHT_BYTES = 32 * 1024 * 1024  # and at most this many bytes of their text (one larger goes alone)
 ROOM_BYTES = 1024 * 1024  # the bytes a unit of the room between worker and writer stands for
 POLL_SECONDS = 1.0  # how often a wait for the worker checks that it is still there
 logger = logging.getLogger(__name__)
@@ -140,8 +139,8 @@ def _work(
 @dataclass(frozen=True)
 class Room:
     """The room between the worker and the writer, in units of ``unit`` bytes (a semaphore shared
-    by both): a session pickled takes its bytes' units, ``most`` bytes' at most (a session larger
-    than the room goes alone), until the writer takes it."""
+    by both): a session prepared takes the units of its text's bytes (``weight``), ``most``
+    bytes' at most (a session larger than the room goes alone), until the writer takes it."""
 
     free: Any
     unit: int
@@ -151,20 +150,26 @@ class Room:
         """The units ``size`` bytes take."""
         return max(1, min(size // self.unit, self.most // self.unit))
 
-    def sent(self, ready: Prepared) -> tuple[int, bytes]:
-        """In the worker: a prepared session pickled, once the room its bytes take is free; its units and its bytes."""
-        data = pickle.dumps(ready, pickle.HIGHEST_PROTOCOL)
-        held = self.units(len(data))
+    def sent(self, ready: Prepared) -> tuple[int, Prepared]:
+        """In the worker: a prepared session, once the room its bytes take is free, with its units."""
+        held = self.units(weight(ready))
         for _ in range(held):
             self.free.acquire()
-        return held, data
+        return held, ready
 
-    def taken(self, value: tuple[int, bytes] | None) -> Prepared | None:
+    def taken(self, value: tuple[int, Prepared] | None) -> Prepared | None:
         """In the writer: a session the worker sent, its room given back; None as it came."""
         if value is None:
             return None
-        held, data = value
-        ready: Prepared = pickle.loads(data)
+        held, ready = value
         for _ in range(held):
             self.free.release()
         return ready
+
+
+def weight(ready: Prepared) -> int:
+    """The bytes a prepared session's rows hold in text, about what it takes on its way (pickled)."""
+    if ready.rows is None:
+        return 0
+    document, messages = ready.rows
+    return sum(len(value) for row in [document, *messages] for value in row.values() if isinstance(value, str | bytes))
