@@ -80,6 +80,37 @@ async def test_the_page_the_api_and_mcp_name_the_same_message(workspace):
     assert 'id="m5"' in target and "zeppelin hangar doors" in target
 
 
+def titled_session(root, title, texts):
+    """A Claude Code session of these messages whose log gives it its own title (``custom-title``)."""
+    source = write_session(root, texts)
+    (log,) = source.rglob("*.jsonl")
+    record = {"type": "custom-title", "customTitle": title, "sessionId": SESSION}
+    log.write_text(log.read_text(encoding="utf-8") + json.dumps(record) + "\n", encoding="utf-8")
+    return source
+
+
+@pytest.mark.parametrize(
+    ("texts", "named"),
+    [
+        # no message holds every word: the first with some of them
+        (["hello there", "the hangar is empty", "zeppelin zeppelin zeppelin", "bye"], 1),
+        # one message holds every word, after one with some: that one
+        (["hello there", "zeppelin zeppelin zeppelin", "a hangar for the zeppelin", "hangar"], 2),
+    ],
+)
+def test_a_session_found_by_its_title_names_the_first_message_with_every_word_else_some(tmp_path, texts, named):
+    workspace = write_files(tmp_path / "ws", {"notes/other.md": "# Other\n\nnothing of it\n"})
+    index_workspace(workspace, log_sources=[("claude-code", titled_session(tmp_path, "zeppelin hangar", texts))])
+    with Archive.for_workspace(workspace) as archive:
+        for mode in ("keyword", "recent"):
+            response = archive.search({"query": "zeppelin hangar", "mode": mode, "output": "full"})
+            (hit,) = response["results"]
+            assert hit["title"] == "zeppelin hangar"
+            message = hit["message"]
+            assert message["index"] == named, (mode, message)
+            assert "<mark>" in message["snippet"]
+
+
 @pytest.mark.parametrize(
     ("filters", "paths"),
     [

@@ -569,17 +569,26 @@ listed as (
     or plan.output = 'full' and r.position <= 200
   )
   -- the page's agent-log conversations: the message that their words were found in, else
-  -- (found by their title, their meaning, newest first) their best message for the words;
-  -- looked for on the page only (the key is null elsewhere)
+  -- (found by their title and opening prompt, their meaning, newest first) the first of their
+  -- messages with every word, else with some: where the words are, found by the session's
+  -- range of message ids alone (ranking its messages would count each word's messages in the
+  -- whole archive again, once per result); looked for on the page only (the key is null elsewhere)
   left join messages m on m.id = case
     when r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size
       and d.kind = 'conversation' and d.source like 'log:%'
     then coalesce(r.message_id, (
       select rowid from message_index
       where r.message_id is null
+        and message_index match (select case when r.by_words then message_every else '""' end from fts_expressions)
+        and rowid between d.id * 1048576 and d.id * 1048576 + 1048575
+      order by rowid
+      limit 1
+    ), (
+      select rowid from message_index
+      where r.message_id is null
         and message_index match (select case when r.by_words then message_best else '""' end from fts_expressions)
         and rowid between d.id * 1048576 and d.id * 1048576 + 1048575
-      order by rank, rowid
+      order by rowid
       limit 1
     ))
   end
