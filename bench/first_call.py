@@ -1,7 +1,7 @@
 """What an agent feels first: indexing, cold start, warm latency, answer size and memory, over MCP stdio.
 
     python bench/first_call.py [--workspace WS] [--corpus DIR] [--all-markdown DIR] [--skip-embed]
-                               [--qmd PATH/TO/qmd]
+                               [--qmd PATH/TO/qmd] [--starts [--before CHECKOUT]]
 
 Makes a workspace whose notes are a copy of --corpus (default: the 296 agent reports of
 ../shared/eval/markdown/humanlayer-thoughts, copied to a temporary folder, never into the
@@ -29,6 +29,13 @@ it would download): `qmd collection add` (fresh index), `qmd update` (no-op), `q
 its `query` tool with a `lex` search and no reranking; answer size; memory) and
 `qmd search`. Each of those figures is then printed with Archivist's as a ratio
 (Archivist / qmd: below 1, Archivist is faster or smaller). The two run interleaved.
+
+With --starts, only what starting costs, over --repeat rounds (7 by default there): spawn to the
+`tools/list` answer, `archivist search WS QUERY` with --mode keyword and without (hybrid once the
+workspace is embedded) and `import archivist.cli`, each a whole process; with --before, the same
+of another checkout's source (a worktree of an earlier commit, put first on PYTHONPATH), and with
+--qmd, qmd's `mcp` handshake and `qmd search`: all in turn within each round, so that a busy
+machine weighs on each alike. Each median is printed with its ratios (after / before, after / qmd).
 
 The machine's load is printed with the figures.
 """
@@ -210,6 +217,61 @@ def warm(server: Server, **extra: object) -> tuple[list[float], int]:
     return times, len(times) + len(QUERIES)
 
 
+def start_figures(workspace: Path, env: dict[str, str], qmd: Qmd | None, before: Path | None, rounds: int) -> None:
+    """The start figures (--starts): each side in turn within each round, their medians and ratios."""
+    sides = {"after": env, **({"before": {**env, "PYTHONPATH": str(before.resolve())}} if before else {})}
+    command = [ARCHIVIST, "mcp", str(workspace)]
+
+    def listed(server: Server) -> float:
+        try:
+            return server.handshake()[1]
+        finally:
+            server.close()
+
+    for side_env in sides.values():  # the SDK's answers kept for each side's source, not timed
+        listed(Server(command, side_env, archivist_call))
+
+    measures: dict[str, dict[str, Callable[[], float]]] = {
+        "spawn -> tools/list answered": {
+            **{side: (lambda e=e: listed(Server(command, e, archivist_call))) for side, e in sides.items()},
+            **({"qmd": lambda: listed(qmd.server())} if qmd else {}),
+        },
+        "`archivist search WS QUERY --mode keyword`": {
+            **{
+                side: (lambda e=e: timed(ARCHIVIST, "search", str(workspace), QUERIES[0], "--mode", "keyword", env=e))
+                for side, e in sides.items()
+            },
+            **({"qmd": lambda: qmd.cli(QUERIES[0])} if qmd else {}),
+        },
+        "`archivist search WS QUERY` (its default mode)": {
+            **{
+                side: (lambda e=e: timed(ARCHIVIST, "search", str(workspace), QUERIES[0], env=e))
+                for side, e in sides.items()
+            },
+            **({"qmd": lambda: qmd.cli(QUERIES[0])} if qmd else {}),
+        },
+        "`python -P -c 'import archivist.cli'`": {
+            side: (lambda e=e: timed(sys.executable, "-P", "-c", "import archivist.cli", env=e))
+            for side, e in sides.items()
+        },
+    }
+    runs: dict[str, dict[str, list[float]]] = {what: {side: [] for side in by} for what, by in measures.items()}
+    loads = [os.getloadavg()[0]]
+    for _ in range(rounds):
+        for what, by in measures.items():
+            for side, measure in by.items():
+                runs[what][side].append(measure())
+        loads.append(os.getloadavg()[0])
+    print(f"load average over the rounds: {min(loads):.2f} to {max(loads):.2f}")
+    for what, by in runs.items():
+        medians = {side: statistics.median(seconds) for side, seconds in by.items()}
+        told = "; ".join(f"{side} {median_of(seconds)}" for side, seconds in by.items())
+        ratios = [f"{side} / {other} {medians[side] / medians[other]:.2f}"
+                  for side, other in (("after", "before"), ("after", "qmd"), ("before", "qmd"))
+                  if side in medians and other in medians]  # fmt: skip
+        print(f"{what} (whole process): {told}" + (f"; ratios {', '.join(ratios)}" if ratios else ""))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -219,8 +281,11 @@ def main() -> None:
     parser.add_argument("--all-markdown", type=Path, default=EVAL)
     parser.add_argument("--skip-embed", action="store_true", help="measure no embedding (hybrid figures need it)")
     parser.add_argument("--qmd", help="qmd's command, to measure it on the same notes in the same run")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, help="rounds of each figure (default 3; with --starts, 7)")
+    parser.add_argument("--starts", action="store_true", help="measure only what starting costs (see above)")
+    parser.add_argument("--before", type=Path, help="with --starts: another checkout's source, measured in turn")
     args = parser.parse_args()
+    args.repeat = args.repeat or (7 if args.starts else 3)
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
     scratch = Path(tempfile.mkdtemp(prefix="archivist-first-call-"))
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -231,6 +296,12 @@ def main() -> None:
             workspace = scratch / "workspace"
             shutil.copytree(args.corpus, workspace / "notes")
         qmd = Qmd(args.qmd, workspace / "notes", scratch) if args.qmd else None
+        if args.starts:
+            subprocess.run([ARCHIVIST, "index", str(workspace)], check=True, stdout=subprocess.DEVNULL, env=env)
+            if qmd:
+                qmd.fresh_index()
+            start_figures(workspace, env, qmd, args.before, args.repeat)
+            return
         if not args.workspace:
             files = sum(1 for _ in (workspace / "notes").rglob("*.md"))
 

@@ -105,3 +105,16 @@ def test_the_source_option_names_every_kind_registered_when_its_help_is_shown(co
 def test_an_unknown_command_is_refused_with_the_names_of_the_known() -> None:
     done = subprocess.run([ARCHIVIST, "serch"], capture_output=True, text=True)
     assert done.returncode == 2 and "No such command 'serch'" in done.stderr and "'search'" in done.stderr
+
+
+def test_a_workspace_named_is_taken_without_asking_for_the_platforms_data_folder(tmp_path) -> None:
+    modules = imported_by(
+        f"from pathlib import Path\nfrom archivist.cli.workspaces import workspace_folder\n"
+        f"workspace_folder(Path({str(tmp_path)!r}), 'mcp')"
+    )
+    assert "archivist.cli.workspaces" in modules and "platformdirs" not in modules
+    unnamed = imported_by(
+        "from archivist.cli.workspaces import workspace_folder\ntry:\n    workspace_folder(None, 'search')\n"
+        "except SystemExit:\n    pass"
+    )
+    assert "platformdirs" in unnamed

@@ -46,9 +46,10 @@ def workspace_folder(workspace: Path | None, command: str, discover: bool = Fals
     history's workspace in the platform's data folder (``archivist.workspace.default_workspace``);
     the commands of ``OWN_HISTORY`` read that workspace too when none is named and its archive exists.
     """
-    own = default_workspace()
-    if workspace is None and (discover or (command in OWN_HISTORY and archive_path(own).is_file())):
-        workspace = own
+    if workspace is None:
+        own = default_workspace()  # (asked only here: platformdirs costs a start some milliseconds)
+        if discover or (command in OWN_HISTORY and archive_path(own).is_file()):
+            workspace = own
     if workspace is None:
         if command == "mcp":
             refuse(
