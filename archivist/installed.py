@@ -45,7 +45,9 @@ def entry_points() -> list[tuple[str, str]]:
     return [(name, value) for name, value in _facts()["entry_points"]]
 
 
-KEPT = 4  # the sets of answers kept: one for each way of starting (a command, a test runner, ...)
+# The sets of answers kept: one for each way of starting (a command, a test runner, a checkout on
+# PYTHONPATH, another virtual environment ...), so that several used in turn do not push one another out.
+KEPT = 16
 _known: dict[str, Any] | None = None
 
 

@@ -88,3 +88,24 @@ def test_a_cache_that_cannot_be_written_costs_only_the_reading(tmp_path: Path, m
     monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(blocked))
     monkeypatch.setattr(installed, "_known", None)
     assert installed.version("mcp") == metadata.version("mcp")
+
+
+def test_the_answers_of_many_ways_of_starting_are_kept_together(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commands, test runners and checkouts on one machine each start with a sys.path of their own:
+    used in turn, each one's answers stay kept rather than pushing the others' out."""
+    reads: list[int] = []
+    read = installed._read
+    monkeypatch.setattr(installed, "_read", lambda: reads.append(1) or read())
+    folders = [tmp_path / f"start-{n}" for n in range(12)]
+    path = list(sys.path)
+    for _ in range(2):
+        for folder in folders:
+            folder.mkdir(exist_ok=True)
+            os.utime(folder, ns=(1, 1))
+            monkeypatch.setattr(sys, "path", [str(folder), *path])
+            monkeypatch.setattr(installed, "_known", None)
+            assert installed.version("mcp") == metadata.version("mcp")
+    assert len(reads) == len(folders)
+    assert len(json.loads(cache.read_text(encoding="utf-8"))) == len(folders)

@@ -84,6 +84,7 @@ def test_archivist_search_makes_its_options_without_a_server_nor_the_model() -> 
     assert not loaded(modules, COMMAND_MODULES) & {"archivist.cli.serving", "archivist.cli.mcp_server"}
     assert loaded(modules, HEAVY) == set()
     assert loaded(modules, ("archivist.web", "archivist.semantic", "archivist.archive.indexer")) == set()
+    assert "archivist.agents.registry" in modules and "archivist.agents.reader" not in modules  # (no reader)
 
 
 def test_every_command_is_its_modules_and_the_group_lists_each_once() -> None:

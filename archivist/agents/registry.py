@@ -27,7 +27,6 @@ import pluggy
 from archivist import installed
 from archivist.agents import hookspecs
 from archivist.agents.hookspecs import SYSTEMS, Kind
-from archivist.agents.reader import Reader
 
 BUILT_IN = "archivist.agents.kinds"  # the plugin that registers the kinds built in (its TOML files)
 
@@ -98,6 +97,8 @@ def get(name: str) -> Kind:
 def reader(name: str) -> ModuleType:
     """The module that reads the kind of this name, imported now if it is not yet; NotAReader
     where it is not a ``reader.Reader`` of this kind."""
+    from archivist.agents.reader import Reader  # (naming the kinds does not need it)
+
     kind = get(name)
     module = importlib.import_module(kind.reader)
     if not isinstance(module, Reader):
