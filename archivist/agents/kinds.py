@@ -12,14 +12,18 @@ a search's ``agents``) loads none of them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import tomllib
+import json
+import os
 from pathlib import Path
+from typing import Any
 
 from archivist.agents.hookspecs import Kind, Register, hookimpl
 
 FOLDER = Path(__file__).parent  # holds a folder per kind built in, each with its kind.toml
 DECLARATION = "kind.toml"
+KEPT_FILE = "kinds.json"  # the declarations' tables as last read, in the cache folder
 
 
 @hookimpl
@@ -33,16 +37,77 @@ def register_agent_kinds(register: Register) -> None:
 def built_in() -> tuple[Kind, ...]:
     """The kinds declared by the folders' ``kind.toml`` files, read once; ValueError naming the file of one that is not a kind."""
     found = []
-    for path in sorted(FOLDER.glob(f"*/{DECLARATION}")):
-        origin = f"archivist/agents/{path.parent.name}/{DECLARATION}"
+    for origin, table in declarations():
         try:
-            with path.open("rb") as file:
-                table = tomllib.load(file)
             table.pop("dropped", None)  # what its reader leaves out on purpose, and why: tests/test_lossless.py
             found.append(Kind.from_table(table, origin))
-        except (OSError, tomllib.TOMLDecodeError, TypeError, ValueError) as error:
+        except (TypeError, ValueError) as error:
             raise ValueError(f"{origin} is not an agent-log kind: {error}") from error
     return tuple(found)
+
+
+def declarations() -> list[tuple[str, dict[str, Any]]]:
+    """Each ``kind.toml`` file's table, by the file's path in the package, in the order of their folders.
+
+    Parsing TOML costs every start some milliseconds, so the tables are kept in the cache folder
+    (``KEPT_FILE``) with the folder and each file's name, modification time and size, and read again
+    when any of them differs; a cache that cannot be read or written only costs the reading."""
+    paths = sorted(FOLDER.glob(f"*/{DECLARATION}"))
+    stamp = [str(FOLDER), *([path.parent.name, *_time_and_size(path)] for path in paths)]
+    origins = [f"archivist/agents/{path.parent.name}/{DECLARATION}" for path in paths]
+    kept = _kept()
+    if kept.get("stamp") == stamp and _tables(kept.get("tables"), len(paths)):
+        return list(zip(origins, kept["tables"], strict=True))
+    tables = [_read(path, origin) for path, origin in zip(paths, origins, strict=True)]
+    _keep({"stamp": stamp, "tables": tables})
+    return list(zip(origins, tables, strict=True))
+
+
+def _time_and_size(path: Path) -> list[int]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return [0, -1]
+    return [stat.st_mtime_ns, stat.st_size]
+
+
+def _read(path: Path, origin: str) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"{origin} is not an agent-log kind: {error}") from error
+
+
+def _cache_file() -> Path:
+    from archivist.installed import cache_dir
+
+    return cache_dir() / KEPT_FILE
+
+
+def _kept() -> dict[str, Any]:
+    try:
+        kept = json.loads(_cache_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return kept if isinstance(kept, dict) else {}
+
+
+def _tables(tables: Any, count: int) -> bool:
+    """Whether a cache file's tables have the shape of ``count`` declarations' (anything else is read again)."""
+    return isinstance(tables, list) and len(tables) == count and all(isinstance(table, dict) for table in tables)
+
+
+def _keep(kept: dict[str, Any]) -> None:
+    path = _cache_file()
+    with contextlib.suppress(OSError, TypeError, ValueError):  # (a table JSON cannot hold is read each time)
+        text = json.dumps(kept)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{KEPT_FILE}.{os.getpid()}")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
