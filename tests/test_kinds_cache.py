@@ -60,6 +60,18 @@ def test_a_changed_declaration_is_read_again(folder: Path) -> None:
     assert {kind.name: kind.description for kind in kinds.built_in()}["codex"] == "a description changed since"
 
 
+def test_each_folder_of_kinds_keeps_its_own(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two checkouts used in turn do not push each other's kinds out of the cache."""
+    ours = kinds._cache_file()
+    kinds.built_in()
+    other = tmp_path / "other-checkout"
+    shutil.copytree(folder / "aider", other / "aider")
+    monkeypatch.setattr(kinds, "FOLDER", other)
+    kinds.built_in.cache_clear()
+    assert [kind.name for kind in kinds.built_in()] == ["aider"]
+    assert kinds._cache_file() != ours and ours.is_file() and kinds._cache_file().is_file()
+
+
 def test_a_kind_added_or_removed_is_seen(folder: Path) -> None:
     kinds.built_in()
     shutil.rmtree(folder / "goose")
@@ -71,7 +83,7 @@ def test_a_kind_added_or_removed_is_seen(folder: Path) -> None:
 def test_a_damaged_cache_is_read_again(folder: Path, content: str) -> None:
     read = kinds.built_in()
     kinds.built_in.cache_clear()
-    cache = Path(os.environ["ARCHIVIST_CACHE_DIR"]) / kinds.KEPT_FILE
+    cache = kinds._cache_file()
     cache.write_text(content, encoding="utf-8")
     assert kinds.built_in() == read
     assert json.loads(cache.read_text(encoding="utf-8"))["stamp"][0] == str(folder)
@@ -80,7 +92,7 @@ def test_a_damaged_cache_is_read_again(folder: Path, content: str) -> None:
 def test_a_cache_of_the_right_stamp_but_wrong_tables_is_read_again(folder: Path) -> None:
     read = kinds.built_in()
     kinds.built_in.cache_clear()
-    cache = Path(os.environ["ARCHIVIST_CACHE_DIR"]) / kinds.KEPT_FILE
+    cache = kinds._cache_file()
     kept = json.loads(cache.read_text(encoding="utf-8"))
     cache.write_text(json.dumps({**kept, "tables": kept["tables"][:1]}), encoding="utf-8")
     assert kinds.built_in() == read

@@ -23,7 +23,7 @@ from archivist.agents.hookspecs import Kind, Register, hookimpl
 
 FOLDER = Path(__file__).parent  # holds a folder per kind built in, each with its kind.toml
 DECLARATION = "kind.toml"
-KEPT_FILE = "kinds.json"  # the declarations' tables as last read, in the cache folder
+KEPT_FILE = "kinds.json"  # the declarations' tables as last read, in the cache folder (named for FOLDER)
 
 
 @hookimpl
@@ -82,9 +82,12 @@ def _read(path: Path, origin: str) -> dict[str, Any]:
 
 
 def _cache_file() -> Path:
+    """The cache file of this folder of kinds (one a checkout or installation, so that several used in turn keep theirs)."""
+    import hashlib
+
     from archivist.installed import cache_dir
 
-    return cache_dir() / KEPT_FILE
+    return cache_dir() / KEPT_FILE.replace(".", f"-{hashlib.sha256(str(FOLDER).encode()).hexdigest()[:16]}.", 1)
 
 
 def _kept() -> dict[str, Any]:
@@ -105,7 +108,7 @@ def _keep(kept: dict[str, Any]) -> None:
     with contextlib.suppress(OSError, TypeError, ValueError):  # (a table JSON cannot hold is read each time)
         text = json.dumps(kept)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{KEPT_FILE}.{os.getpid()}")
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
 
