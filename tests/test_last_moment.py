@@ -97,9 +97,6 @@ def test_times_as_written_elsewhere_and_a_missing_file(tmp_path):
     assert last_moment.last_moment(tmp_path) == 0.0  # (a folder: nothing to read)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="claude_code.newest picks its files by modification time until it orders them by newest_first"
-)
 def test_a_large_source_stores_first_the_session_that_spoke_last_though_its_file_is_old(tmp_path, monkeypatch, large):
     workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n"})
     source = write_source(tmp_path / "logs")

@@ -53,7 +53,7 @@ class ReadsOn(Reader, Protocol):
 class NewestFirst(Reader, Protocol):
     """A reader of one session per file, which reads the newest first.
 
-    ``newest``: its ``count`` newest sessions (by their files' modification time, newest first),
+    ``newest``: its ``count`` newest sessions (by the time of their last lines, else their file's, newest first),
     each read alone and keyed as ``read`` keys it, so that a first index of a large source can
     store them before the rest. What ``read`` takes from other files (another file's summary as
     a title, a message a resumed session shares) may be missing; ``read`` stores them again,

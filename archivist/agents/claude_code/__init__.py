@@ -67,6 +67,7 @@ from archivist.agents.claude_code.subagents import (
     leading_summaries,
     reading_order,
 )
+from archivist.agents.last_moment import newest_first
 
 EXPECTED = (
     "a Claude Code projects folder (~/.claude/projects), one project's folder in it, or one session's .jsonl file"
@@ -177,7 +178,7 @@ def read(path: Path | str, problems: list[str] | None = None) -> Iterator[Sessio
 
 
 def newest(path: Path | str, count: int, problems: list[str] | None = None) -> Iterator[Session]:
-    """The ``count`` newest sessions under ``path`` (by their files' modification time), newest
+    """The ``count`` newest sessions under ``path`` (by the time of their last lines, else their file's), newest
     first, each read alone with its sub-agents (``archivist.agents``: ``newest``): a title that
     another file's summary gives is left for the whole read."""
     path = Path(path)
@@ -190,14 +191,9 @@ def newest(path: Path | str, count: int, problems: list[str] | None = None) -> I
         else:
             return
         files = [file for folder in folders for file in root.files(folder, ".jsonl")]
-        dated = []
-        for file in files:  # (one read in parts is read with the rest: it would hold the newest back)
-            if not file.name.startswith(AGENT_PREFIX) and _size(file) <= WHOLE_BYTES:
-                try:
-                    dated.append((file.stat().st_mtime_ns, file))
-                except OSError:
-                    continue
-        for _, file in sorted(dated, key=lambda item: (-item[0], str(item[1])))[:count]:
+        # (one read in parts is read with the rest: it would hold the newest back)
+        whole = [file for file in files if not file.name.startswith(AGENT_PREFIX) and _size(file) <= WHOLE_BYTES]
+        for file in newest_first(whole)[:count]:
             yield from _read_session_file(file, file.parent.name, {}, root, Seen(), lambda parent: [])
     except OSError as error:
         root.problems.append(Unread(f"{path}: reading stopped ({error.strerror or error})"))
