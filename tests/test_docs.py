@@ -44,6 +44,7 @@ ELSEWHERE = {
     "mcp.json": "Cursor's configuration",
     "mcp-listing.json": "the cache folder",
     "installed.json": "the cache folder",
+    "kinds-<hash>.json": "the cache folder",
     "2025-06-24_10-17-43_slug.md": "a file name a date is read from",
     "2026-01-23_17-24-15Z-slug.md": "a file name a date is read from",
     "2023-01/jan-31.md": "a file name a date is read from",
