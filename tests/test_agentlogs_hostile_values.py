@@ -170,7 +170,7 @@ def test_a_source_that_cannot_be_opened_keeps_what_the_archive_holds(tmp_path: P
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(codex, "read", refused)
-    monkeypatch.setattr(sessions, "fingerprint", lambda kind, path: "changed")
+    monkeypatch.setattr(sessions, "fingerprint", lambda kind, path, files=None: "changed")
     monkeypatch.setattr(sessions, "_read_appends", lambda *arguments: None)  # (read whole)
     result = index_workspace(workspace)
     assert stored_titles(workspace) == held
