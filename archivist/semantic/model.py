@@ -35,7 +35,10 @@ def encode(texts: list[str], batch_size: int = BATCH_SIZE) -> list[list[float]]:
     """Unit-length vectors, so cosine similarity is a dot product."""
     if not texts:
         return []
-    return onnx_model.load().encode(texts, batch_size=batch_size, threads=onnx_model.BULK_THREADS).tolist()
+    encoder = onnx_model.load()
+    return encoder.encode(
+        texts, batch_size=batch_size, threads=onnx_model.BULK_THREADS, workers=onnx_model.bulk_workers()
+    ).tolist()
 
 
 def load() -> Any:
