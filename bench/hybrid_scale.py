@@ -1,7 +1,7 @@
 """Hybrid and semantic search at a heavy user's scale, on an archive of bench/message_search.py.
 
     python bench/message_search.py --sessions 25000 --keep     # 5M messages; prints the folder kept
-    python bench/hybrid_scale.py FOLDER/workspace [--chunks-per-session 30] [--queries 30]
+    python bench/hybrid_scale.py FOLDER/workspace [--chunks-per-session 30] [--queries 30] [--keep-vectors]
 
 Gives every session of the archive --chunks-per-session chunks with seeded random unit
 vectors (384-d float32, as llm stores them; about what a session of 200 messages of 25 words
@@ -9,7 +9,8 @@ makes, user and assistant text being what is embedded), and each session the mea
 chunks, as ``archivist embed`` writes them. Then, in a fresh process as ``serve`` and ``mcp``
 run them, times hybrid and semantic searches (the query embedded by the model, the nearest
 chunks by ``archivist_nearest``'s matrix product) with and without an agent + project filter,
-and prints p50 / p95 and the process's peak memory. Random vectors find nothing above the
+and prints p50 / p95, the time to read the vectors, and the process's peak and resident memory
+(--keep-vectors times the vectors an earlier run wrote). Random vectors find nothing above the
 similarity floor: what is timed is the work, not the relevance.
 """
 
@@ -42,8 +43,13 @@ from pathlib import Path
 from archivist.queries.runner import Archive
 cases = json.loads(sys.stdin.read())
 out = {}
+def memory(field):
+    return int(open("/proc/self/status").read().split(field + ":")[1].split()[0]) // 1024
 with Archive.for_workspace(Path(sys.argv[1])) as archive:
+    started = time.perf_counter()
     archive.search({**cases[0][1][0]})  # the model and the vectors, loaded before the timing
+    out["first"] = time.perf_counter() - started
+    out["loaded"] = memory("VmHWM")
     for label, family in cases:
         times = []
         for params in family:
@@ -52,7 +58,8 @@ with Archive.for_workspace(Path(sys.argv[1])) as archive:
             times.append((time.perf_counter() - started) * 1000)
         times.sort()
         out[label] = [statistics.median(times), times[int(len(times) * 0.95)]]
-out["memory"] = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) // 1024
+out["memory"] = memory("VmHWM")
+out["resident"] = memory("VmRSS")
 print(json.dumps(out))
 """
 
@@ -100,11 +107,18 @@ def main() -> None:
     parser.add_argument("--chunks-per-session", type=int, default=30)
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep-vectors", action="store_true", help="time the vectors an earlier run wrote")
     args = parser.parse_args()
     started = time.perf_counter()
-    chunks = add_vectors(args.workspace, args.chunks_per_session, args.seed)
-    print(f"{chunks:,} chunk vectors written in {time.perf_counter() - started:.0f} s "
-          f"({chunks * onnx_model.DIMENSIONS * 4 / 1e6:,.0f} MB as float32)")  # fmt: skip
+    if args.keep_vectors:
+        chunks = (
+            sqlite_utils.Database(archive_path(args.workspace)).execute("SELECT count(*) FROM chunks").fetchone()[0]
+        )
+        print(f"{chunks:,} chunk vectors kept from an earlier run")
+    else:
+        chunks = add_vectors(args.workspace, args.chunks_per_session, args.seed)
+        print(f"{chunks:,} chunk vectors written in {time.perf_counter() - started:.0f} s "
+              f"({chunks * onnx_model.DIMENSIONS * 4 / 1e6:,.0f} MB as float32)")  # fmt: skip
     texts = [QUERIES[n % len(QUERIES)] + ("" if n < len(QUERIES) else f" {n}") for n in range(args.queries)]
     cases = [
         ("hybrid", [{"query": text, "output": "brief"} for text in texts]),
@@ -119,14 +133,17 @@ def main() -> None:
         input=json.dumps(cases),
         capture_output=True,
         text=True,
-        check=True,
     )
+    if done.returncode:
+        sys.exit(f"the searching process failed:\n{done.stderr}")
     out = json.loads(done.stdout)
     for label, _ in cases:
         p50, p95 = out[label]
-        target = "   target p50 <= 60 ms" if label == "hybrid" else ""
+        target = "   target p50 <= 150 ms, p95 <= 500 ms" if label == "hybrid" else ""
         print(f"  {label:<26} p50 {p50:7.1f} ms   p95 {p95:7.1f} ms{target}")
-    print(f"the searching process's memory: {out['memory']:,} MB at most (target <= 1 GB)")
+    print(f"the first search (the model and the vectors read): {out['first']:.1f} s, {out['loaded']:,} MB at most")
+    print(f"the searching process's memory: {out['memory']:,} MB at most, {out['resident']:,} MB resident at the end "
+          "(target <= 1 GB)")  # fmt: skip
 
 
 if __name__ == "__main__":
