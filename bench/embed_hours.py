@@ -7,7 +7,8 @@ counts the chunks (the project's chunker) of what is embedded, a session's user 
 text (``document_texts``), against what embedding every message's text would take, tool output
 and thinking included. Times the float32 export and the int8 graph (onnx_model.WEIGHTS) on
 --texts of those chunks, in alternating rounds (the best of each: float32 in passes of 32 texts,
-as before; int8 a text a pass, as now), and prints the hours that
+as before; int8 as the embedding run passes them now: a text a pass on one thread, passes side by
+side on each usable core, ``onnx_model.bulk_workers``), and prints the hours that
 embedding --scale-megabytes MB of such logs (the 1.1 GB of bench/agentlog_index.py) takes:
 every text at float32, as before, and what is embedded now at int8.
 """
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agentlog_index import scratch, write_sessions
 
+from archivist.archive import packed
 from archivist.archive.database import sqlite3
 from archivist.archive.indexer import index_workspace
 from archivist.semantic import chunking, onnx_model
@@ -35,9 +37,9 @@ from archivist.workspace import archive_path
 EMBEDDED_SQL = (
     "SELECT title, body FROM document_texts WHERE id IN (SELECT id FROM documents WHERE kind = 'conversation')"
 )
-# every message's text, its thinking and its tool output, as one text a session
+# every message's text, its thinking and its tool output (stored packed: read through ``packed``), as one text a session
 EVERYTHING_SQL = """
-SELECT d.title, (SELECT group_concat(m.role || ': ' || m.text || char(10) || m.thinking || char(10) || m.tool_output,
+SELECT d.title, (SELECT group_concat(m.role || ': ' || m.text || char(10) || archivist_text(m.thinking) || char(10) || archivist_text(m.tool_output),
                                      char(10) || char(10))
                  FROM messages m WHERE m.document_id = d.id)
 FROM documents d WHERE d.kind = 'conversation'
@@ -46,12 +48,13 @@ FROM documents d WHERE d.kind = 'conversation'
 
 def chunks(db_path: Path, sql: str) -> list[str]:
     with closing(sqlite3.connect(db_path)) as conn:
+        packed.register(conn)
         return [piece.text for title, body in conn.execute(sql) for piece in chunking.chunk(body or "", title)]
 
 
-def rate(encoder: onnx_model.Encoder, texts: list[str], batch_size: int) -> float:
+def rate(encoder: onnx_model.Encoder, texts: list[str], batch_size: int, threads: int, workers: int) -> float:
     started = time.perf_counter()
-    encoder.encode(texts, batch_size=batch_size)
+    encoder.encode(texts, batch_size=batch_size, threads=threads, workers=workers)
     return len(texts) / (time.perf_counter() - started)
 
 
@@ -77,15 +80,17 @@ def main() -> None:
         source = onnx_model.source_dir()
         float32 = onnx_model.Encoder(onnx_model.ensure_model(source, "float32"), source)
         int8 = onnx_model.Encoder(onnx_model.ensure_model(source, "int8"), source)
-        # before: the float32 export in passes of 32 texts; now: the int8 graph a text a pass (BATCH_SIZE)
-        encoders = {"float32": (float32, 32), "int8": (int8, onnx_model.BATCH_SIZE)}
+        # before: the float32 export in passes of 32 texts on ONNX Runtime's pool; now: the int8 graph
+        # a text a pass (BATCH_SIZE) on one thread, passes side by side
+        now = (onnx_model.BATCH_SIZE, onnx_model.BULK_THREADS, onnx_model.bulk_workers())
+        encoders = {"float32": (float32, (32, 0, 1)), "int8": (int8, now)}
         sample = random.Random(1).sample(everything, min(args.texts, len(everything)))
-        for encoder, _batch in encoders.values():
+        for encoder, _passes in encoders.values():
             encoder.encode(sample[:16])  # warm
         rates: dict[str, list[float]] = {name: [] for name in encoders}
         for _round in range(args.rounds):
-            for name, (encoder, batch) in encoders.items():
-                rates[name].append(rate(encoder, sample, batch))
+            for name, (encoder, passes) in encoders.items():
+                rates[name].append(rate(encoder, sample, *passes))
         best = {name: max(values) for name, values in rates.items()}
         for name, values in rates.items():
             print(f"{name:<8} {best[name]:.1f} chunks/s (rounds: {', '.join(f'{v:.1f}' for v in values)})")
