@@ -67,9 +67,10 @@ QUANTIZE_VERSION = "1"  # part of the int8 file's name: a change to how it is ma
 # but costs more than that while the other core is busy (an embedding run, the vector search
 # that follows the query), and its thread pool spins between runs.
 QUERY_THREADS = 1
-# Many texts: one thread a forward pass too, and the passes side by side (``bulk_workers``). A pass
-# on two threads gives about two thirds of the chunks per CPU-second of one: its pool spins while
-# it waits, and spinning against other processes only takes their time (bench/embed_busy.py).
+# Many texts: one thread a forward pass too, and the passes side by side (``bulk_workers``). ONNX
+# Runtime's pool of a thread per core spins while it waits, against other processes too: on two
+# cores, 52 chunks per CPU-second alone and 34 beside two busy processes, where passes side by
+# side give 60 and 57 (bench/embed_busy.py, the 296 reports, medians of 3 rounds under load).
 BULK_THREADS = 1
 MAX_WORKERS = 8  # passes side by side at most, whatever the number of cores
 INTRA_OP_SPINNING = "0"  # a thread pool's idle threads yield their core instead of spinning
