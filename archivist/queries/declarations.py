@@ -12,7 +12,7 @@ Every surface is derived from these declarations: Datasette's canned queries
 (``catalog.canned_queries``), the parameter checks (``validation.QUERIES``), the MCP
 tools' input schemas (``archivist.mcp.signatures``), the options of ``archivist search``
 (``archivist.cli.searching``), the search page's form (``archivist.web.urls``) and
-README's tables of parameters; tests hold each surface to them.
+docs/search.md's tables of parameters; tests hold each surface to them.
 """
 
 from __future__ import annotations

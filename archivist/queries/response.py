@@ -1,8 +1,8 @@
 """The unified search's response, declared once: each field, its JSON type and its value in each answer.
 
 ``search.sql`` builds its two answers from ``FIELDS`` (``-- include: response.brief`` and
-``response.full``, made by ``catalog``); the MCP ``search`` tool's output schema
-(``mcp.outputs.SearchResponse``) and the ``output`` parameter's description name the same fields,
+``response.full``, made by ``catalog``); the MCP ``search`` tool's declared answer
+(``mcp.outputs.SearchResponse``, in docs/mcp.md) and the ``output`` parameter's description name the same fields,
 and ``tests/test_search_response.py`` fails on a difference. ``RESULT`` names what every result of
 either answer carries, whatever its kind (seed 004's result model).
 """
