@@ -39,6 +39,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+from archivist.agents.last_moment import newest_first
 from archivist.archive.database import sqlite3
 from archivist.archive.indexer import index_workspace
 from archivist.workspace import archive_path
@@ -415,7 +416,7 @@ def main() -> None:
                     lines += 1
         baseline = time.perf_counter() - started
 
-        sessions = sorted(project.glob("*.jsonl"), key=lambda p: -p.stat().st_mtime_ns)
+        sessions = newest_first(list(project.glob("*.jsonl")))  # by their own last moment, as the reader orders them
         newest = {f"-home-dev-project/{path.stem}" for path in sessions[:100]}
         watch = FirstSessions(archive_path(workspace), newest)
         cpu = cpu_seconds()
