@@ -68,6 +68,17 @@ INSERT INTO usage_hours (
 INSERT_MESSAGE_HOURS_SQL = (
     "INSERT INTO message_hours (document_id, hour, agent, project, messages) VALUES (?, ?, ?, ?, ?)"
 )
+# a session's usage row of an hour and model, and its message count of an hour, with more added
+ADD_USAGE_SQL = """
+UPDATE usage_hours SET input_tokens = input_tokens + coalesce(:input, 0), output_tokens = output_tokens + coalesce(:output, 0),
+    cache_write_tokens = cache_write_tokens + coalesce(:cache_write, 0),
+    cache_read_tokens = cache_read_tokens + coalesce(:cache_read, 0),
+    price = coalesce(price + :price, price, :price), priced = priced + :priced, cost = coalesce(cost + :cost, cost, :cost),
+    responses = responses + :responses, first = coalesce(min(first, :first), first, :first),
+    last = coalesce(max(last, :last), last, :last)
+WHERE document_id = :document_id AND hour IS :hour AND model IS :model
+"""
+ADD_MESSAGE_HOURS_SQL = "UPDATE message_hours SET messages = messages + ? WHERE document_id = ? AND hour IS ?"
 INSERT_FILE_SQL = "INSERT INTO file_calls (message_id, call, file, name, changed) VALUES (?, ?, ?, ?, ?)"
 INSERT_COMMAND_SQL = "INSERT INTO command_calls (message_id, call, command) VALUES (?, ?, ?)"
 
@@ -94,19 +105,50 @@ def write_hours_of(db: Database, document_id: int, document: dict[str, Any], mes
     db.conn.executemany(INSERT_MESSAGE_HOURS_SQL, counts)
 
 
+USAGE_ROW = (
+    "document_id", "hour", "model", "agent", "project", "input", "output", "cache_write", "cache_read",
+    "price", "priced", "cost", "responses", "first", "last",
+)  # fmt: skip
+
+
+def add_hours(db: Database, document_id: int, document: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+    """The usage rows and message counts by the hour of a session's ``messages`` rows that were
+    not stored before (its other messages and its ``document`` row's start, last model, agent and
+    project as they were when its rows were written: ``context``), added to the rows it has: an
+    hour and model it has a row of gets their sums, a new one a row of its own."""
+    usage, counts = hours_rows(document_id, document, messages)
+    for row in usage:
+        added = dict(zip(USAGE_ROW, row, strict=True))
+        if not db.conn.execute(ADD_USAGE_SQL, added).rowcount:
+            db.conn.execute(INSERT_USAGE_SQL, row)
+    for _, hour, agent, project, count in counts:
+        if not db.conn.execute(ADD_MESSAGE_HOURS_SQL, [count, document_id, hour]).rowcount:
+            db.conn.execute(INSERT_MESSAGE_HOURS_SQL, [document_id, hour, agent, project, count])
+
+
+def context(document: dict[str, Any]) -> tuple[str | None, ...]:
+    """What a session's rollup rows take of its ``documents`` row besides its messages: its start
+    (the hour of a message with no time), last model (of a response that names none), agent and project."""
+    extra = json.loads(document["extra"]) if isinstance(document["extra"], str) else document["extra"]
+    if not isinstance(extra, dict):
+        extra = {}
+    models = extra.get("models")
+    agent = _text(extra.get("agent"))
+    return (
+        _text(extra.get("started")),
+        _text(models[-1]) if isinstance(models, list) and models else None,
+        agent if agent is not None else document["type"],
+        _text(extra.get("project")),
+    )
+
+
 def hours_rows(
     document_id: int, document: dict[str, Any], messages: list[dict[str, Any]]
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The ``usage_hours`` and ``message_hours`` rows of one session, as ``USAGE_HOURS_SQL`` and
     ``MESSAGE_HOURS_ROWS_SQL`` group them: by the hour of each message's time, else of the
     session's start, and for usage by the model, else the session's last."""
-    extra = json.loads(document["extra"]) if isinstance(document["extra"], str) else document["extra"]
-    started = _text(extra.get("started"))
-    models = extra.get("models")
-    last_model = _text(models[-1]) if isinstance(models, list) and models else None
-    agent = _text(extra.get("agent"))
-    agent = agent if agent is not None else document["type"]
-    project = _text(extra.get("project"))
+    started, last_model, agent, project = context(document)
     responses: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
     counts: dict[str | None, int] = {}
     for message in messages:

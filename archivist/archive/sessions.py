@@ -33,6 +33,7 @@ from archivist.agents import (
     Tail,
     Unavailable,
     Unread,
+    Usage,
     archives,
     databases,
     registry,
@@ -107,7 +108,14 @@ SELECT coalesce(sum(secrets), 0),
 FROM messages m WHERE document_id = :id AND seq >= :seq
 """
 DELETE_MESSAGES_FROM_SQL = "DELETE FROM messages WHERE document_id = :id AND seq >= :seq"
-STORED_SESSION_SQL = "SELECT key, title, body, extra, content_hash FROM documents WHERE id = ?"
+STORED_SESSION_SQL = "SELECT key, title, body, extra, content_hash, type FROM documents WHERE id = ?"
+# what the rollups and the usage totals take of the messages from seq on (those read again)
+HOUR_FIELDS = (
+    "timestamp", "model", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "price", "cost"
+)  # fmt: skip
+REPLACED_ROWS_SQL = (
+    f"SELECT seq, {', '.join(HOUR_FIELDS)}, cache_write_1h_tokens FROM messages WHERE document_id = :id AND seq >= :seq"
+)
 
 
 def fingerprint(kind: str, path: Path, files: list[tuple[str, os.stat_result]] | None = None) -> str:
@@ -416,7 +424,7 @@ def _read_appends(
         row = db.execute(STORED_SESSION_SQL, [document_id]).fetchone()
         if row is None:
             return None
-        key, title, body, extra_json, content_hash = row
+        key, title, body, extra_json, content_hash, agent = row
         extra = json.loads(extra_json)
         session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"), extra.get("models"))
         if session is None:
@@ -426,7 +434,8 @@ def _read_appends(
             documents.Problem(f"{kind}:{session.key}", "degraded", masker.name(p)) for p in session.problems
         )
         stat = current[file]
-        tail = _read_on(db, document_id, session, resume_seq, (title, body, extra, content_hash), source, masker)
+        stored_row = (title, body, extra, content_hash, agent)
+        tail = _read_on(db, document_id, session, resume_seq, stored_row, source, masker)
         if tail is None:
             tail = Tail(Path(file), resume_at, resume_seq)
         db.execute(
@@ -443,12 +452,16 @@ def _read_on(
     document_id: int,
     read: Session,
     resume_seq: int,
-    stored: tuple[str, str, dict[str, Any], str],
+    stored: tuple[str, str, dict[str, Any], str, str],
     source: str,
     masker: Masker,
 ) -> Tail | None:
     """Store what was read on, masked: messages from ``resume_seq`` replaced; where to read on next."""
-    title, body, extra, content_hash = stored
+    title, body, extra, content_hash, agent = stored
+    replaced = [
+        dict(zip(("seq", *HOUR_FIELDS, "cache_write_1h_tokens"), row, strict=True))
+        for row in db.conn.execute(REPLACED_ROWS_SQL, {"id": document_id, "seq": resume_seq})
+    ]
     replaced_secrets, replaced_commands = db.execute(REPLACED_SQL, {"id": document_id, "seq": resume_seq}).fetchone()
     stamps = [stamp for stamp in (extra.get("last"), read.last) if stamp]
     session = Session(
@@ -473,21 +486,83 @@ def _read_on(
         head=body,
         tools=extra.get("tools", []),
     )
-    *counts, cost, responses = db.execute(USAGE_BEFORE_SQL, {"id": document_id, "seq": resume_seq}).fetchone()
-    before.usage, before.responses = (
-        stored_usage(dict(zip(USAGE_COLUMNS.values(), counts, strict=True)), cost),
-        responses,
-    )
+    before.usage, before.responses = _usage_before(db, document_id, resume_seq, extra, replaced)
     digest = hashlib.sha256(f"{content_hash}\x00{session_hash(read)}\x00{resume_seq}".encode()).hexdigest()
     session, found = mask_session(session, masker)  # (what was stored is masked already: it counts nothing)
     document, messages = document_rows(session, source, _now(), digest, found, before)
     document["id"] = document_id
     db.update("documents", document_id, {k: v for k, v in document.items() if k != "key"})
     db.execute(DELETE_MESSAGES_FROM_SQL, {"id": document_id, "seq": resume_seq})
-    _insert_messages(db, document_id, messages, document, whole=False)
+    _insert_messages(db, document_id, messages, document, whole=False, hours=False)
+    _hours_on(db, document_id, document, messages, replaced, rollups.context({"extra": extra, "type": agent}))
     if read.tail is None:
         return None
     return Tail(read.tail.file, read.tail.resume_at, resume_seq + read.tail.resume_seq)
+
+
+def _usage_before(
+    db: Database, document_id: int, resume_seq: int, extra: dict[str, Any], replaced: list[dict[str, Any]]
+) -> tuple[Usage, int]:
+    """The usage of a session's messages before ``resume_seq``, and how many carry it: the session's
+    total as stored less that of the ``replaced`` messages, where that total is whole counts and
+    none of them states a cost (a cost taken away is not the sum of the others); else summed
+    from its messages."""
+    total = extra.get("usage", False)
+    kept = _usage_less(total, replaced) if not any(row["cost"] is not None for row in replaced) else None
+    if kept is not None:
+        return kept
+    *counts, cost, responses = db.execute(USAGE_BEFORE_SQL, {"id": document_id, "seq": resume_seq}).fetchone()
+    return stored_usage(dict(zip(USAGE_COLUMNS.values(), counts, strict=True)), cost), responses
+
+
+def _usage_less(total: Any, replaced: list[dict[str, Any]]) -> tuple[Usage, int] | None:
+    """A session's ``usage`` as its ``extra`` holds it (None: no response) less the ``replaced``
+    messages' tokens; None where it is not such a total, or would go below nought."""
+    if total is None:
+        total = {**dict.fromkeys(USAGE_COLUMNS, 0), "cost": None, "responses": 0}
+    if not isinstance(total, dict):
+        return None
+    if not all(_count(total.get(name)) for name in (*USAGE_COLUMNS, "responses")):
+        return None
+    counts: dict[str, int] = {name: total[name] for name in (*USAGE_COLUMNS, "responses")}
+    cost = total.get("cost")
+    if cost is not None and (not isinstance(cost, (int, float)) or isinstance(cost, bool)):
+        return None
+    for row in replaced:
+        for name, column in USAGE_COLUMNS.items():
+            counts[name] -= row[column] or 0
+        counts["responses"] -= row["input_tokens"] is not None
+    if any(value < 0 for value in counts.values()):
+        return None
+    responses = counts.pop("responses")
+    return Usage(**counts, cost=float(cost) if cost is not None else None), responses
+
+
+def _count(value: Any) -> bool:
+    """Whether a value of ``extra`` is a count: a whole number, not a truth value."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _hours_on(
+    db: Database,
+    document_id: int,
+    document: dict[str, Any],
+    messages: list[dict[str, Any]],
+    replaced: list[dict[str, Any]],
+    before: tuple[str | None, ...],
+) -> None:
+    """A session's hour rollups after it was read on: the messages new since its last reading
+    added to its rows, where those ``replaced`` came back as they were and the session's start,
+    last model, agent and project (``before``) stand; else written again from all its messages."""
+    new = {message["seq"]: message for message in messages}
+    unchanged = rollups.context(document) == before and all(
+        row["seq"] in new and all(new[row["seq"]][name] == row[name] for name in HOUR_FIELDS) for row in replaced
+    )
+    if not unchanged:
+        rollups.write_hours(db, document_id)
+        return
+    again = {row["seq"] for row in replaced}
+    rollups.add_hours(db, document_id, document, [message for message in messages if message["seq"] not in again])
 
 
 def _insert_messages(
