@@ -140,25 +140,43 @@ def _source_files(kind: str, path: Path) -> Iterator[tuple[str, os.stat_result]]
 
 
 def _files(path: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """Each file under ``path`` with its status: a link's target's where it stays in the source,
-    else the link's own (what it leads to is never read, nor looked at)."""
+    """Each file under ``path`` with its status, a folder's files in name order before its
+    folders: a link's target's where it stays in the source, else the link's own (what it
+    leads to is never read, nor looked at); a link to a folder is not entered."""
     try:
         if not path.exists():
             return
         if path.is_file():
             yield str(path), path.stat()
             return
-        root = Root(path)
-        for folder, subfolders, names in os.walk(path):
-            subfolders.sort()
-            for name in sorted(names):
-                full = os.path.join(folder, name)
-                try:
-                    yield full, os.stat(full) if root.allows(Path(full)) else os.lstat(full)
-                except OSError:
-                    continue
+        yield from _folder_files(str(path), Root(path))
     except OSError:
         return
+
+
+def _folder_files(folder: str, root: Root) -> Iterator[tuple[str, os.stat_result]]:
+    """The files of ``folder`` and of the folders under it, as ``_files`` lists them; nothing of a
+    folder that cannot be read."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                if not entry.is_symlink():
+                    folders.append(entry.path)
+                continue
+            if not entry.is_symlink():
+                yield entry.path, entry.stat(follow_symlinks=False)
+            else:
+                yield entry.path, os.stat(entry.path) if root.allows(Path(entry.path)) else os.lstat(entry.path)
+        except OSError:
+            continue
+    for subfolder in folders:
+        yield from _folder_files(subfolder, root)
 
 
 def index_sources(
@@ -372,6 +390,21 @@ def _remember_files(
     db.insert("log_files", rows, replace=True)
 
 
+MASKED_PATHS = 65536  # the paths whose masked names are kept for the next reading on
+_masked_paths: dict[tuple[bytes | None, str], str] = {}
+
+
+def _masked_path(masker: Masker, file: str) -> str:
+    """A file's path masked as ``log_files`` keeps it, kept for the next run of this process (a
+    watched source's hundreds of files are masked once, not on every append)."""
+    masked = _masked_paths.get((masker.key, file))
+    if masked is None:
+        if len(_masked_paths) >= MASKED_PATHS:
+            _masked_paths.clear()
+        masked = _masked_paths[masker.key, file] = masker.name(file)
+    return masked
+
+
 def _head_hash(file: Path, resume_at: int, size: int) -> str | None:
     """A digest of a file's first bytes (of its first ``size``) and of those just before
     ``resume_at``; None if unreadable."""
@@ -405,7 +438,7 @@ def _read_appends(
         return None
     stored = {}
     for file in current:
-        row = by_path.get(masker.name(file))  # paths are kept masked
+        row = by_path.get(_masked_path(masker, file))  # paths are kept masked
         if row is None:
             return None
         stored[file] = row
@@ -442,7 +475,7 @@ def _read_appends(
             "UPDATE log_files SET size = ?, mtime_ns = ?, resume_at = ?, resume_seq = ?, head_hash = ?"
             " WHERE source_id = ? AND path = ?",
             [stat.st_size, stat.st_mtime_ns, tail.resume_at, tail.resume_seq, _head_hash(Path(file), tail.resume_at, stat.st_size),
-             source_id, masker.name(file)],
+             source_id, _masked_path(masker, file)],
         )  # fmt: skip
     return problems
 
