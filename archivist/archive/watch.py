@@ -19,10 +19,10 @@ from archivist.workspace import archive_path
 
 logger = logging.getLogger(__name__)
 
-# How long to wait for more changes after the first one before indexing (milliseconds):
+# The longest to wait for more changes after the first one before indexing (milliseconds):
 # an agent writes a message as several appends in quick succession.
 DEBOUNCE_MS = 200
-STEP_MS = 50
+STEP_MS = 20  # the quiet after a change that ends a batch: an append is indexed this soon after its last write
 TICK_MS = 1000  # the watcher says "nothing new" this often; its first tick means it is up
 
 
