@@ -390,6 +390,50 @@ def _remember_files(
     db.insert("log_files", rows, replace=True)
 
 
+LOOK_AHEAD = 4  # the session files read on ahead when a watch starts (claude-code keeps four files' looks)
+
+
+def look_ahead(db: Database, key: bytes | None, files: int = LOOK_AHEAD) -> int:
+    """Read on, storing nothing, the ``files`` session files changed last of the sources whose kind
+    reads on, each as it was when last read: their readers keep what their earlier lines hold
+    (``claude_code.lines``), so the first append read on after a watch starts costs what its own
+    lines cost. How many were read; a file that cannot be read is left for its next reading on."""
+    masker = new_masker(key)
+    found = []
+    for source_id, kind, path, _, _ in db.execute(SOURCES_SQL).fetchall():
+        try:
+            reader = getattr(sources.module(kind), "read_from", None)
+            listed = list(_source_files(kind, Path(path))) if reader is not None else []
+        except (registry.UnknownKind, OSError):
+            continue
+        if reader is None:
+            continue
+        stored = {row[0]: row for row in db.execute(LOG_FILES_SQL, [source_id]).fetchall()}
+        for file, stat in listed:
+            row = stored.get(_masked_path(masker, file))
+            if row is not None and _as_read(row, stat):
+                found.append((stat.st_mtime_ns, file, reader, f"log:{source_id}", row))
+    found.sort(key=lambda candidate: candidate[0], reverse=True)
+    read = 0
+    for _, file, reader, source, (_, _, _, document_id, resume_at, _, _) in found[:files]:
+        session = db.execute(STORED_SESSION_SQL, [document_id]).fetchone()
+        if session is None or Path(file).is_symlink():
+            continue
+        try:
+            extra = json.loads(session[3])
+            reader(Path(file), resume_at, session[0][len(source) + 1 :], extra.get("project"), extra.get("models"))
+        except Exception:  # (a reader's fault: its next reading on tells it)
+            logger.debug("reading on %s ahead failed", masker.name(file), exc_info=True)
+            continue
+        read += 1
+    return read
+
+
+def _as_read(row: tuple[Any, ...], stat: os.stat_result) -> bool:
+    """Whether a file's ``log_files`` row says where its session is read on, and the file is as it was then."""
+    return row[3] is not None and bool(row[4]) and (stat.st_size, stat.st_mtime_ns) == tuple(row[1:3])
+
+
 MASKED_PATHS = 65536  # the paths whose masked names are kept for the next reading on
 _masked_paths: dict[tuple[bytes | None, str], str] = {}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from archivist.archive import indexer, sessions
 from archivist.archive.database import Database
-from archivist.workspace import archive_path
+from archivist.workspace import archive_path, secret_key
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,19 @@ def watched_paths(workspace: Path, db_path: Path) -> list[Path]:
     return [path if path.is_dir() else path.parent for path in paths if path.exists()]
 
 
+def look_ahead(db_path: Path) -> None:
+    """The session files changed last read on ahead, storing nothing (``sessions.look_ahead``):
+    the first append to one of them is then read on as quickly as the next."""
+    try:
+        db = Database(db_path)
+        try:
+            sessions.look_ahead(db, secret_key(db_path, create=False))
+        finally:
+            db.close()
+    except Exception:  # (a help, never a reason to stop following)
+        logger.debug("Reading on ahead in %s failed", db_path, exc_info=True)
+
+
 def follow(
     workspace: Path,
     db_path: Path | None = None,
@@ -49,7 +62,8 @@ def follow(
     """Index ``workspace`` once the watcher is up, then after every batch of changes, until ``stop`` is set.
 
     The first run happens when the watcher has started (its first tick), so a file written
-    while it was starting is not missed; ``on_ready`` is called after it.
+    while it was starting is not missed; then the session files changed last are read on
+    ahead (``look_ahead``), and ``on_ready`` is called.
     """
     import watchfiles
 
@@ -89,6 +103,8 @@ def follow(
                 continue
             if on_run:
                 on_run(summary)
+            if not ready:
+                look_ahead(db_path)
             if not ready and on_ready:
                 on_ready()
             ready = True
