@@ -36,16 +36,23 @@ SELECT s.kind, d.title FROM documents d JOIN log_sources s ON d.source = 'log:' 
 SOURCES_SQL = "SELECT kind, path FROM log_sources ORDER BY kind"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder holding the sample logs of several agents in their default locations, and an
-    environment that points every default location, and the data folder, into it."""
+def home_holding(homes: dict[str, tuple[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder holding the sample logs ``homes`` names (sample folder, place in the home),
+    and an environment whose every default location and data folder is in it."""
     home = tmp_path / "home"
-    for sample, place in HOMES.values():
+    for sample, place in homes.values():
         shutil.copytree(LOGS / sample, home / place)
-    for name in (*registry.variables(), "XDG_CONFIG_HOME", "ARCHIVIST_WORKSPACE", "BROWSER"):
+    for name in (*registry.variables(), "XDG_CONFIG_HOME", "XDG_DATA_HOME", "ARCHIVIST_WORKSPACE", "BROWSER"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder holding the sample logs of several agents in their default locations, the
+    data folder named in it."""
+    home = home_holding(HOMES, tmp_path, monkeypatch)
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     return home
 

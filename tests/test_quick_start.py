@@ -10,18 +10,16 @@ output is not a terminal).
 from __future__ import annotations
 
 import shlex
-import shutil
 from pathlib import Path
 
 import doc_blocks
 import httpx
 import pytest
-from conftest import LOGS, ROOT
+from conftest import ROOT
 from markupsafe import escape
 from test_mcp import ARCHIVIST, launcher
-from test_own_history import data_workspace, fingerprints, sessions
+from test_own_history import data_workspace, fingerprints, home_holding, sessions
 
-from archivist.agents import registry
 from archivist.workspace import archive_path
 
 # Where each sample lies in a home folder, as its agent writes it there by default on Linux.
@@ -58,15 +56,9 @@ def logs(home: Path) -> dict[str, dict[str, str]]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder holding the sample logs of four agents in their default places, and an
-    environment whose every default place, and data folder, is in it."""
-    home = tmp_path / "home"
-    for sample, place in HOMES.values():
-        shutil.copytree(LOGS / sample, home / place)
-    for name in (*registry.variables(), "XDG_CONFIG_HOME", "XDG_DATA_HOME", "ARCHIVIST_WORKSPACE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    return home
+    """A home folder holding the sample logs of four agents in their default places, the data
+    folder its default one (XDG_DATA_HOME unset)."""
+    return home_holding(HOMES, tmp_path, monkeypatch)
 
 
 def test_the_quick_start_serves_every_agents_sessions_from_the_data_folder_and_changes_no_log(home, tmp_path):
