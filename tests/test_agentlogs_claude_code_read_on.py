@@ -25,12 +25,18 @@ def main_session(file: Path) -> Any:
     return session
 
 
-def test_each_reading_on_keeps_its_look_and_the_next_drops_what_repeats_the_earlier_lines(tmp_path: Path) -> None:
+def grown_session(tmp_path: Path) -> tuple[Path, Any]:
+    """A session file of one turn, read whole, then grown by a second turn: the file and that first reading."""
     file = tmp_path / PROJECT / f"{SID}.jsonl"
     file.parent.mkdir(parents=True)
     append(file, [user("fix the failing test", u(1), None, "2025-11-23T04:53:42Z"), answer(2, "2025-11-23T04:53:45Z")])
     first = main_session(file)
     append(file, [user("now the linter", u(3), u(2), "2025-11-23T04:54:00Z"), answer(4, "2025-11-23T04:54:05Z")])
+    return file, first
+
+
+def test_each_reading_on_keeps_its_look_and_the_next_drops_what_repeats_the_earlier_lines(tmp_path: Path) -> None:
+    file, first = grown_session(tmp_path)
     on = claude_code.read_from(file, first.tail.resume_at, first.key, first.project)
     assert on is not None and on.tail is not None
     assert lines._looked[file].end == first.tail.resume_at
@@ -51,11 +57,7 @@ def test_each_reading_on_keeps_its_look_and_the_next_drops_what_repeats_the_earl
 
 
 def test_a_file_rewritten_since_the_look_was_kept_is_looked_at_whole_again(tmp_path: Path) -> None:
-    file = tmp_path / PROJECT / f"{SID}.jsonl"
-    file.parent.mkdir(parents=True)
-    append(file, [user("fix the failing test", u(1), None, "2025-11-23T04:53:42Z"), answer(2, "2025-11-23T04:53:45Z")])
-    first = main_session(file)
-    append(file, [user("now the linter", u(3), u(2), "2025-11-23T04:54:00Z"), answer(4, "2025-11-23T04:54:05Z")])
+    file, first = grown_session(tmp_path)
     assert claude_code.read_from(file, first.tail.resume_at, first.key, first.project) is not None
     assert u(1) in lines._looked[file].uuids
     # the same length, another uuid: a look kept of the old lines would drop the line appended below
