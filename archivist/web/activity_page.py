@@ -48,11 +48,6 @@ def period_end(key: str, group_by: str) -> str:
 NO_USAGE = {"tokens": None, "cost": None}
 
 
-def short(period: str) -> str:
-    """A period's label under a chart: its month and day (``11-10``), or a month as written."""
-    return period[5:] if len(period) == 10 else period
-
-
 async def newest_of(datasette: Datasette) -> str | None:
     """The newest day with a message in the served archive (``queries.newest``)."""
     rows = await datasette.get_database(DATABASE_NAME).execute(NEWEST_SQL)
@@ -143,7 +138,7 @@ async def activity_page(datasette: Datasette, request: Any) -> Response:
                 "caption": f"{caption} per {group_by}",
                 "name": name,
                 "bars": charts.series(
-                    periods, name, group_by, short, charts.money_text if name == "cost" else charts.count_text
+                    periods, name, group_by, charts.short, charts.money_text if name == "cost" else charts.count_text
                 ),
             }
             for name, caption in PERIOD_CHARTS

@@ -11,9 +11,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-UNITS = ("day", "week", "month")
 MOST_LABELS = 8  # labels under a time series: a label has the room of the bars up to the next
-DENSE = 16  # a time series of more bars than this keeps its values to their titles
+DENSE = 12  # a time series of more bars than this keeps its values to their titles
 LONGEST_AXIS = 3700  # periods on one axis: ten years of days
 
 
@@ -62,6 +61,11 @@ def label_step(count: int, most: int = MOST_LABELS) -> int:
     return max(1, math.ceil(count / most))
 
 
+def short(period: str) -> str:
+    """A period's label under a chart: its month and day (``11-10``), or a month as written."""
+    return period[5:] if len(period) == 10 else period
+
+
 def labelled(count: int) -> set[int]:
     """Which of ``count`` bars are labelled: every ``label_step``-th that has the room of a step of
     bars after it, so that a label never runs past the chart's end."""
@@ -106,6 +110,7 @@ def series(
             "value": values[period],
             "unknown": values[period] is None,
             "empty": period not in found,
+            "dense": len(periods) > DENSE,
             "height": share(values[period], highest),
             "label": label(period) if index in roomy else "",
             "n": text(values[period]),

@@ -14,7 +14,7 @@ from datasette.utils.asgi import Response
 
 from archivist.queries.totals import recorded
 from archivist.web import charts
-from archivist.web.activity_page import LISTS, NO_USAGE, session_usage, short
+from archivist.web.activity_page import LISTS, NO_USAGE, session_usage
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url, file_url
@@ -53,7 +53,7 @@ async def project_page(datasette: Datasette, request: Any) -> Response:
             session.update(used.get(str(session["id"]), NO_USAGE))
         for touched in row["files_touched"]:
             touched["href"] = file_url(datasette, touched["file"])
-    bars = charts.series(days, "total_tokens", "day", short)
+    bars = charts.series(days, "total_tokens", "day", charts.short)
     for bar in bars:
         if not bar["empty"]:
             bar["title"] += f" tokens, cost {charts.money_text(bar.get('cost'))}"

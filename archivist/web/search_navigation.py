@@ -167,8 +167,8 @@ def bars(state: SearchState, counts: dict[str, int], titles: dict[str, str] | No
     to the search narrowed to it; one without is a bar of nought."""
     selected = state.period()
     rows = [{"key": period, "count": count} for period, count in counts.items()]
-    unit = "month" if all(len(period) == 7 for period in counts) else "day"
-    shown = charts.series(rows, "count", unit, lambda period: period[5:] if len(period) == 10 else period)
+    unit = "month" if all(charts.period_unit(period) == "month" for period in counts) else "day"
+    shown = charts.series(rows, "count", unit, charts.short)
     for bar in shown:
         bar["title"] = (titles or {}).get(bar["period"]) or bar["title"]
         bar["href"] = None if bar["empty"] else state.url(start_date=bar["period"], end_date=bar["period"])

@@ -21,7 +21,7 @@ from archivist.queries.declarations import QUERIES
 from archivist.queries.newest import opening_range
 from archivist.queries.totals import USAGE_BY, USAGE_SESSIONS, recorded, unrecorded, usage_totals
 from archivist.web import charts
-from archivist.web.activity_page import newest_of, range_context, short
+from archivist.web.activity_page import newest_of, range_context
 from archivist.web.page_queries import QueryFailed, canned
 from archivist.web.rendering import needs_archive, render_page
 from archivist.web.urls import document_url
@@ -89,10 +89,10 @@ def _bars(shown: list[dict[str, Any]], group_by: str) -> list[dict[str, Any]]:
         bars = charts.categories(rows, "total_tokens", lambda row: row["label"])
         roomy = charts.labelled(len(bars))
         for index, bar in enumerate(bars):
-            bar.update(period=bar["label"], height=bar["width"], empty=False)
+            bar.update(period=bar["label"], height=bar["width"], empty=False, dense=len(bars) > charts.DENSE)
             bar["label"] = bar["label"][5:16] if index in roomy else ""
     else:
-        bars = charts.series(rows, "total_tokens", group_by, short)
+        bars = charts.series(rows, "total_tokens", group_by, charts.short)
     for bar in bars:
         if not bar["empty"]:
             bar["title"] += f" tokens, cost {charts.money_text(bar.get('cost'))}"
