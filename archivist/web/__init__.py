@@ -171,7 +171,8 @@ def render_cell(value, column, table):
     from archivist.web import app
 
     if table == "messages" and column in packed.PACKED_COLUMNS and isinstance(value, bytes):
-        return packed.unpacked(value)
+        text = packed.unpacked(value)
+        return text if isinstance(text, str) else None  # (bytes zlib did not make: Datasette's own rendering)
     if column == "excerpt":
         return app.highlighted(value)
     if column == "response":

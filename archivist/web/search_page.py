@@ -41,7 +41,9 @@ FACET_WINDOW = 200  # the search response counts its facets over this many resul
 SHORTEST_STEM = 4  # a shorter stem as a whole word (the, run) finds too much that was never typed
 LONGEST_SUFFIX = 8  # the most letters the stemmer takes off a word (generalization: gener)
 SHORTEST_PREFIX = 3  # a prefix of one or two letters matches a good part of the index (`"re"*`: seconds at 1M messages)
-KINDS_AS_WORDS = tuple("k" + kind for kind in vocabulary.KINDS)  # the first letters of a kind's filter word
+KINDS_AS_WORDS = tuple(
+    vocabulary.KIND.prefix + kind for kind in vocabulary.KINDS
+)  # the first letters of a kind's filter word
 _TERM_RE = re.compile(r'"([^"]*)"|(\S+)')
 _PUNCTUATION_ONLY_RE = re.compile(r"^\W+$")
 _ASCII_LETTERS_RE = re.compile(r"^[A-Za-z]+$")  # what the porter stemmer stems
@@ -170,6 +172,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         "form_mode": mode if mode in PAGE_MODES else None if mode in NAMED_MODES else DEFAULT_MODE,
         "named_mode": mode if mode in NAMED_MODES else None,
         "form": FORM,
+        "shortest_prefix": SHORTEST_PREFIX,
         "kept": KEPT,
         "plugin_name": plugin_name(),  # the static files' mount: the page's script
     }
@@ -208,6 +211,7 @@ async def search_page(datasette: Datasette, request: Any) -> Response:
         previous_url=state.page_url(response["page"] - 1) if response["page"] > 1 else None,
         next_url=state.page_url(response["page"] + 1) if response["has_more"] else None,
         partial_facets=response["total"] > FACET_WINDOW,
+        facet_window=FACET_WINDOW,
         mode_urls={mode: state.url(mode=None if mode == DEFAULT_MODE else mode, document=None) for mode in PAGE_MODES},
         sort=response["sort"],
         sort_urls={sort: state.url(sort=None if sort == DEFAULT_SORT else sort) for sort in SORTS},

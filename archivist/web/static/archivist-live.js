@@ -5,8 +5,8 @@
 (() => {
   "use strict";
   const WAIT_MS = 180; // after the last keystroke
-  const SHORTEST = 3; // characters: the server's shortest prefix
   const form = document.querySelector("form.archivist-search-form");
+  const SHORTEST = Number(form && form.dataset.shortest) || 1; // characters: the server's shortest prefix
   const box = document.getElementById("query");
   const region = document.getElementById("archivist-live");
   if (!form || !box || !region || !window.fetch || !window.AbortController || !window.history.replaceState) {
