@@ -125,3 +125,27 @@ def test_a_refused_reader_leaves_the_other_kinds_readable(plugin: Plugin) -> Non
         registry.reader("mislabelled")
     for name in built_in():
         assert name == registry.reader(name).KIND
+
+
+def test_a_source_whose_reader_is_refused_is_skipped_and_the_others_are_read(plugin: Plugin, tmp_path: Path) -> None:
+    """A source stored while its kind's reader was one, whose plugin's reader is no longer: the run
+    reads every other source, keeps what the archive holds of it, and says why it was not read."""
+    import sqlite3
+
+    from conftest import sample_source, write_files
+
+    from archivist.archive.indexer import index_workspace
+    from archivist.workspace import archive_path
+
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n\nalpha\n"})
+    logs = [("codex", sample_source("codex")), ("claude-code", sample_source("claude-code"))]
+    index_workspace(workspace, log_sources=logs)
+    with sqlite3.connect(archive_path(workspace)) as db:
+        db.execute("UPDATE log_sources SET kind = 'readerless', fingerprint = 'changed' WHERE kind = 'codex'")
+        held = db.execute("SELECT count(*) FROM documents WHERE source LIKE 'log:%'").fetchone()[0]
+    result = index_workspace(workspace)
+    skipped = [problem for problem in result.problems if problem.path.startswith("readerless:")]
+    assert [problem.status for problem in skipped] == ["skipped"]
+    assert "has no KIND, check, read" in skipped[0].reason
+    with sqlite3.connect(archive_path(workspace)) as db:
+        assert db.execute("SELECT count(*) FROM documents WHERE source LIKE 'log:%'").fetchone()[0] == held

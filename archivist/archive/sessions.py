@@ -39,6 +39,7 @@ from archivist.agents import (
     registry,
     valid_session,
 )
+from archivist.agents.claude_code.lines import LOOKED_FILES
 from archivist.archive import prices, rollups, schema, session_worker, sources
 from archivist.archive.database import Database, sqlite3
 from archivist.archive.pace import NEWEST_FIRST, Pace, Progress
@@ -203,6 +204,10 @@ def index_sources(
             current = fingerprint(kind, Path(path), files)
         except registry.UnknownKind:  # the package that added the kind is gone: nothing of it changes
             problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", NO_READER.format(kind=kind))])
+            unchanged += 1
+            continue
+        except registry.NotAReader as refused:  # a plugin's reader that is not one: its source waits
+            problems.extend([*kept, documents.Problem(f"{kind}:{path}", "skipped", f"not read: {refused}; {KEPT}")])
             unchanged += 1
             continue
         if current == known:
@@ -390,7 +395,7 @@ def _remember_files(
     db.insert("log_files", rows, replace=True)
 
 
-LOOK_AHEAD = 4  # the session files read on ahead when a watch starts (claude-code keeps four files' looks)
+LOOK_AHEAD = LOOKED_FILES  # the session files read on ahead when a watch starts: as many as claude-code keeps looks of
 
 
 def look_ahead(db: Database, key: bytes | None, files: int = LOOK_AHEAD) -> int:
@@ -404,7 +409,7 @@ def look_ahead(db: Database, key: bytes | None, files: int = LOOK_AHEAD) -> int:
         try:
             reader = getattr(sources.module(kind), "read_from", None)
             listed = list(_source_files(kind, Path(path))) if reader is not None else []
-        except (registry.UnknownKind, OSError):
+        except (registry.UnknownKind, registry.NotAReader, OSError):
             continue
         if reader is None:
             continue
