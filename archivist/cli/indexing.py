@@ -36,7 +36,6 @@ STATUS_SOURCES_SQL = """
 SELECT s.kind, s.path, (SELECT count(*) FROM documents d WHERE d.source = 'log:' || s.id) AS sessions, s.read_at
 FROM log_sources s ORDER BY s.id
 """
-UNREAD_SQL = "SELECT path, status, reason FROM index_problems"
 
 
 def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
@@ -309,6 +308,7 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     import sqlite_utils
 
     from archivist.archive.database import connect_read_only
+    from archivist.archive.indexer import PROBLEMS_SQL
 
     workspace = workspace_folder(workspace, "status")
     path = archive_to_read(workspace, db_path)
@@ -321,7 +321,7 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
 
     told = building.told(db)
     sources = _rows(db, STATUS_SOURCES_SQL, ("kind", "path", "sessions", "read_at"))
-    unread = _rows(db, UNREAD_SQL, ("path", "status", "reason"))
+    unread = _rows(db, PROBLEMS_SQL, ("path", "status", "reason"))
     report = {
         "db_path": str(path),
         "documents": kinds,

@@ -18,8 +18,6 @@ from archivist import vocabulary
 from archivist.queries import params, rules
 from archivist.queries.params import Param, Rule
 
-LOG_AGENTS = ", ".join(agent for agent in rules.AGENTS if agent != rules.WORKSPACE_AGENT)
-OWN_AGENT = f"{rules.WORKSPACE_AGENT} (the conversations written in the workspace itself)"
 LOG = "case when d.source like 'log:%' then d.extra ->> '{field}' end"  # an agent log's fact of a conversation
 
 
