@@ -123,6 +123,14 @@ def test_archivist_usage_opens_on_the_newest_30_days_and_an_empty_range_says_whe
     answered = json.loads(cli_run("usage", logs, "--since", "2001-01-01", "--until", "2001-01-31", "--json").output)
     assert answered["rows"] == [] and answered["hint"].endswith(f"try --since {start}")
     assert answered["range"]["default"] is False and answered["range"]["start_date"] == "2001-01-01"
+    whole = json.loads(cli_run("usage", logs, "--since", "", "--json").output)  # all time, as the hint above says
+    assert whole["range"] == {
+        "start_date": "",
+        "end_date": "",
+        "default": False,
+        "newest": newest,
+        "note": "the start to today",
+    }
 
 
 def test_an_empty_search_in_a_time_range_says_where_the_newest_session_is(logs, capsys):

@@ -11,7 +11,7 @@ import click
 
 from archivist.cli.arguments import db_option, declared_option, workspace_argument
 from archivist.queries.declarations import QUERIES
-from archivist.queries.newest import empty_hint, newest_day, opening_range, range_told
+from archivist.queries.newest import empty_hint, newest_day, opening_range, range_note, range_told
 from archivist.queries.totals import (
     USAGE_TOKENS,
     recorded,
@@ -86,7 +86,9 @@ def usage(
             "rows": rows,
             "totals": totals,
             "no_usage_recorded": silent_agents,
-            "range": range_told(newest, {} if opened else bounds),
+            "range": range_told(newest)
+            if opened
+            else {**bounds, "default": False, "newest": newest, "note": range_note(bounds, newest, False)},
         }
         if not rows:
             answered["hint"] = empty_hint(newest, "--since ")
