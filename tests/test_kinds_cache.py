@@ -103,3 +103,14 @@ def test_a_cache_that_cannot_be_written_costs_only_the_reading(folder: Path, tmp
     blocked.write_text("", encoding="utf-8")
     monkeypatch.setenv("ARCHIVIST_CACHE_DIR", str(blocked / "cache"))
     assert [kind.name for kind in kinds.built_in()] == ["aider", "codex", "goose"]
+
+
+def test_a_kept_table_that_is_not_a_kind_is_read_again_from_its_file(folder: Path) -> None:
+    read = kinds.built_in()
+    cache = kinds._cache_file()
+    kept = json.loads(cache.read_text(encoding="utf-8"))
+    kept["tables"][1] = {"name": 7}  # (the stamp still matches: only the kept table is wrong)
+    cache.write_text(json.dumps(kept), encoding="utf-8")
+    kinds.built_in.cache_clear()
+    assert kinds.built_in() == read
+    assert json.loads(cache.read_text(encoding="utf-8"))["tables"][1] != {"name": 7}  # kept again, whole

@@ -35,9 +35,17 @@ def register_agent_kinds(register: Register) -> None:
 
 @functools.cache
 def built_in() -> tuple[Kind, ...]:
-    """The kinds declared by the folders' ``kind.toml`` files, read once; ValueError naming the file of one that is not a kind."""
+    """The kinds declared by the folders' ``kind.toml`` files, read once; ValueError naming the file of
+    one that is not a kind. A kept table that is not a kind is read again from its file first."""
+    try:
+        return _kinds(declarations())
+    except ValueError:
+        return _kinds(declarations(kept=False))
+
+
+def _kinds(declared: list[tuple[str, dict[str, Any]]]) -> tuple[Kind, ...]:
     found = []
-    for origin, table in declarations():
+    for origin, table in declared:
         try:
             table.pop("dropped", None)  # what its reader leaves out on purpose, and why: tests/test_lossless.py
             found.append(Kind.from_table(table, origin))
@@ -46,18 +54,19 @@ def built_in() -> tuple[Kind, ...]:
     return tuple(found)
 
 
-def declarations() -> list[tuple[str, dict[str, Any]]]:
+def declarations(kept: bool = True) -> list[tuple[str, dict[str, Any]]]:
     """Each ``kind.toml`` file's table, by the file's path in the package, in the order of their folders.
 
     Parsing TOML costs every start some milliseconds, so the tables are kept in the cache folder
     (``KEPT_FILE``) with the folder and each file's name, modification time and size, and read again
-    when any of them differs; a cache that cannot be read or written only costs the reading."""
+    when any of them differs (or, without ``kept``, in any case); a cache that cannot be read or
+    written only costs the reading."""
     paths = sorted(FOLDER.glob(f"*/{DECLARATION}"))
     stamp = [str(FOLDER), *([path.parent.name, *_time_and_size(path)] for path in paths)]
     origins = [f"archivist/agents/{path.parent.name}/{DECLARATION}" for path in paths]
-    kept = _kept()
-    if kept.get("stamp") == stamp and _tables(kept.get("tables"), len(paths)):
-        return list(zip(origins, kept["tables"], strict=True))
+    cached = _kept() if kept else {}
+    if cached.get("stamp") == stamp and _tables(cached.get("tables"), len(paths)):
+        return list(zip(origins, cached["tables"], strict=True))
     tables = [_read(path, origin) for path, origin in zip(paths, origins, strict=True)]
     _keep({"stamp": stamp, "tables": tables})
     return list(zip(origins, tables, strict=True))
