@@ -14,6 +14,7 @@ CODES = frozenset(
         "INVALID_SEARCH_SYNTAX",
         "INVALID_PARAMETER",
         "SEARCH_TIMED_OUT",  # a query stopped at its time limit: not the caller's mistake, worth another try
+        "SEARCH_BUSY",  # a query that found no turn within its time limit: it never ran; worth another try
         "PATH_NOT_FOUND",
         "DOCUMENT_NOT_FOUND",
         "DIRECTORY_NOT_FOUND",
@@ -60,6 +61,17 @@ def took_too_long(limit_ms: int | float) -> ArchivistError:
         "The search took too long",
         f"It ran past the time limit of {limit_ms:g} ms and was stopped; nothing was changed.",
         "Try again, or narrow it (a filter, a shorter date range, rarer words).",
+    )
+
+
+def busy(room: int, patience_s: float | None) -> ArchivistError:
+    """A query that found no turn to run in within its time limit (``queries.line``): SEARCH_BUSY."""
+    waited = "" if patience_s is None else f" for {patience_s * 1000:g} ms"
+    return ArchivistError(
+        "SEARCH_BUSY",
+        "The server is busy",
+        f"Its {room} searches at a time were all taken{waited}, so this one was not run; nothing was changed.",
+        "Try again in a moment.",
     )
 
 

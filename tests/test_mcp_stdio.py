@@ -514,8 +514,12 @@ def test_a_client_that_writes_everything_before_it_reads_gets_every_answer(embed
         assert not writer.is_alive(), "the server stopped reading while its answers waited"
         answers = [json.loads(process.stdout.readline()) for _ in requests]
         assert sorted(a["id"] for a in answers) == [r["id"] for r in requests]
-        assert all(a["result"]["structuredContent"]["total"] >= 1 for a in answers)
-        assert sum(len(json.dumps(a)) for a in answers) > 1024 * 1024
+        # each found what it looked for, or (calls take turns, queries/line.py) was told at once that no turn came
+        found = [a for a in answers if not a["result"].get("isError")]
+        assert all(a["result"]["structuredContent"]["total"] >= 1 for a in found)
+        busy = [a["result"]["structuredContent"]["code"] for a in answers if a["result"].get("isError")]
+        assert set(busy) <= {"SEARCH_BUSY"} and len(found) >= 4  # at least the first turns ran
+        assert sum(len(json.dumps(a)) for a in answers) > 256 * 1024  # far more than a pipe holds
     finally:
         process.kill()
         process.wait(10)

@@ -19,8 +19,14 @@ from pydantic import ValidationError
 
 from archivist.errors import ArchivistError
 from archivist.mcp.calls import internal_error, tool_error, tool_result
+from archivist.queries.line import Line
+from archivist.queries.runner import TIME_LIMIT_MS, Archive
 
 logger = logging.getLogger(__name__)
+
+# Every tool call takes its turn (``queries.line``): as many at once as an archive has connections,
+# and one that found none free within the time limit is told SEARCH_BUSY, never left waiting.
+LINE = Line(Archive.POOL_SIZE, TIME_LIMIT_MS / 1000)
 
 
 def _result(payload: dict[str, Any]) -> CallToolResult:
@@ -40,7 +46,8 @@ async def answer(work: Callable[[threading.Event], dict[str, Any]]) -> CallToolR
     """
     cancel = threading.Event()
     try:
-        return _result(await anyio.to_thread.run_sync(work, cancel, abandon_on_cancel=True))
+        async with LINE.turn():
+            return _result(await anyio.to_thread.run_sync(work, cancel, abandon_on_cancel=True))
     except ArchivistError as error:
         return _error(error)
     except Exception:  # a bug must still reach the client as a tool error, without its details

@@ -28,6 +28,7 @@ from archivist.archive.schema import ARCHIVE_TABLES, archive_problem, migrate
 from archivist.errors import ArchivistError, took_too_long
 from archivist.queries import runner, validation
 from archivist.queries.catalog import sql_for
+from archivist.queries.line import Line
 from archivist.queries.rules import API_OUTPUT
 from archivist.web.guard import Guard, content_security_policy, parse_origin
 from archivist.workspace import DATABASE_NAME
@@ -83,12 +84,21 @@ async def _reply_error(datasette: Datasette, send: Callable, html: bool, status:
     await _send(send, status, "application/json; charset=utf-8", json.dumps(error.to_dict(), ensure_ascii=False))
 
 
+# Each served archive's line (``queries.line``): its canned queries take turns, as many at once as
+# Datasette has SQL threads, and one that found no turn within the SQL time limit is told SEARCH_BUSY.
+LINES: weakref.WeakKeyDictionary[Datasette, Line] = weakref.WeakKeyDictionary()
+
+
 def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
     """An ASGI wrapper for the archive's canned queries: bad parameters answer 400 with the docs/errors.md body,
     and Datasette's own failures (its time limit, say) are told in the same terms, never with their SQL; and
     a query's JSON says whether the archive is still being built (``_BuildingTeller``)."""
 
     def wrap(app: ASGIApp) -> ASGIApp:
+        line = LINES.get(datasette) or LINES.setdefault(  # one for the server and datasette.client alike
+            datasette, Line(datasette.setting("num_sql_threads"), datasette.setting("sql_time_limit_ms") / 1000)
+        )
+
         async def checked(scope: dict, receive: Callable, send: Callable) -> None:
             route = _route(scope.get("path", "")) if scope.get("type") == "http" else None
             if route is None or route[0] != DATABASE_NAME or not await is_archive(datasette):
@@ -102,25 +112,41 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
                     params.setdefault(key, value)  # Datasette runs a repeated parameter's first value: check that one
             if extension == "html" and not params:
                 return await app(scope, receive, send)  # the empty form
-            db = datasette.get_database(database)
+            html = extension == "html"
             try:
-                prepared = await db.execute_fn(lambda conn: _prepare_on(conn, name, params))
-                if validation.QUERIES[name].needs_model(prepared):
-                    await asyncio.to_thread(runner.warm, db.path, prepared["query"])
+                async with line.turn():
+                    await _run_checked(datasette, app, (scope, receive, send), (database, name, html), params)
             except ArchivistError as error:
-                return await _reply_error(datasette, send, extension == "html", 400, error)
-            if extension == "json":
-                told = await db.execute_fn(building.told)
-                send = _BuildingTeller(send, told).send if told is not None else send
-            failure = _FailureCatcher(send)
-            await app(scope, receive, failure.send)
-            if failure.status is not None:
-                failed = query_failure(datasette, failure.message())
-                await _reply_error(datasette, send, extension == "html", status_of(failed), failed)
+                if error.code != "SEARCH_BUSY":  # the query's own failures are told in its turn
+                    raise
+                await _reply_error(datasette, send, html, status_of(error), error)
 
         return checked
 
     return wrap
+
+
+async def _run_checked(
+    datasette: Datasette, app: ASGIApp, call: tuple[dict, Callable, Callable], query: tuple[str, str, bool], params: dict
+) -> None:
+    """One canned query, in its turn: its parameters checked, then run, its failure told in our terms."""
+    scope, receive, send = call
+    database, name, html = query
+    db = datasette.get_database(database)
+    try:
+        prepared = await db.execute_fn(lambda conn: _prepare_on(conn, name, params))
+        if validation.QUERIES[name].needs_model(prepared):
+            await asyncio.to_thread(runner.warm, db.path, prepared["query"])
+    except ArchivistError as error:
+        return await _reply_error(datasette, send, html, 400, error)
+    if not html:
+        told = await db.execute_fn(building.told)
+        send = _BuildingTeller(send, told).send if told is not None else send
+    failure = _FailureCatcher(send)
+    await app(scope, receive, failure.send)
+    if failure.status is not None:
+        failed = query_failure(datasette, failure.message())
+        await _reply_error(datasette, send, html, status_of(failed), failed)
 
 
 class _FailureCatcher:
@@ -297,8 +323,9 @@ def query_failure(datasette: Datasette, body: Any) -> ArchivistError:
 
 
 def status_of(error: ArchivistError) -> int:
-    """The HTTP status of a failed query's error: 500 for a bug, 503 for a search stopped at its time limit, else 400."""
-    return {"INTERNAL_ERROR": 500, "SEARCH_TIMED_OUT": 503}.get(error.code, 400)
+    """The HTTP status of a failed query's error: 500 for a bug, 503 for a search stopped at its time limit
+    or refused a turn, else 400."""
+    return {"INTERNAL_ERROR": 500, "SEARCH_TIMED_OUT": 503, "SEARCH_BUSY": 503}.get(error.code, 400)
 
 
 def highlighted(value: Any) -> Markup | None:
