@@ -12,7 +12,8 @@ workspace, and runs --clients concurrent clients against it for --seconds:
 
 With --keyword-only, no hybrid searches: no query reaches the embedding model.
 
-Prints requests/s, p50/p95/max latency, errors (an HTTP status other than 200, a JSON-RPC
+A client told SEARCH_BUSY waits a second before it asks again, as one that reads the web's
+Retry-After does. Prints requests/s, p50/p95/max latency (and how soon an error was told), errors (an HTTP status other than 200, a JSON-RPC
 error, a tool error, a timeout) and the server's resident memory (VmRSS, and its peak VmHWM)
 after warm-up and at the end. Each server is stopped when its run ends.
 """
@@ -58,11 +59,13 @@ API_MODES = ["keyword", "hybrid"]
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 TOKEN = secrets.token_urlsafe(32)  # the servers are closed without one: given them, and sent by every client
 AUTHORIZATION = {"Authorization": f"Bearer {TOKEN}"}
+RETRY_AFTER = 1  # seconds a client waits after a SEARCH_BUSY answer before it asks again (the web's Retry-After)
 
 
 @dataclass
 class Stats:
     latencies: list[float] = field(default_factory=list)  # milliseconds, of answered requests
+    refused: list[float] = field(default_factory=list)  # milliseconds until a request was told it was refused
     errors: Counter[str] = field(default_factory=Counter)
     memory: list[tuple[float, int]] = field(default_factory=list)  # (seconds into the run, VmRSS KiB)
 
@@ -212,8 +215,11 @@ async def timed(stats: Stats, attempt: Callable[[], Awaitable[str | None]]) -> N
         problem = type(error).__name__
     if problem is None:
         stats.latencies.append((time.perf_counter() - started) * 1000)
-    else:
-        stats.error(problem)
+        return
+    stats.error(problem)
+    stats.refused.append((time.perf_counter() - started) * 1000)
+    if problem.endswith("SEARCH_BUSY"):
+        await asyncio.sleep(RETRY_AFTER)  # as a client does that reads Retry-After (an agent waits, too)
 
 
 async def mcp_client(url: str, number: int, until: float, stats: Stats) -> None:
@@ -281,6 +287,11 @@ def report(label: str, stats: Stats, seconds: float, memory: tuple[tuple[int, in
         print(
             f"  latency p50 {statistics.median(stats.latencies):.1f} ms, p95 {percentile(stats.latencies, 0.95):.1f} ms, "
             f"max {max(stats.latencies):.1f} ms"
+        )
+    if stats.refused:
+        print(
+            f"  told an error after p50 {statistics.median(stats.refused):.1f} ms, "
+            f"p95 {percentile(stats.refused, 0.95):.1f} ms, max {max(stats.refused):.1f} ms"
         )
     print(
         f"  errors: {errors}"

@@ -110,7 +110,7 @@ async def test_the_web_tells_a_search_with_no_turn_503_search_busy_and_runs_the_
     for path in ("/api/search", "/archive/search.json"):
         response = await datasette.client.get(path, params={"query": "proxy"})
         assert response.status_code == 503, path
-        assert response.json()["code"] == "SEARCH_BUSY"
+        assert response.json()["code"] == "SEARCH_BUSY" and response.headers["retry-after"] == "1"
         assert response.json()["error"].startswith("❌ The server is busy\n")
     assert time.perf_counter() - started < 2
     for turn in held:

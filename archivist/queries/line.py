@@ -16,7 +16,7 @@ import anyio
 from archivist import errors
 
 # How many may wait for a turn, for each one running: past that, a search is refused without waiting.
-WAITING_PER_ROOM = 16
+WAITING_PER_ROOM = 64
 
 
 class Line:

@@ -63,14 +63,11 @@ def _prepare_on(conn: Any, name: str, params: dict[str, str]) -> dict[str, str]:
     return validation.prepare(name, params, execute, strict=False)
 
 
-async def _send(send: Callable, status: int, content_type: str, body: str) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [[b"content-type", content_type.encode()]],
-        }
-    )
+async def _send(send: Callable, status: int, content_type: str, body: str, busy: bool = False) -> None:
+    headers = [[b"content-type", content_type.encode()]]
+    if busy:
+        headers.append([b"retry-after", RETRY_AFTER.encode()])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body.encode("utf-8")})
 
 
@@ -80,13 +77,15 @@ async def _reply_error(datasette: Datasette, send: Callable, html: bool, status:
         page = await datasette.render_template(
             "error.html", {"ok": False, "error": error.message, "status": status, "title": "Invalid input"}
         )
-        return await _send(send, status, "text/html; charset=utf-8", page)
-    await _send(send, status, "application/json; charset=utf-8", json.dumps(error.to_dict(), ensure_ascii=False))
+        return await _send(send, status, "text/html; charset=utf-8", page, error.code == "SEARCH_BUSY")
+    body = json.dumps(error.to_dict(), ensure_ascii=False)
+    await _send(send, status, "application/json; charset=utf-8", body, error.code == "SEARCH_BUSY")
 
 
 # Each served archive's line (``queries.line``): its canned queries take turns, as many at once as
 # Datasette has SQL threads, and one that found no turn within the SQL time limit is told SEARCH_BUSY.
 LINES: weakref.WeakKeyDictionary[Datasette, Line] = weakref.WeakKeyDictionary()
+RETRY_AFTER = "1"  # seconds: what a SEARCH_BUSY answer asks a client to wait before it asks again
 
 
 def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
@@ -127,7 +126,11 @@ def check_parameters(datasette: Datasette) -> Callable[[ASGIApp], ASGIApp]:
 
 
 async def _run_checked(
-    datasette: Datasette, app: ASGIApp, call: tuple[dict, Callable, Callable], query: tuple[str, str, bool], params: dict
+    datasette: Datasette,
+    app: ASGIApp,
+    call: tuple[dict, Callable, Callable],
+    query: tuple[str, str, bool],
+    params: dict,
 ) -> None:
     """One canned query, in its turn: its parameters checked, then run, its failure told in our terms."""
     scope, receive, send = call
@@ -299,7 +302,8 @@ async def api_search(datasette: Datasette, request: Any) -> Response:
     if response.status_code == 200:
         return Response.json(runner.response_of(body))
     if isinstance(body, dict) and body.get("success") is False:
-        return Response.json(body, status=response.status_code)
+        retry = response.headers.get("retry-after")
+        return Response.json(body, status=response.status_code, headers={"retry-after": retry} if retry else None)
     failed = query_failure(datasette, body)
     return Response.json(failed.to_dict(), status=status_of(failed))
 
