@@ -419,6 +419,12 @@ def readme_tables(found: dict[str, Kind]) -> str:
             for kind in found.values()
         ),
         "",
+        "Where each kind's shape was learned, the versions it covers, and the usage it records:",
+        "",
+        "| kind | shape learned from | usage |",
+        "|---|---|---|",
+        *(f"| {code(kind.name)} | {kind.shape or '—'} | {kind.usage or '—'} |" for kind in found.values()),
+        "",
         "`sources --discover` adds the default locations, on the system it runs on, that hold logs of their kind:",
         "",
         "| kind | " + " | ".join(SYSTEM_NAMES.values()) + " | moved by |",

@@ -99,6 +99,8 @@ class Kind:
     conversation: str = ""  # what one conversation of it is (Markdown)
     locations: tuple[Location, ...] = ()  # where its logs are by default, for --discover
     sample: str = ""  # its sample source, under the repository's sample-agent-logs/ (the kinds built in)
+    shape: str = ""  # where the shape of its logs was learned, and the versions it covers (Markdown)
+    usage: str = ""  # what it records of tokens and cost, as the archive keeps it, or that it records none (Markdown)
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name) or self.name in RESERVED:
@@ -115,7 +117,7 @@ class Kind:
     def from_table(cls, table: Mapping[str, Any], origin: str) -> Kind:
         """A kind as a TOML file declares it (``archivist/agents/*/kind.toml``): its fields, and
         ``[[locations]]`` tables of ``Location``'s; ValueError naming ``origin`` for any other key."""
-        texts = {"name", "reader", "description", "source", "conversation", "sample"}
+        texts = {"name", "reader", "description", "source", "conversation", "sample", "shape", "usage"}
         place: dict[str, type] = {"folder": str, "under": str, "env": str, "systems": list, "several": bool}
         locations = table.get("locations", [])
         if not isinstance(locations, list) or not all(isinstance(location, dict) for location in locations):
