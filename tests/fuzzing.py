@@ -1292,6 +1292,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "roo-code": frozenset({JSON_DOCUMENT}),
     "specstory": frozenset({TEXT}),
     "windsurf": frozenset({JSONL}),
+    "kimi-cli": frozenset({JSON_DOCUMENT, JSONL}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).

@@ -40,6 +40,7 @@ COUNTS = {
     "amp": 1,
     "cursor": 2,  # a composer with tools, thinking, usage and an image; an older one inline
     "windsurf": 1,
+    "kimi-cli": 2,  # a session with its wire log, and an older one with only its context
 }
 SOURCES = {
     name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
