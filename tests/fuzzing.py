@@ -1285,6 +1285,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "cursor": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
     "gemini-cli": frozenset({JSON_DOCUMENT, TEXT}),
     "goose": frozenset({JSONL, SQLITE}),
+    "kilo-code": frozenset({JSON_DOCUMENT}),
     "kiro": frozenset({JSON_DOCUMENT, JSONL}),
     "llm": frozenset({SQLITE}),
     "opencode": frozenset({JSON_DOCUMENT, SQLITE}),

@@ -30,6 +30,7 @@ COUNTS = {
     "llm": 2,
     "cline": 1,
     "roo-code": 2,  # a task with its conversation file, and one with only its panel
+    "kilo-code": 1,
     "continue": 1,
     "crush": 2,  # a session and its sub-agent
     "opencode": 4,  # a session and its sub-agent, one of the older storage, one of a Go OpenCode project
