@@ -38,6 +38,7 @@ COMMANDS = {
     "watch": "indexing",
     "replicate": "replication",
     "restore": "replication",
+    "sync": "sync",
 }
 # What the package's modules hold that is asked of the package itself.
 ELSEWHERE = {"SNIPPET_WIDTH": "search_output", "snippet_line": "search_output", "log_to_stderr": "output"}
