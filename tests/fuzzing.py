@@ -1294,6 +1294,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "specstory": frozenset({TEXT}),
     "windsurf": frozenset({JSONL}),
     "kimi-cli": frozenset({JSON_DOCUMENT, JSONL}),
+    "openclaw": frozenset({JSON_DOCUMENT, JSONL}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).

@@ -42,6 +42,7 @@ COUNTS = {
     "cursor": 2,  # a composer with tools, thinking, usage and an image; an older one inline
     "windsurf": 1,
     "kimi-cli": 2,  # a session with its wire log, and an older one with only its context
+    "openclaw": 2,  # a session of the main agent, and one of another agent after a compaction
 }
 SOURCES = {
     name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
