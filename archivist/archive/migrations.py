@@ -604,6 +604,24 @@ def m022_packed_texts(db: sqlite_utils.Database) -> None:
         after = rows[-1][0]
 
 
+HOSTS_SQL = """
+ALTER TABLE log_sources ADD COLUMN host TEXT;
+CREATE TABLE hosts (
+    host TEXT PRIMARY KEY,
+    synced_at TEXT,
+    files INTEGER NOT NULL DEFAULT 0,
+    problem TEXT
+);
+"""
+
+
+@migrations()
+def m023_hosts(db: sqlite_utils.Database) -> None:
+    """The machine each source is on (``log_sources.host``: NULL for this one), and each other
+    machine synced over SSH (``archivist.hosts``) with its last sync and what failed of it."""
+    db.executescript(HOSTS_SQL)
+
+
 def _llm_embeddings_migrations() -> Any:
     """llm's migrations of its embeddings tables, read without importing llm.
 

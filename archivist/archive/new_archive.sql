@@ -158,7 +158,7 @@ CREATE TABLE log_sources (
     path TEXT NOT NULL,
     added_at TEXT NOT NULL,
     read_at TEXT,
-    fingerprint TEXT, problems TEXT NOT NULL DEFAULT '[]',
+    fingerprint TEXT, problems TEXT NOT NULL DEFAULT '[]', host TEXT,
     UNIQUE (kind, path)
 );
 CREATE TABLE messages (
@@ -293,31 +293,38 @@ CREATE VIEW message_texts AS
     SELECT id, document_id, seq, role, timestamp, model, text,
         archivist_text(thinking) AS thinking, archivist_text(tool_output) AS tool_output
     FROM messages;
-INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-12-02 02:54:35.998761+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-12-02 02:54:35.999927+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-12-02 02:54:36.001023+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-12-02 02:54:36.002376+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-12-02 02:54:36.005254+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-12-02 02:54:36.007379+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-12-02 02:54:36.009886+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-12-02 02:54:36.012996+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-12-02 02:54:36.013405+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-12-02 02:54:36.013692+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-12-02 02:54:36.057838+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-12-02 02:54:36.058165+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-12-02 02:54:36.060555+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-12-02 02:54:36.060850+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-12-02 02:54:36.061752+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-12-02 02:54:36.062035+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-12-02 02:54:36.064190+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-12-02 02:54:36.066998+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-12-02 02:54:36.068878+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-12-02 02:54:36.070873+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-12-02 02:54:36.071719+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-12-02 02:54:36.077629+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups','2026-12-02 02:54:36.078992+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (24,'archivist','m019_archive_building','2026-12-02 02:54:36.079221+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (25,'archivist','m020_cache_write_1h','2026-12-02 02:54:36.079816+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (26,'archivist','m021_file_changes','2026-12-02 02:54:36.080465+00:00');
-INSERT INTO "_sqlite_migrations" VALUES (27,'archivist','m022_packed_texts','2026-12-02 06:39:42.197352+00:00');
+CREATE TABLE hosts (
+    host TEXT PRIMARY KEY,
+    synced_at TEXT,
+    files INTEGER NOT NULL DEFAULT 0,
+    problem TEXT
+);
+INSERT INTO "_sqlite_migrations" VALUES (1,'archivist','m001_documents','2026-12-02 08:54:13.225768+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (2,'archivist','m002_files_and_runs','2026-12-02 08:54:13.227464+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (3,'archivist','m003_reports_trigram','2026-12-02 08:54:13.228753+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (4,'llm.embeddings','m001_create_tables','2026-12-02 08:54:13.229889+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (5,'llm.embeddings','m002_foreign_key','2026-12-02 08:54:13.236680+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (6,'llm.embeddings','m003_add_updated','2026-12-02 08:54:13.239148+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (7,'llm.embeddings','m004_store_content_hash','2026-12-02 08:54:13.241522+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (8,'llm.embeddings','m005_add_content_blob','2026-12-02 08:54:13.243724+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (9,'archivist','m004_embeddings','2026-12-02 08:54:13.244156+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (10,'archivist','m005_filter_indexes','2026-12-02 08:54:13.246116+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (11,'archivist','m006_filter_words','2026-12-02 08:54:13.279909+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (12,'archivist','m007_path_index','2026-12-02 08:54:13.280207+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (13,'archivist','m008_filters_by_time','2026-12-02 08:54:13.285294+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (14,'archivist','m009_kind_day_index','2026-12-02 08:54:13.285512+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (15,'archivist','m010_problems','2026-12-02 08:54:13.286028+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (16,'archivist','m011_workspace_root','2026-12-02 08:54:13.286174+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (17,'archivist','m012_log_sources','2026-12-02 08:54:13.288142+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (18,'archivist','m013_message_index','2026-12-02 08:54:13.295294+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (19,'archivist','m014_deferred_fts','2026-12-02 08:54:13.297276+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (20,'archivist','m015_message_usage','2026-12-02 08:54:13.299182+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (21,'archivist','m016_message_price','2026-12-02 08:54:13.299847+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (22,'archivist','m017_rollups','2026-12-02 08:54:13.306990+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (23,'archivist','m018_activity_rollups','2026-12-02 08:54:13.308170+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (24,'archivist','m019_archive_building','2026-12-02 08:54:13.308429+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (25,'archivist','m020_cache_write_1h','2026-12-02 08:54:13.309029+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (26,'archivist','m021_file_changes','2026-12-02 08:54:13.309454+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (27,'archivist','m022_packed_texts','2026-12-02 08:54:13.310046+00:00');
+INSERT INTO "_sqlite_migrations" VALUES (28,'archivist','m023_hosts','2026-12-02 08:54:13.310611+00:00');
 COMMIT;

@@ -13,7 +13,7 @@ from typing import Any
 from archivist.archive.database import Database, connect_read_only, sqlite3
 
 # How many migrations ``migrations`` has (a test checks it): an archive at this version needs none.
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 # Every migration's work, as one script for a new archive (``python -m archivist.archive.migrations``).
 NEW_ARCHIVE_SQL = Path(__file__).with_name("new_archive.sql")
 

@@ -1,0 +1,277 @@
+"""archivist sync --host: the agent logs of another machine read over SSH, tried against a real
+SSH server (asyncssh) started here on a free port, whose sessions run /bin/sh with HOME set to a
+remote home holding sample logs, driven by the system's ssh client."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncssh
+import pytest
+from conftest import LOGS
+
+from archivist import hosts
+from archivist.workspace import archive_path
+
+ARCHIVIST = str(Path(__file__).resolve().parent.parent / ".venv" / "bin" / "archivist")
+HOMES = {"claude-code/projects": ".claude/projects", "codex/sessions": ".codex/sessions", "gemini-cli": ".gemini"}
+pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="no ssh client")
+
+
+class Server:
+    """An SSH server on 127.0.0.1 in a thread of its own: each command run by /bin/sh in ``home``."""
+
+    def __init__(self, home: Path, host_key: asyncssh.SSHKey, authorized: asyncssh.SSHKey) -> None:
+        self.home, self.host_key, self.authorized = home, host_key, authorized
+        self.loop = asyncio.new_event_loop()
+        self.commands: list[str] = []
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
+        self.thread.start()
+        ready.wait(10)
+
+    def _run(self, ready: threading.Event) -> None:
+        asyncio.set_event_loop(self.loop)
+        keys = asyncssh.import_authorized_keys(self.authorized.export_public_key().decode())
+        self.server = self.loop.run_until_complete(
+            asyncssh.create_server(
+                asyncssh.SSHServer,
+                "127.0.0.1",
+                0,
+                server_host_keys=[self.host_key],
+                authorized_client_keys=keys,
+                process_factory=self._session,
+                encoding=None,
+            )
+        )
+        self.port = self.server.sockets[0].getsockname()[1]
+        ready.set()
+        self.loop.run_forever()
+
+    async def _session(self, process: asyncssh.SSHServerProcess) -> None:
+        self.commands.append(process.command or "")
+        script = await process.stdin.read()
+        shell = await asyncio.create_subprocess_exec(
+            "/bin/sh",
+            "-c",
+            process.command or "sh",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={"HOME": str(self.home), "PATH": os.environ["PATH"]},
+        )
+        assert shell.stdin is not None and shell.stdout is not None and shell.stderr is not None
+        shell.stdin.write(script)
+        shell.stdin.close()
+        while chunk := await shell.stdout.read(65536):
+            process.stdout.write(chunk)
+            await process.stdout.drain()
+        process.stderr.write(await shell.stderr.read())
+        process.exit(await shell.wait())
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Iterator[tuple[Server, dict[str, str]]]:
+    """A remote home holding sample logs of three kinds, served over SSH, and the environment whose ssh reaches it."""
+    home = tmp_path / "remote-home"
+    for sample, place in HOMES.items():
+        shutil.copytree(LOGS / sample, home / place)
+    client = asyncssh.generate_private_key("ssh-ed25519")
+    key_file = tmp_path / "id_ed25519"
+    key_file.write_bytes(client.export_private_key())
+    key_file.chmod(0o600)
+    server = Server(home, asyncssh.generate_private_key("ssh-ed25519"), client)
+    config = tmp_path / "ssh_config"
+    config.write_text("")
+    command = (
+        f"ssh -F {config} -i {key_file} -o IdentitiesOnly=yes -o IdentityAgent=none -o UserKnownHostsFile=/dev/null"
+        " -o StrictHostKeyChecking=no -o LogLevel=ERROR -o ConnectTimeout=3"
+    )
+    env = {**os.environ, hosts.SSH_VARIABLE: command, "HOME": str(tmp_path / "local-home")}
+    (tmp_path / "local-home").mkdir()
+    yield server, env
+    server.close()
+
+
+def archivist(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([ARCHIVIST, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def sessions_by_host(workspace: Path) -> dict[str | None, int]:
+    db = sqlite3.connect(archive_path(workspace))
+    try:
+        rows = db.execute(
+            "SELECT s.host, count(*) FROM documents d JOIN log_sources s ON d.source = 'log:' || s.id GROUP BY s.host"
+        ).fetchall()
+    finally:
+        db.close()
+    return dict(rows)
+
+
+def sync(env: dict[str, str], workspace: Path, port: int, *more: str) -> subprocess.CompletedProcess[str]:
+    return archivist(env, "sync", str(workspace), "--host", "127.0.0.1", "--port", str(port), "--user", "me", *more)
+
+
+def test_a_host_is_synced_then_only_what_changed_is_brought_over(remote, tmp_path):
+    server, env = remote
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    started = time.monotonic()
+    first = sync(env, workspace, server.port)
+    first_seconds = time.monotonic() - started
+    assert first.returncode == 0, first.stderr
+    assert "brought over" in first.stdout
+    by_host = sessions_by_host(workspace)
+    assert set(by_host) == {"127.0.0.1"} and by_host["127.0.0.1"] >= 3
+    kept = archive_path(workspace).parent / "hosts" / "127.0.0.1" / "home"
+    assert (kept / ".claude" / "projects").is_dir() and (kept / ".codex" / "sessions").is_dir()
+    # the remote's home is never written
+    listed_before = sorted(str(p) for p in server.home.rglob("*"))
+    started = time.monotonic()
+    again = sync(env, workspace, server.port)
+    noop_seconds = time.monotonic() - started
+    assert again.returncode == 0 and "0 brought over" in again.stdout, again.stdout
+    assert sorted(str(p) for p in server.home.rglob("*")) == listed_before
+    print(f"first sync {first_seconds:.2f} s, no-op sync {noop_seconds:.2f} s, sessions {by_host}")
+    # a line appended: that file alone comes over
+    session = next((server.home / ".codex" / "sessions").rglob("*.jsonl"))
+    with session.open("a", encoding="utf-8") as out:
+        out.write(session.read_text(encoding="utf-8").splitlines()[-1] + "\n")
+    appended = sync(env, workspace, server.port)
+    assert appended.returncode == 0 and ", 1 brought over" in appended.stdout, appended.stdout
+    # a file deleted: its session goes
+    before = sessions_by_host(workspace)["127.0.0.1"]
+    session.unlink()
+    deleted = sync(env, workspace, server.port)
+    assert deleted.returncode == 0 and "1 deleted" in deleted.stdout, deleted.stdout
+    assert sessions_by_host(workspace)["127.0.0.1"] == before - 1
+    assert not (kept / session.relative_to(server.home)).exists()
+    status = archivist(env, "status", str(workspace))
+    assert "127.0.0.1" in status.stdout
+
+
+def test_the_same_sessions_read_here_and_from_a_host_do_not_collide(remote, tmp_path):
+    server, env = remote
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    local = archivist(env, "index", str(workspace), "--source", f"claude-code={server.home / '.claude' / 'projects'}")
+    assert local.returncode == 0, local.stderr
+    here = sessions_by_host(workspace)[None]
+    assert sync(env, workspace, server.port).returncode == 0
+    counts = sessions_by_host(workspace)
+    assert counts[None] == here and counts["127.0.0.1"] >= here
+
+
+def test_a_refusing_host_and_a_silent_one_are_told_in_one_line_each_and_the_others_go_on(remote, tmp_path):
+    server, env = remote
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    other = Server(
+        server.home, asyncssh.generate_private_key("ssh-ed25519"), asyncssh.generate_private_key("ssh-ed25519")
+    )
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    try:
+        ports = {"refusing": other.port, "silent": silent.getsockname()[1], "good": server.port}
+        (tmp_path / "ssh_config").write_text(  # aliases, as ~/.ssh/config names hosts
+            "".join(f"Host {name}\n  HostName 127.0.0.1\n  Port {port}\n" for name, port in ports.items())
+        )
+        (workspace / "archivist.toml").write_text(
+            '[[hosts]]\nhost = "refusing"\nuser = "me"\n\n[[hosts]]\nhost = "silent"\n\n'
+            '[[hosts]]\nhost = "good"\nuser = "me"\n',
+            encoding="utf-8",
+        )
+        started = time.monotonic()
+        result = archivist(env, "sync", str(workspace))
+        assert time.monotonic() - started < 30
+    finally:
+        other.close()
+        silent.close()
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.startswith("❌")]
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith("❌ refusing: unreachable (ssh exit 255)") and "ermission denied" in lines[0]
+    assert lines[1].startswith("❌ silent: unreachable (ssh exit 255)")
+    assert set(sessions_by_host(workspace)) == {"good"}
+    status = archivist(env, "status", str(workspace))
+    assert "refusing" in status.stdout and "good" in status.stdout
+
+
+@pytest.mark.parametrize("name", ["-oProxyCommand=touch /tmp/x", "a b", "a\nb", "..", "", "host/../x"])
+def test_a_host_name_that_could_be_an_option_or_a_path_is_refused_before_anything_runs(remote, tmp_path, name):
+    server, env = remote
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = archivist(env, "sync", str(workspace), "--host", name)
+    assert result.returncode == 1 and "INVALID_PARAMETER" in result.stderr
+    assert server.commands == [] and not archive_path(workspace).exists()
+
+
+def test_hostile_names_on_the_remote_are_never_followed_nor_written_outside_the_sync_folder(remote, tmp_path):
+    server, env = remote
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    projects = server.home / ".claude" / "projects"
+    secret = tmp_path / "outside" / "secret.jsonl"
+    secret.parent.mkdir()
+    secret.write_text('{"secret": "never brought over"}\n', encoding="utf-8")
+    (projects / "link-to-file.jsonl").symlink_to(secret)
+    (projects / "link-to-folder").symlink_to(secret.parent)
+    (projects / "new\nline.jsonl").write_text("{}\n", encoding="utf-8")
+    (projects / "..dots..").mkdir()
+    (projects / "..dots..").joinpath("x.jsonl").write_text("{}\n", encoding="utf-8")
+    result = sync(env, workspace, server.port)
+    assert result.returncode == 0, result.stderr
+    kept = archive_path(workspace).parent / "hosts" / "127.0.0.1"
+    files = [p for p in kept.rglob("*")]
+    assert not any(p.is_symlink() for p in files)
+    assert not any("secret" in p.name or "\n" in p.name for p in files)
+    assert not any(p.name.startswith("link-to") for p in files)
+    beside = {p.name for p in archive_path(workspace).parent.rglob("*") if p.is_file() and not p.is_relative_to(kept)}
+    assert beside <= {"archive.db", "archive.db-wal", "archive.db-shm", "archive.db.mask-key"}
+    assert sorted(p.name for p in secret.parent.iterdir()) == ["secret.jsonl"]
+    assert (kept / "home" / ".claude" / "projects" / "..dots.." / "x.jsonl").is_file()
+
+
+def test_a_hostile_listing_is_refused_name_by_name():
+    listing = b"\n".join(
+        [
+            b"D .claude/projects",
+            b"D ../etc",
+            b"F 10 1 ./.claude/projects/a.jsonl",
+            b"F 10 1 ./.claude/projects/../../etc/passwd",
+            b"F 10 1 ./../etc/passwd",
+            b"F 10 1 ./.claude/projects//x",
+            b"F 10 1 /etc/passwd",
+            b"F x 1 ./.claude/projects/b.jsonl",
+            b"F 10 1 ./.codex/sessions/c.jsonl",
+            b"F 10 1 ./.claude/projects/\x1b[31m.jsonl",
+        ]
+    )
+    found, files, refused = hosts.parse_listing(listing, [".claude/projects", ".codex/sessions"])
+    assert found == [".claude/projects"]
+    assert files == {".claude/projects/a.jsonl": (10, 1)}
+    assert len(refused) == 7  # (a folder not asked for is left out)
+
+
+def test_the_ssh_command_is_fixed_after_the_client_and_the_host_comes_after_a_double_dash():
+    command = hosts.ssh_command(hosts.Host("laptop", "me", 2222), {hosts.SSH_VARIABLE: "ssh -F '/tmp/a b'"})
+    assert command == [
+        "ssh", "-F", "/tmp/a b", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={hosts.CONNECT_TIMEOUT}",
+        "-l", "me", "-p", "2222", "--", "laptop", "sh -s",
+    ]  # fmt: skip
