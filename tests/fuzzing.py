@@ -1284,6 +1284,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "copilot": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
     "cursor": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
     "gemini-cli": frozenset({JSON_DOCUMENT, TEXT}),
+    "gptme": frozenset({JSONL, TEXT}),
     "goose": frozenset({JSONL, SQLITE}),
     "kilo-code": frozenset({JSON_DOCUMENT}),
     "kiro": frozenset({JSON_DOCUMENT, JSONL}),

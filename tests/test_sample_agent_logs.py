@@ -31,6 +31,7 @@ COUNTS = {
     "cline": 1,
     "roo-code": 2,  # a task with its conversation file, and one with only its panel
     "kilo-code": 1,
+    "gptme": 2,  # a conversation with its config.toml, and an older one in the tool form
     "continue": 1,
     "crush": 2,  # a session and its sub-agent
     "opencode": 4,  # a session and its sub-agent, one of the older storage, one of a Go OpenCode project
