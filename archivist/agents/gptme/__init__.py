@@ -2,7 +2,8 @@
 
 gptme (gptme/gptme: ``gptme/message.py``, ``gptme/logmanager.py``, ``gptme/config/chat.py``,
 ``gptme/tools/base.py``) keeps each conversation in a folder of its logs folder
-(``~/.local/share/gptme/logs``, moved by ``GPTME_LOGS_HOME`` or ``XDG_DATA_HOME``). Its
+(``~/.local/share/gptme/logs`` on Linux, ``~/Library/Application Support/gptme/logs`` on macOS,
+``AppData/Local/gptme/gptme/logs`` on Windows; moved by ``GPTME_LOGS_HOME``). Its
 ``conversation.jsonl`` holds one message a line as ``Message.to_dict`` writes it: ``role``
 (``system``, ``user``, ``assistant``), ``content`` (Markdown), ``timestamp`` (ISO 8601 in the
 machine's local time, with no offset: read as UTC), and where set ``files`` (paths attached),
