@@ -32,13 +32,13 @@ def write_wire(home: Path, session_id: str, *lines: Any) -> Path:
     return file
 
 
-def test_the_sample_is_read_from_its_wire_log_and_an_older_context_file() -> None:
+def test_the_sample_is_read_from_its_wire_logs_with_tools_edits_thinking_and_usage() -> None:
     (older, session), problems = read(SAMPLE)
     assert problems == [] and session.problems == [] and older.problems == []
     assert (session.key, session.agent) == ("3c1e9f0a-6b7d-4e2a-9f51-8d0c2b7a4e16", "kimi-cli")
     assert session.title == "Invoice totals off by a cent"  # state.json's custom_title
     assert session.project == WORK_DIR and session.models == []  # kimi.json's work directory; no log names a model
-    assert (session.started, session.last) == ("2026-01-14T11:30:12Z", "2026-01-14T11:30:27Z")
+    assert (session.started, session.last) == ("2025-11-14T11:30:12Z", "2025-11-14T11:30:27Z")
     roles = [m.role for m in session.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
     assert session.messages[1].thinking.startswith("A one-cent drift") and "drift" not in session.messages[1].text
@@ -57,14 +57,10 @@ def test_the_sample_is_read_from_its_wire_log_and_an_older_context_file() -> Non
     total = spent[0] + spent[1] + spent[2] + spent[3]
     assert (total.input, total.output, total.cache_read, total.cache_write) == (1785, 369, 46080, 0)
     assert older.key == "0b7d2c44-1e9a-4f3b-8c6d-5a2e9f107b38" and older.project == WORK_DIR
-    assert older.title == "Add a --currency option to the export command."
-    assert [m.role for m in older.messages] == [
-        "user",
-        "assistant",
-        "tool",
-        "assistant",
-    ]  # the CHECKPOINT note left out
-    assert older.started is None and older.messages[1].tool_calls[0].edits[0].old is None  # WriteFile: written whole
+    assert older.title == "Add a --currency option to the export command."  # its first request: no title given
+    assert [m.role for m in older.messages] == ["user", "assistant", "tool", "assistant"]
+    assert older.messages[1].tool_calls[0].edits[0].old is None  # WriteFile: the file written whole
+    assert older.messages[2].tool_output == "File successfully overwritten. Current size: 52 bytes."
     for path in (SAMPLE, SAMPLE / "sessions", SAMPLE / "sessions" / HASHED, session.files[0], session.files[0].parent):
         assert kimi_cli.check(path) is None, path
 
@@ -154,3 +150,33 @@ def test_a_link_that_leads_out_is_never_opened(tmp_path: Path) -> None:
     (home / "sessions" / HASHED / "s1").symlink_to(outside / "sessions" / HASHED / "s1")
     sessions, problems = read(home)
     assert sessions == [] and any("symbolic link that leads out" in problem for problem in problems)
+
+
+def test_a_session_of_the_versions_before_the_wire_log_is_read_from_its_context(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions" / HASHED
+    folder.mkdir(parents=True)
+    (tmp_path / "kimi.json").write_text(json.dumps({"work_dirs": [{"path": WORK_DIR, "kaos": "local"}]}))
+    call = {"type": "function", "id": "Shell:0", "function": {"name": "Shell", "arguments": '{"command": "ls"}'}}
+    records = [
+        {"role": "_system_prompt", "content": "You are Kimi CLI."},
+        {"role": "_checkpoint", "id": 0},
+        {"role": "user", "content": [{"type": "text", "text": "list the files"}]},
+        {"role": "user", "content": [{"type": "text", "text": "<system>CHECKPOINT 1</system>"}]},
+        {"role": "assistant", "content": [{"type": "think", "think": "ls will do"}], "tool_calls": [call]},
+        {"role": "tool", "content": "<system>Command executed successfully.</system>", "tool_call_id": "Shell:0"},
+        {"role": "_usage", "token_count": 612},
+        {"role": "assistant", "content": "Two files."},
+        {"role": "narrator", "content": "?"},
+    ]
+    (folder / "s-0.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+    (session,), problems = read(tmp_path)
+    assert problems == [] and session.problems == ["1 line skipped: 1 unknown role"]
+    assert (session.key, session.project, session.title) == ("s-0", WORK_DIR, "list the files")
+    assert [m.role for m in session.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]  # the CHECKPOINT note left out
+    assert session.messages[1].thinking == "ls will do" and session.messages[1].tool_calls[0].commands == ["ls"]
+    assert session.started is None and all(m.timestamp is None for m in session.messages)  # the context has no times

@@ -43,7 +43,7 @@ def test_the_sample_is_read_with_its_tools_edits_thinking_usage_and_summaries() 
         "Basil repotting note",
     )
     assert main.project == "/home/ana/.openclaw/workspace" and main.models == ["claude-sonnet-4-5"]
-    assert (main.started, main.last) == ("2026-02-19T08:00:00Z", "2026-02-19T08:00:13Z")
+    assert (main.started, main.last) == ("2025-12-19T08:00:00Z", "2025-12-19T08:00:13Z")
     assert [m.role for m in main.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert main.messages[1].thinking.startswith("The notes live") and main.messages[1].text == ""
     calls = [(c.name, c.files, c.input) for m in main.messages for c in m.tool_calls]
