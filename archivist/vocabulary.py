@@ -194,6 +194,8 @@ KEYS = (
     text_key("role", "r", "roles", "roles", normalise=_lower, many=True, default=DOCUMENT_ROLE, messages="own"),
     # the git branch a session ran on, as its log names it
     text_key("branch", "b", "branch", "branches", kinds=CONVERSATIONS, messages="session"),
+    # the machine a session's logs were synced from (``archivist sync``); this machine's carry none
+    text_key("host", "h", "host", "hosts", normalise=_lower, kinds=CONVERSATIONS, messages="session"),
 )
 ROLE = next(key for key in KEYS if key.name == "role")
 ALL_KEYS = (KIND, TYPE, *DATES, *KEYS)

@@ -198,6 +198,7 @@ async def test_the_search_form_fields_are_the_declared_ones(workspace: Path) -> 
     values = {"tags": "a", "match_all": "true", "match_mode": "simple", "min_similarity": "0.3", "page_size": "5"}
     values |= {"entities": "note", "types": "x", "product_ids": "1", "agents": "llm", "projects": "p"}
     values |= {"models": "m", "files": "f", "tools": "bash", "roles": "user", "branches": "main", "sort": "newest"}
+    values |= {"hosts": "laptop"}
     assert set(values) == set(KEPT), "set every field the form keeps"
     datasette = await started_datasette(archive_path(workspace))
     page = (await datasette.client.get("/search", params={"query": "proxy", **values})).text

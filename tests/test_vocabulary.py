@@ -66,7 +66,9 @@ ROLE = next(key for key in KEYS if key.name == "role")
 
 TOOL = next(key for key in KEYS if key.name == "tool")
 BRANCH = next(key for key in KEYS if key.name == "branch")
-ADDED = (ROLE.prefix, TOOL.prefix, BRANCH.prefix)  # the keys added since the words were frozen: roles, tools, branches
+HOST = next(key for key in KEYS if key.name == "host")
+# the keys added since the words were frozen: roles, tools, branches, hosts
+ADDED = (ROLE.prefix, TOOL.prefix, BRANCH.prefix, HOST.prefix)
 
 
 def without_roles(words: str) -> str:
@@ -278,6 +280,7 @@ VALUES = {
     "tool": st.one_of(st.sampled_from(["Bash", "Edit", "read_file", "developer__shell"]), TEXTS),
     "role": st.one_of(st.sampled_from(["user", "assistant", "tool", "system", "document"]), TEXTS),
     "branch": st.one_of(st.sampled_from(["main", "feature/login", "release-1.2"]), TEXTS),
+    "host": st.one_of(st.sampled_from(["laptop", "build-1.example.org", "[::1]"]), TEXTS),
 }
 
 

@@ -281,6 +281,7 @@ class Session:
     project: str | None = None  # the working directory or project it belongs to
     models: list[str] = field(default_factory=list)
     branch: str | None = None  # git branch, where recorded
+    host: str | None = None  # the machine its logs were synced from (``archivist sync``); None: this one
     started: str | None = None  # ISO 8601 UTC of its first message
     last: str | None = None  # ISO 8601 UTC of its last message
     files: list[Path] = field(default_factory=list)  # the files it was read from

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 # and attachments of each message, a session's usage totalled; 6: the tools a session used, as words;
 # 7: the cache's one-hour writes apart, a Claude Code sub-agent's project its parent's (every source
 # read again, so the readers' repairs of this version reach what is stored); 8: each tool call's
-# input, and the changes it made to files (``edits``)
-LAYOUT = 9  # 9: the git branch a session ran on, as its words (the branches filter)
+# input, and the changes it made to files (``edits``); 9: the git branch a session ran on, as its
+# words (the branches filter)
+LAYOUT = 10  # 10: the machine a synced session came from, as its words (the hosts filter)
 
 
 def new_masker(key: bytes | None) -> Masker:
@@ -282,6 +283,7 @@ def session_hash(session: Session) -> str:
         session.branch,
         session.started,
     )
+    add(session.host)
     add(session.last, session.parent, [str(path) for path in session.files])
     for m in session.messages:
         add(m.role, m.timestamp, m.model, m.text, m.thinking, m.tool_output, m.usage, m.attachments)

@@ -84,6 +84,7 @@ def document_rows(
             "tools": tools,
             "roles": roles,
             "branch": session.branch,
+            "host": session.host,
             "more_days": _more_days(session.started, session.last),
         }
     )
@@ -217,6 +218,7 @@ def _document_row(
             "project": session.project,
             "models": session.models,
             "branch": session.branch,
+            "host": session.host,
             "started": session.started,
             "last": session.last,
             "messages": before.messages + len(messages),

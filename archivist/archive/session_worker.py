@@ -36,17 +36,33 @@ POLL_SECONDS = 1.0  # how often a wait for the worker checks that it is still th
 logger = logging.getLogger(__name__)
 
 
-def read_here(kind: str, path: Path, problems: list[str], newest: int = 0) -> Iterator[Session | None]:
-    """Each session of the source, read in this process, its text made valid Unicode: with
-    ``newest``, first that many of its newest sessions, read alone (the kind's ``newest``), then
-    None, then every session."""
+def read_here(
+    kind: str, path: Path, problems: list[str], newest: int = 0, host: str | None = None
+) -> Iterator[Session | None]:
+    """Each session of the source, read in this process, its text made valid Unicode and its
+    ``host`` set (the source's machine: None for this one): with ``newest``, first that many of
+    its newest sessions, read alone (the kind's ``newest``), then None, then every session."""
     from archivist.archive import sources
 
     reader = sources.module(kind)
     if newest:
-        yield from map(valid_session, reader.newest(path, newest, []))
+        yield from (on_host(valid_session(session), host) for session in reader.newest(path, newest, []))
         yield None
-    yield from map(valid_session, reader.read(path, problems))
+    yield from (on_host(valid_session(session), host) for session in reader.read(path, problems))
+
+
+def on_host(session: Session, host: str | None) -> Session:
+    """``session`` as one of ``host``'s, and so the same session when it is read again (``again``)."""
+    session.host = host
+    again = session.again
+    if again is not None:
+
+        def read_again() -> Session | None:
+            found = again()
+            return None if found is None else on_host(found, host)
+
+        session.again = read_again
+    return session
 
 
 def prepared(
@@ -58,6 +74,7 @@ def prepared(
     key: bytes | None,
     problems: list[str],
     newest: int = 0,
+    host: str | None = None,
 ) -> Iterator[Session | Prepared | None]:
     """What ``read_here`` yields, each session prepared in a worker process (read here, where no
     worker could be started); what the reader tells goes to ``problems`` at the end."""
@@ -67,14 +84,14 @@ def prepared(
         room = Room(context.Semaphore(max(1, IN_FLIGHT_BYTES // ROOM_BYTES)), ROOM_BYTES, IN_FLIGHT_BYTES)
         worker = context.Process(
             target=_work,
-            args=(kind, str(path), source, known, now, key, newest, os.getpid(), out, room),
+            args=(kind, str(path), source, known, now, key, newest, host, os.getpid(), out, room),
             name="archivist-sessions",
             daemon=True,
         )
         worker.start()
     except Exception:  # no process to be had here (a sandbox): read here
         logger.debug("no worker process for reading sessions", exc_info=True)
-        yield from read_here(kind, path, problems, newest)
+        yield from read_here(kind, path, problems, newest, host)
         return
     try:
         while True:
@@ -107,6 +124,7 @@ def _work(
     now: str,
     key: bytes | None,
     newest: int,
+    host: str | None,
     parent: int,
     out: Any,
     room: Room,
@@ -120,7 +138,7 @@ def _work(
     masker = new_masker(key)
     problems: list[str] = []
     try:
-        for session in read_here(kind, Path(path), problems, newest):
+        for session in read_here(kind, Path(path), problems, newest, host):
             if session is None:
                 out.put(("session", None))
                 continue

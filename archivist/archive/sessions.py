@@ -258,6 +258,7 @@ def _read_source(
     What is stored is committed as it goes; a large source of which nothing is stored yet
     stores its newest sessions first, where its kind can read them alone (``newest``)."""
     source = f"log:{source_id}"
+    host = _host(db, source_id)
     problems: list[documents.Problem] = []
     db.execute("DELETE FROM log_files WHERE source_id = ?", [source_id])
     if not path.exists():
@@ -277,9 +278,9 @@ def _read_source(
     read_problems: list[str] = []
     if pace.in_worker():  # read and masked in a worker process
         hashes = {key: hash_ for key, (_, hash_) in known.items()}
-        read = session_worker.prepared(kind, path, source, hashes, now, masker.key, read_problems, first)
+        read = session_worker.prepared(kind, path, source, hashes, now, masker.key, read_problems, first, host)
     else:
-        read = session_worker.read_here(kind, path, read_problems, first)
+        read = session_worker.read_here(kind, path, read_problems, first, host)
     for session in read:
         if first:
             if session is None:  # the newest are stored: they are there for a search
@@ -301,6 +302,12 @@ def _read_source(
     _remember_files(db, source_id, files, tails, masker)
     problems.extend(documents.Problem(f"{kind}:{path}", "degraded", masker.name(problem)) for problem in read_problems)
     return problems
+
+
+def _host(db: Database, source_id: int) -> str | None:
+    """The machine a source is on (``log_sources.host``): None for this one."""
+    row = db.execute("SELECT host FROM log_sources WHERE id = ?", [source_id]).fetchone()
+    return row[0] if row else None
 
 
 def _store_session(
@@ -511,7 +518,7 @@ def _read_appends(
         session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"), extra.get("models"))
         if session is None:
             return None
-        session = valid_session(session)
+        session = session_worker.on_host(valid_session(session), _host(db, source_id))
         problems.extend(
             documents.Problem(f"{kind}:{session.key}", "degraded", masker.name(p)) for p in session.problems
         )
@@ -554,6 +561,7 @@ def _read_on(
         project=extra.get("project"),
         models=list(dict.fromkeys([*extra.get("models", []), *read.models])),
         branch=extra.get("branch"),
+        host=read.host,
         started=extra.get("started") or read.started,
         last=max(stamps) if stamps else None,
         files=[Path(file) for file in extra.get("files", [])],

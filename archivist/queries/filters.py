@@ -228,6 +228,20 @@ FILTERS = (
         Facet("branch", "Branch", LOG.format(field="branch")),
         ("main", "master", "feature/login", "MAIN", ""),
     ),
+    Filter(
+        _listed(
+            "hosts",
+            "Only conversations synced from these machines (archivist sync --host); this machine's have none.",
+            ("--host", "--hosts"),
+            "HOST",
+            brief="Only conversations synced from these hosts.",
+        ),
+        _key("host"),
+        "host",
+        Facet("host", "Host", LOG.format(field="host")),
+        ("laptop", "build-1.example.org", "LAPTOP", "no-such-host", ""),
+        parse="lower",
+    ),
 )
 
 # the facets counted, in the response's order: each filter's, with the time filter's months and days after type
