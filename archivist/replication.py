@@ -219,9 +219,43 @@ def replicate_command(config: str, verbose: bool = False) -> list[str]:
     return [binary(), "replicate", "-config", config, "-no-expand-env", "-log-level", "info" if verbose else "warn"]
 
 
+def state_folder(archive: Path) -> Path:
+    """Where Litestream keeps its own state for ``archive``: the log it has yet to ship (beside it)."""
+    archive = archive.resolve()
+    return archive.with_name(f".{archive.name}-litestream")
+
+
+REPLICA_NOTE = "archivist-replica"  # in the state folder: the replica that state was kept for
+
+
+def state_for(archive: Path, found: Replica) -> None:
+    """Litestream's state made right for replicating ``archive`` to ``found``.
+
+    That state is the archive's, not the replica's: kept for one replica and then used for
+    another, it lacks the early log the new replica needs, and Litestream fails ("LTX file is
+    missing"). So where the replica differs from the one noted, ``litestream reset`` clears it
+    first, and the next sync sends the new replica a whole snapshot.
+    """
+    folder = state_folder(archive)
+    note = folder / REPLICA_NOTE
+    try:
+        noted = note.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        noted = None
+    if noted == found.url:
+        return
+    if folder.exists():
+        with config_file(archive, found) as config:
+            command = [binary(), "reset", "-config", config, "-no-expand-env", str(archive.resolve())]
+            subprocess.run(command, env=environment(), capture_output=True, check=False, pass_fds=[config_fd(config)])
+    folder.mkdir(mode=0o700, exist_ok=True)
+    note.write_text(found.url, encoding="utf-8")
+
+
 def become_litestream(archive: Path, found: Replica, verbose: bool = False) -> NoReturn:
     """This process becomes ``litestream replicate`` (exec): Ctrl-C and SIGTERM reach it as they
     would reach this command, and a kill leaves no other process behind."""
+    state_for(archive, found)
     with config_file(archive, found) as config:
         command = replicate_command(config, verbose)
         sys.stdout.flush()
@@ -234,12 +268,15 @@ def become_litestream(archive: Path, found: Replica, verbose: bool = False) -> N
 def replicating(archive: Path, found: Replica, verbose: bool = False) -> Iterator[subprocess.Popen[bytes]]:
     """Litestream replicating ``archive`` to ``found`` while the block runs, stopped after it
     (SIGTERM: it ships what it has, then ends; killed after ``STOP_SECONDS``). Started before the
-    command starts any thread; on Linux it is also stopped if this process dies without telling it."""
+    command starts any thread, in a session of its own, so that a terminal's Ctrl-C reaches it once,
+    from here; on Linux it is also stopped if this process dies without telling it."""
+    state_for(archive, found)
     with config_file(archive, found) as config:
         process = subprocess.Popen(
             replicate_command(config, verbose),
             env=environment(),
             stdin=subprocess.DEVNULL,
+            start_new_session=True,
             pass_fds=[config_fd(config)],
             preexec_fn=_stopped_with_parent if sys.platform == "linux" else None,  # (no thread yet)
         )

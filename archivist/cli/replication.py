@@ -94,9 +94,11 @@ def restore(url: str, folder: Path, endpoint: str | None, force: bool) -> None:
         )
     try:
         replication.binary()
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except ArchivistError as error:
         fail(error)
+    created = missing_folders(target.parent)
+    try:
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as error:
         refuse(f"Cannot create {shown(target.parent)}: {error.strerror or error}: give a folder you can write.")
     made = target.with_name(f".{target.name}.restoring-{os.getpid()}-{secrets.token_hex(4)}")
@@ -105,12 +107,33 @@ def restore(url: str, folder: Path, endpoint: str | None, force: bool) -> None:
         counts = checked_restored(made)
         put_in_place(made, target)
     except ArchivistError as error:
+        remove_made(made, created)
         fail(error)
-    finally:
-        for leftover in sidecars(made):
-            leftover.unlink(missing_ok=True)
+    except BaseException:
+        remove_made(made, created)
+        raise
     click.echo(f"Restored {found.url} into {shown(target)}: {counts}.")
     click.echo(f"Serve it read-only with {run_line('serve', folder, '--no-index')}.")
+
+
+def missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those of its parents that do not exist yet, the deepest first."""
+    missing = []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def remove_made(made: Path, created: list[Path]) -> None:
+    """What a restore that failed made: its file, SQLite's and Litestream's beside it, and the folders it created."""
+    for leftover in sidecars(made):
+        leftover.unlink(missing_ok=True)
+    for folder in created:
+        try:
+            folder.rmdir()  # (only if empty: a folder something else wrote into meanwhile stays)
+        except OSError:
+            break
 
 
 def sidecars(path: Path) -> list[Path]:
@@ -129,7 +152,8 @@ def checked_restored(path: Path) -> str:
         try:
             checked = [row[0] for row in conn.execute("PRAGMA integrity_check")]
             problem = archive_problem(conn) if checked == ["ok"] else None
-            documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0] if problem is None else 0
+            readable = problem in (None, "older")
+            documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0] if readable else 0
         finally:
             conn.close()
     except sqlite3.Error as error:
@@ -154,6 +178,7 @@ def checked_restored(path: Path) -> str:
 def put_in_place(made: Path, target: Path) -> None:
     """``made`` becomes the archive at ``target`` in one rename; an old archive's log and shared memory
     are removed first, since SQLite would otherwise replay that log onto the new file."""
+    os.chmod(made, 0o600)  # (one person's history, on another machine: theirs to read)
     for old in sidecars(target)[1:]:
         old.unlink(missing_ok=True)
     os.replace(made, target)

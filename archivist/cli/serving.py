@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from archivist.cli.workspaces import (
     checked_sources,
     checked_workspaces,
     discovered_sources,
+    text_path,
     workspace_folder,
 )
 from archivist.workspace import archive_path
@@ -106,6 +108,13 @@ def tell_token(token: str | None, port: int) -> None:
 @allow_origin_option
 @no_token_option
 @config_dir_option
+@click.option(
+    "--replicate-to",
+    "replicate_to",
+    metavar="URL",
+    help="Also stream the archive to this replica with Litestream while serving (as `archivist replicate` does).",
+)
+@click.option("--replicate-endpoint", metavar="URL", help="The S3-compatible server of --replicate-to, if not AWS S3.")
 def serve(
     workspace: Path | None,
     db_path: Path | None,
@@ -124,6 +133,8 @@ def serve(
     allowed_origins: tuple[str, ...],
     no_token: bool,
     config_dir: Path | None,
+    replicate_to: str | None,
+    replicate_endpoint: str | None,
 ) -> None:
     """Index WORKSPACE, then serve its archive in Datasette (--watch: and keep it up to date).
 
@@ -139,8 +150,11 @@ def serve(
     --discover also reads every agent's logs found in their default locations and needs no
     WORKSPACE: `archivist serve --discover` indexes one's own history (kept in the platform's
     data folder), the newest sessions first, serves it and opens a browser on it.
+    --replicate-to streams the archive to a replica while it serves (docs/replication.md);
+    a replica restored on another machine (`archivist restore`) is served with --no-index.
     """
     import asyncio
+    from contextlib import ExitStack
     from urllib.parse import quote
 
     from archivist.errors import ArchivistError
@@ -164,6 +178,10 @@ def serve(
         log_sources += discovered_sources()
     origins = checked_origins(allowed_origins)
     token = server_token(no_token)
+    if replicate_to is not None or replicate_endpoint is not None:  # stopped as the command ends, however it ends
+        replicas = ExitStack()
+        replicas.enter_context(replicating_while_serving(workspace, db_path, replicate_to, replicate_endpoint))
+        click.get_current_context().call_on_close(replicas.close)
     if no_index:
         db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
     else:
@@ -206,6 +224,27 @@ def serve(
     if open_browser or (open_browser is None and discover and sys.stdout.isatty()):
         open_when_listening(signed_in, host, port)
     run_server(served, host, port)
+
+
+def replicating_while_serving(
+    workspace: Path, db_path: Path | None, url: str | None, endpoint: str | None
+) -> AbstractContextManager[object]:
+    """Litestream replicating the served archive to ``url``, started now (before the index's threads)
+    and stopped with the server; the replica checked first, a one-line refusal if it is no replica."""
+    from archivist import replication
+    from archivist.errors import ArchivistError
+
+    if url is None:
+        refuse("--replicate-endpoint names the server of --replicate-to: give --replicate-to too.", "INVALID_PARAMETER")
+    path = text_path(db_path, "archive") if db_path else archive_path(workspace)
+    try:
+        found = replication.replica(url, endpoint)
+        replication.check_apart(found, path)
+        replication.binary()
+    except ArchivistError as error:
+        fail(error)
+    click.echo(f"Replicating {path} to {found.url}", err=True)
+    return replication.replicating(path, found, is_verbose())
 
 
 BROWSER_PATIENCE = 60.0  # how long the browser waits for the server to listen
