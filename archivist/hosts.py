@@ -236,8 +236,14 @@ def _run(command: list[str], script: str, timeout: float) -> subprocess.Complete
         raise HostFailed(f"ssh could not be started: {error.strerror or error}") from None
 
 
+def one_line(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: its whitespace runs as one space, every other
+    control character (an escape sequence a remote's error sent) as U+FFFD."""
+    return "".join("\ufffd" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in " ".join(text.split()))
+
+
 def _failed(result: subprocess.CompletedProcess[bytes]) -> HostFailed:
-    said = " ".join(os.fsdecode(result.stderr).split())[-300:]
+    said = one_line(result.stderr.decode("utf-8", "replace"))[-300:]
     if result.returncode == 255:
         return HostFailed(f"unreachable (ssh exit 255): {said or 'no reason given'}")
     if result.returncode == 97:
@@ -310,7 +316,7 @@ def _fetch(
         except tarfile.TarError as error:
             if not written:
                 process.kill()
-                said = " ".join(process.stderr.read().decode("utf-8", "replace").split())[-300:]
+                said = one_line(process.stderr.read().decode("utf-8", "replace"))[-300:]
                 raise HostFailed(f"the files could not be read ({error}): {said}") from None
         finally:
             if process.poll() is None:

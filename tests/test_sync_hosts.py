@@ -5,6 +5,7 @@ remote home holding sample logs, driven by the system's ssh client."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import socket
@@ -161,7 +162,14 @@ def test_a_host_is_synced_then_only_what_changed_is_brought_over(remote, tmp_pat
     assert sessions_by_host(workspace)["127.0.0.1"] == before - 1
     assert not (kept / session.relative_to(server.home)).exists()
     status = archivist(env, "status", str(workspace))
-    assert "127.0.0.1" in status.stdout
+    line = next(line for line in status.stdout.splitlines() if line.startswith("  127.0.0.1 "))
+    told = json.loads(archivist(env, "status", str(workspace), "--json").stdout)["hosts"]
+    assert [(h["host"], h["files"], h["problem"]) for h in told] == [("127.0.0.1", len(kept_files(kept)), None)]
+    assert f"last synced {told[0]['synced_at']}, {told[0]['files']} files" in line and "failed" not in line
+
+
+def kept_files(home: Path) -> list[Path]:
+    return [path for path in home.rglob("*") if path.is_file()]
 
 
 def test_the_same_sessions_read_here_and_from_a_host_do_not_collide(remote, tmp_path):
@@ -208,8 +216,27 @@ def test_a_refusing_host_and_a_silent_one_are_told_in_one_line_each_and_the_othe
     assert lines[0].startswith("❌ refusing: unreachable (ssh exit 255)") and "ermission denied" in lines[0]
     assert lines[1].startswith("❌ silent: unreachable (ssh exit 255)")
     assert set(sessions_by_host(workspace)) == {"good"}
-    status = archivist(env, "status", str(workspace))
-    assert "refusing" in status.stdout and "good" in status.stdout
+    status = archivist(env, "status", str(workspace)).stdout
+    listed = status.split("Hosts:\n")[1].split("\n")
+    told = {line.split()[0]: line for line in listed[: next(i for i, x in enumerate(listed) if not x.startswith("  "))]}
+    assert set(told) == {"good", "refusing", "silent"}, status
+    assert "last synced never, 0 files; last sync failed: unreachable (ssh exit 255)" in told["refusing"]
+    assert "ermission denied" in told["refusing"] and "failed" not in told["good"]
+    assert "last synced 20" in told["good"]
+
+
+def test_what_a_failing_host_says_reaches_the_terminal_as_one_plain_line(remote, tmp_path):
+    _, env = remote
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {**env, hosts.SSH_VARIABLE: "sh -c 'printf \"\\033]0;owned\\007\\033[31mno\\rway\\n\" >&2; exit 255' ssh"}
+    result = sync(env, workspace, 22)
+    assert result.returncode == 1
+    status = archivist(env, "status", str(workspace), "--json")
+    problem = json.loads(status.stdout)["hosts"][0]["problem"]
+    assert problem.startswith("unreachable (ssh exit 255): ") and "\ufffd]0;owned\ufffd" in problem and "way" in problem
+    for told in (result.stderr, archivist(env, "status", str(workspace)).stdout, problem):
+        assert "\x1b" not in told and "\x07" not in told and "\r" not in told, told
 
 
 @pytest.mark.parametrize("name", ["-oProxyCommand=touch /tmp/x", "a b", "a\nb", "..", "", "host/../x"])

@@ -36,6 +36,7 @@ STATUS_SOURCES_SQL = """
 SELECT s.kind, s.path, (SELECT count(*) FROM documents d WHERE d.source = 'log:' || s.id) AS sessions, s.read_at
 FROM log_sources s ORDER BY s.id
 """
+HOSTS_SQL = "SELECT host, synced_at, files, problem FROM hosts ORDER BY host"
 
 
 def _progress(label: str) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
@@ -322,6 +323,7 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     told = building.told(db)
     sources = _rows(db, STATUS_SOURCES_SQL, ("kind", "path", "sessions", "read_at"))
     unread = _rows(db, PROBLEMS_SQL, ("path", "status", "reason"))
+    synced = _rows(db, HOSTS_SQL, ("host", "synced_at", "files", "problem"))
     report = {
         "db_path": str(path),
         "documents": kinds,
@@ -329,6 +331,7 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
         "last_indexed_at": last[0] if last else None,
         "building": told,
         "sources": sources,
+        "hosts": synced,
         "unread": unread,
     }
     if as_json:
@@ -342,6 +345,7 @@ def status(workspace: Path | None, db_path: Path | None, as_json: bool) -> None:
     for state, count in problems.items():
         click.echo(f"  {state} files: {count}")
     _tell_sources(sources)
+    _tell_hosts(synced)
     _tell_unread(unread)
 
 
@@ -361,6 +365,21 @@ def _tell_sources(sources: list[dict[str, Any]]) -> None:
             f"  {source['kind']:15} {source['path']}  {plural(source['sessions'], 'session')}, "
             f"last read {source['read_at'] or 'never'}"
         )
+
+
+def _tell_hosts(synced: list[dict[str, Any]]) -> None:
+    """Each machine synced over SSH (``archivist sync``): its last sync, the files it listed, and
+    what failed of its last try, if it failed."""
+    if not synced:
+        return
+    from archivist.hosts import one_line
+
+    click.echo("Hosts:")
+    for host in synced:
+        line = f"  {one_line(host['host'])}  last synced {host['synced_at'] or 'never'}, {plural(host['files'] or 0, 'file')}"
+        if host["problem"]:
+            line += f"; last sync failed: {one_line(host['problem'])}"
+        click.echo(line)
 
 
 def _tell_unread(unread: list[dict[str, Any]]) -> None:
