@@ -65,6 +65,7 @@ CLI_ONLY = {
     "--no-token",
     "--config-dir",
     "--host",
+    "--user",  # (sync: the user ssh logs in as)
     "--no-index",
     "--root",
     "--conversations",
