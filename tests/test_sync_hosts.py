@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -182,6 +183,69 @@ def test_the_same_sessions_read_here_and_from_a_host_do_not_collide(remote, tmp_
     assert sync(env, workspace, server.port).returncode == 0
     counts = sessions_by_host(workspace)
     assert counts[None] == here and counts["127.0.0.1"] >= here
+
+
+def ids_by_host(workspace: Path) -> dict[str | None, set[int]]:
+    db = sqlite3.connect(archive_path(workspace))
+    try:
+        rows = db.execute(
+            "SELECT s.host, d.id FROM documents d JOIN log_sources s ON d.source = 'log:' || s.id"
+        ).fetchall()
+    finally:
+        db.close()
+    found: dict[str | None, set[int]] = {}
+    for host, id_ in rows:
+        found.setdefault(host, set()).add(id_)
+    return found
+
+
+async def test_a_synced_session_is_found_by_its_host_and_its_pages_show_it(remote, tmp_path):
+    from conftest import started_datasette
+
+    from archivist.queries.runner import Archive
+
+    server, env = remote
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    local = archivist(env, "index", str(workspace), "--source", f"claude-code={server.home / '.claude' / 'projects'}")
+    assert local.returncode == 0, local.stderr
+    assert sync(env, workspace, server.port).returncode == 0
+    ids = ids_by_host(workspace)
+    synced, here = ids["127.0.0.1"], ids[None]
+    assert synced and here
+
+    def search(**params: str) -> dict:
+        with Archive.for_workspace(workspace) as archive:
+            return archive.search({"mode": "recent", "page_size": "100", **params})
+
+    assert {r["id"] for r in search(hosts="127.0.0.1")["results"]} == synced
+    assert {r["id"] for r in search(hosts="127.0.0.1,no-such-host")["results"]} == synced
+    assert search(hosts="127.0.0.2")["results"] == []
+    for value in ("h:OR", "*", "x" * 2000, "127.0.0.1)", "127.0.0.1 OR 1"):
+        assert search(hosts=value)["results"] == [], value
+    assert search(hosts='"')["total"] == search()["total"]  # (no host named at all: no filter)
+    full = search(output="full")
+    assert full["total"] <= 200 and full["facets"]["host"] == {"127.0.0.1": len(synced)}
+    assert {r["id"] for r in full["results"] if r.get("host") == "127.0.0.1"} == synced
+    assert not any("host" in r for r in full["results"] if r["id"] not in synced)
+    assert search(hosts="127.0.0.1", output="full")["filters"]["hosts"] == ["127.0.0.1"]
+    listed = archivist(env, "search", str(workspace), "--mode", "recent", "--host", "127.0.0.1", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {r["id"] for r in json.loads(listed.stdout)["results"]} <= synced
+    # the pages: the host beside a synced session's agent and on its hit, never on this machine's
+    datasette = await started_datasette(archive_path(workspace))
+    one, mine = min(synced), min(here)
+    page = (await datasette.client.get(f"/document/{one}")).text
+    assert re.search(
+        r'<dt>Host</dt><dd class="archivist-host"><a href="[^"]*\?hosts=127.0.0.1"[^>]*>127.0.0.1</a>', page
+    )
+    assert "archivist-host" not in (await datasette.client.get(f"/document/{mine}")).text
+    results = (await datasette.client.get("/search", params={"mode": "recent", "page_size": "100"})).text
+    hits = dict(re.findall(r'<li class="archivist-hit" data-id="(\d+)">(.*?)</li>', results, re.S))
+    assert {int(id_) for id_ in hits} == synced | here
+    assert {int(id_) for id_, hit in hits.items() if 'class="badge host"' in hit} == synced
+    narrowed = (await datasette.client.get("/search", params={"mode": "recent", "hosts": "127.0.0.1"})).text
+    assert "host: 127.0.0.1" in narrowed and 'data-facet="host"' in narrowed
 
 
 def test_a_refusing_host_and_a_silent_one_are_told_in_one_line_each_and_the_others_go_on(remote, tmp_path):

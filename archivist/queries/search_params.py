@@ -139,7 +139,7 @@ SEARCH_PARAMS = (
         "out where every word was), "
         "message (the index of an agent log's matching message: get_conversation's offset) and a snippet of at "
         "most 200 characters, left out where the title says it all) or full (the default of the canned query: "
-        "every field (path, tags, product_id, ...), message as an object (index, role, timestamp, snippet, link), "
+        "every field (path, tags, product_id, the host of a synced conversation, ...), message as an object (index, role, timestamp, snippet, link), "
         "longer highlighted excerpts, facet counts per kind, type, month, day, tag, product, agent, project and "
         "model over the first 200 results, and the filters as understood).",
         default=rules.API_OUTPUT,

@@ -53,6 +53,7 @@ def session_of(document: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any
         "project_name": project_name(project),
         "models": [model for model in extra.get("models") or [] if model],
         "branch": extra.get("branch"),
+        "host": extra.get("host"),  # synced from another machine (archivist sync); None: this one
         "started": extra.get("started"),
         "last": extra.get("last"),
         "period": period(extra.get("started"), extra.get("last")),

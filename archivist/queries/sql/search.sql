@@ -519,7 +519,7 @@ listed as (
           ), 200) as line)
         )
       ))
-      else json_patch(json_object(
+      else json_patch(json_patch(json_object(
         'kind', d.kind,
         -- include: response.result_ids
         'id', d.id,
@@ -551,7 +551,10 @@ listed as (
           'snippet', archivist_snippet(m.text, plan.query, 24),
           'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
         ) end
-      ), case when plan.sort in ('tokens', 'cost') then json_object('tokens', r.tokens, 'cost', r.cost) else '{}' end)
+      ), case when plan.sort in ('tokens', 'cost') then json_object('tokens', r.tokens, 'cost', r.cost) else '{}' end),
+        -- a conversation synced from another machine (archivist sync): its host
+        case when d.source like 'log:%' and d.extra ->> 'host' is not null
+          then json_object('host', d.extra ->> 'host') else '{}' end)
       end,
       ',' order by r.position
     ) filter (where r.position > (plan.page - 1) * plan.page_size and r.position <= plan.page * plan.page_size), '') || ']' as items,
