@@ -1296,6 +1296,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "windsurf": frozenset({JSONL}),
     "kimi-cli": frozenset({JSON_DOCUMENT, JSONL}),
     "openclaw": frozenset({JSON_DOCUMENT, JSONL}),
+    "pi": frozenset({JSONL}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).

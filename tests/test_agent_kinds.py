@@ -313,6 +313,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("llm", home / ".config" / "io.datasette.llm" / "logs.db"),
         ("openclaw", home / ".openclaw" / "agents"),
         ("opencode", home / ".local" / "share" / "opencode"),
+        ("pi", home / ".pi" / "agent" / "sessions"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
         ("windsurf", home / ".windsurf" / "transcripts"),
@@ -340,6 +341,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("llm", roaming / "io.datasette.llm" / "logs.db"),
         ("openclaw", home / ".openclaw" / "agents"),
         ("opencode", home / ".local" / "share" / "opencode"),
+        ("pi", home / ".pi" / "agent" / "sessions"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
         ("windsurf", home / ".windsurf" / "transcripts"),
@@ -355,6 +357,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         "KIMI_SHARE_DIR": str(tmp_path / "kimi"),
         "LLM_USER_PATH": str(tmp_path / "llm"),
         "OPENCLAW_STATE_DIR": str(tmp_path / "openclaw"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
         "QWEN_RUNTIME_DIR": str(tmp_path / "qwen"),
         "XDG_DATA_HOME": str(tmp_path / "share"),
     }
@@ -377,6 +380,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("llm", tmp_path / "llm" / "logs.db"),
         ("openclaw", tmp_path / "openclaw" / "agents"),
         ("opencode", tmp_path / "share" / "opencode"),
+        ("pi", tmp_path / "pi" / "sessions"),
         ("qwen-code", tmp_path / "qwen"),
         ("windsurf", home / ".windsurf" / "transcripts"),
     ]
