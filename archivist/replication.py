@@ -40,6 +40,7 @@ BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 # A key prefix in a bucket: printable, no spaces, no empty or dot-only parts.
 KEY_PART_RE = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@%-]+")
 MAX_URL = 1024
+USERINFO_RE = re.compile(r"//[^/]*@")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,11 @@ class Replica:
         return self.url.startswith("s3://")
 
     def settings(self) -> dict[str, object]:
-        """The replica's entry in Litestream's configuration (``replicas:``)."""
+        """The replica's entry in Litestream's configuration (``replicas:``): a folder by its path
+        (a URL would read a '#' or '%' in its name as URL syntax), S3 by its URL."""
+        folder = folder_of(self)
+        if folder is not None:
+            return {"type": "file", "path": str(folder), "sync-interval": SYNC_INTERVAL}
         found: dict[str, object] = {"url": self.url, "sync-interval": SYNC_INTERVAL}
         if self.is_s3 and self.endpoint:
             found["endpoint"] = self.endpoint
@@ -64,7 +69,9 @@ class Replica:
 
 
 def invalid(value: str, why: str, hint: str) -> ArchivistError:
-    """INVALID_PARAMETER for a replica URL or endpoint, the value shown on one line, short."""
+    """INVALID_PARAMETER for a replica URL or endpoint, the value shown on one line, short, and
+    without whatever stands before an '@' after '//' (credentials are never repeated)."""
+    value = USERINFO_RE.sub("//***@", value)
     shown = value if len(value) <= 120 else value[:117] + "..."
     shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in shown)
     return ArchivistError("INVALID_PARAMETER", f"Not a replica: {shown!r}", why, hint)
@@ -84,8 +91,8 @@ def replica(value: str, endpoint: str | None = None) -> Replica:
     """The replica ``value`` names, checked before anything runs: ``s3://bucket/prefix``,
     ``file:///folder`` or an absolute folder path; INVALID_PARAMETER for anything else, and for a
     URL that carries credentials, a query or a fragment."""
-    if not value or len(value) > MAX_URL or any(not c.isprintable() or c.isspace() for c in value):
-        raise invalid(value, f"A replica is a URL of at most {MAX_URL} printable characters, without spaces.", URL_HINT)
+    if not value or len(value) > MAX_URL or not value.isprintable():
+        raise invalid(value, f"A replica is a URL or a path of at most {MAX_URL} printable characters.", URL_HINT)
     if value.startswith("/"):
         return Replica(_folder_url(value, value), None) if endpoint is None else _no_endpoint(value)
     parts = urlsplit(value)
@@ -132,7 +139,9 @@ def checked_endpoint(value: str) -> str:
     if not ok or parts is None or "@" in parts.netloc or parts.query or parts.fragment or " " in value:
         if parts is not None and "@" in parts.netloc:
             raise invalid(value, "The endpoint carries credentials.", CREDENTIALS_HINT)
-        raise invalid(value, "--endpoint takes a server's address: http(s)://HOST[:PORT].", "Try http://127.0.0.1:9000.")
+        raise invalid(
+            value, "--endpoint takes a server's address: http(s)://HOST[:PORT].", "Try http://127.0.0.1:9000."
+        )
     try:
         parts.port  # noqa: B018 - a port that is not a number raises here
     except ValueError:
@@ -157,6 +166,23 @@ def check_apart(found: Replica, archive: Path) -> None:
             found.url,
             f"The replica's folder overlaps the archive's folder ({home}).",
             "Give a folder of its own, on another disk or a mounted one.",
+        )
+
+
+# What Litestream 0.5 reads as URI syntax in a database's path: it opens another file (the path
+# cut at the '#' or '?'), and replicates that.
+URI_SYNTAX = "#?%"
+
+
+def check_archive_path(archive: Path) -> None:
+    """An archive Litestream can open by its path: none of ``URI_SYNTAX`` in it; else INVALID_PARAMETER."""
+    path = str(archive.resolve())
+    if any(c in path for c in URI_SYNTAX):
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"Litestream cannot replicate the archive at {path!r}",
+            "Its path holds '#', '?' or '%', which Litestream reads as URI syntax: it would open another file.",
+            "Keep the archive at a path without them (--db), or rename the folder.",
         )
 
 

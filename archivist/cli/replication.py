@@ -34,7 +34,9 @@ def checked_replica(url: str, endpoint: str | None) -> object:
 
 @click.command()
 @workspace_argument
-@click.option("--to", "url", required=True, metavar="URL", help="Where to: s3://BUCKET/PATH, file:///FOLDER or /FOLDER.")
+@click.option(
+    "--to", "url", required=True, metavar="URL", help="Where to: s3://BUCKET/PATH, file:///FOLDER or /FOLDER."
+)
 @endpoint_option
 @db_option
 def replicate(workspace: Path | None, url: str, endpoint: str | None, db_path: Path | None) -> None:
@@ -53,6 +55,7 @@ def replicate(workspace: Path | None, url: str, endpoint: str | None, db_path: P
     path = archive_to_read(workspace, db_path, ", then replicate it", upgrade=False)
     try:
         replication.check_apart(found, path)
+        replication.check_archive_path(path)
         replication.binary()
     except ArchivistError as error:
         fail(error)

