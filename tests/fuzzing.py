@@ -1296,6 +1296,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "windsurf": frozenset({JSONL}),
     "kimi-cli": frozenset({JSON_DOCUMENT, JSONL}),
     "openclaw": frozenset({JSON_DOCUMENT, JSONL}),
+    "grok-cli": frozenset({JSON_DOCUMENT, JSONL}),
     "pi": frozenset({JSONL}),
 }
 
