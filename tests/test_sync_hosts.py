@@ -155,6 +155,7 @@ def test_a_host_is_synced_then_only_what_changed_is_brought_over(remote, tmp_pat
         out.write(session.read_text(encoding="utf-8").splitlines()[-1] + "\n")
     appended = sync(env, workspace, server.port)
     assert appended.returncode == 0 and ", 1 brought over" in appended.stdout, appended.stdout
+    assert hosts_stored(workspace) == {"127.0.0.1"}  # (the session read on keeps its host)
     # a file deleted: its session goes
     before = sessions_by_host(workspace)["127.0.0.1"]
     session.unlink()
@@ -167,6 +168,19 @@ def test_a_host_is_synced_then_only_what_changed_is_brought_over(remote, tmp_pat
     told = json.loads(archivist(env, "status", str(workspace), "--json").stdout)["hosts"]
     assert [(h["host"], h["files"], h["problem"]) for h in told] == [("127.0.0.1", len(kept_files(kept)), None)]
     assert f"last synced {told[0]['synced_at']}, {told[0]['files']} files" in line and "failed" not in line
+
+
+def hosts_stored(workspace: Path) -> set[str | None]:
+    """The hosts the sessions of synced sources carry in their facts."""
+    db = sqlite3.connect(archive_path(workspace))
+    try:
+        rows = db.execute(
+            "SELECT d.extra ->> 'host' FROM documents d JOIN log_sources s ON d.source = 'log:' || s.id"
+            " WHERE s.host IS NOT NULL"
+        ).fetchall()
+    finally:
+        db.close()
+    return {row[0] for row in rows}
 
 
 def kept_files(home: Path) -> list[Path]:
@@ -366,3 +380,21 @@ def test_the_ssh_command_is_fixed_after_the_client_and_the_host_comes_after_a_do
         "ssh", "-F", "/tmp/a b", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={hosts.CONNECT_TIMEOUT}",
         "-l", "me", "-p", "2222", "--", "laptop", "sh -s",
     ]  # fmt: skip
+
+
+def test_a_source_of_a_host_read_in_a_worker_process_or_here_gives_its_sessions_that_host():
+    from archivist import vocabulary
+    from archivist.archive import session_worker
+    from archivist.archive.prepared import Prepared
+
+    source, problems = LOGS / "claude-code" / "projects", []
+    word = next(key for key in vocabulary.KEYS if key.name == "host").word("laptop")  # (any case: lowered)
+    ready = list(
+        session_worker.prepared("claude-code", source, "log:1", {}, "2026-01-01T00:00:00Z", None, problems, 0, "Laptop")
+    )
+    rows = [item.rows for item in ready if isinstance(item, Prepared) and item.rows is not None]
+    assert rows and all(json.loads(document["extra"])["host"] == "Laptop" for document, _ in rows)
+    assert all(word in document["filter_tokens"].split() for document, _ in rows)
+    here = [s for s in session_worker.read_here("claude-code", source, [], 0, "Laptop") if s is not None]
+    assert here and {session.host for session in here} == {"Laptop"}
+    assert {s.host for s in session_worker.read_here("claude-code", source, []) if s is not None} == {None}
