@@ -558,3 +558,17 @@ def test_when_the_worker_process_fails_this_one_parses_the_rest(tmp_path, monkey
     summary = index_workspace(parallel)
     assert summary.indexed == 55
     indexed_alike(parallel, sequential)
+
+
+def test_the_workspaces_own_settings_are_no_documents_and_no_problems(make_workspace):
+    workspace = make_workspace(
+        {
+            "archivist.toml": '[[hosts]]\nhost = "laptop"\n',
+            "datasette.yaml": "settings: {}\n",
+            "notes/archivist.toml": "a note that happens to be named so\n",
+            "notes/good.md": "# Good\n",
+        }
+    )
+    summary = index_workspace(workspace)
+    assert problems(workspace) == {"notes/archivist.toml": ("skipped", "unsupported file type (.toml)")}
+    assert (summary.indexed, summary.skipped) == (1, 1)

@@ -11,6 +11,8 @@ from pathlib import Path
 from archivist.documents.model import FileInfo, Problem
 
 IGNORED_DIRS = {".archivist", ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__"}
+# The workspace's own settings at its top (its hosts to sync, Datasette's configuration): no documents.
+SETTINGS_FILES = {"archivist.toml", "datasette.json", "datasette.yaml", "datasette.yml"}
 _FILE_TYPES = (
     (stat.S_ISFIFO, "FIFO"),
     (stat.S_ISSOCK, "socket"),
@@ -35,8 +37,8 @@ def _why(error: OSError) -> str:
 def walk(root: Path, exclude: set[Path] | None = None) -> tuple[list[FileInfo], list[Problem]]:
     """Every regular file under ``root``; anything else there is a problem, with its reason.
 
-    Tools' folders (``IGNORED_DIRS``) are passed over, and ``exclude`` (the archive)
-    too. Folders are read one at a time, however deep. A symlink is followed only to
+    Tools' folders (``IGNORED_DIRS``) and the workspace's settings files (``SETTINGS_FILES``)
+    are passed over, and ``exclude`` (the archive) too. Folders are read one at a time, however deep. A symlink is followed only to
     a file inside the workspace, never to a folder (whose files are indexed where
     they are, if inside): the walk never leaves the workspace and never loops.
     """
@@ -65,6 +67,8 @@ def _walk_folder(
         relative = f"{folder}/{entry.name}" if folder else entry.name
         try:
             if entry.name in IGNORED_DIRS and entry.is_dir():
+                continue
+            if not folder and entry.name in SETTINGS_FILES:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 subfolders.append(relative)
