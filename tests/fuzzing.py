@@ -1298,6 +1298,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "openclaw": frozenset({JSON_DOCUMENT, JSONL}),
     "grok-cli": frozenset({JSON_DOCUMENT, JSONL}),
     "pi": frozenset({JSONL}),
+    "openhands": frozenset({JSON_DOCUMENT}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).

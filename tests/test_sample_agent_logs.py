@@ -46,6 +46,7 @@ COUNTS = {
     "openclaw": 2,  # a session of the main agent, and one of another agent after a compaction
     "grok-cli": 2,  # a session of chat format 1 with an edit and usage, and one of the older format 0
     "pi": 2,  # a session of format version 3 with its title, and one of version 1
+    "openhands": 2,  # a conversation with usage per response, and one with a rejected call
 }
 SOURCES = {
     name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
