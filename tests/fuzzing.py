@@ -1297,6 +1297,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "kimi-cli": frozenset({JSON_DOCUMENT, JSONL}),
     "openclaw": frozenset({JSON_DOCUMENT, JSONL}),
     "grok-cli": frozenset({JSON_DOCUMENT, JSONL}),
+    "hermes": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
     "pi": frozenset({JSONL}),
     "openhands": frozenset({JSON_DOCUMENT}),
 }
