@@ -35,7 +35,7 @@ def test_the_sample_is_read_with_titles_calls_edits_thinking_times_and_usage() -
     assert [s.key for s in (stored, telegram, discord)] == [
         STORED,
         "20251203_141020_9f8e7d6c",
-        "20260105_080000_5a6b7c8d",
+        "20251219_080000_5a6b7c8d",
     ]
     assert (stored.agent, stored.title, stored.titled) == ("hermes", "Fix the failing date parser test", True)
     assert stored.models == ["anthropic/claude-sonnet-4"] and stored.project is None
@@ -88,9 +88,9 @@ def test_the_sessions_folder_state_db_and_one_transcript_are_sources_too() -> No
     assert hermes.check(SAMPLE / "state.db") is None
     assert hermes.check(SAMPLE / "sessions" / "20251203_141020_9f8e7d6c.jsonl") is None
     assert [s.key for s in read(SAMPLE / "state.db")[0]] == [STORED]
-    assert [s.key for s in read(SAMPLE / "sessions")[0]] == ["20251203_141020_9f8e7d6c", "20260105_080000_5a6b7c8d"]
-    (one,), _ = read(SAMPLE / "sessions" / "session_20260105_080000_5a6b7c8d.json")
-    assert one.key == "20260105_080000_5a6b7c8d"
+    assert [s.key for s in read(SAMPLE / "sessions")[0]] == ["20251203_141020_9f8e7d6c", "20251219_080000_5a6b7c8d"]
+    (one,), _ = read(SAMPLE / "sessions" / "session_20251219_080000_5a6b7c8d.json")
+    assert one.key == "20251219_080000_5a6b7c8d"
 
 
 def test_the_registry_names_the_kind_and_its_default_home() -> None:
@@ -180,7 +180,7 @@ def test_a_transcript_without_messages_and_a_damaged_state_db_are_told(tmp_path:
     (home / "sessions" / "empty.jsonl").write_text(lines({"role": "session_meta"}))
     (home / "sessions" / "session_bad.json").write_text("[1]")
     sessions, problems = read(home)
-    assert [s.key for s in sessions] == ["20251203_141020_9f8e7d6c", "20260105_080000_5a6b7c8d"]
+    assert [s.key for s in sessions] == ["20251203_141020_9f8e7d6c", "20251219_080000_5a6b7c8d"]
     assert problems[0].startswith("state.db cannot be read")
     assert "empty.jsonl: no message" in problems and "session_bad.json: not a JSON object" in problems
 
