@@ -1300,6 +1300,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "hermes": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
     "pi": frozenset({JSONL}),
     "openhands": frozenset({JSON_DOCUMENT}),
+    "codebuff": frozenset({JSON_DOCUMENT}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).
