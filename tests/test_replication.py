@@ -413,3 +413,41 @@ def test_litestream_is_given_the_ca_bundle_in_the_way_it_can_read_it(monkeypatch
     assert "AWS_CA_BUNDLE" not in env and env["SSL_CERT_FILE"] == "/etc/bundle.pem"
     monkeypatch.setenv("SSL_CERT_FILE", "/etc/own.pem")
     assert replication.environment()["SSL_CERT_FILE"] == "/etc/own.pem"
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--replicate-to", "s3://KEY:SECRETVALUE@archives/ada"], "The URL carries credentials"),
+        (["--replicate-to", "ftp://example.com/x"], "Replicas go to S3 or to a folder"),
+        (["--replicate-endpoint", "http://127.0.0.1:9000"], "give --replicate-to too"),
+    ],
+)
+def test_serve_refuses_a_replica_that_is_not_one_before_it_indexes(
+    options: list[str], said: str, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    done = archivist("serve", tmp_path, "--no-token", "-p", str(free_port()), *options, check=False)
+    assert done.returncode == 1 and said in done.stderr and "[INVALID_PARAMETER]" in done.stderr
+    assert "SECRETVALUE" not in done.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.md"]  # nothing indexed, no archive
+
+
+@pytest.mark.parametrize("command", ["replicate", "restore"])
+def test_without_a_workspace_or_target_the_commands_say_what_they_take(command: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [ARCHIVIST, command], capture_output=True, text=True, cwd=tmp_path, env=environment(), timeout=60
+    )
+    assert (
+        done.returncode == 2 and ("'--to'" in done.stderr or "'URL'" in done.stderr) and list(tmp_path.iterdir()) == []
+    )
+    done = subprocess.run(
+        [ARCHIVIST, "replicate", "--to", str(tmp_path / "replica")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**environment(), "XDG_DATA_HOME": str(tmp_path / "data")},
+        timeout=60,
+    )
+    assert done.returncode == 1 and "No workspace given: run `archivist replicate WORKSPACE`" in done.stderr
+    assert list(tmp_path.iterdir()) == []
