@@ -1298,6 +1298,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "openclaw": frozenset({JSON_DOCUMENT, JSONL}),
     "grok-cli": frozenset({JSON_DOCUMENT, JSONL}),
     "hermes": frozenset({JSON_DOCUMENT, JSONL, SQLITE}),
+    "forge": frozenset({SQLITE}),
     "pi": frozenset({JSONL}),
     "openhands": frozenset({JSON_DOCUMENT}),
     "codebuff": frozenset({JSON_DOCUMENT}),

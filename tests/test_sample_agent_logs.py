@@ -44,6 +44,7 @@ COUNTS = {
     "windsurf": 1,
     "kimi-cli": 2,  # a session with its wire log, and an older one with only its context
     "openclaw": 2,  # a session of the main agent, and one of another agent after a compaction
+    "forge": 2,  # a titled conversation with an edit, a command and usage, and an untitled one
     "hermes": 3,  # a session of state.db with an edit and usage, one JSONL transcript, one session snapshot
     "grok-cli": 2,  # a session of chat format 1 with an edit and usage, and one of the older format 0
     "pi": 2,  # a session of format version 3 with its title, and one of version 1
