@@ -274,7 +274,7 @@ def state_for(archive: Path, found: Replica) -> None:
         with config_file(archive, found) as config:
             command = [binary(), "reset", "-config", config, "-no-expand-env", str(archive.resolve())]
             subprocess.run(command, env=environment(), capture_output=True, check=False, pass_fds=[config_fd(config)])
-    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # (before a first index: its folder too)
     note.write_text(found.url, encoding="utf-8")
 
 

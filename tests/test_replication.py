@@ -451,3 +451,28 @@ def test_without_a_workspace_or_target_the_commands_say_what_they_take(command: 
     )
     assert done.returncode == 1 and "No workspace given: run `archivist replicate WORKSPACE`" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_serve_replicates_a_workspace_it_indexes_for_the_first_time(tmp_path: Path) -> None:
+    """Litestream starts before the first index has made the archive (or its folder), and ships it once made."""
+    workspace = tmp_path / "fresh"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "first.md").write_text("# First\n\nReplicated from the start.\n", encoding="utf-8")
+    replica = tmp_path / "replica"
+    server = subprocess.Popen(
+        [ARCHIVIST, "serve", str(workspace), "--no-token", "-p", str(free_port()), "--replicate-to", str(replica)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=environment(),
+    )
+    try:
+        deadline = time.monotonic() + PATIENCE
+        while not archive_path(workspace).exists():
+            assert server.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.5)  # (the first index's commit)
+        folder = caught_up(str(replica), contents(archive_path(workspace)), tmp_path / "probes")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+    assert contents(archive_path(folder))["documents"] == contents(archive_path(workspace))["documents"] != []
