@@ -69,6 +69,7 @@ def replicate(workspace: Path | None, url: str, endpoint: str | None, db_path: P
     "--to",
     "folder",
     required=True,
+    metavar="DIR",
     type=click.Path(path_type=Path),
     help="The workspace folder to restore into (made if missing); its archive is DIR/.archivist/archive.db.",
 )
