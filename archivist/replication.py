@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -216,19 +217,23 @@ def environment() -> dict[str, str]:
     return env
 
 
-def configuration(archive: Path, found: Replica) -> str:
+def configuration(archive: Path, found: Replica, control: Path | None = None) -> str:
     """Litestream's configuration for replicating ``archive`` to ``found``: JSON, which its YAML
-    reader reads, so no path or URL is ever parsed as YAML syntax."""
-    return json.dumps({"dbs": [{"path": str(archive.resolve()), "replicas": [found.settings()]}]})
+    reader reads, so no path or URL is ever parsed as YAML syntax. With ``control``, the socket
+    by which it is asked to ship what it has before it stops (``caught_up``), only its owner's."""
+    settings: dict[str, object] = {"dbs": [{"path": str(archive.resolve()), "replicas": [found.settings()]}]}
+    if control is not None:
+        settings["socket"] = {"enabled": True, "path": str(control), "permissions": 0o600}
+    return json.dumps(settings)
 
 
 @contextmanager
-def config_file(archive: Path, found: Replica) -> Iterator[str]:
+def config_file(archive: Path, found: Replica, control: Path | None = None) -> Iterator[str]:
     """The configuration as a path Litestream can open: ``/dev/fd/N`` of a file that has no name
     on disk (made 0600 and unlinked at once), so that no copy of it outlives the command, even
     one killed; the file is closed after the block."""
     with tempfile.TemporaryFile(prefix="archivist-litestream-") as held:
-        held.write(configuration(archive, found).encode("utf-8"))
+        held.write(configuration(archive, found, control).encode("utf-8"))
         held.flush()
         held.seek(0)
         os.set_inheritable(held.fileno(), True)
@@ -297,19 +302,48 @@ def replicating(archive: Path, found: Replica, verbose: bool = False) -> Iterato
     command starts any thread, in a session of its own, so that a terminal's Ctrl-C reaches it once,
     from here; on Linux it is also stopped if this process dies without telling it."""
     state_for(archive, found)
-    with config_file(archive, found) as config:
-        process = subprocess.Popen(
-            replicate_command(config, verbose),
-            env=environment(),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            pass_fds=[config_fd(config)],
-            preexec_fn=_stopped_with_parent if sys.platform == "linux" else None,  # (no thread yet)
-        )
+    with tempfile.TemporaryDirectory(prefix="archivist-litestream-") as private:  # (0700: its socket is ours)
+        control = Path(private) / "control.sock"
+        with config_file(archive, found, control) as config:
+            process = subprocess.Popen(
+                replicate_command(config, verbose),
+                env=environment(),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                pass_fds=[config_fd(config)],
+                preexec_fn=_stopped_with_parent if sys.platform == "linux" else None,  # (no thread yet)
+            )
+        try:
+            yield process
+        finally:
+            caught_up(process, archive, control)
+            stop(process)
+
+
+def caught_up(process: subprocess.Popen[bytes], archive: Path, control: Path) -> bool:
+    """Ask the running Litestream to ship what ``archive`` holds now, and wait until the replica has
+    it (within ``STOP_SECONDS``), so that a command as short as an index leaves the replica whole;
+    whether it said so. A Litestream that has stopped, or does not answer, is not waited for."""
+    deadline = time.monotonic() + STOP_SECONDS
+    while process.poll() is None and not control.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # (it opens its socket once it has started)
+    if process.poll() is not None or not control.exists() or not archive.exists():
+        return False
+    command = [
+        binary(),
+        "sync",
+        "-wait",
+        "-timeout",
+        f"{STOP_SECONDS:g}",
+        "-socket",
+        str(control),
+        str(archive.resolve()),
+    ]
     try:
-        yield process
-    finally:
-        stop(process)
+        done = subprocess.run(command, env=environment(), capture_output=True, timeout=STOP_SECONDS + 5)
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0
 
 
 def _stopped_with_parent() -> None:

@@ -66,6 +66,11 @@ CLI_ONLY = {
     "--config-dir",
     "--host",
     "--user",  # (sync: the user ssh logs in as)
+    "--to",  # (replicate, restore: the replica, the folder restored into)
+    "--endpoint",  # (replicate, restore: an S3-compatible server)
+    "--force",  # (restore: over an archive there)
+    "--replicate-to",  # (index, serve: the replica streamed to)
+    "--replicate-endpoint",
     "--no-index",
     "--root",
     "--conversations",

@@ -476,3 +476,34 @@ def test_serve_replicates_a_workspace_it_indexes_for_the_first_time(tmp_path: Pa
         server.send_signal(signal.SIGTERM)
         server.wait(30)
     assert contents(archive_path(folder))["documents"] == contents(archive_path(workspace))["documents"] != []
+
+
+def test_index_replicates_while_it_indexes_and_leaves_the_replica_whole_when_it_ends(tmp_path: Path) -> None:
+    """`archivist index --replicate-to`: Litestream runs while the index does and ships the last
+    commit before the command ends; an index run again with a new note reaches the replica too."""
+    workspace = tmp_path / "fresh"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "first.md").write_text("# First\n\nIndexed and replicated.\n", encoding="utf-8")
+    replica = tmp_path / "replica"
+    done = archivist("index", workspace, "--replicate-to", str(replica))
+    assert f"Replicating {archive_path(workspace)} to " in done.stderr
+    assert not [line for line in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+                if str(replica) in line and "litestream" in line]  # fmt: skip
+    restored = tmp_path / "restored"
+    archivist("restore", str(replica), "--to", restored)
+    assert contents(archive_path(restored)) == contents(archive_path(workspace))
+    (workspace / "notes" / "second.md").write_text("# Second\n\nAnother note.\n", encoding="utf-8")
+    archivist("index", workspace, "--replicate-to", str(replica))
+    again = tmp_path / "again"
+    archivist("restore", str(replica), "--to", again)
+    assert contents(archive_path(again)) == contents(archive_path(workspace))
+    assert len(contents(archive_path(again))["documents"]) == 2  # type: ignore[arg-type]
+
+
+def test_index_refuses_a_replica_that_is_not_one_before_it_indexes(tmp_path: Path) -> None:
+    workspace = tmp_path / "fresh"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "first.md").write_text("# First\n", encoding="utf-8")
+    done = archivist("index", workspace, "--replicate-to", "ftp://example.com/x", check=False)
+    assert done.returncode == 1 and "INVALID_PARAMETER" in done.stderr
+    assert not archive_path(workspace).exists()

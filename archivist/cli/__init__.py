@@ -3,7 +3,8 @@
 The ``cli`` group, its ``-v`` option and the list of its commands are here;
 each command lives in the module named for what it does (``COMMANDS``): ``indexing`` (index,
 embed, status, watch), ``serving`` (serve), ``mcp_server`` (mcp), ``searching`` and
-``search_output`` (search), ``log_sources`` (sources), ``usage`` (usage), ``history`` (history). What they share: ``arguments``
+``search_output`` (search), ``log_sources`` (sources), ``usage`` (usage), ``history`` (history), ``sync`` (sync),
+``replication`` (replicate, restore). What they share: ``arguments``
 (options), ``workspaces`` (the workspace and its archive) and ``output`` (what is told on
 stderr, and logging's one set-up, which the group makes for every command). A command's module
 is imported when the command is asked for (``Commands``): a search does not load the indexer's

@@ -108,6 +108,26 @@ reports_option = click.option(
     default=None,
     help="Folder of the workspace holding <command>/*.md reports (default: as last indexed, else 'reports').",
 )
+
+
+def replicate_options(what: str) -> Callable[[F], F]:
+    """--replicate-to and --replicate-endpoint: the archive streamed to a replica with Litestream while
+    the command ``what`` (serving, indexing) runs, as `archivist replicate` does (docs/replication.md)."""
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--replicate-endpoint", metavar="URL", help="The S3-compatible server of --replicate-to, if not AWS S3."
+        )(command)
+        return click.option(
+            "--replicate-to",
+            "replicate_to",
+            metavar="URL",
+            help=f"Also stream the archive to this replica with Litestream while {what} (as `archivist replicate` does).",
+        )(command)
+
+    return decorate
+
+
 config_dir_option = click.option(
     "--config-dir",
     type=click.Path(path_type=Path),

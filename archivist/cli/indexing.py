@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from archivist.cli.arguments import db_option, discover_option, reports_option, source_option, workspace_argument
+from archivist.cli.arguments import (
+    db_option,
+    discover_option,
+    replicate_options,
+    reports_option,
+    source_option,
+    workspace_argument,
+)
 from archivist.cli.output import fail, info, interactive, one_line, plural
 from archivist.cli.workspaces import (
     _database_problem,
@@ -20,6 +27,7 @@ from archivist.cli.workspaces import (
     check_archive_to_write,
     checked_sources,
     discovered_sources,
+    replicating,
     workspace_folder,
 )
 from archivist.errors import ArchivistError
@@ -258,6 +266,7 @@ def _readable(workspace: Path, db_path: Path | None) -> bool:
 @click.option("--embed", is_flag=True, help="Also embed new and changed documents.")
 @source_option
 @discover_option
+@replicate_options("indexing")
 def index(
     workspace: Path | None,
     db_path: Path | None,
@@ -266,17 +275,21 @@ def index(
     embed: bool,
     source_arguments: tuple[str, ...],
     discover: bool,
+    replicate_to: str | None,
+    replicate_endpoint: str | None,
 ) -> None:
     """Index WORKSPACE, and its agent-log sources, into its archive (incremental, one transaction).
 
     --discover also reads every agent's logs found in their default locations, and needs no
     WORKSPACE: `archivist index --discover` keeps one's own history in the platform's data folder.
+    --replicate-to streams the archive to a replica while it indexes (docs/replication.md).
     """
     workspace = workspace_folder(workspace, "index", discover)
     log_sources = checked_sources(source_arguments)
     if discover:
         log_sources += discovered_sources()
     check_archive_to_write(workspace, db_path)
+    replicating(workspace, db_path, replicate_to, replicate_endpoint)
     summary = run_index(workspace, db_path, reports_dir, log_sources)
     if show_problems:
         for problem in summary.problems:

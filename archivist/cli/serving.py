@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from archivist.cli.arguments import (
     db_option,
     discover_option,
     no_token_option,
+    replicate_options,
     reports_option,
     source_option,
     watch_option,
@@ -33,7 +33,7 @@ from archivist.cli.workspaces import (
     checked_sources,
     checked_workspaces,
     discovered_sources,
-    text_path,
+    replicating,
     workspace_folder,
 )
 from archivist.workspace import archive_path
@@ -108,13 +108,7 @@ def tell_token(token: str | None, port: int) -> None:
 @allow_origin_option
 @no_token_option
 @config_dir_option
-@click.option(
-    "--replicate-to",
-    "replicate_to",
-    metavar="URL",
-    help="Also stream the archive to this replica with Litestream while serving (as `archivist replicate` does).",
-)
-@click.option("--replicate-endpoint", metavar="URL", help="The S3-compatible server of --replicate-to, if not AWS S3.")
+@replicate_options("serving")
 def serve(
     workspace: Path | None,
     db_path: Path | None,
@@ -154,7 +148,6 @@ def serve(
     a replica restored on another machine (`archivist restore`) is served with --no-index.
     """
     import asyncio
-    from contextlib import ExitStack
     from urllib.parse import quote
 
     from archivist.errors import ArchivistError
@@ -178,10 +171,7 @@ def serve(
         log_sources += discovered_sources()
     origins = checked_origins(allowed_origins)
     token = server_token(no_token)
-    if replicate_to is not None or replicate_endpoint is not None:  # stopped as the command ends, however it ends
-        replicas = ExitStack()
-        replicas.enter_context(replicating_while_serving(workspace, db_path, replicate_to, replicate_endpoint))
-        click.get_current_context().call_on_close(replicas.close)
+    replicating(workspace, db_path, replicate_to, replicate_endpoint)
     if no_index:
         db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
     else:
@@ -224,28 +214,6 @@ def serve(
     if open_browser or (open_browser is None and discover and sys.stdout.isatty()):
         open_when_listening(signed_in, host, port)
     run_server(served, host, port)
-
-
-def replicating_while_serving(
-    workspace: Path, db_path: Path | None, url: str | None, endpoint: str | None
-) -> AbstractContextManager[object]:
-    """Litestream replicating the served archive to ``url``, started now (before the index's threads)
-    and stopped with the server; the replica checked first, a one-line refusal if it is no replica."""
-    from archivist import replication
-    from archivist.errors import ArchivistError
-
-    if url is None:
-        refuse("--replicate-endpoint names the server of --replicate-to: give --replicate-to too.", "INVALID_PARAMETER")
-    path = text_path(db_path, "archive") if db_path else archive_path(workspace)
-    try:
-        found = replication.replica(url, endpoint)
-        replication.check_apart(found, path)
-        replication.check_archive_path(path)
-        replication.binary()
-    except ArchivistError as error:
-        fail(error)
-    click.echo(f"Replicating {path} to {found.url}", err=True)
-    return replication.replicating(path, found, is_verbose())
 
 
 BROWSER_PATIENCE = 60.0  # how long the browser waits for the server to listen

@@ -260,3 +260,30 @@ def checked_sources(arguments: Iterable[str]) -> list[tuple[str, Path]]:
             fail(error)
         checked.append((kind, path))
     return checked
+
+
+def replicating(workspace: Path, db_path: Path | None, url: str | None, endpoint: str | None) -> None:
+    """Litestream streaming the command's archive to ``url`` (``--replicate-to``), started now, before
+    the command starts any thread, and stopped as the command ends, however it ends; the replica
+    checked first, a one-line refusal if it is none. Nothing where neither option is given."""
+    if url is None and endpoint is None:
+        return
+    from contextlib import ExitStack
+
+    from archivist import replication
+    from archivist.cli.output import is_verbose
+
+    if url is None:
+        refuse("--replicate-endpoint names the server of --replicate-to: give --replicate-to too.", "INVALID_PARAMETER")
+    path = text_path(db_path, "archive") if db_path else archive_path(workspace)
+    try:
+        found = replication.replica(url, endpoint)
+        replication.check_apart(found, path)
+        replication.check_archive_path(path)
+        replication.binary()
+    except ArchivistError as error:
+        fail(error)
+    click.echo(f"Replicating {path} to {found.url}", err=True)
+    replicas = ExitStack()
+    replicas.enter_context(replication.replicating(path, found, is_verbose()))
+    click.get_current_context().call_on_close(replicas.close)
