@@ -1302,6 +1302,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "pi": frozenset({JSONL}),
     "openhands": frozenset({JSON_DOCUMENT}),
     "codebuff": frozenset({JSON_DOCUMENT}),
+    "cline-cli": frozenset({JSON_DOCUMENT}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).

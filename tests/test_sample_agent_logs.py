@@ -50,6 +50,7 @@ COUNTS = {
     "pi": 2,  # a session of format version 3 with its title, and one of version 1
     "openhands": 2,  # a conversation with usage per response, and one with a rejected call
     "codebuff": 2,  # a chat with tools, a sub-agent and usage, and one of a plain answer
+    "cline-cli": 2,  # a session with an edit, a command and usage, and its sub-agent
 }
 SOURCES = {
     name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
