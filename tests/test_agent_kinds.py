@@ -23,7 +23,7 @@ import sqlite_utils
 from click.testing import CliRunner
 from conftest import ROOT, write_files
 
-from archivist.agents import Message, Session, kinds, registry
+from archivist.agents import Message, Session, kinds, registry, unreadable
 from archivist.agents.hookspecs import Kind, Location, Register, hookimpl
 from archivist.archive import sessions, sources
 from archivist.errors import ArchivistError
@@ -488,6 +488,20 @@ def readme_tables(found: dict[str, Kind]) -> str:
             )
         )
         lines.append(f"| {code(kind.name)} | " + " | ".join(cells) + f" | {', '.join(moved) or '—'} |")
+    lines += [
+        "",
+        "What cannot be read, and why (`archivist/agents/unreadable.toml`): `--source NAME=PATH` of one, and",
+        "`--discover` finding one in its default location, say so in one sentence:",
+        "",
+        "| store | what it holds | why it cannot be read | where |",
+        "|---|---|---|---|",
+        *(
+            f"| {code(store.name)} | {store.description} | {store.why} | "
+            + (", ".join(code(place.shown()) for place in store.locations) or "nowhere on the machine")
+            + " |"
+            for store in unreadable.stores().values()
+        ),
+    ]
     return "\n".join([*lines, END])
 
 
@@ -511,3 +525,31 @@ def write_readme() -> None:
 if __name__ == "__main__":
     os.chdir(ROOT)
     write_readme()
+
+
+def test_a_store_that_cannot_be_read_is_told_in_one_sentence_where_it_is_named_or_found(home: Path) -> None:
+    stores = unreadable.stores()
+    assert stores and not set(stores) & set(registry.names())  # none is a kind, none named as one
+    with pytest.raises(ArchivistError) as refused:
+        sources.parse_argument(f"antigravity-conversations={home}")
+    error = refused.value
+    assert (error.code, error.problem) == ("INVALID_SOURCE", "Google Antigravity's conversations cannot be read")
+    assert error.why.startswith("Each conversation file") and error.why.count(". ") == 0 and error.why.endswith(".")
+    # --discover finds the store where Antigravity keeps it and says why it is not read, once, beside what it reads
+    (home / ".gemini" / "antigravity" / "conversations").mkdir(parents=True)
+    (home / ".gemini" / "antigravity" / "conversations" / "c1.pb").write_bytes(b"\x8f\x02encrypted")
+    workspace = home.parent / "ws"
+    workspace.mkdir()
+    code, _, stderr = run("sources", workspace, "--discover")
+    assert code == 0
+    said = [line for line in stderr.splitlines() if line.startswith("Not read: ")]
+    assert said == [
+        f"Not read: Google Antigravity's conversations at {home / '.gemini/antigravity/conversations'} cannot be read: "
+        + stores["antigravity-conversations"].why
+    ]
+
+
+def test_every_store_that_cannot_be_read_says_what_and_why_in_a_sentence() -> None:
+    for store in unreadable.stores().values():
+        assert store.description and "\n" not in store.why and store.why.endswith(".")
+        assert store.sentence().startswith(f"{store.description} cannot be read: ")

@@ -58,6 +58,7 @@ from archivist.archive.sources import now as _now
 from archivist.archive.sources import parse_argument as parse_argument
 from archivist.archive.sources import paths as paths
 from archivist.archive.sources import remove as remove
+from archivist.archive.sources import unreadable_found as unreadable_found
 
 if TYPE_CHECKING:
     from archivist.secrets import Masker

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from archivist.agents import Unavailable, registry
+from archivist.agents import Unavailable, registry, unreadable
 from archivist.agents.hookspecs import NAME
 from archivist.archive.database import Database
 from archivist.errors import ArchivistError
@@ -56,6 +56,8 @@ def parse_argument(value: str, registered: bool = True) -> tuple[str, Path]:
             "A source is KIND=PATH, e.g. claude-code=~/.claude/projects.",
             "Known kinds: " + ", ".join(known) + ".",
         )
+    if kind not in known and (store := unreadable.stores().get(kind)) is not None:
+        raise invalid_source(f"{store.description} cannot be read", store.why[:1].upper() + store.why[1:])
     if kind not in known and (registered or not NAME.match(kind)):
         raise invalid_source(
             f"Unknown source kind {kind!r}",
@@ -99,6 +101,12 @@ def discover(environ: dict[str, str] | None = None, home: Path | None = None) ->
     """The default locations that exist and hold a source of their kind (one that another program
     holds locked now is one: it is read once it is free)."""
     return [(kind, path) for kind, path in default_locations(environ, home) if path.exists() and _holds(kind, path)]
+
+
+def unreadable_found(environ: dict[str, str] | None = None, home: Path | None = None) -> list[str]:
+    """The sentence of each store that cannot be read (``agents.unreadable``) found in its default location."""
+    there = unreadable.found(os.environ if environ is None else environ, home or Path.home(), registry.this_system())
+    return [store.sentence(path) for store, path in there]
 
 
 def _holds(kind: str, path: Path) -> bool:

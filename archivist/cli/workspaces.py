@@ -104,6 +104,8 @@ def discovered_sources() -> list[tuple[str, Path]]:
     found = sessions.discover()
     for kind, path in found:
         click.echo(f"Found {kind}: {path}", err=True)
+    for sentence in sessions.unreadable_found():
+        click.echo(f"Not read: {sentence}", err=True)
     if not found:
         click.echo("Found no agent logs in their default locations.", err=True)
     return found
