@@ -1303,6 +1303,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "openhands": frozenset({JSON_DOCUMENT}),
     "codebuff": frozenset({JSON_DOCUMENT}),
     "cline-cli": frozenset({JSON_DOCUMENT}),
+    "warp": frozenset({SQLITE}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).

@@ -323,6 +323,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("pi", home / ".pi" / "agent" / "sessions"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
+        ("warp", home / ".local" / "state" / "warp-terminal"),
         ("windsurf", home / ".windsurf" / "transcripts"),
     ]
     assert ("llm", home / "Library" / "Application Support" / "io.datasette.llm" / "logs.db") in where({}, "macos")
@@ -358,6 +359,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("pi", home / ".pi" / "agent" / "sessions"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
+        ("warp", home / "AppData" / "Local" / "warp" / "Warp" / "data"),
         ("windsurf", home / ".windsurf" / "transcripts"),
     ]
     moved = {
@@ -410,8 +412,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("windsurf", home / ".windsurf" / "transcripts"),
     ]
 
-    def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders: no variable moves them
-        return "globalStorage" in str(place[1]) or str(place[1]).endswith("User")
+    def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders and Warp's: no variable moves them
+        return "globalStorage" in str(place[1]) or str(place[1]).endswith("User") or place[0] == "warp"
 
     moved_linux = [place for place in where(moved, "linux") if not unmoved(place)]
     assert moved_linux == expected

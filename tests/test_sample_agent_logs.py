@@ -51,6 +51,7 @@ COUNTS = {
     "openhands": 2,  # a conversation with usage per response, and one with a rejected call
     "codebuff": 2,  # a chat with tools, a sub-agent and usage, and one of a plain answer
     "cline-cli": 2,  # a session with an edit, a command and usage, and its sub-agent
+    "warp": 1,  # a conversation of two prompts and the two commands the agent ran
 }
 SOURCES = {
     name: (kind.sample, COUNTS[name]) for name, kind in registry.kinds(registry.manager(entry_points=False)).items()
