@@ -215,3 +215,35 @@ async def test_the_readme_and_the_declaration_say_what_message_is_in_each_output
     output = next(param for param in SEARCH_PARAMS if param.name == "output").description
     assert "message (the index of an agent log's matching message: get_conversation's offset)" in output
     assert "message as an object (index, role, timestamp, snippet, link)" in output
+
+
+def test_a_message_is_found_by_the_commands_and_files_of_its_calls_never_by_their_output(tmp_path):
+    """What an agent ran and touched is searchable though no word of the message says it; the
+    excerpt names it; what the command printed stays out of the search."""
+    workspace = write_files(tmp_path / "ws", {"notes/a.md": "# A\n"})
+    project = tmp_path / "projects" / "-home-ana-proj"
+    project.mkdir(parents=True)
+    bash = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest -x tests/test_gizmo.py"}}
+    edit = {"type": "tool_use", "id": "t2", "name": "Edit",
+            "input": {"file_path": "/home/ana/proj/src/sprocket.py", "old_string": "a", "new_string": "b"}}  # fmt: skip
+    output = {"type": "tool_result", "tool_use_id": "t1", "content": "3 passed, flibbertigibbet warnings"}
+    lines = [
+        line("user", "n1", None, "fix the failing check", "2025-11-23T10:00:00.000Z"),
+        line("assistant", "n2", "n1", [bash], "2025-11-23T10:01:00.000Z"),
+        line("user", "n3", "n2", [output], "2025-11-23T10:02:00.000Z"),
+        line("assistant", "n4", "n3", [{"type": "text", "text": "now the fix"}, edit], "2025-11-23T10:03:00.000Z"),
+    ]
+    (project / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    index_workspace(workspace, log_sources=[("claude-code", tmp_path / "projects")])
+    with Archive.for_workspace(workspace) as archive:
+        found = archive.search({"query": "pytest", "mode": "keyword", "output": "full"})
+        assert found["total"] == 1
+        (hit,) = found["results"]
+        assert hit["message"]["index"] == 1 and "<mark>pytest</mark> -x tests/test_gizmo.py" in hit["message"]["snippet"]
+        found = archive.search({"query": "test_gizmo", "mode": "keyword"})["results"]
+        assert [r["message"]["index"] for r in found] == [1] and "<mark>test_gizmo</mark>" in found[0]["message"]["snippet"]
+        (brief,) = archive.search({"query": "test_gizmo", "mode": "keyword", "output": "brief"})["results"]
+        assert brief["snippet"] == "pytest -x tests/test_gizmo.py"  # (the brief line: plain)
+        sprocket = archive.search({"query": "sprocket", "mode": "keyword", "output": "full"})["results"]
+        assert [r["message"]["index"] for r in sprocket] == [3]
+        assert archive.search({"query": "flibbertigibbet", "mode": "keyword"})["total"] == 0

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # read again, so the readers' repairs of this version reach what is stored); 8: each tool call's
 # input, and the changes it made to files (``edits``); 9: the git branch a session ran on, as its
 # words (the branches filter)
-LAYOUT = 10  # 10: the machine a synced session came from, as its words (the hosts filter)
+LAYOUT = 11  # 11: a message searched by its calls' commands and files too (archive.searched)
 
 
 def new_masker(key: bytes | None) -> Masker:

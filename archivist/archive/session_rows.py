@@ -13,6 +13,7 @@ from typing import Any
 from archivist import dates, documents
 from archivist.agents import Session, ToolCall, Usage, iso_utc
 from archivist.archive import packed, prices, schema
+from archivist.archive.searched import searched_text
 
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 USAGE_COLUMNS = {
@@ -97,7 +98,8 @@ def document_rows(
 
 
 def _message_words(session: Session, messages: list[dict[str, Any]], day: str | None) -> None:
-    """Each message row's filter words (``filter_tokens``; None where it has no text to search).
+    """Each message row's filter words (``filter_tokens``; None where it has nothing to search: no
+    text, and no command or file of a call, ``archive.searched``).
 
     A message's filter words are its session's (kind, agent, project, models) dated by the
     message's own day (else the session's ``day``), so a date filter finds the messages written
@@ -105,7 +107,7 @@ def _message_words(session: Session, messages: list[dict[str, Any]], day: str | 
     """
     by_day: dict[tuple[str | None, str], str] = {}
     for row in messages:
-        if not row["text"].strip():
+        if not row["searched"].strip():
             row["filter_tokens"] = None
             continue
         moment = iso_utc(row["timestamp"])  # (readers give ISO 8601 UTC)
@@ -146,6 +148,7 @@ def _message_rows(session: Session, found: Found, first: int) -> list[dict[str, 
                 "timestamp": message.timestamp,
                 "model": message.model,
                 "text": message.text,
+                "searched": searched_text(message.text, calls),  # (message_index's words, not a column)
                 "thinking": message.thinking,
                 "tool_output": message.tool_output,
                 "tool_calls": json.dumps(calls, ensure_ascii=False) if calls else "[]",

@@ -673,7 +673,7 @@ def _insert_messages(
     for message in messages:
         message["id"], message["document_id"] = base + message["seq"], document_id
         if message["filter_tokens"] is not None:
-            indexed.append((message["id"], message["text"], message["filter_tokens"]))
+            indexed.append((message["id"], message["searched"], message["filter_tokens"]))
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
     rollups.write_calls(db, messages)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from archivist.archive import building
+from archivist.archive.searched import stored_searched_text
 from archivist.queries.excerpts import around, count_matches, excerpt, preview, snippet
 from archivist.queries.expressions import search_words, weighed_terms
 from archivist.queries.facet_counts import FACETS, FacetCounts
@@ -42,6 +43,7 @@ def register(conn: Any, settings: dict[str, Any] | None = None) -> None:
         ("archivist_snippet", 3): snippet,
         ("archivist_preview", 2): preview,
         ("archivist_around", 3): around,
+        ("archivist_searched", 2): stored_searched_text,
         ("archivist_phrase", 1): phrase,
         ("archivist_count", 2): count_matches,
         ("archivist_excerpt", 3): excerpt,

@@ -507,7 +507,12 @@ listed as (
           select case when instr(lower(coalesce(d.title, d.path)), lower(trim(line, '.# '))) = 0 then line end
           from (select archivist_preview(coalesce(
             case when m.id is not null then
-              coalesce(archivist_around(cast(m.text as blob), plan.query, 50), archivist_excerpt(m.text, '', 50)) end,
+              coalesce(
+                archivist_around(cast(m.text as blob), plan.query, 50),
+                -- (found by a command or a file of its calls: the line that names it)
+                archivist_around(cast(archivist_searched(m.text, m.tool_calls) as blob), plan.query, 50),
+                archivist_excerpt(m.text, '', 50)
+              ) end,
             case when r.by_words then coalesce(archivist_around(cast(d.body as blob), plan.query, 50), (
               select snippet(documents_fts, 1, '', '', '...', 10)
               from documents_fts
@@ -548,7 +553,7 @@ listed as (
         -- a conversation read from an agent log: the message that matches best, and its link
         'message', case when m.id is not null then json_object(
           'index', m.seq, 'role', m.role, 'timestamp', m.timestamp,
-          'snippet', archivist_snippet(m.text, plan.query, 24),
+          'snippet', archivist_snippet(archivist_searched(m.text, m.tool_calls), plan.query, 24),
           'link', '/document/' || d.id || '?m=' || m.seq || '#m' || m.seq
         ) end
       ), case when plan.sort in ('tokens', 'cost') then json_object('tokens', r.tokens, 'cost', r.cost) else '{}' end),

@@ -49,7 +49,7 @@ select
   coalesce(
     (
       -- a session's best message
-      select archivist_snippet(m.text, :query, 24)
+      select archivist_snippet(archivist_searched(m.text, m.tool_calls), :query, 24)
       from message_index i
       join messages m on m.id = i.rowid
       where message_index match (select messages from expressions)
