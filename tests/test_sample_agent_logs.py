@@ -38,6 +38,7 @@ COUNTS = {
     "copilot": 4,
     "goose": 2,
     "qwen-code": 1,
+    "trae": 2,  # one in the shared database, one in a workspace's
     "kiro": 2,  # a workspace session of the agent extension, and a Kiro CLI session
     "amp": 1,
     "cursor": 2,  # a composer with tools, thinking, usage and an image; an older one inline
