@@ -323,6 +323,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("pi", home / ".pi" / "agent" / "sessions"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
+        ("trae", home / ".config" / "Trae" / "User"),
+        ("trae", home / ".config" / "Trae CN" / "User"),
         ("warp", home / ".local" / "state" / "warp-terminal"),
         ("windsurf", home / ".windsurf" / "transcripts"),
     ]
@@ -359,6 +361,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("pi", home / ".pi" / "agent" / "sessions"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
+        ("trae", roaming / "Trae" / "User"),
+        ("trae", roaming / "Trae CN" / "User"),
         ("warp", home / "AppData" / "Local" / "warp" / "Warp" / "data"),
         ("windsurf", home / ".windsurf" / "transcripts"),
     ]
