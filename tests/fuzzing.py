@@ -1305,6 +1305,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "cline-cli": frozenset({JSON_DOCUMENT}),
     "warp": frozenset({SQLITE}),
     "trae": frozenset({SQLITE}),
+    "junie": frozenset({JSONL}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).
