@@ -39,6 +39,7 @@ COUNTS = {
     "goose": 2,
     "qwen-code": 1,
     "trae": 2,  # one in the shared database, one in a workspace's
+    "junie": 2,  # a session with an edit, a command, thinking and usage, and an older one without event times
     "kiro": 2,  # a workspace session of the agent extension, and a Kiro CLI session
     "amp": 1,
     "cursor": 2,  # a composer with tools, thinking, usage and an image; an older one inline
