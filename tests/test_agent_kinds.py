@@ -328,6 +328,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("trae", home / ".config" / "Trae CN" / "User"),
         ("warp", home / ".local" / "state" / "warp-terminal"),
         ("windsurf", home / ".windsurf" / "transcripts"),
+        ("zed", home / ".local" / "share" / "zed" / "threads"),
     ]
     assert ("llm", home / "Library" / "Application Support" / "io.datasette.llm" / "logs.db") in where({}, "macos")
     roaming = home / "AppData" / "Roaming"
@@ -367,6 +368,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("trae", roaming / "Trae CN" / "User"),
         ("warp", home / "AppData" / "Local" / "warp" / "Warp" / "data"),
         ("windsurf", home / ".windsurf" / "transcripts"),
+        ("zed", home / "AppData" / "Local" / "Zed" / "threads"),
     ]
     moved = {
         "CLAUDE_CONFIG_DIR": f"{tmp_path / 'a'},{tmp_path / 'b'}",
@@ -418,6 +420,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("pi", tmp_path / "pi" / "sessions"),
         ("qwen-code", tmp_path / "qwen"),
         ("windsurf", home / ".windsurf" / "transcripts"),
+        ("zed", tmp_path / "share" / "zed" / "threads"),
     ]
 
     def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders and Warp's: no variable moves them
@@ -428,8 +431,11 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     # on Windows Goose keeps its data under its own root, moved by GOOSE_PATH_ROOT; the Kiro CLI's
     # store is declared for Linux and macOS only
     windows_goose = ("goose", tmp_path / "goose" / "data" / "sessions")
+    windows_zed = ("zed", home / "AppData" / "Local" / "Zed" / "threads")  # no variable moves Zed's on Windows
     assert [place for place in where(moved, "windows") if not unmoved(place)] == [
-        windows_goose if kind == "goose" else (kind, path) for kind, path in expected if path.name != "data.sqlite3"
+        {"goose": windows_goose, "zed": windows_zed}.get(kind, (kind, path))
+        for kind, path in expected
+        if path.name != "data.sqlite3"
     ]
     assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
 
