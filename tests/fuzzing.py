@@ -1304,6 +1304,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "codebuff": frozenset({JSON_DOCUMENT}),
     "cline-cli": frozenset({JSON_DOCUMENT}),
     "warp": frozenset({SQLITE}),
+    "zed": frozenset({SQLITE}),
     "trae": frozenset({SQLITE}),
     "junie": frozenset({JSONL}),
 }

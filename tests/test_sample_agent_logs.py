@@ -54,6 +54,7 @@ COUNTS = {
     "codebuff": 2,  # a chat with tools, a sub-agent and usage, and one of a plain answer
     "cline-cli": 2,  # a session with an edit, a command and usage, and its sub-agent
     "warp": 1,  # a conversation of two prompts and the two commands the agent ran
+    "zed": 2,  # a thread with an edit, a command, thinking and usage, and its sub-agent
 }
 # Kinds whose store keeps the person's prompts and the agent's calls, never its answers.
 PROMPTS_ONLY = {"warp"}
