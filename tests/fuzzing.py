@@ -1306,6 +1306,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "warp": frozenset({SQLITE}),
     "zed": frozenset({SQLITE}),
     "trae": frozenset({SQLITE}),
+    "qoder": frozenset({JSON_DOCUMENT, JSONL}),
     "junie": frozenset({JSONL}),
 }
 
