@@ -322,6 +322,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("opencode", home / ".local" / "share" / "opencode"),
         ("openhands", home / ".openhands" / "conversations"),
         ("pi", home / ".pi" / "agent" / "sessions"),
+        ("qoder", home / ".qoder" / "projects"),
+        ("qoder", home / ".config" / "Qoder" / "SharedClientCache" / "cli" / "projects"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", code / "rooveterinaryinc.roo-cline"),
         ("trae", home / ".config" / "Trae" / "User"),
@@ -362,6 +364,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("opencode", home / ".local" / "share" / "opencode"),
         ("openhands", home / ".openhands" / "conversations"),
         ("pi", home / ".pi" / "agent" / "sessions"),
+        ("qoder", home / ".qoder" / "projects"),
+        ("qoder", roaming / "Qoder" / "SharedClientCache" / "cli" / "projects"),
         ("qwen-code", home / ".qwen"),
         ("roo-code", roaming / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"),
         ("trae", roaming / "Trae" / "User"),
@@ -418,13 +422,19 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("opencode", tmp_path / "share" / "opencode"),
         ("openhands", tmp_path / "openhands"),
         ("pi", tmp_path / "pi" / "sessions"),
+        ("qoder", home / ".qoder" / "projects"),
         ("qwen-code", tmp_path / "qwen"),
         ("windsurf", home / ".windsurf" / "transcripts"),
         ("zed", tmp_path / "share" / "zed" / "threads"),
     ]
 
-    def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders and Warp's: no variable moves them
-        return "globalStorage" in str(place[1]) or str(place[1]).endswith("User") or place[0] == "warp"
+    def unmoved(place: tuple[str, Path]) -> bool:  # VS Code's folders, Warp's and Qoder's cache: no variable moves them
+        return (
+            "globalStorage" in str(place[1])
+            or str(place[1]).endswith("User")
+            or "SharedClientCache" in str(place[1])
+            or place[0] == "warp"
+        )
 
     moved_linux = [place for place in where(moved, "linux") if not unmoved(place)]
     assert moved_linux == expected
