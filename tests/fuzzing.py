@@ -1305,7 +1305,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "cline-cli": frozenset({JSON_DOCUMENT}),
     "warp": frozenset({SQLITE}),
     "zed": frozenset({SQLITE}),
-    "trae": frozenset({SQLITE}),
+    "trae": frozenset({JSON_DOCUMENT, SQLITE}),
     "qoder": frozenset({JSON_DOCUMENT, JSONL}),
     "junie": frozenset({JSONL}),
 }
