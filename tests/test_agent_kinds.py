@@ -477,6 +477,16 @@ def code(text: str) -> str:
     return f"`{text}`"
 
 
+def left_out(kind: Kind) -> str:
+    """How many fields the kind's reader leaves out on purpose (its kind.toml's ``[dropped]``)."""
+    import tomllib
+
+    declared = Path(kinds.__file__).parent / kind.reader.rsplit(".", 1)[-1] / "kind.toml"
+    with declared.open("rb") as file:
+        dropped = tomllib.load(file).get("dropped", {})
+    return str(len(dropped)) if dropped else "none"
+
+
 def readme_tables(found: dict[str, Kind]) -> str:
     """docs/sources.md's tables of the kinds: what each reads, and where --discover looks for it."""
     lines = [
@@ -488,11 +498,16 @@ def readme_tables(found: dict[str, Kind]) -> str:
             for kind in found.values()
         ),
         "",
-        "Where each kind's shape was learned, the versions it covers, and the usage it records:",
+        "Where each kind's shape was learned, the versions it covers, the usage it records, and how many",
+        "fields of its logs its reader leaves out on purpose (each with why, in the `[dropped]` table of its",
+        "`kind.toml`):",
         "",
-        "| kind | shape learned from | usage |",
-        "|---|---|---|",
-        *(f"| {code(kind.name)} | {kind.shape or '—'} | {kind.usage or '—'} |" for kind in found.values()),
+        "| kind | shape learned from | usage | left out |",
+        "|---|---|---|---|",
+        *(
+            f"| {code(kind.name)} | {kind.shape or '—'} | {kind.usage or '—'} | {left_out(kind)} |"
+            for kind in found.values()
+        ),
         "",
         "`sources --discover` adds the default locations, on the system it runs on, that hold logs of their kind:",
         "",
