@@ -594,3 +594,8 @@ def test_every_store_that_cannot_be_read_says_what_and_why_in_a_sentence() -> No
     for store in unreadable.stores().values():
         assert store.description and "\n" not in store.why and store.why.endswith(".")
         assert store.sentence().startswith(f"{store.description} cannot be read: ")
+
+
+def test_every_kind_built_in_says_where_its_shape_was_learned_and_what_usage_it_records() -> None:
+    for kind in built_in().values():
+        assert kind.shape.strip() and kind.usage.strip(), kind.name

@@ -88,7 +88,7 @@ def test_the_lists_of_agents_are_the_registrys_and_the_limits_the_rules() -> Non
     for name in ("search", "list_conversations"):
         described = QUERIES[name].param("agents").description
         assert all(kind in described for kind in KINDS) and rules.WORKSPACE_AGENT in described
-        positions = [described.index(kind) for kind in KINDS]
+        positions = [re.search(rf"(?<![\w-]){re.escape(kind)}(?![\w-])", described).start() for kind in KINDS]  # type: ignore[union-attr]
         assert positions == sorted(positions), "the kinds in the registry's order"
     assert f"{rules.MAX_QUERY_WORDS} words" in QUERY_LIMITS and f"{rules.MAX_QUERY_CHARS} characters" in QUERY_LIMITS
     assert ", ".join(rules.INCLUDABLE) in QUERIES["get_conversation"].param("include").description
