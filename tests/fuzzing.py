@@ -1307,6 +1307,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "zed": frozenset({SQLITE}),
     "trae": frozenset({JSON_DOCUMENT, SQLITE}),
     "qoder": frozenset({JSON_DOCUMENT, JSONL}),
+    "antigravity": frozenset({JSON_DOCUMENT, JSONL, TEXT, SQLITE}),
     "junie": frozenset({JSONL}),
 }
 
