@@ -290,6 +290,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     code = home / ".config" / "Code" / "User" / "globalStorage"  # VS Code's, on Linux
     assert where({}, "linux") == [
         ("amp", home / ".local" / "share" / "amp" / "threads"),
+        ("antigravity", home / ".gemini" / "antigravity" / "brain"),
+        ("antigravity", home / ".gemini" / "antigravity-ide" / "brain"),
         ("claude-code", home / ".claude" / "projects"),
         ("claude-code", home / ".config" / "claude" / "projects"),
         ("cline", code / "saoudrizwan.claude-dev"),
@@ -336,6 +338,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     roaming = home / "AppData" / "Roaming"
     assert where({}, "windows") == [
         ("amp", home / ".local" / "share" / "amp" / "threads"),
+        ("antigravity", home / ".gemini" / "antigravity" / "brain"),
+        ("antigravity", home / ".gemini" / "antigravity-ide" / "brain"),
         ("claude-code", home / ".claude" / "projects"),
         ("cline", roaming / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"),
         ("cline", home / ".cline" / "data"),
@@ -396,6 +400,8 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     }
     expected = [
         ("amp", tmp_path / "share" / "amp" / "threads"),
+        ("antigravity", home / ".gemini" / "antigravity" / "brain"),
+        ("antigravity", home / ".gemini" / "antigravity-ide" / "brain"),
         ("claude-code", tmp_path / "a" / "projects"),
         ("claude-code", tmp_path / "b" / "projects"),
         ("cline", tmp_path / "cline" / "data"),
