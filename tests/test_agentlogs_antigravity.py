@@ -41,8 +41,8 @@ def step(index: int, source: str, kind: str, **more: Any) -> dict[str, Any]:
 
 
 def test_the_sample_is_read_with_its_requests_answers_tools_edit_artifacts_and_title() -> None:
-    (fixed, planned), problems = read(SAMPLE)
-    assert problems == [] and fixed.problems == [] and planned.problems == []
+    (fixed,), problems = read(SAMPLE)
+    assert problems == [] and fixed.problems == []
     assert (fixed.key, fixed.agent, fixed.title, fixed.titled) == (
         FIXED,
         "antigravity",
@@ -94,8 +94,17 @@ def test_the_sample_is_read_with_its_requests_answers_tools_edit_artifacts_and_t
     assert len(fixed.files) == 3
 
 
-def test_a_conversation_whose_brain_holds_only_a_plan_is_that_plan() -> None:
-    _, planned = read(SAMPLE)[0]
+def test_a_conversation_whose_brain_holds_only_a_plan_is_that_plan(tmp_path: Path) -> None:
+    folder = tmp_path / "brain" / PLANNED
+    folder.mkdir(parents=True)
+    (folder / "implementation_plan.md").write_text("# Station pages\n\nAdd a page per station.\n")
+    meta = {
+        "artifactType": "ARTIFACT_TYPE_IMPLEMENTATION_PLAN",
+        "summary": "Plan for a page per tide station",
+        "updatedAt": "2025-12-02T16:45:09.530117264Z",
+    }
+    (folder / "implementation_plan.md.metadata.json").write_text(json.dumps(meta))
+    (planned,), problems = read(tmp_path)
     assert (planned.key, planned.title, planned.titled, planned.project) == (
         PLANNED,
         "Plan for a page per tide station",
@@ -103,8 +112,11 @@ def test_a_conversation_whose_brain_holds_only_a_plan_is_that_plan() -> None:
         None,
     )
     (plan,) = planned.messages
-    assert plan.role == "assistant" and plan.timestamp == "2025-12-02T16:45:09Z"
-    assert plan.text.startswith("[ARTIFACT_TYPE_IMPLEMENTATION_PLAN — implementation_plan.md]")
+    assert plan.role == "assistant" and plan.timestamp == "2025-12-02T16:45:09Z" and problems == []
+    assert (
+        plan.text
+        == "[ARTIFACT_TYPE_IMPLEMENTATION_PLAN — implementation_plan.md]\nPlan for a page per tide station\n\n# Station pages\n\nAdd a page per station.\n"
+    )
 
 
 def test_steps_are_read_in_step_order_and_what_is_no_step_is_told(tmp_path: Path) -> None:
