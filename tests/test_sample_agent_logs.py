@@ -39,7 +39,7 @@ COUNTS = {
     "goose": 2,
     "qwen-code": 1,
     "qoder": 2,  # a session and its sub-agent
-    "antigravity": 2,  # a conversation with its transcript and artifacts, and one of only a plan
+    "antigravity": 1,  # a conversation with its transcript and artifacts
     "trae": 2,  # one in the shared database, one in a workspace's
     "junie": 2,  # a session with an edit, a command, thinking and usage, and an older one without event times
     "kiro": 2,  # a workspace session of the agent extension, and a Kiro CLI session
