@@ -1309,6 +1309,7 @@ SAMPLE_FORMS: dict[str, frozenset[str]] = {
     "qoder": frozenset({JSON_DOCUMENT, JSONL}),
     "antigravity": frozenset({JSON_DOCUMENT, JSONL, TEXT, SQLITE}),
     "junie": frozenset({JSONL}),
+    "copilot-vs": frozenset({JSONL}),
 }
 
 # The damages of each form of file (a kind gets those of the forms its sample holds).
