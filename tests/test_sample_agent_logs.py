@@ -36,6 +36,7 @@ COUNTS = {
     "crush": 2,  # a session and its sub-agent
     "opencode": 4,  # a session and its sub-agent, one of the older storage, one of a Go OpenCode project
     "copilot": 4,
+    "copilot-vs": 2,  # an agent conversation spread over two trace files, with a patch and usage, and an ask
     "goose": 2,
     "qwen-code": 1,
     "qoder": 2,  # a session and its sub-agent
