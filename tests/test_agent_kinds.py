@@ -349,6 +349,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         ("continue", home / ".continue" / "sessions"),
         ("copilot", roaming / "Code" / "User"),
         ("copilot", home / ".copilot" / "session-state"),
+        ("copilot-vs", home / "AppData" / "Local" / "Temp" / "VSGitHubCopilotLogs" / "traces"),
         ("cursor", roaming / "Cursor" / "User"),
         ("cursor", home / ".cursor" / "projects"),
         ("forge", home / ".forge"),
@@ -396,6 +397,7 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
         "OPENHANDS_CONVERSATIONS_DIR": str(tmp_path / "openhands"),
         "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
         "QWEN_RUNTIME_DIR": str(tmp_path / "qwen"),
+        "TEMP": str(tmp_path / "temp"),
         "XDG_DATA_HOME": str(tmp_path / "share"),
     }
     expected = [
@@ -448,11 +450,13 @@ def test_default_locations_are_each_systems_and_variables_move_them(tmp_path: Pa
     # store is declared for Linux and macOS only
     windows_goose = ("goose", tmp_path / "goose" / "data" / "sessions")
     windows_zed = ("zed", home / "AppData" / "Local" / "Zed" / "threads")  # no variable moves Zed's on Windows
-    assert [place for place in where(moved, "windows") if not unmoved(place)] == [
+    windows_vs = ("copilot-vs", tmp_path / "temp" / "VSGitHubCopilotLogs" / "traces")  # Visual Studio: Windows only
+    assert [place for place in where(moved, "windows") if not unmoved(place) and place != windows_vs] == [
         {"goose": windows_goose, "zed": windows_zed}.get(kind, (kind, path))
         for kind, path in expected
         if path.name != "data.sqlite3"
     ]
+    assert windows_vs in where(moved, "windows")
     assert registry.this_system("darwin") == "macos" and registry.this_system("win32") == "windows"
 
 
