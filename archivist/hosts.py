@@ -8,12 +8,17 @@ files changed since the last sync, with a script that streams them with ``tar``.
 POSIX shell, ``find``, ``stat`` and ``tar`` is needed there, and nothing is written there.
 
 What comes back is hostile until checked: a listed name is kept only where it is a plain
-relative path (no ``..``, no ``.``, no empty part, no control character) under one of the
-folders asked for; a member of the stream is written only where it is a regular file whose
-name was asked for, into a folder of the sync folder that is no symlink, through a file made
-new and renamed into place. A file gone from the remote is deleted from the sync folder, so
-its sessions go as those of a deleted local file do. Each file's size and time are kept in
-the host's ``state.json``, so that a file unchanged is never sent again.
+relative path (no ``..``, no ``.``, no empty part, no control or format character) under one
+of the folders asked for; a member of the stream is written only where it is a regular file
+whose name was asked for, once, no more than a little larger than it was listed, into a
+folder of the sync folder that is no symlink, through a file made new and renamed into place.
+The listing, the bytes of one sync and the names refused kept are capped; ssh's stderr is
+drained by a thread and the whole ssh process group is killed at its deadline, so a remote
+can neither fill the memory or the disk nor make a sync hang. A file gone from the remote is
+deleted from the sync folder (unless the listing says ``find`` failed), so its sessions go as
+those of a deleted local file do. Each file's size and time are kept in the host's
+``state.json``, and the file kept here is compared too, so that a file unchanged is never
+sent again. One sync of a host runs at a time (``flock`` on its ``.lock``).
 
 The sync folder is ``<archive's folder>/hosts/<host>/home``: each kind's folder there is a
 source of that kind whose ``host`` is the host (``log_sources.host``; NULL is this machine).
@@ -21,29 +26,49 @@ source of that kind whose ``host`` is the host (``log_sources.host``; NULL is th
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import io
 import json
+import math
 import os
 import re
 import shlex
+import signal
 import subprocess
 import tarfile
+import tempfile
+import threading
 import time
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, cast
 
 from archivist.errors import ArchivistError
 
 SSH_VARIABLE = "ARCHIVIST_SSH_COMMAND"
+CONFIG_NAME = "archivist.toml"
 CONNECT_TIMEOUT = 10  # seconds ssh waits for the connection (ConnectTimeout)
+SERVER_ALIVE = ("ServerAliveInterval=15", "ServerAliveCountMax=4")  # a silent connection dropped after a minute
 LIST_TIMEOUT = 120  # seconds the listing may take in all
 FETCH_TIMEOUT = 1800  # seconds the transfer may take in all
+LISTING_BYTES = 256 << 20  # the most a listing may hold; past it the host fails
+LISTING_LINES = 2_000_000
+GROWTH_MARGIN = 1 << 20  # bytes a file may have grown between its listing and its sending
+SYNC_BYTES = 64 << 30  # the most one sync writes
+STDERR_KEPT = 4096  # bytes of what the remote says on stderr kept (its last ones)
+REFUSED_KEPT = 20  # refused names kept to be shown (the rest only counted)
 NAMES_PER_TAR = 200  # files named to one tar on the remote (its command line stays short)
 HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._:%@\[\]-]{0,252}")
 STATE_NAME = "state.json"
+LOCK_NAME = ".lock"
 SYSTEMS = ("linux", "macos")  # the systems whose default folders are looked for on a host
 
 # The listing: each folder that exists as "D <folder>", each regular file under it as
-# "F <size> <mtime> ./<path>" (names holding a newline are left out: a line is a file).
+# "F <size> <mtime> ./<path>" (names holding a newline are left out: a line is a file), and
+# "E <folder>" where find or stat failed there (the listing of that folder is incomplete).
 LIST_SCRIPT = """\
 cd "$HOME" || exit 97
 if stat -c %s . >/dev/null 2>&1; then gnu=1; else gnu=; fi
@@ -52,19 +77,22 @@ for d in {folders}; do
   printf 'D %s\\n' "$d"
   if [ -n "$gnu" ]; then
     find -H "./$d" -type f ! -path '*
-*' -exec stat -c 'F %s %Y %n' {{}} +
+*' -exec stat -c 'F %s %Y %n' {{}} + || printf 'E %s\\n' "$d"
   else
     find -H "./$d" -type f ! -path '*
-*' -exec stat -f 'F %z %m %N' {{}} +
+*' -exec stat -f 'F %z %m %N' {{}} + || printf 'E %s\\n' "$d"
   fi
 done
 exit 0
 """
+# The transfer: tar's status 1 (a file changed as it was read: a log growing) is no failure.
 FETCH_SCRIPT = """\
 cd "$HOME" || exit 97
+failed=0
 {tars}
-exit 0
+exit $failed
 """
+TAR_LINE = "COPYFILE_DISABLE=1 tar -cf - {names}; s=$?; [ $s -gt 1 ] && failed=$s"
 
 
 class HostFailed(Exception):
@@ -90,8 +118,15 @@ class Synced:
     fetched: int = 0  # files brought over
     fetched_bytes: int = 0
     deleted: int = 0  # files gone from the remote, deleted here
-    refused: list[str] = field(default_factory=list)  # names listed or sent that were not taken, and why
+    refused: int = 0  # names listed or sent that were not taken
+    refused_names: list[str] = field(default_factory=list)  # the first of them, each with why
+    problem: str | None = None  # why the sync was only partly done, where it was
     seconds: float = 0.0
+
+    def refuse(self, what: str) -> None:
+        self.refused += 1
+        if len(self.refused_names) < REFUSED_KEPT:
+            self.refused_names.append(what[:200])
 
 
 def invalid(problem: str, why: str, hint: str) -> ArchivistError:
@@ -101,7 +136,7 @@ def invalid(problem: str, why: str, hint: str) -> ArchivistError:
 def check_host(host: Host) -> Host:
     """``host`` if it is one ``ssh`` can be given safely and a folder can be named after; INVALID_PARAMETER if not."""
     name = host.name
-    if not HOST_NAME.fullmatch(name) or name in (".", ".."):
+    if not HOST_NAME.fullmatch(name):
         shown = name.encode("unicode_escape").decode("ascii")[:80]
         raise invalid(
             f"Invalid host {shown!r}",
@@ -124,10 +159,13 @@ def check_host(host: Host) -> Host:
 
 def ssh_command(host: Host, environ: dict[str, str] | None = None) -> list[str]:
     """The command that runs ``sh -s`` on ``host`` (its script on stdin): every argument after
-    the client's own is fixed here."""
+    the client's own is fixed here, so that the user's ssh config cannot turn it into another
+    (no tty, no remote command of its own, no master connection left behind)."""
     given = (os.environ if environ is None else environ).get(SSH_VARIABLE, "")
     client = shlex.split(given.strip() or "ssh")
-    command = [*client, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT}"]
+    command = [*client, "-T", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT}"]
+    for option in (*SERVER_ALIVE, "ControlPersist=no", "RemoteCommand=none"):
+        command += ["-o", option]
     if host.user:
         command += ["-l", host.user]
     if host.port:
@@ -135,26 +173,9 @@ def ssh_command(host: Host, environ: dict[str, str] | None = None) -> list[str]:
     return [*command, "--", host.name, "sh -s"]
 
 
-def remote_folders() -> list[str]:
-    """Each kind's default folders on Linux and macOS, relative to the home folder (those
-    outside it, or moved only by a variable, are not looked for on a host)."""
-    from archivist.agents import registry
-
-    home = Path("/nonexistent-home")
-    found: list[str] = []
-    for system in SYSTEMS:
-        for _, path in registry.default_locations({}, home, system):
-            try:
-                relative = path.relative_to(home)
-            except ValueError:
-                continue
-            if relative.parts and _plain(relative.as_posix()):
-                found.append(relative.as_posix())
-    return list(dict.fromkeys(found))
-
-
 def kinds_by_folder() -> dict[str, list[str]]:
-    """The kinds whose default folder each remote folder is."""
+    """Each kind's default folders on Linux and macOS, relative to the home folder, with the kinds
+    whose folder each is (those outside the home, or moved only by a variable, are not looked for)."""
     from archivist.agents import registry
 
     home = Path("/nonexistent-home")
@@ -165,14 +186,20 @@ def kinds_by_folder() -> dict[str, list[str]]:
                 relative = path.relative_to(home).as_posix()
             except ValueError:
                 continue
-            if kind not in kinds.setdefault(relative, []):
+            if _plain(relative) and kind not in kinds.setdefault(relative, []):
                 kinds[relative].append(kind)
     return kinds
 
 
+def remote_folders() -> list[str]:
+    """The folders looked for on a host, relative to its home."""
+    return list(kinds_by_folder())
+
+
 def _plain(name: str) -> bool:
-    """Whether ``name`` is a plain relative path: no '..', '.' or empty part, no control character."""
-    if not name or name.startswith("/") or any(ord(c) < 32 or ord(c) == 127 for c in name):
+    """Whether ``name`` is a plain relative path: no '..', '.' or empty part, no control or format
+    character (C0, C1, bidirectional marks)."""
+    if not name or name.startswith("/") or any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
         return False
     return all(part not in ("", ".", "..") for part in name.split("/"))
 
@@ -187,163 +214,355 @@ def sync_folder(archive: Path, host: str) -> Path:
     return Path(archive).parent / "hosts" / host
 
 
-def parse_listing(text: bytes, folders: list[str]) -> tuple[list[str], dict[str, tuple[int, int]], list[str]]:
-    """The listing's folders found, its files (relative to the home: size, mtime) and the lines refused."""
-    found: list[str] = []
-    files: dict[str, tuple[int, int]] = {}
-    refused: list[str] = []
+@dataclass
+class Listing:
+    """What a host's listing says: the folders found, its files (size, mtime), the folders whose listing failed."""
+
+    found: list[str] = field(default_factory=list)
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+    incomplete: list[str] = field(default_factory=list)
+
+
+def parse_listing(text: bytes, folders: list[str], done: Synced) -> Listing:
+    """What a listing says of the folders asked for; each line refused is counted in ``done``."""
+    listing = Listing()
     asked = set(folders)
     for raw in text.split(b"\n"):
         if not raw:
             continue
         line = os.fsdecode(raw)
-        if line.startswith("D "):
-            if line[2:] in asked and line[2:] not in found:
-                found.append(line[2:])
+        if line.startswith(("D ", "E ")):
+            if line[2:] in asked:
+                seen = listing.found if line[0] == "D" else listing.incomplete
+                if line[2:] not in seen:
+                    seen.append(line[2:])
             continue
         match = re.fullmatch(r"F (\d{1,18}) (-?\d{1,18}) \./(.*)", line, re.DOTALL)
         name = match.group(3) if match else ""
-        if match is None or not _plain(name) or not any(name == f or name.startswith(f + "/") for f in found):
-            refused.append(line[:200])
+        if match is None or not _plain(name) or not any(name.startswith(f + "/") for f in listing.found):
+            done.refuse(f"{line!r}: not a plain file name under a folder asked for")
             continue
-        files[name] = (int(match.group(1)), int(match.group(2)))
-    return found, files, refused
+        listing.files[name] = (int(match.group(1)), int(match.group(2)))
+    return listing
 
 
 def read_state(folder: Path) -> dict[str, tuple[int, int]]:
-    """The files kept of a host, each with the size and time it had when it was brought over."""
+    """The files kept of a host, each with the size and time it had when it was brought over: from
+    its ``state.json``, or, where that cannot be read, from the files of its sync folder. A name
+    that is no plain relative path is left out."""
     try:
         kept = json.loads((folder / STATE_NAME).read_text(encoding="utf-8"))
-        return {str(name): (int(size), int(mtime)) for name, (size, mtime) in kept["files"].items()}
+        state = {str(name): (int(size), int(mtime)) for name, (size, mtime) in kept["files"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
+        state = {}
+        for path, stat in _files_kept(folder / "home"):
+            state[path] = (stat.st_size, int(stat.st_mtime))
+    return {name: stat for name, stat in state.items() if _plain(name)}
+
+
+def _files_kept(home: Path) -> Iterator[tuple[str, os.stat_result]]:
+    for root, _, names in os.walk(home):
+        for name in names:
+            path = os.path.join(root, name)
+            if not name.endswith(".archivist-new") and os.path.isfile(path) and not os.path.islink(path):
+                yield os.path.relpath(path, home).replace(os.sep, "/"), os.lstat(path)
 
 
 def write_state(folder: Path, files: dict[str, tuple[int, int]], synced_at: str) -> None:
-    made = folder / f".{STATE_NAME}.new"
-    made.write_text(json.dumps({"synced_at": synced_at, "files": files}, ensure_ascii=False), encoding="utf-8")
-    os.replace(made, folder / STATE_NAME)
-
-
-def _run(command: list[str], script: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """Keep ``files`` in the host's ``state.json``: written whole to a new file, flushed to the
+    disk, then renamed into place (a crash leaves the old one or the new one)."""
+    text = json.dumps({"synced_at": synced_at, "files": files}, ensure_ascii=True)
+    fd, made = tempfile.mkstemp(prefix=f".{STATE_NAME}.", suffix=".archivist-new", dir=folder)
     try:
-        return subprocess.run(
-            command, input=script.encode("utf-8", "surrogateescape"), capture_output=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise HostFailed(f"timed out after {timeout:.0f} s") from None
-    except OSError as error:
-        raise HostFailed(f"ssh could not be started: {error.strerror or error}") from None
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(made, folder / STATE_NAME)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(made)
+    _sync_folder_entries(folder)
+
+
+def _sync_folder_entries(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def one_line(text: str) -> str:
     """``text`` as one line a terminal shows as it is: its whitespace runs as one space, every other
-    control character (an escape sequence a remote's error sent) as U+FFFD."""
-    return "".join("\ufffd" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in " ".join(text.split()))
+    control or format character (an escape sequence a remote's error sent, a bidirectional mark,
+    a byte not in UTF-8) as U+FFFD."""
+    return "".join("\ufffd" if unicodedata.category(c) in ("Cc", "Cf", "Cs") else c for c in " ".join(text.split()))
 
 
-def _failed(result: subprocess.CompletedProcess[bytes]) -> HostFailed:
-    said = one_line(result.stderr.decode("utf-8", "replace"))[-300:]
-    if result.returncode == 255:
-        return HostFailed(f"unreachable (ssh exit 255): {said or 'no reason given'}")
-    if result.returncode == 97:
-        return HostFailed("its home folder ($HOME) cannot be entered")
-    return HostFailed(f"failed (exit {result.returncode}): {said or 'no reason given'}")
+class Remote:
+    """One run of the ssh command: its script on stdin, its stdout read by the caller, its stderr
+    drained by a thread of its own (its last bytes kept), and the whole process group killed at
+    its deadline, whatever the remote does."""
+
+    def __init__(self, command: list[str], script: str, timeout: float) -> None:
+        self.timeout, self.timed_out, self.said = timeout, False, bytearray()
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise HostFailed(f"ssh could not be started: {error.strerror or error}") from None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdout = cast(io.BufferedReader, self.process.stdout)
+        self.timer = threading.Timer(timeout, self._expire)
+        self.timer.daemon = True
+        self.timer.start()
+        self.drainer = threading.Thread(target=self._drain, daemon=True)
+        self.drainer.start()
+        try:
+            self.process.stdin.write(script.encode("utf-8", "surrogateescape"))
+            self.process.stdin.close()
+        except OSError:
+            pass  # (the remote stopped reading: its exit status says why)
+
+    def _expire(self) -> None:
+        self.timed_out = True
+        self.kill()
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def _drain(self) -> None:
+        stderr = cast(io.BufferedReader, self.process.stderr)
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := stderr.read1(65536):
+                self.said += chunk
+                del self.said[:-STDERR_KEPT]
+
+    def finish(self) -> int:
+        """Wait for the command's end (at its deadline at the latest); its exit status."""
+        with contextlib.suppress(OSError, ValueError):
+            while self.stdout.read1(65536):
+                pass
+        status = self.process.wait()
+        self.drainer.join(5)
+        self.timer.cancel()
+        return status
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.kill()
+        self.process.wait()
+        self.timer.cancel()
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+    def told(self) -> str:
+        """What the remote said on stderr, as one line (its end)."""
+        return one_line(bytes(self.said).decode("utf-8", "replace"))[-300:]
+
+    def failure(self, status: int) -> str:
+        if self.timed_out:
+            return f"timed out after {self.timeout:.0f} s"
+        said = self.told()
+        if status == 255:
+            return f"unreachable (ssh exit 255): {said or 'no reason given'}"
+        if status == 97:
+            return "its home folder ($HOME) cannot be entered"
+        return f"failed (exit {status}): {said or 'no reason given'}"
 
 
-def sync(host: Host, archive: Path, now: str, timeout: float = LIST_TIMEOUT) -> Synced:
-    """Bring the changed agent-log files of ``host`` into its sync folder; HostFailed with its one line."""
+def _list(command: list[str], folders: list[str]) -> bytes:
+    """The host's listing, read up to its caps; HostFailed when it fails or is too long."""
+    remote = Remote(command, LIST_SCRIPT.format(folders=" ".join(quoted(f) for f in folders)), LIST_TIMEOUT)
+    try:
+        text, lines = bytearray(), 0
+        while chunk := remote.stdout.read1(65536):
+            text += chunk
+            lines += chunk.count(b"\n")
+            if len(text) > LISTING_BYTES or lines > LISTING_LINES:
+                raise HostFailed(f"its listing is longer than {LISTING_LINES} lines or {LISTING_BYTES} bytes")
+        status = remote.finish()
+        if status != 0 or remote.timed_out:
+            raise HostFailed(remote.failure(status))
+        return bytes(text)
+    finally:
+        remote.close()
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """The host's sync folder held for one sync alone (another at once fails)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise HostFailed("another sync of this host is running") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def sync(host: Host, archive: Path, now: str) -> Synced:
+    """Bring the changed agent-log files of ``host`` into its sync folder; HostFailed with its one
+    line where nothing could be done, ``Synced.problem`` where only a part was."""
     started = time.monotonic()
     check_host(host)
     done = Synced(host.name)
-    folders = remote_folders()
-    command = ssh_command(host)
-    listing = _run(command, LIST_SCRIPT.format(folders=" ".join(quoted(f) for f in folders)), timeout)
-    if listing.returncode != 0:
-        raise _failed(listing)
-    found, files, refused = parse_listing(listing.stdout, folders)
-    done.folders, done.listed, done.refused = found, len(files), refused
     folder = sync_folder(archive, host.name)
-    home = folder / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    kept = read_state(folder)
-    wanted = sorted(name for name, stat in files.items() if kept.get(name) != stat or not _there(home, name))
-    for name in sorted(set(kept) - set(files)):
-        _delete(home, name)
-        kept.pop(name, None)
-        done.deleted += 1
-    if wanted:
-        tars = "\n".join(
-            "tar -cf - " + " ".join(quoted("./" + name) for name in wanted[at : at + NAMES_PER_TAR])
-            for at in range(0, len(wanted), NAMES_PER_TAR)
-        )
-        fetched = _fetch(command, FETCH_SCRIPT.format(tars=tars), set(wanted), home, done, FETCH_TIMEOUT)
-        kept.update(fetched)
-    write_state(folder, kept, now)
+    try:
+        with _locked(folder):
+            _sync(host, folder, now, done)
+    except OSError as error:
+        raise HostFailed(f"its sync folder cannot be written: {error.strerror or error}") from None
     done.seconds = time.monotonic() - started
     return done
 
 
-def _there(home: Path, name: str) -> bool:
-    return os.path.isfile(home / name) and not os.path.islink(home / name)
+def _sync(host: Host, folder: Path, now: str, done: Synced) -> None:
+    folders = remote_folders()
+    command = ssh_command(host)
+    listing = parse_listing(_list(command, folders), folders, done)
+    files = listing.files
+    done.folders, done.listed = listing.found, len(files)
+    home = folder / "home"
+    home.mkdir(exist_ok=True)
+    kept = read_state(folder)
+    wanted = {name: stat for name, stat in files.items() if kept.get(name) != stat or _local(home, name) != stat}
+    gone = sorted(set(kept) - set(files))
+    if listing.incomplete:
+        done.problem = f"its listing of {', '.join(listing.incomplete)} failed part way: nothing deleted"
+    else:
+        for name in gone:
+            _delete(home, name)
+            kept.pop(name, None)
+            done.deleted += 1
+        if gone:
+            write_state(folder, kept, now)
+    if wanted:
+        names = sorted(wanted)
+        tars = "\n".join(
+            TAR_LINE.format(names=" ".join(quoted("./" + name) for name in names[at : at + NAMES_PER_TAR]))
+            for at in range(0, len(names), NAMES_PER_TAR)
+        )
+        try:
+            problem = _fetch(command, FETCH_SCRIPT.format(tars=tars), wanted, home, done, kept)
+        finally:
+            write_state(folder, kept, now)
+        done.problem = "; ".join(p for p in (done.problem, problem) if p) or None
+    else:
+        write_state(folder, kept, now)
+
+
+def _local(home: Path, name: str) -> tuple[int, int] | None:
+    """The size and time of the file kept at ``home/name``; None if none is there (or a link)."""
+    try:
+        stat = os.lstat(home / name)
+    except (OSError, ValueError):
+        return None
+    return (
+        (stat.st_size, int(stat.st_mtime)) if os.path.isfile(home / name) and not os.path.islink(home / name) else None
+    )
 
 
 def _fetch(
-    command: list[str], script: str, wanted: set[str], home: Path, done: Synced, timeout: float
-) -> dict[str, tuple[int, int]]:
-    """Stream the files asked for and write each regular one asked for; their size and time."""
-    written: dict[str, tuple[int, int]] = {}
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-        process.stdin.write(script.encode("utf-8", "surrogateescape"))
-        process.stdin.close()
-        deadline = time.monotonic() + timeout
-        try:
-            with tarfile.open(fileobj=process.stdout, mode="r|", ignore_zeros=True) as stream:
-                for member in stream:
-                    if time.monotonic() > deadline:
-                        raise HostFailed(f"timed out after {timeout:.0f} s")
-                    name = member.name[2:] if member.name.startswith("./") else member.name
-                    if not member.isreg() or name not in wanted or name in written:
-                        done.refused.append(f"{member.name[:200]!r}: not a regular file asked for")
-                        continue
-                    source = stream.extractfile(member)
-                    assert source is not None
-                    _write(home, name, source, int(member.mtime))
-                    written[name] = (member.size, int(member.mtime))
-                    done.fetched += 1
-                    done.fetched_bytes += member.size
-        except tarfile.TarError as error:
-            if not written:
-                process.kill()
-                said = one_line(process.stderr.read().decode("utf-8", "replace"))[-300:]
-                raise HostFailed(f"the files could not be read ({error}): {said}") from None
-        finally:
-            if process.poll() is None:
-                process.kill()
-    return written
+    command: list[str],
+    script: str,
+    wanted: dict[str, tuple[int, int]],
+    home: Path,
+    done: Synced,
+    kept: dict[str, tuple[int, int]],
+) -> str | None:
+    """Stream the files asked for and write each regular one asked for, at most as large as it was
+    listed (and a little more: a log grows); each written goes into ``kept`` with its size and time.
+    Why the transfer stopped short, or None."""
+    remote = Remote(command, script, FETCH_TIMEOUT)
+    try:
+        return _take(remote, wanted, home, done, kept)
+    finally:
+        remote.close()
 
 
-def _write(home: Path, name: str, source: object, mtime: int) -> None:
+def _take(
+    remote: Remote, wanted: dict[str, tuple[int, int]], home: Path, done: Synced, kept: dict[str, tuple[int, int]]
+) -> str | None:
+    written: set[str] = set()
+    sent: set[str] = set()  # the names a member came for (taken or refused)
+    problem = None
+    try:
+        with tarfile.open(fileobj=remote.stdout, mode="r|", ignore_zeros=True) as stream:
+            for member in stream:
+                name = member.name[2:] if member.name.startswith("./") else member.name
+                mtime = member.mtime
+                sent.add(name)
+                if not member.isreg() or name not in wanted or name in written:
+                    done.refuse(f"{member.name!r}: not a regular file asked for")
+                    continue
+                if member.size > wanted[name][0] + GROWTH_MARGIN:
+                    done.refuse(f"{member.name!r}: {member.size} bytes, listed as {wanted[name][0]}")
+                    continue
+                if not isinstance(mtime, int | float) or not math.isfinite(mtime) or not 0 <= mtime < 1 << 40:
+                    done.refuse(f"{member.name!r}: its time is not a time")
+                    continue
+                if done.fetched_bytes + member.size > SYNC_BYTES:
+                    problem = f"stopped after {done.fetched_bytes} bytes, the most one sync brings over"
+                    break
+                source = stream.extractfile(member)
+                assert source is not None
+                _write(home, name, source, member.size, int(mtime))
+                written.add(name)
+                kept[name] = (member.size, int(mtime))
+                done.fetched += 1
+                done.fetched_bytes += member.size
+    except (tarfile.TarError, OSError, ValueError, HostFailed) as error:
+        problem = f"the transfer stopped: {one_line(str(error))[:200]}"
+    if problem is not None:
+        remote.kill()
+    status = remote.finish()
+    if remote.timed_out or (status != 0 and problem is None):
+        problem = remote.failure(status)
+    elif problem is not None and remote.told():
+        problem += f" ({remote.told()})"
+    missing = len(set(wanted) - sent)
+    if problem is None and missing:
+        problem = f"{missing} files asked for were not sent"
+    return problem
+
+
+def _write(home: Path, name: str, source: IO[bytes], size: int, mtime: int) -> None:
     """Write one file of the stream at ``home/name``: through folders of the sync folder that are
-    no symlinks, as a file made new and renamed into place (never through a link)."""
+    no symlinks, as a file made new (never through a link) and renamed into place, at most
+    ``size`` bytes; the new file is gone again if anything fails."""
     folder = home
     for part in name.split("/")[:-1]:
         folder = folder / part
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(folder, 0o700)
-        except FileExistsError:
-            pass
         if os.path.islink(folder) or not os.path.isdir(folder):
             raise HostFailed(f"{folder} is not a folder of the sync folder")
     target = folder / name.split("/")[-1]
-    made = folder / f".{target.name}.archivist-new"
-    fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        while chunk := source.read(1 << 20):  # type: ignore[attr-defined]
-            out.write(chunk)
-    os.utime(made, (mtime, mtime))
-    os.replace(made, target)
+    fd, made = tempfile.mkstemp(prefix=f".{target.name[:100]}.", suffix=".archivist-new", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            left = size
+            while left > 0 and (chunk := source.read(min(left, 1 << 20))):
+                out.write(chunk)
+                left -= len(chunk)
+        os.utime(made, (mtime, mtime))
+        os.replace(made, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(made)
 
 
 def _delete(home: Path, name: str) -> None:
@@ -370,7 +589,7 @@ def configured_hosts(workspace: Path) -> list[Host]:
     hosts = table.get("hosts", [])
     if not isinstance(hosts, list) or not all(isinstance(entry, dict) for entry in hosts):
         raise invalid(f"Invalid hosts in {CONFIG_NAME}", "hosts is a list of tables.", 'e.g. [[hosts]] host = "laptop"')
-    found = []
+    found: list[Host] = []
     for entry in hosts:
         name, user, port = entry.get("host"), entry.get("user"), entry.get("port")
         if (
@@ -383,8 +602,11 @@ def configured_hosts(workspace: Path) -> list[Host]:
                 "Each [[hosts]] has host (text), and may have user (text) and port (a number).",
                 'e.g. [[hosts]] host = "laptop" user = "me" port = 22',
             )
+        if any(host.name == name for host in found):
+            raise invalid(
+                f"Host {name} is named twice in {CONFIG_NAME}",
+                "A host's name is the key of its sync folder and of its sessions: two entries of one name would mix them.",
+                "Keep one [[hosts]] per name; to reach one machine two ways, give each an alias in ~/.ssh/config.",
+            )
         found.append(check_host(Host(name, user, port)))
     return found
-
-
-CONFIG_NAME = "archivist.toml"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +15,9 @@ from archivist.cli.output import fail, plural
 from archivist.cli.workspaces import check_archive_to_write, workspace_folder
 from archivist.errors import ArchivistError
 from archivist.workspace import archive_path
+
+if TYPE_CHECKING:
+    from archivist.hosts import Synced
 
 HOST_SQL = """
 INSERT INTO hosts (host, synced_at, files, problem) VALUES (:host, :synced_at, :files, :problem)
@@ -65,31 +69,39 @@ def sync(
     for host in chosen:
         try:
             done = hosts.sync(host, archive, _now())
-        except hosts.HostFailed as error:
-            click.echo(f"❌ {host.name}: {error}", err=True)
-            _remember(archive, host.name, None, 0, str(error), [])
+        except Exception as error:  # (one host's failure, whatever it is, is its one line: the others go on)
+            said = str(error) if isinstance(error, hosts.HostFailed) else f"{type(error).__name__}: {error}"
+            line = hosts.one_line(said)[:500]
+            click.echo(f"❌ {host.name}: {line}", err=True)
+            _remember(archive, host.name, None, 0, line, [])
             failed += 1
             continue
         found = _sources(done, hosts.sync_folder(archive, host.name) / "home")
-        _remember(archive, host.name, _now(), done.listed, None, found)
+        problem = hosts.one_line(done.problem)[:500] if done.problem else None
+        if problem:
+            click.echo(f"❌ {host.name}: {problem}", err=True)
+            failed += 1
+        _remember(archive, host.name, _now(), done.listed, problem, found)
         synced.append((done, found))
     run_index(workspace, db_path, None)
     for done, found in synced:
+        refused = ""
+        if done.refused:
+            refused = f"; {plural(done.refused, 'name')} refused, e.g. {hosts.one_line(done.refused_names[0])[:120]}"
         click.echo(
             f"{done.host}: {plural(len(found), 'source')}, {plural(done.listed, 'file')} listed, "
             f"{done.fetched} brought over ({done.fetched_bytes} bytes), {done.deleted} deleted, "
-            f"in {done.seconds:.1f} s" + (f"; {len(done.refused)} names refused" if done.refused else "")
+            f"in {done.seconds:.1f} s{refused}"
         )
     if failed:
         sys.exit(1)
 
 
-def _sources(done: object, home: Path) -> list[tuple[str, Path]]:
+def _sources(done: Synced, home: Path) -> list[tuple[str, Path]]:
     """The sources of the folders found on a host: each kind's, where its reader takes the folder."""
     from archivist import hosts
     from archivist.archive import sources
 
-    assert isinstance(done, hosts.Synced)
     kinds = hosts.kinds_by_folder()
     found = []
     for folder in done.folders:
@@ -110,9 +122,9 @@ def _remember(
     try:
         with db.atomic():
             db.execute(HOST_SQL, {"host": host, "synced_at": synced_at, "files": files, "problem": problem})
-            for kind, path in found:
-                if sources.add(db, kind, path):
-                    db.execute("UPDATE log_sources SET host = ? WHERE kind = ? AND path = ?", [host, kind, str(path)])
+            for kind, path in found:  # (a folder read before as this machine's takes its host)
+                sources.add(db, kind, path)
+                db.execute("UPDATE log_sources SET host = ? WHERE kind = ? AND path = ?", [host, kind, str(path)])
     finally:
         db.close()
 
