@@ -509,6 +509,7 @@ def _read_appends(
             return None
     problems: list[documents.Problem] = []
     source = f"log:{source_id}"
+    host = _host(db, source_id)
     for file in changed:
         _, _, _, document_id, resume_at, resume_seq, _ = stored[file]
         row = db.execute(STORED_SESSION_SQL, [document_id]).fetchone()
@@ -519,7 +520,7 @@ def _read_appends(
         session = reader(Path(file), resume_at, key[len(source) + 1 :], extra.get("project"), extra.get("models"))
         if session is None:
             return None
-        session = session_worker.on_host(valid_session(session), _host(db, source_id))
+        session = session_worker.on_host(valid_session(session), host)
         problems.extend(
             documents.Problem(f"{kind}:{session.key}", "degraded", masker.name(p)) for p in session.problems
         )
