@@ -1532,27 +1532,39 @@ def _indent(data: bytes) -> int | None:
     return len(lines[1]) - len(lines[1].lstrip(b" ")) or None
 
 
+# Kinds whose sample's texts stand in strings holding JSON (OpenTelemetry attributes): their spots go into them.
+NESTED_JSON = frozenset({"copilot-vs"})
+IN_JSON = "\ue002json text\ue003"  # a path's step into the JSON a string holds (private-use: no sample's key)
+
+
 def _at(value: Any, path: tuple[Any, ...]) -> Any:
     for key in path:
-        value = value[key]
+        value = json.loads(value) if key == IN_JSON else value[key]
     return value
 
 
 def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     if not path:
         return new
+    if IN_JSON in path:  # the JSON a string holds changed, and written back as that string
+        step = path.index(IN_JSON)
+        inner = _replaced(json.loads(_at(value, path[:step])), path[step + 1 :], new)
+        return _replaced(value, path[:step], json.dumps(inner, ensure_ascii=False))
     _at(value, path[:-1])[path[-1]] = new
     return value
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterable[tuple[Any, ...]]:
+def _paths(value: Any, prefix: tuple[Any, ...] = (), nested: bool = False) -> Iterable[tuple[Any, ...]]:
+    if nested and (inner := _json_container(value)) is not None:  # (its values, not the string itself)
+        yield from _paths(inner, (*prefix, IN_JSON), nested)
+        return
     yield prefix
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _paths(child, (*prefix, key))
+            yield from _paths(child, (*prefix, key), nested)
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from _paths(child, (*prefix, index))
+            yield from _paths(child, (*prefix, index), nested)
 
 
 def _split_lines(data: bytes) -> list[bytes]:
@@ -1626,7 +1638,12 @@ def spots(kind: str, file: str, texts_only: bool = False) -> tuple[Spot, ...]:
                 record = json.loads(line)
             except ValueError:
                 continue
-            found += [Spot(file, line=index, path=place) for place in _paths(record) if wanted(_at(record, place))]
+            nested = kind in NESTED_JSON
+            found += [
+                Spot(file, line=index, path=place)
+                for place in _paths(record, nested=nested)
+                if wanted(_at(record, place))
+            ]
     else:
         import tempfile
 
