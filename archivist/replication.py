@@ -41,7 +41,10 @@ BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 # A key prefix in a bucket: printable, no spaces, no empty or dot-only parts.
 KEY_PART_RE = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@%-]+")
 MAX_URL = 1024
-USERINFO_RE = re.compile(r"//[^/]*@")
+# How long `archivist restore` waits for Litestream before it gives up (its --timeout).
+RESTORE_SECONDS = 300.0
+# In a restored copy's archive_meta: the replica it was restored from. Such a copy is read, never indexed into.
+RESTORED_KEY = "restored_from"
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,10 @@ class Replica:
 
 def invalid(value: str, why: str, hint: str) -> ArchivistError:
     """INVALID_PARAMETER for a replica URL or endpoint, the value shown on one line, short, and
-    without whatever stands before an '@' after '//' (credentials are never repeated)."""
-    value = USERINFO_RE.sub("//***@", value)
+    without anything before its last '@' (credentials, whatever characters they hold, are never
+    repeated)."""
+    if "@" in value:
+        value = "***@" + value.rsplit("@", 1)[1]
     shown = value if len(value) <= 120 else value[:117] + "..."
     shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in shown)
     return ArchivistError("INVALID_PARAMETER", f"Not a replica: {shown!r}", why, hint)
@@ -91,7 +96,10 @@ CREDENTIALS_HINT = (
 def replica(value: str, endpoint: str | None = None) -> Replica:
     """The replica ``value`` names, checked before anything runs: ``s3://bucket/prefix``,
     ``file:///folder`` or an absolute folder path; INVALID_PARAMETER for anything else, and for a
-    URL that carries credentials, a query or a fragment."""
+    URL that carries credentials, a query or a fragment. An '@' anywhere is refused first, as
+    credentials: a secret may hold '/', which moves the URL's own idea of where they end."""
+    if "@" in value:
+        raise invalid(value, "The URL carries credentials.", CREDENTIALS_HINT)
     if not value or len(value) > MAX_URL or not value.isprintable():
         raise invalid(value, f"A replica is a URL or a path of at most {MAX_URL} printable characters.", URL_HINT)
     if value.startswith("/"):
@@ -135,6 +143,8 @@ def _folder_url(path: str, value: str) -> str:
 
 def checked_endpoint(value: str) -> str:
     """An S3-compatible server's address: http(s)://host[:port], without credentials or a query."""
+    if "@" in value:
+        raise invalid(value, "The endpoint carries credentials.", CREDENTIALS_HINT)
     parts = urlsplit(value) if len(value) <= MAX_URL and value.isprintable() else None
     ok = parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
     if not ok or parts is None or "@" in parts.netloc or parts.query or parts.fragment or " " in value:
@@ -375,9 +385,22 @@ def restore(found: Replica, output: Path, timeout: float | None = None) -> None:
     """
     with config_file(output, found) as config:
         command = [binary(), "restore", "-config", config, "-no-expand-env", "-o", str(output), str(output.resolve())]
-        done = subprocess.run(
-            command, env=environment(), capture_output=True, text=True, timeout=timeout, pass_fds=[config_fd(config)]
-        )
+        try:
+            done = subprocess.run(
+                command,
+                env=environment(),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                pass_fds=[config_fd(config)],
+            )
+        except subprocess.TimeoutExpired:  # (run has killed Litestream already)
+            raise ArchivistError(
+                "PATH_NOT_FOUND",
+                f"The replica at {found.url} could not be read within {timeout:g} seconds",
+                "Litestream did not finish restoring it: its server does not answer, or the archive is large.",
+                "Check the URL and --endpoint; for a large archive, give more time with --timeout SECONDS.",
+            ) from None
     if done.returncode == 0:
         return
     said = [line for line in done.stderr.splitlines() if line.strip()]
@@ -395,3 +418,58 @@ def restore(found: Replica, output: Path, timeout: float | None = None) -> None:
         f"Litestream says: {reason[:500]}.",
         "Check the URL, --endpoint and the credentials in the environment (AWS_ACCESS_KEY_ID, ...).",
     )
+
+
+def restored_from(archive: Path) -> str | None:
+    """The replica the archive at ``archive`` was restored from (``archivist restore``), read from its
+    archive_meta; None for an archive indexed here, or one that cannot be read."""
+    from archivist.archive.database import connect_read_only, sqlite3
+
+    try:
+        conn = connect_read_only(archive)
+        try:
+            row = conn.execute("SELECT value FROM archive_meta WHERE key = ?", [RESTORED_KEY]).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return str(row[0]) if row else None
+
+
+def mark_restored(archive: Path, found: Replica) -> None:
+    """Record in the archive at ``archive`` that it is a copy restored from ``found``: indexing
+    refuses it from then on (an index here would find none of its sources, and empty it)."""
+    import sqlite3
+
+    conn = sqlite3.connect(archive, timeout=0)
+    try:
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO archive_meta (key, value) VALUES (?, ?)", [RESTORED_KEY, found.url])
+    finally:
+        conn.close()  # (the last connection: SQLite folds its log back into the file, and removes it)
+
+
+def in_use(archive: Path) -> bool:
+    """Whether another process holds the archive at ``archive`` open (a server, an index, Litestream):
+    SQLite's exclusive lock, asked for once without waiting, is refused while any connection is open
+    on a database in WAL mode."""
+    import sqlite3
+
+    if not archive.is_file():
+        return False
+    try:
+        conn = sqlite3.connect(archive, timeout=0, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+        conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as error:
+        return "locked" in str(error) or "busy" in str(error)
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return False

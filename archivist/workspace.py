@@ -32,6 +32,8 @@ def default_workspace() -> Path:
 
 
 KEY_BYTES = 32
+# A SQLite database's file and the files SQLite keeps beside it: its log, shared memory and journal.
+SIDECARS = ("", "-wal", "-shm", "-journal")
 
 
 def archive_files(archive: Path) -> set[Path]:
@@ -40,7 +42,7 @@ def archive_files(archive: Path) -> set[Path]:
     return {
         archive,
         secret_key_path(archive),
-        *(archive.with_name(archive.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+        *(archive.with_name(archive.name + suffix) for suffix in SIDECARS[1:]),
     }
 
 

@@ -177,7 +177,7 @@ async def test_an_archive_replicated_to_s3_is_restored_whole_after_its_writer_an
 
     other = tmp_path / "other-machine"
     done = archivist("restore", url, "--to", other, *endpoint)
-    assert "integrity check ok" in done.stdout and "--no-index" in done.stdout
+    assert "integrity check ok" in done.stdout and "never indexed into" in done.stdout
     restored = archive_path(other)
     assert contents(restored) == committed
     assert contents(restored)["integrity"] == ["ok"]
@@ -507,3 +507,178 @@ def test_index_refuses_a_replica_that_is_not_one_before_it_indexes(tmp_path: Pat
     done = archivist("index", workspace, "--replicate-to", "ftp://example.com/x", check=False)
     assert done.returncode == 1 and "INVALID_PARAMETER" in done.stderr
     assert not archive_path(workspace).exists()
+
+
+# --- a restored copy: read, never indexed into; put in place whole; nothing left behind ------------
+
+
+def test_a_restored_copy_is_never_indexed_into(folder_replica: Path, sample_workspace: Path, tmp_path: Path) -> None:
+    expected = contents(archive_path(sample_workspace))
+    copy = tmp_path / "copy"
+    archivist("restore", folder_replica, "--to", copy)
+    assert replication.restored_from(archive_path(copy)) == f"file://{folder_replica}"
+    for command in (["index", copy], ["watch", copy], ["embed", copy], ["serve", copy, "--watch", "--no-index"]):
+        done = archivist(*command, check=False)
+        assert done.returncode == 1, command
+        assert "is a copy restored from file://" in done.stderr and "--no-index" in done.stderr, command
+        assert done.stderr.count("\n") == 1 and done.stderr.rstrip().endswith("[INVALID_PARAMETER]")
+    replica_before = sorted(str(p.relative_to(folder_replica)) for p in folder_replica.rglob("*"))
+    done = archivist("index", copy, "--replicate-to", folder_replica, check=False)
+    assert done.returncode == 1 and "is a copy restored from" in done.stderr
+    assert sorted(str(p.relative_to(folder_replica)) for p in folder_replica.rglob("*")) == replica_before
+    assert contents(archive_path(copy)) == expected
+    assert replication.restored_from(archive_path(sample_workspace)) is None
+
+
+def test_serve_serves_a_restored_copy_as_it_is(folder_replica: Path, sample_workspace: Path, tmp_path: Path) -> None:
+    expected = contents(archive_path(sample_workspace))
+    copy = tmp_path / "copy"
+    archivist("restore", folder_replica, "--to", copy)
+    server = subprocess.Popen(
+        [ARCHIVIST, "serve", str(copy), "--no-token", "-p", str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+    )
+    try:
+        assert server.stdout is not None and server.stdout.readline().startswith("Serving ")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, err = server.communicate(timeout=30)
+    assert "Serving a copy restored from file://" in err and "(--no-index)" in err
+    assert "removed" not in err and "Indexed" not in err
+    assert contents(archive_path(copy)) == expected
+
+
+def test_force_refuses_an_archive_held_open_and_leaves_it(folder_replica: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "sample-workspace" / "notes", other / "notes")
+    archivist("index", other)
+    before = contents(archive_path(other))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time\n"
+            "c = sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM documents').fetchone()\n"
+            "print('open', flush=True); time.sleep(60)",
+            str(archive_path(other)),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        done = archivist("restore", folder_replica, "--to", other, "--force", check=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 1 and "is in use" in done.stderr and "Stop it, then restore again" in done.stderr
+    assert contents(archive_path(other)) == before
+    assert not [p for p in (other / ".archivist").iterdir() if ".restoring-" in p.name or ".replaced-" in p.name]
+
+
+def test_force_leaves_only_the_new_archive_and_no_old_state(
+    folder_replica: Path, sample_workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "sample-workspace" / "notes", other / "notes")
+    archivist("index", other)
+    state = replication.state_folder(archive_path(other))
+    state.mkdir()
+    (state / replication.REPLICA_NOTE).write_text("file:///elsewhere")
+    archivist("restore", folder_replica, "--to", other, "--force")
+    assert sorted(p.name for p in (other / ".archivist").iterdir()) == ["archive.db"]
+    assert archive_path(other).stat().st_mode & 0o777 == 0o600
+    assert contents(archive_path(other)) == contents(archive_path(sample_workspace))
+
+
+def test_a_restore_leaves_nothing_beside_the_archive_and_makes_it_private(folder_replica: Path, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            "sh",
+            "-c",
+            'umask 022 && exec "$@"',
+            "sh",
+            ARCHIVIST,
+            "restore",
+            str(folder_replica),
+            "--to",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "c" / ".archivist").iterdir()) == ["archive.db"]
+    assert archive_path(tmp_path / "c").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_secret_with_a_slash_is_never_repeated(tmp_path: Path) -> None:
+    for args in (
+        ["s3://AKIAEXAMPLE:abc/SECRETVALUE@archives/x"],
+        ["s3://archives/x", "--endpoint", "http://AKIAEXAMPLE:abc/SECRETVALUE@127.0.0.1:9000"],
+        ["file:///AKIAEXAMPLE:abc/SECRETVALUE@host/x"],
+    ):
+        done = archivist("restore", *args, "--to", tmp_path / "target", check=False)
+        assert done.returncode == 1 and "carries credentials" in done.stderr, done.stderr
+        assert "SECRETVALUE" not in done.stderr and "AKIAEXAMPLE" not in done.stderr and "abc" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_restore_that_hangs_stops_at_its_timeout_and_leaves_nothing(tmp_path: Path) -> None:
+    import socket
+
+    listener = socket.socket()  # accepts, then never answers
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    endpoint = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        started = time.monotonic()
+        done = archivist(
+            "restore", "s3://archives/x", "--endpoint", endpoint, "--timeout", "2", "--to", tmp_path / "t", check=False
+        )
+        took = time.monotonic() - started
+    finally:
+        listener.close()
+    assert done.returncode == 1 and "within 2 seconds" in done.stderr and "--timeout" in done.stderr
+    assert took < 20
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_during_a_restore_leaves_nothing(tmp_path: Path) -> None:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    endpoint = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        process = subprocess.Popen(
+            [ARCHIVIST, "restore", "s3://archives/x", "--endpoint", endpoint, "--to", str(tmp_path / "t")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment(),
+        )
+        deadline = time.monotonic() + 30
+        while not children_of(process.pid):  # Litestream started, and waits on the server
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    finally:
+        listener.close()
+    assert process.returncode != 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes ``pid`` started that still run."""
+    try:
+        return [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    except OSError:
+        return []

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from archivist.archive import packed
 from archivist.errors import ArchivistError
+from archivist.workspace import SIDECARS
 
 if TYPE_CHECKING:
     import sqlite3
@@ -170,7 +171,7 @@ def archive_size(path: Path | str) -> int:
     """The bytes an archive takes: its file, and SQLite's log and shared memory beside it."""
     path = Path(path)
     total = 0
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in SIDECARS:
         try:
             total += path.with_name(path.name + suffix).stat().st_size
         except OSError:

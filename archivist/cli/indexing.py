@@ -20,7 +20,7 @@ from archivist.cli.arguments import (
     source_option,
     workspace_argument,
 )
-from archivist.cli.output import fail, info, interactive, one_line, plural
+from archivist.cli.output import fail, info, interactive, one_line, plural, refuse
 from archivist.cli.workspaces import (
     _database_problem,
     archive_to_read,
@@ -28,6 +28,8 @@ from archivist.cli.workspaces import (
     checked_sources,
     discovered_sources,
     replicating,
+    run_line,
+    shown,
     workspace_folder,
 )
 from archivist.errors import ArchivistError
@@ -258,6 +260,30 @@ def _readable(workspace: Path, db_path: Path | None) -> bool:
     return path.is_file() and _database_problem(path, tables=True) is None
 
 
+def restored_copy(path: Path) -> str | None:
+    """The replica the archive at ``path`` was restored from; None for one indexed here, or none."""
+    if not path.is_file():
+        return None
+    from archivist.replication import restored_from
+
+    return restored_from(path)
+
+
+def refuse_restored(workspace: Path, db_path: Path | None, command: str) -> None:
+    """A one-line refusal where the archive is a copy restored from a replica (``archivist restore``):
+    an index here finds none of the sources it was indexed from, and would empty it (and, with
+    --replicate-to, the replica too)."""
+    path = db_path or archive_path(workspace)
+    source = restored_copy(path)
+    if source is not None:
+        refuse(
+            f"Not indexed: {shown(path)} is a copy restored from {source}, read as it is, never indexed into "
+            f"(`archivist {command}` would find none of its sources here): serve it with "
+            f"{run_line('serve', workspace, '--no-index')}, or `archivist restore` again for newer sessions.",
+            "INVALID_PARAMETER",
+        )
+
+
 @click.command()
 @workspace_argument
 @db_option
@@ -289,6 +315,7 @@ def index(
     if discover:
         log_sources += discovered_sources()
     check_archive_to_write(workspace, db_path)
+    refuse_restored(workspace, db_path, "index")
     replicating(workspace, db_path, replicate_to, replicate_endpoint)
     summary = run_index(workspace, db_path, reports_dir, log_sources)
     if show_problems:
@@ -310,6 +337,7 @@ def embed(workspace: Path | None, path: str | None, db_path: Path | None) -> Non
     """
     workspace = workspace_folder(workspace, "embed")
     check_archive_to_write(workspace, db_path)
+    refuse_restored(workspace, db_path, "embed")
     run_embed(workspace, path, db_path)
 
 
@@ -414,6 +442,7 @@ def watch(workspace: Path | None, db_path: Path | None, polling: bool) -> None:
 
     workspace = workspace_folder(workspace, "watch")
     check_archive_to_write(workspace, db_path)
+    refuse_restored(workspace, db_path, "watch")
     click.echo(f"Following {workspace} (Ctrl-C stops)", err=True)
     embed = vectors_follow(workspace, db_path)
 

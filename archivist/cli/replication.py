@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import signal
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -13,7 +16,8 @@ from archivist.cli.arguments import db_option, workspace_argument
 from archivist.cli.output import fail, is_verbose, refuse
 from archivist.cli.workspaces import archive_to_read, run_line, shown, text_path, workspace_folder
 from archivist.errors import ArchivistError
-from archivist.workspace import archive_path
+from archivist.replication import RESTORE_SECONDS, Replica
+from archivist.workspace import SIDECARS, archive_path, secret_key_path
 
 endpoint_option = click.option(
     "--endpoint",
@@ -22,8 +26,8 @@ endpoint_option = click.option(
 )
 
 
-def checked_replica(url: str, endpoint: str | None) -> object:
-    """The replica ``url`` names (``replication.Replica``), or a one-line refusal."""
+def checked_replica(url: str, endpoint: str | None) -> Replica:
+    """The replica ``url`` names, or a one-line refusal."""
     from archivist import replication
 
     try:
@@ -50,7 +54,6 @@ def replicate(workspace: Path | None, url: str, endpoint: str | None, db_path: P
     from archivist import replication
 
     found = checked_replica(url, endpoint)
-    assert isinstance(found, replication.Replica)
     workspace = workspace_folder(workspace, "replicate")
     path = archive_to_read(workspace, db_path, ", then replicate it", upgrade=False)
     try:
@@ -74,18 +77,29 @@ def replicate(workspace: Path | None, url: str, endpoint: str | None, db_path: P
     help="The workspace folder to restore into (made if missing); its archive is DIR/.archivist/archive.db.",
 )
 @endpoint_option
-@click.option("--force", is_flag=True, help="Replace an archive that is there already.")
-def restore(url: str, folder: Path, endpoint: str | None, force: bool) -> None:
+@click.option(
+    "--force", is_flag=True, help="Replace an archive that is there already (not while something holds it open)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=RESTORE_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long Litestream may take; then the restore stops and leaves nothing behind.",
+)
+def restore(url: str, folder: Path, endpoint: str | None, force: bool, timeout: float) -> None:
     """Make a working archive in DIR from the replica at URL (what `archivist replicate` wrote).
 
     The archive is restored beside its place, checked (SQLite's integrity check, and that it is
-    an archive this version reads), then put in place whole: an archive there already is never
-    replaced without --force. Serve it read-only with `archivist serve DIR --no-index`.
+    an archive this version reads), marked as a restored copy, then put in place whole: an
+    archive there already is never replaced without --force, nor while a server, an index or
+    Litestream holds it open. A restored copy is read, never indexed into: `archivist serve DIR`
+    serves it as it is, and `index`, `watch` and `embed` refuse it.
     """
     from archivist import replication
 
     found = checked_replica(url, endpoint)
-    assert isinstance(found, replication.Replica)
     folder = Path(os.path.expanduser(folder))
     text_path(folder, "workspace")
     if os.path.lexists(folder) and not os.path.isdir(folder):
@@ -96,6 +110,8 @@ def restore(url: str, folder: Path, endpoint: str | None, force: bool) -> None:
             f"An archive is there already: {shown(target)}: restore into another folder, or add --force to replace it.",
             "INVALID_PARAMETER",
         )
+    if force and replication.in_use(target):
+        fail(held_open(target))
     try:
         replication.binary()
     except ArchivistError as error:
@@ -106,9 +122,14 @@ def restore(url: str, folder: Path, endpoint: str | None, force: bool) -> None:
     except OSError as error:
         refuse(f"Cannot create {shown(target.parent)}: {error.strerror or error}: give a folder you can write.")
     made = target.with_name(f".{target.name}.restoring-{os.getpid()}-{secrets.token_hex(4)}")
+    umask = os.umask(0o077)  # (every file made on the way is its owner's alone, from the start)
+    terminated = signal.signal(signal.SIGTERM, interrupted)
     try:
-        replication.restore(found, made)
+        replication.restore(found, made, timeout)
         counts = checked_restored(made)
+        marked(made, found)
+        if force and replication.in_use(target):
+            raise held_open(target)
         put_in_place(made, target)
     except ArchivistError as error:
         remove_made(made, created)
@@ -116,8 +137,39 @@ def restore(url: str, folder: Path, endpoint: str | None, force: bool) -> None:
     except BaseException:
         remove_made(made, created)
         raise
+    finally:
+        signal.signal(signal.SIGTERM, terminated)
+        os.umask(umask)
     click.echo(f"Restored {found.url} into {shown(target)}: {counts}.")
-    click.echo(f"Serve it read-only with {run_line('serve', folder, '--no-index')}.")
+    click.echo(f"Serve it read-only with {run_line('serve', folder)} (it is never indexed into).")
+
+
+def interrupted(signum: int, frame: object) -> NoReturn:
+    """SIGTERM during a restore: the same cleanup as Ctrl-C (Litestream killed, nothing left behind)."""
+    raise KeyboardInterrupt
+
+
+def held_open(target: Path) -> ArchivistError:
+    """INVALID_PARAMETER: the archive --force would replace is held open by another process."""
+    return ArchivistError(
+        "INVALID_PARAMETER",
+        f"The archive at {shown(target)} is in use",
+        "A server, an index or `archivist replicate` holds it open, and would go on with the old file.",
+        "Stop it, then restore again.",
+    )
+
+
+def marked(made: Path, found: Replica) -> None:
+    """The restored file at ``made`` marked as a copy of ``found`` (``replication.mark_restored``)."""
+    from archivist import replication
+    from archivist.archive.database import not_written, sqlite3
+
+    try:
+        replication.mark_restored(made, found)
+    except sqlite3.Error as error:
+        raise not_written(
+            shown(made), error, "The restored copy could not be marked as one.", "Nothing was put in place."
+        ) from None
 
 
 def missing_folders(folder: Path) -> list[Path]:
@@ -130,8 +182,9 @@ def missing_folders(folder: Path) -> list[Path]:
 
 
 def remove_made(made: Path, created: list[Path]) -> None:
-    """What a restore that failed made: its file, SQLite's and Litestream's beside it, and the folders it created."""
-    for leftover in sidecars(made):
+    """What a restore that failed made: its file, SQLite's and Litestream's beside it (its ``.tmp``),
+    and the folders it created."""
+    for leftover in [*sidecars(made), *sidecars(made.with_name(made.name + ".tmp"))]:
         leftover.unlink(missing_ok=True)
     for folder in created:
         try:
@@ -142,7 +195,7 @@ def remove_made(made: Path, created: list[Path]) -> None:
 
 def sidecars(path: Path) -> list[Path]:
     """The database at ``path`` and SQLite's files beside it."""
-    return [path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    return [path.with_name(path.name + suffix) for suffix in SIDECARS]
 
 
 def checked_restored(path: Path) -> str:
@@ -180,9 +233,35 @@ def checked_restored(path: Path) -> str:
 
 
 def put_in_place(made: Path, target: Path) -> None:
-    """``made`` becomes the archive at ``target`` in one rename; an old archive's log and shared memory
-    are removed first, since SQLite would otherwise replay that log onto the new file."""
+    """``made`` becomes the archive at ``target``.
+
+    The old archive, its log and shared memory (which SQLite would otherwise replay onto the new
+    file) and its masking key (the old archive's own: a restored copy is never indexed, and
+    needs none) are first renamed aside as a set, then ``made`` is renamed in, then the set is
+    deleted; a rename that fails puts the set back. Litestream's state for the old file goes too:
+    kept, it would be replayed against the new one.
+    """
+    from archivist import replication
+
     os.chmod(made, 0o600)  # (one person's history, on another machine: theirs to read)
-    for old in sidecars(target)[1:]:
-        old.unlink(missing_ok=True)
-    os.replace(made, target)
+    aside = target.with_name(f".{target.name}.replaced-{os.getpid()}-{secrets.token_hex(4)}")
+    olds = [*sidecars(target), secret_key_path(target)]
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for old in olds:
+            away = aside.with_name(aside.name + old.name.removeprefix(target.name))
+            if os.path.lexists(old):
+                os.rename(old, away)
+                moved.append((old, away))
+        os.replace(made, target)
+    except OSError:
+        for old, away in reversed(moved):
+            os.rename(away, old)
+        raise
+    for _, away in moved:
+        away.unlink(missing_ok=True)
+    for leftover in sidecars(made)[1:]:
+        leftover.unlink(missing_ok=True)
+    state = replication.state_folder(target)
+    if state.is_dir() and not state.is_symlink():
+        shutil.rmtree(state, ignore_errors=True)

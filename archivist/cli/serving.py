@@ -25,7 +25,7 @@ from archivist.cli.arguments import (
     watch_option,
     workspace_argument,
 )
-from archivist.cli.indexing import index_while_serving, run_embed, start_following
+from archivist.cli.indexing import index_while_serving, refuse_restored, restored_copy, run_embed, start_following
 from archivist.cli.output import fail, is_verbose, refuse, with_request_lines
 from archivist.cli.workspaces import (
     archive_to_read,
@@ -145,7 +145,7 @@ def serve(
     WORKSPACE: `archivist serve --discover` indexes one's own history (kept in the platform's
     data folder), the newest sessions first, serves it and opens a browser on it.
     --replicate-to streams the archive to a replica while it serves (docs/replication.md);
-    a replica restored on another machine (`archivist restore`) is served with --no-index.
+    a copy restored from a replica (`archivist restore`) is served as it is, never indexed into.
     """
     import asyncio
     from urllib.parse import quote
@@ -171,6 +171,14 @@ def serve(
         log_sources += discovered_sources()
     origins = checked_origins(allowed_origins)
     token = server_token(no_token)
+    restored = restored_copy(db_path or archive_path(workspace))
+    if restored is not None and (watch or embed or source_arguments or discover):
+        refuse_restored(workspace, db_path, "serve --watch" if watch else "serve --embed" if embed else "serve")
+    if restored is not None and not no_index:
+        click.echo(
+            f"Serving a copy restored from {restored} as it is (--no-index): it is never indexed into.", err=True
+        )
+        no_index = True
     replicating(workspace, db_path, replicate_to, replicate_endpoint)
     if no_index:
         db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
