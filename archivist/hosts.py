@@ -58,6 +58,8 @@ LISTING_BYTES = 256 << 20  # the most a listing may hold; past it the host fails
 LISTING_LINES = 2_000_000
 GROWTH_MARGIN = 1 << 20  # bytes a file may have grown between its listing and its sending
 SYNC_BYTES = 64 << 30  # the most one sync writes
+HEADER_BYTES = 1 << 20  # the largest extended header (pax, GNU long name) of a member taken
+STREAM_SLACK = 16 << 20  # bytes a stream may hold beyond the files asked for (headers, padding, refused members)
 STDERR_KEPT = 4096  # bytes of what the remote says on stderr kept (its last ones)
 REFUSED_KEPT = 20  # refused names kept to be shown (the rest only counted)
 NAMES_PER_TAR = 200  # files named to one tar on the remote (its command line stays short)
@@ -487,21 +489,62 @@ def _fetch(
     listed (and a little more: a log grows); each written goes into ``kept`` with its size and time.
     Why the transfer stopped short, or None."""
     remote = Remote(command, script, FETCH_TIMEOUT)
+    budget = sum(size for size, _ in wanted.values()) + len(wanted) * (GROWTH_MARGIN + 65536) + STREAM_SLACK
     try:
-        return _take(remote, wanted, home, done, kept)
+        return _take(remote, _Budget(remote.stdout, budget), wanted, home, done, kept)
     finally:
         remote.close()
 
 
+class _Budget:
+    """The stream of a transfer, read no further than ``left`` bytes (the files asked for, each a
+    little grown, and the tar's own blocks): past it, the stream is refused."""
+
+    def __init__(self, stream: io.BufferedReader, left: int) -> None:
+        self.stream, self.left = stream, left
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.stream.read(size if size >= 0 else 1 << 20)
+        self.left -= len(chunk)
+        if self.left < 0:
+            raise tarfile.ReadError("the stream is longer than the files asked for")
+        return chunk
+
+
+class _Header(tarfile.TarInfo):
+    """A member's header read as tarfile reads it, except that an extended header (pax, GNU
+    long name) over HEADER_BYTES and a sparse member are refused: tarfile holds those whole in
+    memory, as long as the remote makes them."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        extended = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
+        if self.type in (*extended, tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK) and self.size > HEADER_BYTES:
+            raise tarfile.ReadError(f"a member's header of {self.size} bytes")
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise tarfile.ReadError("a sparse member")
+        return super()._proc_member(tarfile_)  # type: ignore[misc]
+
+    def _proc_gnusparse_00(self, *_: object) -> None:
+        raise tarfile.ReadError("a sparse member")
+
+    _proc_gnusparse_01 = _proc_gnusparse_10 = _proc_gnusparse_00
+
+
 def _take(
-    remote: Remote, wanted: dict[str, tuple[int, int]], home: Path, done: Synced, kept: dict[str, tuple[int, int]]
+    remote: Remote,
+    piped: _Budget,
+    wanted: dict[str, tuple[int, int]],
+    home: Path,
+    done: Synced,
+    kept: dict[str, tuple[int, int]],
 ) -> str | None:
     written: set[str] = set()
     sent: set[str] = set()  # the names a member came for (taken or refused)
     problem = None
     try:
-        with tarfile.open(fileobj=remote.stdout, mode="r|", ignore_zeros=True) as stream:
-            for member in stream:
+        with tarfile.open(fileobj=cast(IO[bytes], piped), mode="r|", ignore_zeros=True, tarinfo=_Header) as stream:
+            while (member := stream.next()) is not None:
+                stream.members.clear()  # type: ignore[attr-defined]  # (a long stream holds no member)
                 name = member.name[2:] if member.name.startswith("./") else member.name
                 mtime = member.mtime
                 sent.add(name)

@@ -666,3 +666,17 @@ def test_the_listing_script_tells_a_folder_whose_find_failed(tmp_path):
         assert told.files == (
             {} if incomplete else {".claude/projects/a.jsonl": (3, told.files[".claude/projects/a.jsonl"][1])}
         )
+
+
+def test_a_huge_member_header_or_a_stream_past_its_budget_stops_the_transfer(tmp_path):
+    members = [
+        {"name": "./" + A, "data": SAMPLE},
+        {"name": "./" + B, "data": SAMPLE, "pax": {"comment": "x" * 3_000_000}},
+    ]
+    env = faked(tmp_path, listing=listed(A, B), members=members)
+    said, _ = in_child(env, tmp_path / "ws", "")
+    assert said.startswith("DONE 1 0 the transfer stopped: a member's header of 3000") and said.count("\n") == 1, said
+    many = [{"name": f"./.claude/projects/p/{n}.jsonl", "data": "{}"} for n in range(40_000)]
+    env = faked(tmp_path, listing=listed(A), members=[*many, {"name": "./" + A, "data": SAMPLE}])
+    said, _ = in_child(env, tmp_path / "ws2", "")
+    assert said.startswith("DONE 0 ") and "the stream is longer than the files asked for" in said, said
