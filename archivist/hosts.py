@@ -284,10 +284,10 @@ def write_state(folder: Path, files: dict[str, tuple[int, int]], synced_at: str)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(made)
-    _sync_folder_entries(folder)
+    _fsync_folder(folder)
 
 
-def _sync_folder_entries(folder: Path) -> None:
+def _fsync_folder(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
