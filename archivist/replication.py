@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,8 +165,10 @@ def folder_of(found: Replica) -> Path | None:
     return Path(found.url.removeprefix("file://")) if found.url.startswith("file://") else None
 
 
-def check_apart(found: Replica, archive: Path) -> None:
-    """A folder replica must lie outside the archive's own folder (it would write beside, or over, the archive)."""
+def check_apart(found: Replica, archive: Path, watched: Iterable[Path] = ()) -> None:
+    """A folder replica must lie outside the archive's own folder (it would write beside, or over,
+    the archive), and outside every folder that is indexed (the workspace, the agent-log sources):
+    each file Litestream writes there would start another index, and that index another write."""
     folder = folder_of(found)
     if folder is None:
         return
@@ -178,6 +180,47 @@ def check_apart(found: Replica, archive: Path) -> None:
             f"The replica's folder overlaps the archive's folder ({home}).",
             "Give a folder of its own, on another disk or a mounted one.",
         )
+    for indexed in watched:
+        indexed = Path(os.path.realpath(indexed))
+        if place == indexed or indexed in place.parents:
+            raise invalid(
+                found.url,
+                f"The replica's folder is inside a folder that is indexed ({indexed}).",
+                "Each file Litestream writes there would be indexed, and each index replicated, without end: "
+                "give a folder outside the workspace and its agent-log sources.",
+            )
+
+
+def remembered_sources(archive: Path) -> list[Path]:
+    """The agent-log sources on this machine that the archive at ``archive`` reads on each index; none if it cannot be read."""
+    from archivist.archive.database import connect_read_only, sqlite3
+
+    if not archive.is_file():
+        return []
+    try:
+        conn = connect_read_only(archive)
+        try:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(log_sources)")}
+            where = " WHERE host IS NULL" if "host" in columns else ""
+            rows = conn.execute(f"SELECT path FROM log_sources{where}").fetchall() if columns else []
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+    return [Path(row[0]) for row in rows if isinstance(row[0], str) and row[0].startswith("/")]
+
+
+def checked(url: str, endpoint: str | None, archive: Path, workspace: Path | None = None) -> Replica:
+    """The replica ``url`` names, checked for replicating ``archive`` (of ``workspace``): a replica
+    (``replica``), apart from the archive, the workspace and its remembered sources
+    (``check_apart``), an archive path Litestream reads as written (``check_archive_path``), and
+    Litestream installed (``binary``); the first ArchivistError otherwise."""
+    found = replica(url, endpoint)
+    watched = [*([workspace] if workspace is not None else []), *remembered_sources(archive)]
+    check_apart(found, archive, watched)
+    check_archive_path(archive)
+    binary()
+    return found
 
 
 # What Litestream 0.5 reads as URI syntax in a database's path: it opens another file (the path
@@ -269,15 +312,46 @@ def state_folder(archive: Path) -> Path:
 REPLICA_NOTE = "archivist-replica"  # in the state folder: the replica that state was kept for
 
 
-def state_for(archive: Path, found: Replica) -> None:
-    """Litestream's state made right for replicating ``archive`` to ``found``.
+LOCK_NAME = "archivist-lock"  # in the state folder: held (flock) by the one Litestream that replicates the archive
 
-    That state is the archive's, not the replica's: kept for one replica and then used for
-    another, it lacks the early log the new replica needs, and Litestream fails ("LTX file is
-    missing"). So where the replica differs from the one noted, ``litestream reset`` clears it
-    first, and the next sync sends the new replica a whole snapshot.
+
+def state_for(archive: Path, found: Replica) -> int:
+    """Litestream's state made right for replicating ``archive`` to ``found``, and held: the open
+    file descriptor of a lock in the state folder, which the caller keeps for Litestream's lifetime.
+
+    A second replicator of the same archive is refused (INVALID_PARAMETER) before it touches the
+    state: resetting it under a running Litestream would break that one's replica. The state is
+    the archive's, not the replica's: kept for one replica and then used for another, it lacks
+    the early log the new replica needs, and Litestream fails ("LTX file is missing"). So where
+    the replica differs from the one noted, ``litestream reset`` clears it first, and the next
+    sync sends the new replica a whole snapshot; the new replica is noted only once that worked.
     """
+    import fcntl
+
     folder = state_folder(archive)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # (before a first index: its folder too)
+    lock = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(lock)
+        raise ArchivistError(
+            "INVALID_PARAMETER",
+            f"The archive at {archive.resolve()} is being replicated already",
+            "Another Litestream (`archivist replicate`, or a command with --replicate-to) holds it; "
+            "a second one would reset the first one's state under it.",
+            "Stop that one first, or let it do the replicating.",
+        ) from None
+    try:
+        _reset_for(archive, found, folder)
+    except BaseException:
+        os.close(lock)
+        raise
+    return lock
+
+
+def _reset_for(archive: Path, found: Replica, folder: Path) -> None:
+    """``litestream reset`` where the state was kept for another replica than ``found``; the note written after."""
     note = folder / REPLICA_NOTE
     try:
         noted = note.read_text(encoding="utf-8")
@@ -285,18 +359,30 @@ def state_for(archive: Path, found: Replica) -> None:
         noted = None
     if noted == found.url:
         return
-    if folder.exists():
+    if any(entry.name not in (REPLICA_NOTE, LOCK_NAME) for entry in folder.iterdir()):
         with config_file(archive, found) as config:
             command = [binary(), "reset", "-config", config, "-no-expand-env", str(archive.resolve())]
-            subprocess.run(command, env=environment(), capture_output=True, check=False, pass_fds=[config_fd(config)])
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # (before a first index: its folder too)
+            done = subprocess.run(
+                command, env=environment(), capture_output=True, text=True, check=False, pass_fds=[config_fd(config)]
+            )
+        if done.returncode != 0:
+            said = [line for line in done.stderr.splitlines() if line.strip()]
+            raise ArchivistError(
+                "INTERNAL_ERROR",
+                f"Litestream's state for {archive.resolve()} could not be reset for the replica {found.url}",
+                f"litestream reset says: {(said[-1] if said else f'status {done.returncode}')[:300]}.",
+                "Run the command again; if it persists, stop every replicator of this archive first.",
+            )
+    note.unlink(missing_ok=True)
     note.write_text(found.url, encoding="utf-8")
 
 
 def become_litestream(archive: Path, found: Replica, verbose: bool = False) -> NoReturn:
     """This process becomes ``litestream replicate`` (exec): Ctrl-C and SIGTERM reach it as they
-    would reach this command, and a kill leaves no other process behind."""
-    state_for(archive, found)
+    would reach this command, and a kill leaves no other process behind. The state's lock goes
+    with it (an inherited descriptor), held for as long as Litestream runs."""
+    lock = state_for(archive, found)
+    os.set_inheritable(lock, True)
     with config_file(archive, found) as config:
         command = replicate_command(config, verbose)
         sys.stdout.flush()
@@ -305,29 +391,58 @@ def become_litestream(archive: Path, found: Replica, verbose: bool = False) -> N
     raise AssertionError("exec returned")  # pragma: no cover - execve returns only by raising
 
 
+@dataclass
+class Replicator:
+    """A Litestream started by ``replicating``; once it has stopped, whether it shipped what the
+    archive held (``caught_up``) and how it ended (``status``)."""
+
+    process: subprocess.Popen[bytes]
+    caught_up: bool | None = None
+    status: int | None = None
+
+    @property
+    def whole(self) -> bool:
+        """Whether the replica holds every commit: Litestream caught up, then stopped cleanly."""
+        return bool(self.caught_up) and self.status == 0
+
+
+def control_folder() -> str:
+    """Where the control socket's private folder is made: the temporary folder, unless its path is
+    so long that a socket path in it would pass the ~104 bytes a Unix socket's address holds."""
+    found = tempfile.gettempdir()
+    return found if len(found) <= 48 else "/tmp"
+
+
 @contextmanager
-def replicating(archive: Path, found: Replica, verbose: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+def replicating(archive: Path, found: Replica, verbose: bool = False) -> Iterator[Replicator]:
     """Litestream replicating ``archive`` to ``found`` while the block runs, stopped after it
     (SIGTERM: it ships what it has, then ends; killed after ``STOP_SECONDS``). Started before the
     command starts any thread, in a session of its own, so that a terminal's Ctrl-C reaches it once,
-    from here; on Linux it is also stopped if this process dies without telling it."""
-    state_for(archive, found)
-    with tempfile.TemporaryDirectory(prefix="archivist-litestream-") as private:  # (0700: its socket is ours)
-        control = Path(private) / "control.sock"
-        with config_file(archive, found, control) as config:
-            process = subprocess.Popen(
-                replicate_command(config, verbose),
-                env=environment(),
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                pass_fds=[config_fd(config)],
-                preexec_fn=_stopped_with_parent if sys.platform == "linux" else None,  # (no thread yet)
-            )
-        try:
-            yield process
-        finally:
-            caught_up(process, archive, control)
-            stop(process)
+    from here; on Linux it is also stopped if this process dies without telling it. A second
+    Ctrl-C while it catches up still stops it."""
+    lock = state_for(archive, found)
+    try:
+        with tempfile.TemporaryDirectory(prefix="archivist-ls-", dir=control_folder()) as private:  # (0700: ours)
+            control = Path(private) / "control.sock"
+            with config_file(archive, found, control) as config:
+                process = subprocess.Popen(
+                    replicate_command(config, verbose),
+                    env=environment(),
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    pass_fds=[config_fd(config)],
+                    preexec_fn=_stopped_with_parent if sys.platform == "linux" else None,  # (no thread yet)
+                )
+            replicator = Replicator(process)
+            try:
+                yield replicator
+            finally:
+                try:
+                    replicator.caught_up = caught_up(process, archive, control)
+                finally:
+                    replicator.status = stop(process)
+    finally:
+        os.close(lock)
 
 
 def caught_up(process: subprocess.Popen[bytes], archive: Path, control: Path) -> bool:

@@ -682,3 +682,122 @@ def children_of(pid: int) -> list[int]:
         return [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
     except OSError:
         return []
+
+
+# --- a replicator that fails is told; one replicator an archive; a replica never inside what is indexed
+
+
+def fresh_workspace(root: Path) -> Path:
+    workspace = root / "fresh"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "first.md").write_text("# First\n\nReplicated.\n", encoding="utf-8")
+    return workspace
+
+
+def test_an_index_whose_replica_fails_says_so_and_exits_non_zero(tmp_path: Path) -> None:
+    workspace = fresh_workspace(tmp_path)
+    done = archivist(
+        "index",
+        workspace,
+        "--replicate-to",
+        "s3://archives/x",
+        "--replicate-endpoint",
+        "http://127.0.0.1:1",
+        check=False,
+    )
+    assert done.returncode == 1
+    warning = [line for line in done.stderr.splitlines() if line.startswith("❌")]
+    assert len(warning) == 1 and "s3://archives/x" in warning[0] and "may lack the last commits" in warning[0]
+
+
+def test_serve_tells_when_its_replicator_dies(sample_workspace: Path, tmp_path: Path) -> None:
+    server = subprocess.Popen(
+        [ARCHIVIST, "serve", str(sample_workspace), "--no-index", "--no-token", "-p", str(free_port())]
+        + ["--replicate-to", str(tmp_path / "replica")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+    )
+    try:
+        assert server.stdout is not None and server.stdout.readline().startswith("Serving ")
+        (litestream,) = children_of(server.pid)
+        os.kill(litestream, signal.SIGKILL)
+        time.sleep(replication_check_seconds() + 1.5)
+        assert server.poll() is None
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, err = server.communicate(timeout=30)
+    assert "❌ Litestream stopped" in err and "no longer replicated to file://" in err
+
+
+def replication_check_seconds() -> float:
+    from archivist.cli.workspaces import REPLICATOR_CHECK_SECONDS
+
+    return REPLICATOR_CHECK_SECONDS
+
+
+def test_a_second_replicator_of_one_archive_is_refused_and_leaves_the_first_whole(
+    sample_workspace: Path, tmp_path: Path
+) -> None:
+    first = replicating(sample_workspace, "--to", str(tmp_path / "a"))
+    try:
+        done = archivist("replicate", sample_workspace, "--to", tmp_path / "b", check=False)
+        assert done.returncode == 1 and "is being replicated already" in done.stderr, done.stderr
+        state = replication.state_folder(archive_path(sample_workspace))
+        assert (state / replication.REPLICA_NOTE).read_text() == f"file://{tmp_path / 'a'}"
+        done = archivist("index", sample_workspace, "--replicate-to", tmp_path / "b", check=False)
+        assert done.returncode == 1 and "is being replicated already" in done.stderr
+        assert first.poll() is None
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(30)
+    assert not (tmp_path / "b").exists()
+    second = replicating(sample_workspace, "--to", str(tmp_path / "b"))  # free again: it starts
+    time.sleep(0.5)
+    second.send_signal(signal.SIGTERM)
+    assert second.wait(30) == 0
+
+
+@pytest.mark.parametrize("where", ["workspace", "source"])
+def test_a_folder_replica_inside_what_is_indexed_is_refused(where: str, tmp_path: Path) -> None:
+    workspace = fresh_workspace(tmp_path)
+    logs = tmp_path / "logs"
+    shutil.copytree(sample_source("claude-code"), logs)
+    archivist("index", workspace, "--source", f"claude-code={logs}")
+    inside = (workspace if where == "workspace" else logs) / "replica"
+    for command in (["replicate", workspace, "--to", inside], ["index", workspace, "--replicate-to", inside]):
+        done = archivist(*command, check=False)
+        assert done.returncode == 1 and "inside a folder that is indexed" in done.stderr, done.stderr
+    assert not inside.exists()
+
+
+def test_replication_starts_on_the_archive_as_the_first_index_makes_it(tmp_path: Path) -> None:
+    workspace = fresh_workspace(tmp_path)
+    archivist("index", workspace, "--replicate-to", tmp_path / "replica")
+    conn = connect_read_only(archive_path(workspace))
+    try:
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == 8192
+    finally:
+        conn.close()
+
+
+def test_serve_no_index_without_an_archive_writes_nothing(tmp_path: Path) -> None:
+    workspace = fresh_workspace(tmp_path)
+    done = archivist("serve", workspace, "--no-index", "--replicate-to", tmp_path / "replica", check=False)
+    assert done.returncode == 1 and "No archive in" in done.stderr
+    assert sorted(p.name for p in workspace.iterdir()) == ["notes"]
+
+
+def test_a_long_temporary_folder_does_not_break_the_control_socket(tmp_path: Path) -> None:
+    workspace = fresh_workspace(tmp_path)
+    long = tmp_path / ("t" * 100)
+    long.mkdir()
+    done = subprocess.run(
+        [ARCHIVIST, "index", str(workspace), "--replicate-to", str(tmp_path / "replica")],
+        capture_output=True,
+        text=True,
+        env={**environment(), "TMPDIR": str(long)},
+        timeout=120,
+    )
+    assert done.returncode == 0 and "❌" not in done.stderr, done.stderr

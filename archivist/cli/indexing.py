@@ -316,7 +316,7 @@ def index(
         log_sources += discovered_sources()
     check_archive_to_write(workspace, db_path)
     refuse_restored(workspace, db_path, "index")
-    replicating(workspace, db_path, replicate_to, replicate_endpoint)
+    replicating(workspace, db_path, replicate_to, replicate_endpoint, strict=True)
     summary = run_index(workspace, db_path, reports_dir, log_sources)
     if show_problems:
         for problem in summary.problems:

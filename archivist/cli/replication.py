@@ -53,17 +53,18 @@ def replicate(workspace: Path | None, url: str, endpoint: str | None, db_path: P
     """
     from archivist import replication
 
-    found = checked_replica(url, endpoint)
+    checked_replica(url, endpoint)
     workspace = workspace_folder(workspace, "replicate")
     path = archive_to_read(workspace, db_path, ", then replicate it", upgrade=False)
     try:
-        replication.check_apart(found, path)
-        replication.check_archive_path(path)
-        replication.binary()
+        found = replication.checked(url, endpoint, path, workspace)
     except ArchivistError as error:
         fail(error)
     click.echo(f"Replicating {shown(path)} to {found.url} (Ctrl-C stops)")
-    replication.become_litestream(path, found, is_verbose())
+    try:
+        replication.become_litestream(path, found, is_verbose())
+    except ArchivistError as error:
+        fail(error)
 
 
 @click.command()

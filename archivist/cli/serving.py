@@ -179,11 +179,12 @@ def serve(
             f"Serving a copy restored from {restored} as it is (--no-index): it is never indexed into.", err=True
         )
         no_index = True
-    replicating(workspace, db_path, replicate_to, replicate_endpoint)
     if no_index:
         db_path = archive_to_read(workspace, db_path, ", or serve without --no-index")
+        replicating(workspace, db_path, replicate_to, replicate_endpoint)
     else:
         check_archive_to_write(workspace, db_path)
+        replicating(workspace, db_path, replicate_to, replicate_endpoint)
 
         def then() -> None:  # once the index is done
             if embed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -264,10 +265,18 @@ def checked_sources(arguments: Iterable[str]) -> list[tuple[str, Path]]:
     return checked
 
 
-def replicating(workspace: Path, db_path: Path | None, url: str | None, endpoint: str | None) -> None:
+def replicating(
+    workspace: Path, db_path: Path | None, url: str | None, endpoint: str | None, strict: bool = False
+) -> None:
     """Litestream streaming the command's archive to ``url`` (``--replicate-to``), started now, before
     the command starts any thread, and stopped as the command ends, however it ends; the replica
-    checked first, a one-line refusal if it is none. Nothing where neither option is given."""
+    checked first, a one-line refusal if it is none. Nothing where neither option is given.
+
+    Where the replica may lack the last commits (Litestream did not catch up, or ended badly), a
+    one-line warning on stderr as the command ends; ``strict`` (a command that ends on its own,
+    like index) also exits with status 1 then. A Litestream that dies while the command runs is
+    told on stderr when it is noticed (``watch_replicator``).
+    """
     if url is None and endpoint is None:
         return
     from contextlib import ExitStack
@@ -278,14 +287,65 @@ def replicating(workspace: Path, db_path: Path | None, url: str | None, endpoint
     if url is None:
         refuse("--replicate-endpoint names the server of --replicate-to: give --replicate-to too.", "INVALID_PARAMETER")
     path = text_path(db_path, "archive") if db_path else archive_path(workspace)
+    replicas = ExitStack()
     try:
-        found = replication.replica(url, endpoint)
-        replication.check_apart(found, path)
-        replication.check_archive_path(path)
-        replication.binary()
+        found = replication.checked(url, endpoint, path, workspace)
+        if not os.path.lexists(path):
+            created_for_replication(path)
+        replicator = replicas.enter_context(replication.replicating(path, found, is_verbose()))
     except ArchivistError as error:
         fail(error)
     click.echo(f"Replicating {path} to {found.url}", err=True)
-    replicas = ExitStack()
-    replicas.enter_context(replication.replicating(path, found, is_verbose()))
-    click.get_current_context().call_on_close(replicas.close)
+    watch_replicator(replicator, found.url)
+
+    def stopped() -> None:
+        replicas.close()
+        if not replicator.whole:
+            how = "it did not catch up" if not replicator.caught_up else f"it ended with status {replicator.status}"
+            click.echo(
+                f"❌ Replication to {found.url} ended badly ({how}): the replica may lack the last commits; "
+                "check the URL, the endpoint and the credentials, then run the command again with -v.",
+                err=True,
+            )
+            if strict:
+                sys.exit(1)
+
+    click.get_current_context().call_on_close(stopped)
+
+
+REPLICATOR_CHECK_SECONDS = 5.0
+
+
+def watch_replicator(replicator: Any, url: str) -> None:
+    """A daemon thread that tells on stderr, once, if Litestream ends while the command still runs."""
+    import threading
+    import time
+
+    def check() -> None:
+        while replicator.process.poll() is None:
+            time.sleep(REPLICATOR_CHECK_SECONDS)
+        if replicator.caught_up is None:  # (not stopped by the command itself)
+            click.echo(
+                f"❌ Litestream stopped (status {replicator.process.returncode}): the archive is no longer "
+                f"replicated to {url}; restart the command to replicate again (-v shows Litestream's reasons).",
+                err=True,
+            )
+
+    threading.Thread(target=check, name="archivist-replicator", daemon=True).start()
+
+
+def created_for_replication(path: Path) -> None:
+    """The archive at ``path`` created with its schema (``schema.open_archive``), as the first index
+    would create it, before Litestream opens it: Litestream opening a file that does not exist yet
+    would make it an empty database of SQLite's default page size, not the archive's."""
+    from archivist.archive import schema
+    from archivist.archive.database import not_written, sqlite3
+
+    try:
+        schema.open_archive(path).close()
+    except (sqlite3.Error, OSError) as error:
+        fail(
+            not_written(
+                shown(path), error, "The archive could not be created to replicate it.", "Nothing was replicated."
+            )
+        )
