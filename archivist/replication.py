@@ -39,7 +39,8 @@ STOP_SECONDS = 10.0
 # S3's bucket names: 3 to 63 lower-case letters, digits, dots and hyphens.
 BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 # A key prefix in a bucket: printable, no spaces, no empty or dot-only parts.
-KEY_PART_RE = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@%-]+")
+# ('%' is not one: Litestream reads the URL again, and would decode an escape into another key.)
+KEY_PART_RE = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:-]+")
 MAX_URL = 1024
 # How long `archivist restore` waits for Litestream before it gives up (its --timeout).
 RESTORE_SECONDS = 300.0
@@ -65,7 +66,7 @@ class Replica:
         if folder is not None:
             return {"type": "file", "path": str(folder), "sync-interval": SYNC_INTERVAL}
         found: dict[str, object] = {"url": self.url, "sync-interval": SYNC_INTERVAL}
-        if self.is_s3 and self.endpoint:
+        if self.endpoint:
             found["endpoint"] = self.endpoint
             found["force-path-style"] = True  # S3-compatible servers name the bucket in the path
             found["region"] = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
@@ -120,7 +121,9 @@ def replica(value: str, endpoint: str | None = None) -> Replica:
     prefix = parts.path.strip("/")
     if not prefix or any(part in ("", ".", "..") or not KEY_PART_RE.fullmatch(part) for part in prefix.split("/")):
         raise invalid(
-            value, "The archive goes under a path in the bucket: s3://BUCKET/PATH, without '.' or '..' parts.", URL_HINT
+            value,
+            "The archive goes under a path in the bucket: s3://BUCKET/PATH, without '.' or '..' parts, spaces or '%'.",
+            URL_HINT,
         )
     return Replica(f"s3://{parts.netloc}/{prefix}", checked_endpoint(endpoint) if endpoint is not None else None)
 
@@ -158,6 +161,23 @@ def checked_endpoint(value: str) -> str:
     except ValueError:
         raise invalid(value, "The endpoint's port is not a number.", "Try http://127.0.0.1:9000.") from None
     return value.rstrip("/")
+
+
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def unencrypted(found: Replica) -> str | None:
+    """A one-line warning where the archive would travel unencrypted to another machine (an
+    ``http://`` endpoint that is not this machine's loopback); None otherwise."""
+    if not found.endpoint or not found.endpoint.startswith("http://"):
+        return None
+    host = urlsplit(found.endpoint).hostname or ""
+    if host in LOOPBACK or host.startswith("127."):
+        return None
+    return (
+        f"⚠️ The endpoint {found.endpoint} is plain http: the archive (and the request signatures) travel "
+        "unencrypted over the network; give https:// where the server has it."
+    )
 
 
 def folder_of(found: Replica) -> Path | None:

@@ -801,3 +801,28 @@ def test_a_long_temporary_folder_does_not_break_the_control_socket(tmp_path: Pat
         timeout=120,
     )
     assert done.returncode == 0 and "❌" not in done.stderr, done.stderr
+
+
+def test_an_s3_path_with_a_percent_is_refused(tmp_path: Path) -> None:
+    for url in ("s3://archives/a%2Fb", "s3://archives/ada/%41"):
+        done = archivist("restore", url, "--endpoint", "http://127.0.0.1:9", "--to", tmp_path / "t", check=False)
+        assert done.returncode == 1 and "'%'" in done.stderr and "[INVALID_PARAMETER]" in done.stderr, url
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "warned"),
+    [
+        ("http://nas.example:9000", True),
+        ("http://10.1.2.3:9000", True),
+        ("https://nas.example:9000", False),
+        ("http://127.0.0.1:9000", False),
+        ("http://localhost:9000", False),
+    ],
+)
+def test_a_plain_http_endpoint_elsewhere_is_warned_about(endpoint: str, warned: bool, tmp_path: Path) -> None:
+    done = archivist("replicate", tmp_path, "--to", "s3://archives/x", "--endpoint", endpoint, check=False)
+    assert done.returncode == 1 and "No archive in" in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("⚠️")]
+    assert len(lines) == (1 if warned else 0), done.stderr
+    assert not warned or ("unencrypted" in lines[0] and endpoint in lines[0])

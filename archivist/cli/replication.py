@@ -31,9 +31,13 @@ def checked_replica(url: str, endpoint: str | None) -> Replica:
     from archivist import replication
 
     try:
-        return replication.replica(url, endpoint)
+        found = replication.replica(url, endpoint)
     except ArchivistError as error:
         fail(error)
+    warning = replication.unencrypted(found)
+    if warning is not None:
+        click.echo(warning, err=True)
+    return found
 
 
 @click.command()

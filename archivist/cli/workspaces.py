@@ -296,6 +296,9 @@ def replicating(
     except ArchivistError as error:
         fail(error)
     click.echo(f"Replicating {path} to {found.url}", err=True)
+    warning = replication.unencrypted(found)
+    if warning is not None:
+        click.echo(warning, err=True)
     watch_replicator(replicator, found.url)
 
     def stopped() -> None:
