@@ -426,6 +426,9 @@ class Replicator:
         return bool(self.caught_up) and self.status == 0
 
 
+SOCKET_PATH_BYTES = 104  # what a Unix socket's address holds on macOS (108 on Linux), its final NUL included
+
+
 def control_folder() -> str:
     """Where the control socket's private folder is made: the temporary folder, unless its path is
     so long that a socket path in it would pass the ~104 bytes a Unix socket's address holds."""
@@ -469,6 +472,8 @@ def caught_up(process: subprocess.Popen[bytes], archive: Path, control: Path) ->
     """Ask the running Litestream to ship what ``archive`` holds now, and wait until the replica has
     it (within ``STOP_SECONDS``), so that a command as short as an index leaves the replica whole;
     whether it said so. A Litestream that has stopped, or does not answer, is not waited for."""
+    if len(os.fsencode(control)) >= SOCKET_PATH_BYTES:
+        return False  # (Litestream cannot open a socket there: nothing will answer)
     deadline = time.monotonic() + STOP_SECONDS
     while process.poll() is None and not control.exists() and time.monotonic() < deadline:
         time.sleep(0.05)  # (it opens its socket once it has started)
@@ -586,12 +591,25 @@ def mark_restored(archive: Path, found: Replica) -> None:
 
 def in_use(archive: Path) -> bool:
     """Whether another process holds the archive at ``archive`` open (a server, an index, Litestream):
-    SQLite's exclusive lock, asked for once without waiting, is refused while any connection is open
-    on a database in WAL mode."""
+    the lock of Litestream's state (``state_for``) is held, or SQLite's exclusive lock, asked for
+    once without waiting, is refused (as it is while any connection is open on a database in WAL
+    mode)."""
+    import fcntl
     import sqlite3
 
     if not archive.is_file():
         return False
+    try:  # a replicator that holds the state's lock, whether or not its Litestream has opened the archive yet
+        lock = os.open(state_folder(archive) / LOCK_NAME, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        pass
+    else:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(lock)
     try:
         conn = sqlite3.connect(archive, timeout=0, isolation_level=None)
     except sqlite3.Error:

@@ -826,3 +826,39 @@ def test_a_plain_http_endpoint_elsewhere_is_warned_about(endpoint: str, warned: 
     lines = [line for line in done.stderr.splitlines() if line.startswith("⚠️")]
     assert len(lines) == (1 if warned else 0), done.stderr
     assert not warned or ("unencrypted" in lines[0] and endpoint in lines[0])
+
+
+def test_force_refuses_an_archive_whose_replicator_holds_its_state(folder_replica: Path, tmp_path: Path) -> None:
+    """A replicator that has taken the state's lock, before its Litestream has the archive open, holds it too."""
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "sample-workspace" / "notes", other / "notes")
+    archivist("index", other)
+    state = replication.state_folder(archive_path(other))
+    state.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time\n"
+         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+         "print('held', flush=True); time.sleep(60)", str(state / replication.LOCK_NAME)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        done = archivist("restore", folder_replica, "--to", other, "--force", check=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 1 and "is in use" in done.stderr
+    assert replication.restored_from(archive_path(other)) is None and state.is_dir()
+
+
+def test_catching_up_does_not_wait_on_a_socket_that_cannot_be(tmp_path: Path) -> None:
+    process = subprocess.Popen(["sleep", "30"])
+    try:
+        started = time.monotonic()
+        control = tmp_path / ("s" * 120) / "control.sock"
+        assert not replication.caught_up(process, tmp_path / "archive.db", control)  # type: ignore[arg-type]
+        assert time.monotonic() - started < 1.0
+    finally:
+        process.kill()
+        process.wait()
