@@ -69,6 +69,7 @@ CLI_ONLY = {
     "--to",  # (replicate, restore: the replica, the folder restored into)
     "--endpoint",  # (replicate, restore: an S3-compatible server)
     "--force",  # (restore: over an archive there)
+    "--timeout",  # (restore: how long Litestream may take)
     "--replicate-to",  # (index, serve: the replica streamed to)
     "--replicate-endpoint",
     "--no-index",
