@@ -862,3 +862,17 @@ def test_catching_up_does_not_wait_on_a_socket_that_cannot_be(tmp_path: Path) ->
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_second_ctrl_c_while_catching_up_still_stops_litestream(
+    monkeypatch, sample_workspace: Path, tmp_path: Path
+) -> None:
+    def interrupted(*args: object) -> bool:
+        raise KeyboardInterrupt  # (the second Ctrl-C, while the first one's catching up runs)
+
+    monkeypatch.setattr(replication, "caught_up", interrupted)
+    found = replication.replica(str(tmp_path / "replica"))
+    with pytest.raises(KeyboardInterrupt):
+        with replication.replicating(archive_path(sample_workspace), found) as replicator:
+            pass
+    assert replicator.process.poll() is not None and replicator.status is not None
