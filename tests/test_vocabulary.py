@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from archivist import dates, vocabulary
 from archivist.archive import schema
 from archivist.archive.indexer import index_workspace
+from archivist.archive.searched import stored_searched_text
 from archivist.documents import filter_tokens
 from archivist.queries import terms
 from archivist.vocabulary import KEYS, KINDS, decode, encode, expressions, words
@@ -90,12 +91,13 @@ def test_the_sample_archive_stores_the_words_it_stored_before(tmp_path):
     # and role words: a workspace document's is document, a message's its own, a session's
     # those of its messages that are searched (with text)
     db = sqlite_utils.Database(archive_path(tmp_path / "workspace"))
-    searched = {}
-    for key, role in db.execute(
-        "select distinct d.key, m.role from messages m join documents d on d.id = m.document_id "
-        "where trim(m.text) != '' order by d.key, m.role"
+    searched: dict[str, list[str]] = {}
+    for key, role, text, calls in db.execute(
+        "select d.key, m.role, m.text, m.tool_calls from messages m join documents d on d.id = m.document_id "
+        "order by d.key, m.role"
     ):
-        searched.setdefault(key, []).append(role)
+        if stored_searched_text(text, calls).strip() and role not in searched.get(key, []):
+            searched.setdefault(key, []).append(role)  # (its text, or its calls' commands and files)
     assert {key: roles_of(words) for key, words in stored["documents"].items()} == {
         key: searched.get(key, []) if key.startswith("log:") else ["document"] for key in stored["documents"]
     }
@@ -109,11 +111,13 @@ def test_the_sample_archive_stores_the_words_it_stored_before(tmp_path):
     assert {key: roles_of(words) for key, words in stored["messages"].items()} == {
         key: [roles[key]] for key in stored["messages"]
     }
-    # (a tool message's text is empty: its output is kept apart, and not searched)
+    # (a tool message's text is empty: its output is kept apart, and not searched; it is searched by
+    # the files its calls touched, as aider's /add and edits are told)
     assert {role for words in stored["messages"].values() for role in roles_of(words)} == {
         "user",
         "assistant",
         "system",
+        "tool",
     }
 
 

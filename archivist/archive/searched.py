@@ -14,14 +14,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-def searched_text(text: str, calls: Iterable[Mapping[str, Any]]) -> str:
-    """``text``, then one line for each call's commands and files (``messages.tool_calls`` rows)."""
-    lines = [text] if text.strip() else []
+def call_words(calls: Iterable[Mapping[str, Any]]) -> str:
+    """The commands and files of ``calls`` (``messages.tool_calls`` rows), a line for each call that has any."""
+    lines = []
     for call in calls:
         said = [str(part) for key in ("commands", "files") for part in call.get(key) or () if str(part).strip()]
         if said:
             lines.append(" ".join(said))
     return "\n".join(lines)
+
+
+def searched_text(text: str, words: str) -> str:
+    """What ``message_index`` holds of a message: its text, then its calls' words (``call_words``)."""
+    if not words:
+        return text
+    return f"{text}\n{words}" if text.strip() else words
 
 
 def stored_searched_text(text: str | None, tool_calls: str | None) -> str:
@@ -31,4 +38,4 @@ def stored_searched_text(text: str | None, tool_calls: str | None) -> str:
     except ValueError:
         calls = []
     rows = [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
-    return searched_text(text or "", rows)
+    return searched_text(text or "", call_words(rows))

@@ -13,7 +13,7 @@ from typing import Any
 from archivist import dates, documents
 from archivist.agents import Session, ToolCall, Usage, iso_utc
 from archivist.archive import packed, prices, schema
-from archivist.archive.searched import searched_text
+from archivist.archive.searched import call_words
 
 HEAD_CHARS = 2000  # the opening prompt kept as a session's body
 USAGE_COLUMNS = {
@@ -62,8 +62,9 @@ def document_rows(
     before = before or Before()
     messages = _message_rows(session, found, before.messages)
     touched = sorted({*before.touched, *(file for m in session.messages for c in m.tool_calls for file in c.files)})
-    # the roles of the messages searched (those with text): a session is listed by them
-    roles = sorted({*before.roles, *(str(m["role"]) for m in messages if str(m["text"]).strip())})
+    # the roles of the messages searched (those with text, or calls that ran or touched something):
+    # a session is listed by them
+    roles = sorted({*before.roles, *(str(m["role"]) for m in messages if searched(m))})
     document = documents.storable(_document_row(session, source, messages, found, before, touched))
     document["extra"]["roles"] = roles
     tools = sorted({*before.tools, *(call.name for m in session.messages for call in m.tool_calls)})
@@ -97,6 +98,11 @@ def document_rows(
     return document, messages
 
 
+def searched(row: dict[str, Any]) -> bool:
+    """Whether a message row is searched: it has text, or calls that ran or touched something."""
+    return bool(row["call_words"] or str(row["text"]).strip())
+
+
 def _message_words(session: Session, messages: list[dict[str, Any]], day: str | None) -> None:
     """Each message row's filter words (``filter_tokens``; None where it has nothing to search: no
     text, and no command or file of a call, ``archive.searched``).
@@ -107,7 +113,7 @@ def _message_words(session: Session, messages: list[dict[str, Any]], day: str | 
     """
     by_day: dict[tuple[str | None, str], str] = {}
     for row in messages:
-        if not row["searched"].strip():
+        if not searched(row):
             row["filter_tokens"] = None
             continue
         moment = iso_utc(row["timestamp"])  # (readers give ISO 8601 UTC)
@@ -148,7 +154,7 @@ def _message_rows(session: Session, found: Found, first: int) -> list[dict[str, 
                 "timestamp": message.timestamp,
                 "model": message.model,
                 "text": message.text,
-                "searched": searched_text(message.text, calls),  # (message_index's words, not a column)
+                "call_words": call_words(calls),  # (searched with the text: not a column, archive.searched)
                 "thinking": message.thinking,
                 "tool_output": message.tool_output,
                 "tool_calls": json.dumps(calls, ensure_ascii=False) if calls else "[]",

@@ -45,6 +45,7 @@ from archivist.archive.database import Database, sqlite3
 from archivist.archive.pace import NEWEST_FIRST, Pace, Progress
 from archivist.archive.prepared import LAYOUT as LAYOUT
 from archivist.archive.prepared import Prepared, mask_session, new_masker, prepare_parts, session_hash
+from archivist.archive.searched import searched_text
 from archivist.archive.session_rows import USAGE_COLUMNS, Before, document_rows, stored_usage
 
 # The sources' own functions, named here too for the callers that know them here (the command line).
@@ -674,7 +675,9 @@ def _insert_messages(
     for message in messages:
         message["id"], message["document_id"] = base + message["seq"], document_id
         if message["filter_tokens"] is not None:
-            indexed.append((message["id"], message["searched"], message["filter_tokens"]))
+            indexed.append(
+                (message["id"], searched_text(message["text"], message["call_words"]), message["filter_tokens"])
+            )
     db.conn.executemany(INSERT_MESSAGE_SQL, messages)
     db.conn.executemany(INSERT_MESSAGE_INDEX_SQL, indexed)
     rollups.write_calls(db, messages)
