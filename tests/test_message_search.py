@@ -239,9 +239,13 @@ def test_a_message_is_found_by_the_commands_and_files_of_its_calls_never_by_thei
         found = archive.search({"query": "pytest", "mode": "keyword", "output": "full"})
         assert found["total"] == 1
         (hit,) = found["results"]
-        assert hit["message"]["index"] == 1 and "<mark>pytest</mark> -x tests/test_gizmo.py" in hit["message"]["snippet"]
+        assert (
+            hit["message"]["index"] == 1 and "<mark>pytest</mark> -x tests/test_gizmo.py" in hit["message"]["snippet"]
+        )
         found = archive.search({"query": "test_gizmo", "mode": "keyword"})["results"]
-        assert [r["message"]["index"] for r in found] == [1] and "<mark>test_gizmo</mark>" in found[0]["message"]["snippet"]
+        assert [r["message"]["index"] for r in found] == [1] and "<mark>test_gizmo</mark>" in found[0]["message"][
+            "snippet"
+        ]
         (brief,) = archive.search({"query": "test_gizmo", "mode": "keyword", "output": "brief"})["results"]
         assert brief["snippet"] == "pytest -x tests/test_gizmo.py"  # (the brief line: plain)
         sprocket = archive.search({"query": "sprocket", "mode": "keyword", "output": "full"})["results"]

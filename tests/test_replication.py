@@ -517,7 +517,14 @@ def test_a_restored_copy_is_never_indexed_into(folder_replica: Path, sample_work
     copy = tmp_path / "copy"
     archivist("restore", folder_replica, "--to", copy)
     assert replication.restored_from(archive_path(copy)) == f"file://{folder_replica}"
-    for command in (["index", copy], ["watch", copy], ["embed", copy], ["serve", copy, "--watch", "--no-index"]):
+    commands = (
+        ["index", copy],
+        ["watch", copy],
+        ["embed", copy],
+        ["serve", copy, "--watch", "--no-index"],
+        ["sync", copy],
+    )
+    for command in commands:
         done = archivist(*command, check=False)
         assert done.returncode == 1, command
         assert "is a copy restored from file://" in done.stderr and "--no-index" in done.stderr, command

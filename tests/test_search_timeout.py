@@ -70,7 +70,10 @@ async def test_a_search_that_finds_no_turn_within_its_limit_is_told_busy_and_the
         assert 0.04 < time.perf_counter() - started < 1
     assert busy.value.code == "SEARCH_BUSY" and "SEARCH_BUSY" in CODES
     assert busy.value.problem == "The server is busy"
-    assert busy.value.why == "Its 1 searches at a time were all taken for 50 ms, so this one was not run; nothing was changed."
+    assert (
+        busy.value.why
+        == "Its 1 searches at a time were all taken for 50 ms, so this one was not run; nothing was changed."
+    )
     async with line.turn():  # the room is free again
         pass
     # past WAITING_PER_ROOM waiting for each room, a search is refused at once, without waiting

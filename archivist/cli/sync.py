@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from archivist.cli.arguments import db_option, workspace_argument
-from archivist.cli.indexing import run_index
+from archivist.cli.indexing import refuse_restored, run_index
 from archivist.cli.output import fail, plural
 from archivist.cli.workspaces import check_archive_to_write, workspace_folder
 from archivist.errors import ArchivistError
@@ -61,6 +61,7 @@ def sync(
     except ArchivistError as error:
         fail(error)
     check_archive_to_write(workspace, db_path)
+    refuse_restored(workspace, db_path, "sync")
     archive = db_path or archive_path(workspace)
     if host_name is None and not chosen:
         click.echo(f"No hosts in {workspace / hosts.CONFIG_NAME}: this machine's sources only.", err=True)
