@@ -129,6 +129,32 @@ def irregular(path: Path, shown: str | None = None) -> Unread | None:
     )
 
 
+def openable(path: Path, problems: list[Any]) -> bool:
+    """Whether the database at ``path`` is a regular file that is SQLite, to be opened; where it is
+    not, why (``irregular``, or not SQLite) is added to ``problems``, and it is not read."""
+    found = irregular(path)
+    if found is not None:
+        problems.append(found)
+        return False
+    if not is_sqlite(path):
+        problems.append(Unread(f"{path.name} is not a SQLite database: not read"))
+        return False
+    return True
+
+
+ROWIDS_AT_ONCE = 500  # the rows asked for by one query (``by_rowid``)
+
+
+def by_rowid(connection: sqlite3.Connection, table: str, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
+    """The ``columns`` of ``table``'s rows of these rowids, in their order (a few hundred a query)."""
+    found: dict[Any, tuple[Any, ...]] = {}
+    for start in range(0, len(rowids), ROWIDS_AT_ONCE):
+        chunk = rowids[start : start + ROWIDS_AT_ONCE]
+        query = f'SELECT rowid, {columns} FROM "{table}" WHERE rowid IN ({", ".join("?" * len(chunk))})'
+        found.update((row[0], row[1:]) for row in connection.execute(query, chunk).fetchall())
+    return [found[rowid] for rowid in rowids if rowid in found]
+
+
 class _Connection(sqlite3.Connection):
     """A connection whose queries have a time budget and whose errors are all sqlite3 errors;
     closing it removes the private copy it was opened on, if any."""

@@ -76,12 +76,7 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     database = root.path if root.named is not None else root.path / DATABASE
     if root.named is None and not (os.path.lexists(database) and root.allows(database)):
         return
-    irregular = databases.irregular(database)
-    if irregular is not None:
-        problems.append(irregular)
-        return
-    if not databases.is_sqlite(database):
-        problems.append(Unread(f"{database.name} is not a SQLite database: not read"))
+    if not databases.openable(database, problems):
         return
     rows: list[tuple[Any, ...]] = []
     with databases.reading(database, problems):

@@ -104,7 +104,6 @@ ORDER = f"{SESSION_COLUMNS.index('created_at') + 1}, 1"  # by the columns select
 MESSAGE_COLUMNS = ("role", "content_json", "created_timestamp", "metadata_json")
 MAX_VALUE_BYTES = databases.MAX_VALUE_BYTES  # the largest value read whole (a message's content)
 MAX_ID_BYTES = databases.MAX_ID_BYTES  # a session id longer than this is none of Goose's: its session is not read
-ROWIDS_AT_ONCE = 500  # the messages asked for by one query
 TOO_LARGE = f"over {size_text(MAX_VALUE_BYTES)}"  # the reason a message too large to hold is skipped
 
 
@@ -296,7 +295,7 @@ def _from_database(database: Path, root: Root) -> Iterator[Session]:
                 if values["id"] is None or len(str(values["id"])) > MAX_ID_BYTES:
                     unnamed += 1
                     continue
-                messages = _rows(connection, columns, groups.pop(values["id"], []))
+                messages = databases.by_rowid(connection, "messages", columns, groups.pop(values["id"], []))
                 found = session(_info(values), [_record(*message) for message in messages], [database], root.problems)
                 if found is not None:
                     yield found
@@ -323,16 +322,6 @@ def _info(values: dict[str, Any]) -> Info:
             values["output_tokens"],
         ),
     )
-
-
-def _rows(connection: sqlite3.Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
-    """The ``columns`` of the messages of these rowids, in their order."""
-    found: dict[Any, tuple[Any, ...]] = {}
-    for start in range(0, len(rowids), ROWIDS_AT_ONCE):
-        chunk = rowids[start : start + ROWIDS_AT_ONCE]
-        query = f"SELECT rowid, {columns} FROM messages WHERE rowid IN ({', '.join('?' * len(chunk))})"
-        found.update((row[0], row[1:]) for row in connection.execute(query, chunk).fetchall())
-    return [found[rowid] for rowid in rowids if rowid in found]
 
 
 def _record(role: Any, content: Any, created: Any, metadata: Any, stored: Any = "text") -> Record | str:

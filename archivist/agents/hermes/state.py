@@ -45,7 +45,6 @@ MESSAGE_COLUMNS = (
     "reasoning_details",
 )
 ORDER = f"{SESSION_COLUMNS.index('started_at') + 1}, 1"  # by the columns selected: when they began, then id
-ROWIDS_AT_ONCE = 500
 
 
 @dataclass
@@ -76,12 +75,7 @@ def missing(database: Path) -> str | None:
 
 def sessions(database: Path, root: Root) -> list[Stored]:
     """Every session of ``database``, in the order they began; what cannot be read is told in ``root``'s problems."""
-    irregular = databases.irregular(database)
-    if irregular is not None:
-        root.problems.append(irregular)
-        return []
-    if not databases.is_sqlite(database):
-        root.problems.append(Unread(f"{database.name} is not a SQLite database: not read"))
+    if not databases.openable(database, root.problems):
         return []
     found: list[Stored] = []
     with databases.reading(database, root.problems):
@@ -110,7 +104,7 @@ def _read(connection: sqlite3.Connection, name: str, problems: list[str]) -> lis
             unnamed += 1
             continue
         stored = _stored(key, values)
-        messages = _rows(connection, columns, groups.pop(key, []))
+        messages = databases.by_rowid(connection, "messages", columns, groups.pop(key, []))
         stored.rows = [dict(zip(MESSAGE_COLUMNS, message, strict=True)) for message in messages]
         found.append(stored)
     if unnamed:
@@ -157,13 +151,3 @@ def _select(connection: sqlite3.Connection, table: str, wanted: tuple[str, ...])
     """The columns to select: those the table has (NULL where a value is too large to hold), NULL for the others."""
     present = _columns(connection, table)
     return ", ".join(databases.bounded(column) if column in present else f"NULL AS {column}" for column in wanted)
-
-
-def _rows(connection: sqlite3.Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
-    """The ``columns`` of the messages of these rowids, in their order."""
-    found: dict[Any, tuple[Any, ...]] = {}
-    for start in range(0, len(rowids), ROWIDS_AT_ONCE):
-        chunk = rowids[start : start + ROWIDS_AT_ONCE]
-        query = f"SELECT rowid, {columns} FROM messages WHERE rowid IN ({', '.join('?' * len(chunk))})"
-        found.update((row[0], row[1:]) for row in connection.execute(query, chunk).fetchall())
-    return [found[rowid] for rowid in rowids if rowid in found]

@@ -72,12 +72,7 @@ def read(path: str | os.PathLike[str], problems: list[str] | None = None) -> Ite
     database = root.path if root.named is not None else _database(root.path)
     if database is None or (root.named is None and not root.allows(database)):
         return
-    irregular = databases.irregular(database)
-    if irregular is not None:
-        problems.append(irregular)
-        return
-    if not databases.is_sqlite(database):
-        problems.append(Unread(f"{database.name} is not a SQLite database: not read"))
+    if not databases.openable(database, problems):
         return
     rows: list[dict[str, Any]] = []
     with databases.reading(database, problems):
